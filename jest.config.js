@@ -1,0 +1,31 @@
+// Nest 12 is ESM-only, so tests run as ES modules (ts-jest useESM + node --experimental-vm-modules).
+const transform = {
+  '^.+\\.ts$': [
+    'ts-jest',
+    {
+      useESM: true,
+      tsconfig: { module: 'esnext', moduleResolution: 'bundler', isolatedModules: true },
+    },
+  ],
+};
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform,
+  testEnvironment: 'node',
+};
+
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/global-teardown.mjs',
+      testTimeout: 30000,
+    },
+  ],
+  maxWorkers: 2,
+};

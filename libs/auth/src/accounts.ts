@@ -1,0 +1,182 @@
+import { hash as argon2Hash } from '@node-rs/argon2';
+import { isUUID } from 'class-validator';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  ApiKeyEntity,
+  RoleEntity,
+  SETTINGS_PERMISSIONS,
+  UserEntity,
+  WorkspaceEntity,
+  WorkspaceMemberEntity,
+  type ObjectPermissions,
+} from '../../database/src/entities/index.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '../../records/src/errors.js';
+import { capExpiry } from './api-key-expiry.js';
+import { hashSecret, newApiKeySecret } from './secrets.js';
+
+/**
+ * Workspaces, users, members, roles and API keys: used by the operator CLI, the first-start
+ * demo and (later) the settings pages. Never reachable with an API key or OAuth token.
+ */
+
+function allObjects(read: boolean, write: boolean): ObjectPermissions {
+  const actions = { read, create: write, update: write, delete: write };
+  return { companies: { ...actions }, people: { ...actions } };
+}
+
+export const DEFAULT_ROLES = [
+  {
+    name: 'Admin',
+    description: 'Everything, including workspace settings',
+    objectPermissions: allObjects(true, true),
+    settingsPermissions: [...SETTINGS_PERMISSIONS],
+    assignableToUsers: true,
+    assignableToApiKeys: true,
+    isEditable: false,
+  },
+  {
+    name: 'Member',
+    description: 'All record actions, no settings',
+    objectPermissions: allObjects(true, true),
+    settingsPermissions: [],
+    assignableToUsers: true,
+    assignableToApiKeys: false,
+    isEditable: true,
+  },
+  {
+    name: 'Viewer',
+    description: 'Read only',
+    objectPermissions: allObjects(true, false),
+    settingsPermissions: [],
+    assignableToUsers: true,
+    assignableToApiKeys: true,
+    isEditable: true,
+  },
+] as const;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** OWASP Password Storage Cheat Sheet: argon2id, 19 MiB, 2 iterations, 1 lane. */
+export function hashPassword(password: string): Promise<string> {
+  return argon2Hash(password, { memoryCost: 19456, timeCost: 2, parallelism: 1 });
+}
+
+export async function createWorkspace(ds: DataSource | EntityManager, name: string): Promise<WorkspaceEntity> {
+  const trimmed = name?.trim();
+  if (!trimmed || trimmed.length > 200) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'name must be 1 to 200 characters');
+  }
+  const manager = 'manager' in ds ? ds.manager : ds;
+  return manager.transaction(async (tx) => {
+    const taken = await tx.query('SELECT 1 FROM workspaces WHERE lower(name) = lower($1)', [trimmed]);
+    if (taken.length) throw new ConflictError(`A workspace named "${trimmed}" already exists`);
+    const workspace = await tx.save(WorkspaceEntity, tx.create(WorkspaceEntity, { name: trimmed }));
+    await tx.save(
+      RoleEntity,
+      DEFAULT_ROLES.map((role) =>
+        tx.create(RoleEntity, { ...role, settingsPermissions: [...role.settingsPermissions], workspaceId: workspace.id }),
+      ),
+    );
+    return workspace;
+  });
+}
+
+export async function findWorkspace(ds: DataSource, idOrName: string): Promise<WorkspaceEntity> {
+  const rows = await ds.query(
+    isUUID(idOrName) ? 'SELECT id, name FROM workspaces WHERE id = $1' : 'SELECT id, name FROM workspaces WHERE lower(name) = lower($1)',
+    [idOrName],
+  );
+  if (!rows.length) throw new NotFoundError(`No workspace with id or name "${idOrName}"`);
+  return rows[0];
+}
+
+export async function findRole(ds: DataSource, workspaceId: string, name: string): Promise<RoleEntity> {
+  const role = await ds
+    .getRepository(RoleEntity)
+    .createQueryBuilder('r')
+    .where('r.workspace_id = :workspaceId AND lower(r.name) = lower(:name)', { workspaceId, name })
+    .getOne();
+  if (!role) {
+    const names = (await listRoles(ds, workspaceId)).map((r) => r.name).join(', ');
+    throw new NotFoundError(`No role "${name}" in this workspace (roles: ${names})`);
+  }
+  return role;
+}
+
+export function listRoles(ds: DataSource, workspaceId: string): Promise<RoleEntity[]> {
+  return ds.getRepository(RoleEntity).find({ where: { workspaceId }, order: { createdAt: 'ASC', name: 'ASC' } });
+}
+
+export async function createUser(ds: DataSource, email: string, password: string): Promise<UserEntity> {
+  if (!EMAIL.test(email ?? '')) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `email must be an e-mail address; got "${email}"`);
+  if (!password || password.length < 8) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'password must be at least 8 characters');
+  }
+  const taken = await ds.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
+  if (taken.length) throw new ConflictError(`A user with e-mail ${email} already exists`);
+  const repo = ds.getRepository(UserEntity);
+  const user = await repo.save(repo.create({ email, passwordHash: await hashPassword(password) }));
+  return { id: user.id, email: user.email, createdAt: user.createdAt } as UserEntity;
+}
+
+export async function findUserByEmail(ds: DataSource, email: string): Promise<UserEntity> {
+  const rows = await ds.query('SELECT id, email FROM users WHERE lower(email) = lower($1)', [email]);
+  if (!rows.length) throw new NotFoundError(`No user with e-mail ${email}`);
+  return rows[0];
+}
+
+export async function addMember(ds: DataSource, workspaceId: string, userId: string, role: RoleEntity): Promise<void> {
+  if (!role.assignableToUsers) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `role "${role.name}" cannot be assigned to users`);
+  }
+  const existing = await ds.query('SELECT 1 FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [workspaceId, userId]);
+  if (existing.length) throw new ConflictError('The user is already a member of this workspace');
+  await ds.getRepository(WorkspaceMemberEntity).insert({ workspaceId, userId, roleId: role.id });
+}
+
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  role: string;
+  expiresAt: string;
+  /** Shown once; only its hash is stored. */
+  secret: string;
+}
+
+export async function createApiKey(
+  ds: DataSource,
+  input: { workspaceId: string; role: RoleEntity; name: string; expiresAt: Date; createdByUserId?: string },
+): Promise<CreatedApiKey> {
+  const name = input.name?.trim();
+  if (!name || name.length > 100) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'name must be 1 to 100 characters');
+  if (!input.role.assignableToApiKeys) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `role "${input.role.name}" cannot be assigned to API keys`);
+  }
+  if (input.expiresAt.getTime() <= Date.now()) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'expiresAt must be in the future');
+  }
+  const secret = newApiKeySecret();
+  const repo = ds.getRepository(ApiKeyEntity);
+  const saved = await repo.save(
+    repo.create({
+      workspaceId: input.workspaceId,
+      name,
+      roleId: input.role.id,
+      secretHash: hashSecret(secret),
+      expiresAt: capExpiry(input.expiresAt),
+      createdByUserId: input.createdByUserId ?? null,
+    }),
+  );
+  return { id: saved.id, name: saved.name, role: input.role.name, expiresAt: saved.expiresAt.toISOString(), secret };
+}
+
+export async function revokeApiKey(ds: DataSource, id: string): Promise<{ id: string; revokedAt: string }> {
+  if (!isUUID(id)) throw new BadInputError(ErrorCode.INVALID_ID, `id must be a UUID; got "${id}"`);
+  const rows = await ds.query(
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id, revoked_at',
+    [id],
+  );
+  const row = rows[0]?.[0] ?? rows[0];
+  if (!row?.id) throw new NotFoundError(`No API key with id ${id}`);
+  return { id: row.id, revokedAt: new Date(row.revoked_at).toISOString() };
+}

@@ -1,0 +1,41 @@
+import { CanActivate, ExecutionContext, Injectable, SetMetadata, createParamDecorator } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { BearerAuthService } from './bearer-auth.service.js';
+import type { Principal } from './principal.js';
+
+export type AuthenticatedRequest = Request & { principal?: Principal };
+
+const PUBLIC = 'auth:public';
+/** Routes anyone may call without credentials (discovery, docs). */
+export const Public = () => SetMetadata(PUBLIC, true);
+
+/** Reads the request of an HTTP or GraphQL execution context. */
+export function requestOf(context: ExecutionContext): AuthenticatedRequest {
+  if (context.getType<string>() === 'graphql') {
+    return context.getArgs()[2]?.req as AuthenticatedRequest;
+  }
+  return context.switchToHttp().getRequest<AuthenticatedRequest>();
+}
+
+/** One guard for every transport: the credential becomes `req.principal`, or a 401. */
+@Injectable()
+export class BearerAuthGuard implements CanActivate {
+  constructor(
+    private readonly auth: BearerAuthService,
+    private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    const req = requestOf(context);
+    req.principal ??= await this.auth.authenticate(req.headers.authorization);
+    return true;
+  }
+}
+
+export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
+  const principal = requestOf(context).principal;
+  if (!principal) throw new Error('CurrentPrincipal used on a route without BearerAuthGuard');
+  return principal;
+});

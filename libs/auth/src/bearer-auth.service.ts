@@ -1,0 +1,80 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { UnauthenticatedError } from '../../records/src/errors.js';
+import type { Principal } from './principal.js';
+import { API_KEY_PREFIX, hashSecret } from './secrets.js';
+
+interface ApiKeyRow {
+  workspace_id: string;
+  id: string;
+  expires_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  role_id: string;
+  role_name: string;
+  object_permissions: Principal['role']['objectPermissions'];
+  settings_permissions: Principal['role']['settingsPermissions'];
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Turns the `Authorization: Bearer` header, and nothing else, into a Principal.
+ * Nothing is cached: revocation, expiry and role changes apply to the next request on
+ * every instance.
+ */
+@Injectable()
+export class BearerAuthService {
+  private readonly logger = new Logger(BearerAuthService.name);
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  async authenticate(authorization: string | string[] | undefined): Promise<Principal> {
+    const token = bearerToken(authorization);
+    if (token.startsWith(API_KEY_PREFIX)) return this.fromApiKey(token);
+    throw new UnauthenticatedError('The bearer token is not a valid API key or access token');
+  }
+
+  private async fromApiKey(secret: string): Promise<Principal> {
+    const rows: ApiKeyRow[] = await this.dataSource.query(
+      `SELECT k.workspace_id, k.id, k.expires_at, k.revoked_at, k.last_used_at,
+              r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
+         FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
+        WHERE k.secret_hash = $1`,
+      [hashSecret(secret)],
+    );
+    const key = rows[0];
+    if (!key) throw new UnauthenticatedError('The API key is not valid');
+    if (key.revoked_at) throw new UnauthenticatedError('The API key has been revoked');
+    const now = Date.now();
+    if (key.expires_at.getTime() <= now) throw new UnauthenticatedError('The API key has expired');
+    if (!key.last_used_at || now - key.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
+      // Minute resolution keeps a busy key from turning every read into a write.
+      this.dataSource
+        .query('UPDATE api_keys SET last_used_at = now() WHERE workspace_id = $1 AND id = $2', [key.workspace_id, key.id])
+        .catch((err) => this.logger.warn(`last_used_at not updated: ${err.message}`));
+    }
+    return {
+      kind: 'apiKey',
+      subjectId: key.id,
+      workspaceId: key.workspace_id,
+      role: {
+        id: key.role_id,
+        name: key.role_name,
+        objectPermissions: key.object_permissions,
+        settingsPermissions: key.settings_permissions,
+      },
+    };
+  }
+}
+
+/** RFC 6750 §2.1: `Bearer` is case-insensitive, the token is b64token. */
+export function bearerToken(authorization: string | string[] | undefined): string {
+  if (authorization === undefined || authorization === '') {
+    throw new UnauthenticatedError('Missing credentials: send Authorization: Bearer <API key or access token>');
+  }
+  const value = Array.isArray(authorization) ? authorization[0] : authorization;
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(value ?? '');
+  if (!match) throw new UnauthenticatedError('The Authorization header must be "Bearer <token>"');
+  return match[1];
+}

@@ -1,0 +1,6 @@
+export * from './api-key-expiry.js';
+export * from './auth.guard.js';
+export * from './bearer-auth.service.js';
+export * from './principal.js';
+export * from './secrets.js';
+export * from './www-authenticate.js';

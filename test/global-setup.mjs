@@ -1,0 +1,26 @@
+// Once per run: a real Postgres (the embedded one unless DATABASE_URL is set), a fresh
+// `records_test` database, and the checked-in migrations applied to it. Plain ESM over the
+// build output because Jest loads global setup outside its module mapper (`npm test` builds first).
+import pg from 'pg';
+import typeorm from 'typeorm';
+import { dataSourceOptions, loadConfig, runMigrations, startEmbeddedPostgres } from '../dist/libs/database/src/index.js';
+
+export default async function globalSetup() {
+  const config = loadConfig();
+  let url = config.databaseUrl;
+  if (!url) {
+    const db = await startEmbeddedPostgres({ dataDir: config.dataDir, database: 'postgres' });
+    globalThis.__embeddedPg = db;
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    await admin.query('DROP DATABASE IF EXISTS records_test WITH (FORCE)');
+    await admin.query('CREATE DATABASE records_test');
+    await admin.end();
+    url = db.url.replace(/\/postgres$/, '/records_test');
+  }
+  process.env.DATABASE_URL = url;
+  const ds = new typeorm.DataSource(dataSourceOptions(url, 2));
+  await ds.initialize();
+  await runMigrations(ds);
+  await ds.destroy();
+}
