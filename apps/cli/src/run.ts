@@ -1,0 +1,49 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
+import { AppError, ErrorCode } from '../../../libs/records/src/errors.js';
+
+export interface OutputOptions {
+  json?: boolean;
+}
+
+/**
+ * One migrated connection for the length of a command. Everything is closed afterwards
+ * (pool, and the embedded Postgres when this process started it) so the process exits
+ * on its own with the exit code already set.
+ */
+export async function withDatabase<T>(work: (ds: DataSource) => Promise<T>): Promise<T> {
+  const { url, embedded } = await resolveDatabaseUrl();
+  const ds = new DataSource(dataSourceOptions(url, 2));
+  try {
+    await ds.initialize();
+    await runMigrations(ds);
+    return await work(ds);
+  } finally {
+    if (ds.isInitialized) await ds.destroy();
+    await embedded?.stop();
+  }
+}
+
+/** With `--json` stdout carries exactly one JSON object: the result. */
+export async function runCommand<T extends object>(
+  options: OutputOptions,
+  work: (ds: DataSource) => Promise<T>,
+  describe: (result: T) => string[],
+): Promise<void> {
+  const result = await withDatabase(work);
+  process.stdout.write((options.json ? JSON.stringify(result) : describe(result).join('\n')) + '\n');
+}
+
+export function describeError(err: unknown): { code: string; message: string } {
+  if (err instanceof AppError) return { code: err.code, message: err.message };
+  const message = err instanceof Error ? err.message : String(err);
+  // A unique index caught a race that the service's own check missed.
+  if ((err as { code?: string })?.code === '23505') return { code: ErrorCode.CONFLICT, message };
+  return { code: ErrorCode.INTERNAL_ERROR, message };
+}
+
+/** The message goes to stderr; with `--json` stdout also gets the one error object. */
+export function reportError(error: { code: string; message: string }, json: boolean): void {
+  process.stderr.write(`error: ${error.message}\n`);
+  if (json) process.stdout.write(JSON.stringify({ error }) + '\n');
+}

@@ -1,0 +1,39 @@
+import 'reflect-metadata';
+import { Logger, type INestApplication, type LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../../../libs/database/src/config.js';
+import { runMigrations } from '../../../libs/database/src/data-source.js';
+import { AppModule } from './app.module.js';
+import { jsonBodies } from './http/body-parsing.js';
+import { rateLimitPerCredential } from './http/rate-limit.js';
+import { requestId } from './http/request-id.js';
+
+const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+
+/** The records API, configured but not listening (tests use it with supertest). */
+export async function createRecordsApi(): Promise<INestApplication> {
+  const config = loadConfig();
+  const level = LEVELS.indexOf(config.logLevel as LogLevel);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+    bodyParser: false,
+    logger: LEVELS.slice(0, level < 0 ? 4 : level + 1),
+  });
+  app.set('trust proxy', 'loopback');
+  app.disable('x-powered-by');
+  app.use(requestId);
+  app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
+  app.use(jsonBodies());
+  app.enableShutdownHooks();
+  await runMigrations(app.get(DataSource));
+  return app;
+}
+
+export async function startRecordsApi(): Promise<INestApplication> {
+  const config = loadConfig();
+  const app = await createRecordsApi();
+  await app.listen(config.port, '0.0.0.0');
+  new Logger('records-api').log(`Records API on ${config.publicUrl} (port ${config.port})`);
+  return app;
+}

@@ -1,0 +1,51 @@
+import { HttpException } from '@nestjs/common';
+import { STATUS_CODES } from 'node:http';
+import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
+
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  code: string;
+  messages: string[];
+  requestId?: string;
+}
+
+/** body-parser errors carry a `type` (https://github.com/expressjs/body-parser#errors). */
+const BODY_PARSER: Record<string, [number, ErrorCode, string[]]> = {
+  'entity.too.large': [413, ErrorCode.PAYLOAD_TOO_LARGE, ['The request body is larger than the 1 MB limit']],
+  'entity.parse.failed': [400, ErrorCode.INVALID_JSON, ['The request body is not valid JSON']],
+  'encoding.unsupported': [415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, ['Unsupported content encoding']],
+  'charset.unsupported': [415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, ['Unsupported charset; send UTF-8 JSON']],
+};
+
+const BY_STATUS: Record<number, ErrorCode> = {
+  400: ErrorCode.VALIDATION_FAILED,
+  401: ErrorCode.UNAUTHENTICATED,
+  403: ErrorCode.FORBIDDEN,
+  404: ErrorCode.NOT_FOUND,
+  409: ErrorCode.CONFLICT,
+  413: ErrorCode.PAYLOAD_TOO_LARGE,
+  415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+  429: ErrorCode.RATE_LIMITED,
+};
+
+/** Any thrown value → the documented error shape. Unknown errors become a plain 500. */
+export function toErrorBody(exception: unknown): ErrorBody {
+  const make = (statusCode: number, code: string, messages: string[]): ErrorBody => ({
+    statusCode,
+    error: STATUS_CODES[statusCode] ?? 'Error',
+    code,
+    messages,
+  });
+  if (exception instanceof AppError) return make(exception.status, exception.code, exception.messages);
+  const parserType = (exception as { type?: string })?.type;
+  if (parserType && BODY_PARSER[parserType]) return make(...BODY_PARSER[parserType]);
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    if (status < 500) {
+      const message = status === 404 ? 'No such route' : exception.message;
+      return make(status, BY_STATUS[status] ?? 'BAD_REQUEST', [message]);
+    }
+  }
+  return make(500, ErrorCode.INTERNAL_ERROR, ['Internal server error']);
+}

@@ -1,0 +1,3 @@
+import { startRecordsApi } from './bootstrap.js';
+
+await startRecordsApi();

@@ -1,0 +1,321 @@
+import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
+import { DataSource, type EntityManager } from 'typeorm';
+import { assertCan, type Principal } from '../../../../libs/auth/src/principal.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '../../../../libs/records/src/errors.js';
+import {
+  compileFilter,
+  compileKeyset,
+  compileOrderBy,
+  decodeCursor,
+  encodeCursor,
+  orderWithTieBreaker,
+} from '../../../../libs/records/src/query/index.js';
+import type { CursorPayload, FilterNode, OrderTerm } from '../../../../libs/records/src/query/types.js';
+import { CountCache } from './count-cache.js';
+import type { RecordDefinition } from './record-definition.js';
+import { validateInput } from './validate-input.js';
+
+export const MAX_BATCH = 60;
+
+export interface ListArgs {
+  limit: number;
+  orderBy: OrderTerm[];
+  filter?: FilterNode;
+  startingAfter?: string;
+  endingBefore?: string;
+  /** Names of the cursor parameters, for messages (`starting_after` on REST, `after` on GraphQL). */
+  cursorParams?: { after: string; before: string };
+  /** GraphQL skips the count when `totalCount` is not selected. */
+  withCount?: boolean;
+}
+
+export interface PageInfo {
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  startCursor: string | null;
+  endCursor: string | null;
+}
+
+export interface ListResult<T> {
+  records: T[];
+  cursors: string[];
+  totalCount: number | null;
+  pageInfo: PageInfo;
+}
+
+function mentions(node: FilterNode | undefined, field: string): boolean {
+  if (!node) return false;
+  switch (node.kind) {
+    case 'cond':
+      return node.field === field;
+    case 'not':
+      return mentions(node.child, field);
+    default:
+      return node.children.some((child) => mentions(child, field));
+  }
+}
+
+/** Postgres error codes mapped to client errors (Appendix A, PostgreSQL docs). */
+function mapDbError(err: { code?: string; detail?: string }, singular: string): never {
+  if (err.code === '23505') throw new ConflictError(`A ${singular} with this id already exists`);
+  if (err.code === '23503') {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'companyId: no company with this id in this workspace');
+  }
+  throw err;
+}
+
+/**
+ * The one service layer behind REST, GraphQL and MCP for a record object: permissions,
+ * validation, workspace scoping, keyset pagination and exact counts.
+ */
+@Injectable()
+export class RecordStore {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly counts: CountCache,
+  ) {}
+
+  assertId(id: string): void {
+    if (!isUUID(id)) throw new BadInputError(ErrorCode.INVALID_ID, `id must be a UUID; got "${id}"`);
+  }
+
+  async list<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, args: ListArgs): Promise<ListResult<T>> {
+    assertCan(principal, def.object, 'read');
+    const names = args.cursorParams ?? { after: 'starting_after', before: 'ending_before' };
+    if (args.startingAfter && args.endingBefore) {
+      throw new BadInputError(ErrorCode.INVALID_CURSOR, `${names.after} and ${names.before} cannot be used together`);
+    }
+    const order = orderWithTieBreaker(args.orderBy);
+    const backwards = Boolean(args.endingBefore);
+    const cursor = args.startingAfter
+      ? decodeCursor(args.startingAfter, args.orderBy, names.after)
+      : args.endingBefore
+        ? decodeCursor(args.endingBefore, args.orderBy, names.before)
+        : undefined;
+
+    const params: unknown[] = [principal.workspaceId];
+    const scope = this.scope(def, args.filter, params);
+    const scopeParams = [...params];
+    let keyset = '';
+    let otherSide = 'false';
+    if (cursor) {
+      keyset = ` AND ${compileKeyset(order, def.schema, cursor, params, backwards ? 'before' : 'after')}`;
+      // Whether anything lies on the other side of the cursor (the cursor row included).
+      const reverse = compileKeyset(order, def.schema, cursor, params, backwards ? 'after' : 'before', true);
+      otherSide = `EXISTS (SELECT 1 FROM ${def.schema.table} t WHERE ${scope} AND ${reverse})`;
+    }
+    params.push(args.limit + 1);
+    const limitParam = `$${params.length}`;
+    params.push(def.object);
+    const objectParam = `$${params.length}`;
+
+    const sql = `
+      SELECT c.live_count AS __live_count, c.version AS __version, c.other_side AS __other_side, p.*
+        FROM (SELECT coalesce(rc.live_count, 0) AS live_count, coalesce(rc.version, 0) AS version, ${otherSide} AS other_side
+                FROM (SELECT 1) one
+                LEFT JOIN record_counts rc ON rc.workspace_id = $1 AND rc.object = ${objectParam}) c
+        LEFT JOIN LATERAL (
+          SELECT ${def.columns.map((col) => `t.${col}`).join(', ')}
+            FROM ${def.schema.table} t
+           WHERE ${scope}${keyset}
+           ORDER BY ${compileOrderBy(order, def.schema, backwards)}
+           LIMIT ${limitParam}) p ON true`;
+    const rows: Record<string, unknown>[] = await this.dataSource.query(sql, params);
+    const head = rows[0];
+    const found = rows.filter((row) => row.id != null);
+    const hasMore = found.length > args.limit;
+    const page = found.slice(0, args.limit);
+    if (backwards) page.reverse();
+
+    let totalCount: number | null = null;
+    if (args.withCount !== false) {
+      totalCount = args.filter
+        ? await this.filteredCount(def, principal.workspaceId, args.filter, scope, scopeParams, String(head.__version))
+        : Number(head.__live_count);
+    }
+    const cursors = page.map((row) => encodeCursor(this.positionOf(row, order, def), args.orderBy));
+    return {
+      records: page.map((row) => def.toRecord(row)),
+      cursors,
+      totalCount,
+      pageInfo: {
+        hasNextPage: backwards ? Boolean(head.__other_side) : hasMore,
+        hasPreviousPage: backwards ? hasMore : Boolean(head.__other_side),
+        startCursor: cursors[0] ?? null,
+        endCursor: cursors[cursors.length - 1] ?? null,
+      },
+    };
+  }
+
+  async get<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, id: string): Promise<T> {
+    assertCan(principal, def.object, 'read');
+    this.assertId(id);
+    const rows = await this.dataSource.query(
+      `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
+        WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL`,
+      [principal.workspaceId, id],
+    );
+    if (!rows.length) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+    return def.toRecord(rows[0]);
+  }
+
+  /** Records by id in one query (for relations), soft-deleted ones left out. */
+  async findByIds<T>(def: RecordDefinition<T, unknown, unknown>, workspaceId: string, ids: string[]): Promise<T[]> {
+    if (!ids.length) return [];
+    const rows = await this.dataSource.query(
+      `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
+        WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
+      [workspaceId, ids],
+    );
+    return rows.map((row: Record<string, unknown>) => def.toRecord(row));
+  }
+
+  /** Up to `perParent` live records per parent id, oldest first, in one query (no N+1). */
+  async findByParent<T>(
+    def: RecordDefinition<T, unknown, unknown>,
+    workspaceId: string,
+    parentColumn: string,
+    parentIds: string[],
+    perParent: number,
+  ): Promise<Map<string, { records: T[]; total: number }>> {
+    const result = new Map<string, { records: T[]; total: number }>();
+    if (!parentIds.length) return result;
+    const rows = await this.dataSource.query(
+      `SELECT * FROM (
+         SELECT ${def.columns.map((c) => `t.${c}`).join(', ')},
+                row_number() OVER (PARTITION BY t.${parentColumn} ORDER BY t.created_at, t.id) AS __rank,
+                count(*) OVER (PARTITION BY t.${parentColumn}) AS __total
+           FROM ${def.schema.table} t
+          WHERE t.workspace_id = $1 AND t.${parentColumn} = ANY($2::uuid[]) AND t.deleted_at IS NULL) ranked
+        WHERE __rank <= $3 ORDER BY __rank`,
+      [workspaceId, parentIds, perParent],
+    );
+    for (const row of rows) {
+      const key = row[parentColumn] as string;
+      const entry = result.get(key) ?? { records: [], total: Number(row.__total) };
+      entry.records.push(def.toRecord(row));
+      result.set(key, entry);
+    }
+    return result;
+  }
+
+  async create<T, C extends object>(def: RecordDefinition<T, C, unknown>, principal: Principal, body: unknown): Promise<T> {
+    const [created] = await this.createMany(def, principal, [body], '');
+    return created;
+  }
+
+  /** All or none: every record is validated first, then one INSERT in one transaction. */
+  async createMany<T, C extends object>(
+    def: RecordDefinition<T, C, unknown>,
+    principal: Principal,
+    bodies: unknown,
+    prefix = 'data',
+  ): Promise<T[]> {
+    assertCan(principal, def.object, 'create');
+    if (!Array.isArray(bodies)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'body must be a JSON array of records');
+    if (bodies.length === 0 || bodies.length > MAX_BATCH) {
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `a batch holds 1 to ${MAX_BATCH} records; got ${bodies.length}`);
+    }
+    const inputs = bodies.map((body, i) => validateInput(def.createInput, body, prefix ? `${prefix}[${i}]` : ''));
+    const columnSets = inputs.map((input) => def.toColumns(input));
+    const ids = columnSets.map((c) => c.id).filter(Boolean);
+    if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
+    const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
+    return this.dataSource.transaction(async (tx) => {
+      await this.assertCompaniesExist(tx, principal.workspaceId, columnSets);
+      const params: unknown[] = [principal.workspaceId];
+      const values = columnSets.map(
+        (set) => `($1, ${columns.map((col) => (col in set ? `$${params.push(set[col])}` : 'DEFAULT')).join(', ')})`,
+      );
+      const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
+                   VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
+      const rows = await tx.query(sql, params).catch((err) => mapDbError(err, def.singular));
+      return rows.map((row: Record<string, unknown>) => def.toRecord(row));
+    });
+  }
+
+  async update<T, U extends object>(def: RecordDefinition<T, unknown, U>, principal: Principal, id: string, body: unknown): Promise<T> {
+    assertCan(principal, def.object, 'update');
+    this.assertId(id);
+    const columns = def.toColumns(validateInput(def.updateInput, body));
+    if (!Object.keys(columns).length) return this.get(def, principal, id);
+    return this.dataSource.transaction(async (tx) => {
+      await this.assertCompaniesExist(tx, principal.workspaceId, [columns]);
+      const params: unknown[] = [principal.workspaceId, id];
+      const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
+      const rows = await tx
+        .query(
+          `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
+            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
+          params,
+        )
+        .catch((err) => mapDbError(err, def.singular));
+      const updated = rows[0]?.[0];
+      if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+      return def.toRecord(updated);
+    });
+  }
+
+  async softDelete(def: RecordDefinition<unknown, unknown, unknown>, principal: Principal, id: string): Promise<{ id: string }> {
+    assertCan(principal, def.object, 'delete');
+    this.assertId(id);
+    const rows = await this.dataSource.query(
+      `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
+        WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING id`,
+      [principal.workspaceId, id],
+    );
+    if (!rows[0]?.[0]) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+    return { id };
+  }
+
+  /** Soft-deleted records stay hidden unless the filter asks about `deletedAt` (SPEC §3). */
+  private scope(def: RecordDefinition<unknown, unknown, unknown>, filter: FilterNode | undefined, params: unknown[]): string {
+    const parts = ['t.workspace_id = $1'];
+    if (!mentions(filter, 'deletedAt')) parts.push('t.deleted_at IS NULL');
+    if (filter) parts.push(compileFilter(filter, def.schema, params));
+    return parts.join(' AND ');
+  }
+
+  private async filteredCount(
+    def: RecordDefinition<unknown, unknown, unknown>,
+    workspaceId: string,
+    filter: FilterNode,
+    scope: string,
+    params: unknown[],
+    version: string,
+  ): Promise<number> {
+    const key = `${workspaceId}:${def.object}:${JSON.stringify(filter)}`;
+    const cached = this.counts.get(key, version);
+    if (cached !== undefined) return cached;
+    const [row] = await this.dataSource.query(`SELECT count(*)::bigint AS n FROM ${def.schema.table} t WHERE ${scope}`, params);
+    const count = Number(row.n);
+    this.counts.set(key, version, count);
+    return count;
+  }
+
+  private positionOf(row: Record<string, unknown>, order: OrderTerm[], def: RecordDefinition<unknown, unknown, unknown>): CursorPayload {
+    const values = order
+      .filter((term) => term.field !== 'id')
+      .map((term) => {
+        const value = row[def.schema.fields[term.field].column];
+        return value instanceof Date ? value.toISOString() : value == null ? null : String(value);
+      });
+    return { values, id: row.id as string };
+  }
+
+  /** A live company of the caller's workspace; another workspace's id behaves as missing. */
+  private async assertCompaniesExist(tx: EntityManager, workspaceId: string, columnSets: Record<string, unknown>[]): Promise<void> {
+    const ids = [...new Set(columnSets.map((c) => c.company_id).filter((id): id is string => typeof id === 'string'))];
+    if (!ids.length) return;
+    const rows: { id: string }[] = await tx.query(
+      `SELECT id FROM companies WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL FOR KEY SHARE`,
+      [workspaceId, ids],
+    );
+    const found = new Set(rows.map((r) => r.id));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length) {
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `companyId: no company with id ${missing.join(', ')} in this workspace`);
+    }
+  }
+}

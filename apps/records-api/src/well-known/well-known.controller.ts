@@ -1,0 +1,38 @@
+import { Controller, Get, Header } from '@nestjs/common';
+import { Public } from '../../../../libs/auth/src/auth.guard.js';
+import { loadConfig } from '../../../../libs/database/src/config.js';
+
+/** RFC 9728 protected resource metadata: how a client finds our authorization server. */
+function resourceMetadata(resource: string, publicUrl: string) {
+  return {
+    resource,
+    authorization_servers: [publicUrl],
+    scopes_supported: ['api', 'profile'],
+    bearer_methods_supported: ['header'],
+    resource_name: 'Workspace Records Service',
+    resource_documentation: `${publicUrl}/llms.txt`,
+  };
+}
+
+@Public()
+@Controller()
+export class WellKnownController {
+  private readonly publicUrl = loadConfig().publicUrl;
+
+  @Get('.well-known/oauth-protected-resource')
+  @Header('Cache-Control', 'public, max-age=3600')
+  root() {
+    return resourceMetadata(this.publicUrl, this.publicUrl);
+  }
+
+  @Get('.well-known/oauth-protected-resource/mcp')
+  @Header('Cache-Control', 'public, max-age=3600')
+  mcp() {
+    return resourceMetadata(`${this.publicUrl}/mcp`, this.publicUrl);
+  }
+
+  @Get('healthz')
+  health() {
+    return { status: 'ok' };
+  }
+}

@@ -1,0 +1,194 @@
+import type { CursorPayload, FieldDef, FieldType, FilterNode, ObjectSchema, OrderTerm } from './types.js';
+
+/**
+ * SQL fragments over the table alias `t`. Values never enter the SQL text: each is pushed
+ * onto the caller's `params` array and referenced as `$n` with an explicit cast.
+ */
+
+const CASTS: Record<FieldType, string> = {
+  uuid: '::uuid',
+  text: '::text',
+  timestamp: '::timestamptz',
+  textArray: '::jsonb',
+};
+
+export function castFor(type: FieldType): string {
+  return CASTS[type];
+}
+
+function fieldDef(schema: ObjectSchema, path: string): FieldDef {
+  if (!Object.hasOwn(schema.fields, path)) throw new Error(`${schema.name} has no field ${path}`);
+  return schema.fields[path];
+}
+
+function bind(params: unknown[], value: unknown, cast: string): string {
+  params.push(value);
+  return `$${params.length}${cast}`;
+}
+
+/** `%`, `_` and `\` (the default LIKE escape) match themselves in startsWith/endsWith. */
+export function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, '\\$&');
+}
+
+const COMPARISONS = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+export function compileFilter(node: FilterNode, schema: ObjectSchema, params: unknown[]): string {
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      if (node.children.length === 0) return node.kind === 'and' ? 'TRUE' : 'FALSE';
+      return `(${node.children.map((c) => compileFilter(c, schema, params)).join(` ${node.kind.toUpperCase()} `)})`;
+    case 'not':
+      return `NOT (${compileFilter(node.child, schema, params)})`;
+    case 'cond':
+      return compileCondition(node, schema, params);
+  }
+}
+
+function compileCondition(node: Extract<FilterNode, { kind: 'cond' }>, schema: ObjectSchema, params: unknown[]): string {
+  const def = fieldDef(schema, node.field);
+  const col = `t.${def.column}`;
+  const cast = castFor(def.type);
+  const { op, value } = node;
+  const scalar = (): string => {
+    if (typeof value !== 'string') throw new Error(`${node.field}[${op}] needs a single value`);
+    return value;
+  };
+  const list = (): string[] => {
+    if (!Array.isArray(value)) throw new Error(`${node.field}[${op}] needs an array`);
+    return value;
+  };
+
+  if (def.type === 'textArray') {
+    // Stored as a jsonb array of strings; an empty array counts as no value.
+    if (op === 'containsAny') return `${col} ?| ${bind(params, list(), '::text[]')}`;
+    if (op === 'is') {
+      return value === 'NULL' ? `(${col} IS NULL OR ${col} = '[]'::jsonb)` : `(${col} IS NOT NULL AND ${col} <> '[]'::jsonb)`;
+    }
+    throw new Error(`${op} is not supported on ${node.field}`);
+  }
+  switch (op) {
+    case 'eq':
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return `${col} ${COMPARISONS[op]} ${bind(params, scalar(), cast)}`;
+    case 'neq':
+      // A missing value is "not equal" too, as a client would expect.
+      return `(${col} <> ${bind(params, scalar(), cast)} OR ${col} IS NULL)`;
+    case 'in':
+      return `${col} = ANY(${bind(params, list(), `${cast}[]`)})`;
+    case 'is':
+      return `${col} IS ${value === 'NULL' ? '' : 'NOT '}NULL`;
+    case 'startsWith':
+      return `${col} LIKE ${bind(params, `${escapeLike(scalar())}%`, cast)}`;
+    case 'endsWith':
+      return `${col} LIKE ${bind(params, `%${escapeLike(scalar())}`, cast)}`;
+    case 'like':
+      return `${col} LIKE ${bind(params, scalar(), cast)}`;
+    case 'ilike':
+      return `${col} ILIKE ${bind(params, scalar(), cast)}`;
+    case 'containsAny':
+      throw new Error(`containsAny is not supported on ${node.field}`);
+  }
+}
+
+/** `id` ends every order (SPEC §3) so positions are unique; it takes the last term's Asc/Desc. */
+export function orderWithTieBreaker(order: OrderTerm[]): OrderTerm[] {
+  if (order.some((t) => t.field === 'id')) return [...order];
+  const desc = order.at(-1)?.direction.startsWith('Desc') ?? false;
+  return [...order, { field: 'id', direction: desc ? 'DescNullsLast' : 'AscNullsLast' }];
+}
+
+interface Placement {
+  asc: boolean;
+  nullsFirst: boolean;
+}
+
+function placement(term: OrderTerm, reverse: boolean): Placement {
+  return {
+    asc: term.direction.startsWith('Asc') !== reverse,
+    nullsFirst: term.direction.endsWith('NullsFirst') !== reverse,
+  };
+}
+
+/**
+ * ORDER BY list, e.g. `t.created_at ASC NULLS FIRST, t.id ASC`. `id` never is NULL, so it
+ * gets no NULLS clause: `id ASC`/`id DESC` then match the (…, id DESC) indexes either way.
+ * `reverse` reads the same order backwards (ending_before pages).
+ */
+export function compileOrderBy(order: OrderTerm[], schema: ObjectSchema, reverse = false): string {
+  return orderWithTieBreaker(order)
+    .map((term) => {
+      const def = fieldDef(schema, term.field);
+      const { asc, nullsFirst } = placement(term, reverse);
+      const nulls = term.field === 'id' ? '' : nullsFirst ? ' NULLS FIRST' : ' NULLS LAST';
+      return `t.${def.column} ${asc ? 'ASC' : 'DESC'}${nulls}`;
+    })
+    .join(', ');
+}
+
+/**
+ * Rows strictly after (`side` 'after') or before ('before') the cursor position in `order`;
+ * `inclusive` also keeps the position itself. cursor.values align with the non-id terms.
+ * The cursor's values are known here, so NULL handling is decided now rather than in SQL
+ * (`col IS NULL` / `col = $n` instead of IS NOT DISTINCT FROM, which no index serves).
+ */
+export function compileKeyset(
+  order: OrderTerm[],
+  schema: ObjectSchema,
+  cursor: CursorPayload,
+  params: unknown[],
+  side: 'after' | 'before',
+  inclusive = false,
+): string {
+  let next = 0;
+  const terms = orderWithTieBreaker(order).map((term) => {
+    const def = fieldDef(schema, term.field);
+    const value = term.field === 'id' ? cursor.id : cursor.values[next++];
+    let placeholder: string | undefined;
+    return {
+      def,
+      col: `t.${def.column}`,
+      value: value ?? null,
+      // 'before' is 'after' in the reversed order.
+      ...placement(term, side === 'before'),
+      ph: () => (placeholder ??= bind(params, value, castFor(def.type))),
+    };
+  });
+  if (next !== cursor.values.length) {
+    throw new Error(`cursor has ${cursor.values.length} values for ${next} order terms`);
+  }
+
+  // Single row comparison when NULLs cannot occur and all terms run one way: a btree range.
+  if (terms.every((t) => !t.def.nullable && t.value !== null && t.asc === terms[0].asc)) {
+    const op = (terms[0].asc ? '>' : '<') + (inclusive ? '=' : '');
+    return `(${terms.map((t) => t.col).join(', ')}) ${op} (${terms.map((t) => t.ph()).join(', ')})`;
+  }
+
+  // OR-expansion: equal on every earlier term, strictly beyond on term i.
+  const beyond = (t: (typeof terms)[number]): string | undefined => {
+    if (t.value === null) return t.nullsFirst ? `${t.col} IS NOT NULL` : undefined; // NULLS LAST: nothing beyond
+    const cmp = `${t.col} ${t.asc ? '>' : '<'} ${t.ph()}`;
+    return t.def.nullable && !t.nullsFirst ? `(${cmp} OR ${t.col} IS NULL)` : cmp;
+  };
+  const all = (parts: string[]) => (parts.length === 1 ? parts[0] : `(${parts.join(' AND ')})`);
+  const disjuncts: string[] = [];
+  const equal: string[] = [];
+  for (const t of terms) {
+    const b = beyond(t);
+    if (b !== undefined) disjuncts.push(all([...equal, b]));
+    equal.push(t.value === null ? `${t.col} IS NULL` : `${t.col} = ${t.ph()}`);
+  }
+  if (inclusive) disjuncts.push(all(equal));
+  if (disjuncts.length === 0) return 'FALSE';
+  const expansion = `(${disjuncts.join(' OR ')})`;
+  // A bound on the leading column lets an index on it narrow the scan.
+  const lead = terms[0];
+  if (terms.length > 1 && !lead.def.nullable && lead.value !== null) {
+    return `(${lead.col} ${lead.asc ? '>=' : '<='} ${lead.ph()} AND ${expansion})`;
+  }
+  return expansion;
+}
