@@ -158,7 +158,7 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     // Commander has already written help or its message to stderr/stdout.
-    if (err.exitCode !== 0 && json) process.stdout.write(JSON.stringify({ error: { code: ErrorCode.VALIDATION_FAILED, message: err.message } }) + '\n');
+    if (err.exitCode !== 0 && json) process.stdout.write(JSON.stringify({ error: { code: ErrorCode.VALIDATION_FAILED, message: err.message.replace(/^error: /, '') } }) + '\n');
     process.exitCode = err.exitCode;
   } else {
     reportError(describeError(err), json);

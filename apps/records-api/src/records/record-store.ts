@@ -89,9 +89,9 @@ export class RecordStore {
     const order = orderWithTieBreaker(args.orderBy);
     const backwards = Boolean(args.endingBefore);
     const cursor = args.startingAfter
-      ? decodeCursor(args.startingAfter, args.orderBy, names.after)
+      ? decodeCursor(args.startingAfter, args.orderBy, names.after, def.schema)
       : args.endingBefore
-        ? decodeCursor(args.endingBefore, args.orderBy, names.before)
+        ? decodeCursor(args.endingBefore, args.orderBy, names.before, def.schema)
         : undefined;
 
     const params: unknown[] = [principal.workspaceId];

@@ -85,7 +85,8 @@ export class InitialSchema1763800000000 implements MigrationInterface {
       -- Serves createdAt[AscNullsFirst] (the default, scanned backwards) and createdAt[DescNullsLast].
       CREATE INDEX companies_created_idx ON companies (workspace_id, created_at DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL;
       CREATE INDEX companies_updated_idx ON companies (workspace_id, updated_at DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL;
-      CREATE INDEX companies_name_idx ON companies (workspace_id, name, id) WHERE deleted_at IS NULL;
+      -- Name orders: declared DESC NULLS LAST so a backward scan serves the default AscNullsFirst.
+      CREATE INDEX companies_name_idx ON companies (workspace_id, name DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL;
       CREATE INDEX companies_domain_idx ON companies (workspace_id, domain_primary_link_url) WHERE deleted_at IS NULL;
       CREATE INDEX companies_deleted_idx ON companies (workspace_id, deleted_at) WHERE deleted_at IS NOT NULL;
 
@@ -107,8 +108,8 @@ export class InitialSchema1763800000000 implements MigrationInterface {
       CREATE INDEX people_created_idx ON people (workspace_id, created_at DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL;
       CREATE INDEX people_updated_idx ON people (workspace_id, updated_at DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL;
       CREATE INDEX people_company_idx ON people (workspace_id, company_id, created_at, id) WHERE deleted_at IS NULL;
-      CREATE INDEX people_last_name_idx ON people (workspace_id, last_name, first_name, id) WHERE deleted_at IS NULL;
-      CREATE INDEX people_first_name_idx ON people (workspace_id, first_name, last_name, id) WHERE deleted_at IS NULL;
+      CREATE INDEX people_last_name_idx ON people (workspace_id, last_name DESC NULLS LAST, first_name DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL;
+      CREATE INDEX people_first_name_idx ON people (workspace_id, first_name DESC NULLS LAST, last_name DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL;
       CREATE INDEX people_email_idx ON people (workspace_id, primary_email) WHERE deleted_at IS NULL;
       CREATE INDEX people_deleted_idx ON people (workspace_id, deleted_at) WHERE deleted_at IS NOT NULL;
 

@@ -183,11 +183,11 @@ export function compileKeyset(
     equal.push(t.value === null ? `${t.col} IS NULL` : `${t.col} = ${t.ph()}`);
   }
   if (inclusive) disjuncts.push(all(equal));
-  if (disjuncts.length === 0) return 'FALSE';
+  // The id term always yields a disjunct, so there is at least one.
   const expansion = `(${disjuncts.join(' OR ')})`;
   // A bound on the leading column lets an index on it narrow the scan.
   const lead = terms[0];
-  if (terms.length > 1 && !lead.def.nullable && lead.value !== null) {
+  if (disjuncts.length > 1 && !lead.def.nullable && lead.value !== null) {
     return `(${lead.col} ${lead.asc ? '>=' : '<='} ${lead.ph()} AND ${expansion})`;
   }
   return expansion;

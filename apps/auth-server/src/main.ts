@@ -1,0 +1,3 @@
+import { startAuthServer } from './bootstrap.js';
+
+await startAuthServer();
