@@ -29,9 +29,14 @@ const USER = 'postgres';
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // A killed process nobody has reaped yet (a zombie) still answers kill(pid, 0).
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return true; // no /proc (macOS): trust kill(pid, 0)
   }
 }
 

@@ -226,7 +226,8 @@ export class RecordStore {
       await this.assertCompaniesExist(tx, principal.workspaceId, columnSets);
       const params: unknown[] = [principal.workspaceId];
       const values = columnSets.map(
-        (set) => `($1, ${columns.map((col) => (col in set ? `$${params.push(set[col])}` : 'DEFAULT')).join(', ')})`,
+        // `$1` alone when no column is given (a person created from `{}`).
+        (set) => `($1${columns.map((col) => `, ${col in set ? `$${params.push(set[col])}` : 'DEFAULT'}`).join('')})`,
       );
       const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                    VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;

@@ -1,0 +1,32 @@
+import { GraphQLScalarType, Kind } from 'graphql';
+
+/**
+ * Twenty's scalar names, so clients can declare `$id: UUID!`. Both carry strings; their
+ * format is checked by the shared service layer, so a malformed value gets the same
+ * BAD_USER_INPUT message over GraphQL as over REST (a scalar parse error would surface
+ * as GRAPHQL_VALIDATION_FAILED for literals and BAD_USER_INPUT for variables).
+ */
+function stringScalar(name: string, description: string): GraphQLScalarType<string, string> {
+  const read = (value: unknown): string => {
+    if (typeof value !== 'string') throw new TypeError(`${name} must be a string`);
+    return value;
+  };
+  return new GraphQLScalarType<string, string>({
+    name,
+    description,
+    serialize: (value) => (value instanceof Date ? value.toISOString() : read(value)),
+    parseValue: read,
+    parseLiteral: (ast) => {
+      if (ast.kind !== Kind.STRING) throw new TypeError(`${name} must be a string`);
+      return ast.value;
+    },
+  });
+}
+
+export const UUIDScalar = stringScalar('UUID', 'A UUID such as "0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10".');
+
+export const DateTimeScalar = stringScalar(
+  'DateTime',
+  'An ISO 8601 date or date-time; written as UTC with milliseconds, e.g. "2024-01-31T12:00:00.000Z". ' +
+    'Filters also take a date ("2024-01-31", midnight UTC) or an offset ("2024-01-31T12:00:00+02:00").',
+);

@@ -1,0 +1,177 @@
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
+import { dataSourceOptions, runMigrations } from '../libs/database/src/data-source.js';
+
+/**
+ * The bench data: its own database (`records_bench`, beside the dev database on the same
+ * server) so the dev data never holds 200k rows. Seeded once with INSERT … SELECT
+ * generate_series and reused while the row counts are as expected.
+ */
+
+export const BENCH_DB = 'records_bench';
+export const MAIN_WORKSPACE = 'Bench Main';
+export const MAIN_ROWS = 100_000;
+export const OTHER_WORKSPACES = ['Bench Other 1', 'Bench Other 2', 'Bench Other 3'];
+export const OTHER_ROWS = 2_000;
+/** People made by the create-person run carry this last name and are removed on the next run. */
+export const CREATED_MARK = 'Bench-Created';
+
+const FIRST_NAMES = [
+  'Emma', 'Liam', 'Olivia', 'Noah', 'Ava', 'Lucas', 'Mia', 'Ethan', 'Sofia', 'Mateo', 'Chloe', 'Hugo', 'Zoe',
+  'Arjun', 'Lea', 'Kenji', 'Nora', 'Omar', 'Ines', 'Felix', 'Priya', 'Diego', 'Hannah', 'Yusuf', 'Clara',
+  'Jonas', 'Maya', 'Theo', 'Aisha', 'Leon', 'Elena', 'Samir', 'Julia', 'Marco', 'Sara', 'Ivan', 'Lina', 'Paul',
+];
+/** 64 names drawn uniformly: each last name matches about 1.6% of people. */
+const LAST_NAMES = [
+  'Smith', 'Martin', 'Garcia', 'Müller', 'Rossi', 'Tanaka', 'Dubois', 'Kowalski', 'Silva', 'Nguyen', 'Johnson',
+  'Laurent', 'Patel', 'Schmidt', 'Bernard', 'Kim', 'Lopez', 'Novak', 'Okafor', 'Jensen', 'Haddad', 'Moreau',
+  'Costa', 'Fischer', 'Walsh', 'Brown', 'Jones', 'Miller', 'Davis', 'Wilson', 'Anderson', 'Taylor', 'Thomas',
+  'Moore', 'Jackson', 'White', 'Harris', 'Clark', 'Lewis', 'Young', 'Walker', 'Hall', 'Allen', 'King', 'Wright',
+  'Scott', 'Green', 'Baker', 'Adams', 'Nelson', 'Hill', 'Campbell', 'Mitchell', 'Roberts', 'Carter', 'Phillips',
+  'Evans', 'Turner', 'Torres', 'Parker', 'Collins', 'Edwards', 'Stewart', 'Morris',
+];
+export const FILTER_LAST_NAME = 'Smith';
+
+/**
+ * created_at: random minutes over two years (about 9% of rows share their minute with
+ * another), and every 100th row in one bulk-import instant (1% of rows on one timestamp).
+ */
+const CREATED_AT = `CASE WHEN g % 100 = 0 THEN timestamptz '2024-06-01 12:00:00+00'
+  ELSE date_trunc('minute', timestamptz '2023-01-01 00:00:00+00' + random() * interval '730 days') END`;
+
+/** The records_bench URL on the server of `url` (the dev database's URL). */
+export function benchDatabaseUrl(url: string): string {
+  const u = new URL(url);
+  u.pathname = `/${BENCH_DB}`;
+  return u.toString();
+}
+
+export async function ensureBenchDatabase(benchUrl: string): Promise<void> {
+  const admin = new URL(benchUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [BENCH_DB]);
+    if (!found.rowCount) await client.query(`CREATE DATABASE ${BENCH_DB}`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function seedCompanies(db: pg.ClientBase, workspaceId: string, rows: number): Promise<void> {
+  await db.query(
+    `INSERT INTO companies (workspace_id, name, domain_primary_link_url, domain_primary_link_label, created_at, updated_at)
+     SELECT $1, 'Company ' || g, 'https://company-' || g || '.example.com', 'company-' || g || '.example.com',
+            ts, ts + (g % 30) * interval '1 day'
+       FROM (SELECT g, ${CREATED_AT} AS ts FROM generate_series(1, $2::int) g) s`,
+    [workspaceId, rows],
+  );
+}
+
+/** About 80% of people point at a random company of their workspace. */
+async function seedPeople(db: pg.ClientBase, workspaceId: string, rows: number): Promise<void> {
+  await db.query(
+    `WITH c AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM companies WHERE workspace_id = $1),
+          p AS (SELECT g, ${CREATED_AT} AS ts,
+                       ($3::text[])[1 + floor(random() * cardinality($3::text[]))::int] AS first_name,
+                       ($4::text[])[1 + floor(random() * cardinality($4::text[]))::int] AS last_name,
+                       random() < 0.8 AS linked,
+                       1 + floor(random() * (SELECT count(*) FROM c))::int AS company_rn
+                  FROM generate_series(1, $2::int) g)
+     INSERT INTO people (workspace_id, first_name, last_name, primary_email, company_id, created_at, updated_at)
+     SELECT $1, p.first_name, p.last_name, lower(p.first_name || '.' || p.last_name || p.g) || '@example.com',
+            CASE WHEN p.linked THEN c.id END, p.ts, p.ts
+       FROM p LEFT JOIN c ON c.rn = p.company_rn`,
+    [workspaceId, rows, FIRST_NAMES, LAST_NAMES],
+  );
+}
+
+async function liveCounts(db: pg.Pool): Promise<Map<string, { companies: number; people: number }>> {
+  const { rows } = await db.query(
+    `SELECT w.name,
+            coalesce(max(rc.live_count) FILTER (WHERE rc.object = 'companies'), 0)::int AS companies,
+            coalesce(max(rc.live_count) FILTER (WHERE rc.object = 'people'), 0)::int AS people
+       FROM workspaces w LEFT JOIN record_counts rc ON rc.workspace_id = w.id
+      GROUP BY w.name`,
+  );
+  return new Map(rows.map((r) => [r.name, { companies: r.companies, people: r.people }]));
+}
+
+export interface BenchData {
+  workspaceId: string;
+  /** Bearer secret of a fresh Admin API key of the main workspace. */
+  secret: string;
+  /** Sample of live company ids of the main workspace (get-by-id and create-person bodies). */
+  companyIds: string[];
+  filterLastName: string;
+  seeded: boolean;
+  seedSeconds: number;
+}
+
+/** Migrates records_bench, seeds it unless the counts are already there, and makes an API key. */
+export async function prepareBenchData(benchUrl: string, log: (m: string) => void): Promise<BenchData> {
+  const ds = new DataSource(dataSourceOptions(benchUrl, 4));
+  await ds.initialize();
+  await runMigrations(ds);
+  const pool = new pg.Pool({ connectionString: benchUrl, max: 2 });
+  try {
+    const removed = await pool.query('DELETE FROM people WHERE last_name = $1', [CREATED_MARK]);
+    if (removed.rowCount) {
+      log(`Removed ${removed.rowCount} people left by an earlier create-person run`);
+      await pool.query('VACUUM (ANALYZE) people');
+    }
+
+    const counts = await liveCounts(pool);
+    const expected = [
+      [MAIN_WORKSPACE, MAIN_ROWS] as const,
+      ...OTHER_WORKSPACES.map((name) => [name, OTHER_ROWS] as const),
+    ];
+    const ready =
+      counts.size === expected.length &&
+      expected.every(([name, n]) => counts.get(name)?.companies === n && counts.get(name)?.people === n);
+
+    let seedSeconds = 0;
+    if (!ready) {
+      const started = Date.now();
+      log(`Seeding ${BENCH_DB}: ${MAIN_ROWS} companies + ${MAIN_ROWS} people, and ${OTHER_WORKSPACES.length} workspaces of ${OTHER_ROWS} + ${OTHER_ROWS}`);
+      await pool.query('TRUNCATE workspaces, users CASCADE');
+      const client = await pool.connect();
+      try {
+        await client.query('SELECT setseed(0.42)'); // same data on every seed
+        for (const [name, n] of expected) {
+          const ws = await createWorkspace(ds, name);
+          await seedCompanies(client, ws.id, n);
+          await seedPeople(client, ws.id, n);
+        }
+      } finally {
+        client.release();
+      }
+      await pool.query('VACUUM (ANALYZE) companies, people, record_counts');
+      seedSeconds = (Date.now() - started) / 1000;
+      log(`Seeded in ${seedSeconds.toFixed(1)} s`);
+    } else {
+      await pool.query('ANALYZE companies, people');
+    }
+
+    const [{ id: workspaceId }] = (await pool.query('SELECT id FROM workspaces WHERE name = $1', [MAIN_WORKSPACE])).rows;
+    await pool.query(`DELETE FROM api_keys WHERE workspace_id = $1 AND name = 'bench'`, [workspaceId]);
+    const { secret } = await createApiKey(ds, {
+      workspaceId,
+      role: await findRole(ds, workspaceId, 'Admin'),
+      name: 'bench',
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
+    const companyIds = (
+      await pool.query(
+        `SELECT id FROM companies WHERE workspace_id = $1 AND deleted_at IS NULL ORDER BY md5(id::text) LIMIT 1000`,
+        [workspaceId],
+      )
+    ).rows.map((r) => r.id as string);
+    return { workspaceId, secret, companyIds, filterLastName: FILTER_LAST_NAME, seeded: !ready, seedSeconds };
+  } finally {
+    await pool.end();
+    await ds.destroy();
+  }
+}
