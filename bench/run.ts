@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -36,6 +36,7 @@ interface Target {
   key: 'ours' | 'bareWithCount' | 'bareNoCount';
   label: string;
   base: string;
+  pid: number;
 }
 
 interface Measurement {
@@ -46,6 +47,49 @@ interface Measurement {
   non2xx: number;
   errors: number;
   statusCodes: Record<string, number>;
+  /** CPU time per request (µs) of the server process, Postgres backends, autocannon, and everything else. */
+  cpuUs?: CpuSplit;
+}
+
+// ---------------------------------------------------------------- CPU accounting (Linux /proc)
+
+interface CpuSplit {
+  server: number;
+  postgres: number;
+  autocannon: number;
+  other: number;
+}
+
+/** User + system CPU seconds of a process (0 when gone); USER_HZ is 100 on Linux. */
+function processCpu(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** Busy CPU seconds of the whole machine, all cores. */
+function machineCpu(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = ticks;
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
+function cpuSnapshot(serverPid: number, pgPids: number[]): CpuSplit | undefined {
+  if (!existsSync('/proc/stat')) return undefined;
+  const postgres = pgPids.reduce((sum, pid) => sum + processCpu(pid), 0);
+  // `other` holds the machine total here; cpuPerRequest turns it into the rest.
+  return { server: processCpu(serverPid), postgres, autocannon: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6, other: machineCpu() };
+}
+
+function cpuPerRequest(before: CpuSplit | undefined, after: CpuSplit | undefined, requests: number): CpuSplit | undefined {
+  if (!before || !after || !requests) return undefined;
+  const d = (k: keyof CpuSplit) => after[k] - before[k];
+  const known = d('server') + d('postgres') + d('autocannon');
+  const us = (seconds: number) => Math.round((Math.max(0, seconds) * 1e6) / requests);
+  return { server: us(d('server')), postgres: us(d('postgres')), autocannon: us(d('autocannon')), other: us(d('other') - known) };
 }
 
 function query(params: Record<string, string>): string {
@@ -95,7 +139,7 @@ function describe(status: number, json: any): string {
   return `${status} ${text.slice(0, 200)}`;
 }
 
-async function measure(target: Target, s: Scenario, headers: Record<string, string>): Promise<Measurement> {
+async function measure(target: Target, s: Scenario, headers: Record<string, string>, pgPids: () => Promise<number[]>): Promise<Measurement> {
   let n = 0;
   const rotate = s.paths.length > 1 || (s.bodies?.length ?? 0) > 1;
   const options = {
@@ -116,7 +160,11 @@ async function measure(target: Target, s: Scenario, headers: Record<string, stri
       : undefined,
   };
   await autocannon({ ...options, duration: WARMUP_S });
+  const pids = await pgPids(); // after the warm-up, the server's pool is open
+  const before = cpuSnapshot(target.pid, pids);
   const r = await autocannon({ ...options, duration: DURATION_S });
+  const cpuUs = cpuPerRequest(before, cpuSnapshot(target.pid, pids), r.requests.total);
+  if (process.env.BENCH_DEBUG) log(`DEBUG pids ${pids.join(",")} after ${(await pgPids()).join(",")} ${JSON.stringify(before)} ${JSON.stringify(cpuSnapshot(target.pid, pids))}`);
   return {
     rps: Math.round(r.requests.total / r.duration),
     p50: r.latency.p50,
@@ -125,6 +173,7 @@ async function measure(target: Target, s: Scenario, headers: Record<string, stri
     non2xx: r.non2xx,
     errors: r.errors,
     statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, v]) => [code, Number(v.count)])),
+    cpuUs,
   };
 }
 
@@ -191,6 +240,16 @@ function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measur
   lines.forEach((l) => log(row(l)));
   log('');
   log('req/s: mean over the run; p50/p99: latency in ms (2xx answers); ratios: req/s of ours over the bare server.');
+  const cpuRows = rows.filter(({ s, m }) => !s.skipped && m.ours?.cpuUs);
+  if (cpuRows.length) {
+    log('');
+    log('CPU per request, µs: node server / Postgres backends / autocannon / rest of the machine');
+    const split = (c?: CpuSplit) => (c ? `${c.server} / ${c.postgres} / ${c.autocannon} / ${c.other}` : '-');
+    const cells = cpuRows.map(({ s, m }) => [s.label, split(m.ours?.cpuUs), split(m.bareWithCount?.cpuUs), split(m.bareNoCount?.cpuUs)]);
+    const head = ['scenario', 'ours', 'bare + count', 'bare, no count'];
+    const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+    for (const c of [head, ...cells]) log(c.map((v, i) => (i ? v.padStart(w[i]) : v.padEnd(w[i]))).join('  '));
+  }
   for (const { s, m } of rows) {
     for (const [key, v] of Object.entries(m)) {
       if (v && (v.non2xx || v.errors)) log(`  ! ${s.label} / ${key}: ${v.non2xx} non-2xx, ${v.errors} errors, status codes ${JSON.stringify(v.statusCodes)}`);
@@ -206,9 +265,15 @@ async function main(): Promise<void> {
   log(`Rate limit OFF (RATE_LIMIT_PER_MINUTE=0) for the records API; LOG_LEVEL=warn.`);
   log(`autocannon, the server under test and Postgres share this machine's ${cpus} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 
+  const load = os.loadavg()[0];
+  if (load > 0.5) {
+    log(`! Load average ${load.toFixed(2)} before the bench: other processes are using the CPU, so the numbers will be noisy.`);
+  }
+
   const { url, embedded } = await resolveDatabaseUrl(log);
   const benchUrl = benchDatabaseUrl(url);
   const children: ChildProcess[] = [];
+  const monitor = new pg.Client({ connectionString: benchUrl });
   try {
     await ensureBenchDatabase(benchUrl);
     log(`Database: ${BENCH_DB} on ${new URL(benchUrl).host}${embedded ? ' (embedded PostgreSQL)' : ''}`);
@@ -221,10 +286,15 @@ async function main(): Promise<void> {
     const bare = await startChild<{ withCount: number; noCount: number }>('./bare-server.js', env);
     children.push(bare.child);
     const targets: Target[] = [
-      { key: 'ours', label: 'records API', base: `http://127.0.0.1:${api.message.port}` },
-      { key: 'bareWithCount', label: 'bare + count(*)', base: `http://127.0.0.1:${bare.message.withCount}` },
-      { key: 'bareNoCount', label: 'bare, no count', base: `http://127.0.0.1:${bare.message.noCount}` },
+      { key: 'ours', label: 'records API', base: `http://127.0.0.1:${api.message.port}`, pid: api.child.pid! },
+      { key: 'bareWithCount', label: 'bare + count(*)', base: `http://127.0.0.1:${bare.message.withCount}`, pid: bare.child.pid! },
+      { key: 'bareNoCount', label: 'bare, no count', base: `http://127.0.0.1:${bare.message.noCount}`, pid: bare.child.pid! },
     ];
+    await monitor.connect();
+    const pgPids = async () =>
+      (await monitor.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [BENCH_DB])).rows.map(
+        (r) => r.pid as number,
+      );
     const auth = { authorization: `Bearer ${data.secret}` };
     const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 
@@ -301,7 +371,7 @@ async function main(): Promise<void> {
         if (s.method === 'GET' && a && b && a.join() !== b.join()) log(`  ! ${s.label}: ${target.label} returns other records than the records API`);
       }
       for (const target of targets) {
-        m[target.key] = await measure(target, s, headers);
+        m[target.key] = await measure(target, s, headers, pgPids);
         log(`${s.label} / ${target.label}: ${m[target.key]!.rps} req/s, p50 ${m[target.key]!.p50} ms, p99 ${m[target.key]!.p99} ms`);
       }
     }
@@ -333,6 +403,7 @@ async function main(): Promise<void> {
     writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
     log(`Wrote ${RESULTS_FILE}`);
   } finally {
+    await monitor.end().catch(() => undefined);
     for (const child of children) await stopChild(child);
     if (embedded?.owned) await embedded.stop();
   }

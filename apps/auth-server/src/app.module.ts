@@ -1,15 +1,34 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { dataSourceOptions, resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../../../libs/database/src/config.js';
+import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
 import { HealthController } from './health.controller.js';
+import { AccountPagesController } from './interactions/account-pages.controller.js';
+import { InteractionsController } from './interactions/interactions.controller.js';
+import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
+import { createProvider } from './oidc/provider.js';
+import { WebSessions } from './sessions/web-sessions.js';
 
-/** The authorization server. OAuth 2.1 (oidc-provider), sign-in and settings pages come next. */
+/** The authorization server: oidc-provider, its Postgres storage, and our sign-in pages. */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
       useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url, 10),
     }),
   ],
-  controllers: [HealthController],
+  controllers: [HealthController, InteractionsController, AccountPagesController],
+  providers: [
+    WebSessions,
+    {
+      provide: OIDC_PROVIDER,
+      inject: [DataSource],
+      useFactory: async (ds: DataSource) => {
+        await runMigrations(ds); // the keys table must exist before the provider reads it
+        return createProvider(ds, loadConfig().publicUrl);
+      },
+    },
+  ],
+  exports: [OIDC_PROVIDER],
 })
 export class AuthServerModule {}

@@ -1,18 +1,59 @@
 import 'reflect-metadata';
-import { Logger, type INestApplication } from '@nestjs/common';
+import { Logger, type INestApplication, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import cookieParser from 'cookie-parser';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../../libs/database/src/config.js';
-import { runMigrations } from '../../../libs/database/src/data-source.js';
+import { deleteExpired } from './adapter/postgres-adapter.js';
 import { AuthServerModule } from './app.module.js';
+import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
+import type { OidcProvider } from './oidc/provider.js';
+
+const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+/** Our pages; every other /oauth/* and /.well-known/* path is the provider's. */
+const OWN_PAGES = /^\/oauth\/(interaction|assets)\//;
+const CLEANUP_EVERY_MS = 10 * 60 * 1000;
+
+/** The auth server, configured but not listening (tests listen on a port of their own). */
+export async function createAuthServer(): Promise<INestApplication> {
+  const config = loadConfig();
+  const level = LEVELS.indexOf(config.logLevel as LogLevel);
+  const app = await NestFactory.create<NestExpressApplication>(AuthServerModule, {
+    bodyParser: false,
+    logger: LEVELS.slice(0, level < 0 ? 4 : level + 1),
+  });
+  app.set('trust proxy', 'loopback');
+  app.disable('x-powered-by');
+  app.enableShutdownHooks();
+  const provider = app.get<OidcProvider>(OIDC_PROVIDER);
+  const ds = app.get(DataSource);
+
+  // RFC 7591 registration is open, so it is rate limited per client address.
+  app.use('/oauth/register', rateLimit({ windowMs: 60_000, limit: config.registrationsPerMinute, standardHeaders: 'draft-7', legacyHeaders: false }));
+  const callback = provider.callback();
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if ((req.path.startsWith('/oauth/') && !OWN_PAGES.test(req.path)) || req.path.startsWith('/.well-known/')) {
+      return callback(req, res);
+    }
+    next();
+  });
+  app.use(cookieParser());
+  app.use(express.urlencoded({ extended: false, limit: '100kb' }));
+  app.use(express.json({ limit: '100kb' }));
+
+  const timer = setInterval(() => void deleteExpired(ds).catch(() => undefined), CLEANUP_EVERY_MS);
+  timer.unref();
+  return app;
+}
 
 export async function startAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
-  const app = await NestFactory.create(AuthServerModule, { logger: ['fatal', 'error', 'warn', 'log'] });
-  app.enableShutdownHooks();
-  await runMigrations(app.get(DataSource));
-  // Internal: reached through the records API's forwarding, not published.
+  const app = await createAuthServer();
+  // Internal: reached through the records API's forwarding.
   await app.listen(config.authPort, '127.0.0.1');
-  new Logger('auth-server').log(`Auth server on 127.0.0.1:${config.authPort}`);
+  new Logger('auth-server').log(`Auth server on 127.0.0.1:${config.authPort} (issuer ${config.publicUrl})`);
   return app;
 }

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '../../../libs/database/src/config.js';
 import { runMigrations } from '../../../libs/database/src/data-source.js';
 import { AppModule } from './app.module.js';
+import { authProxy } from './http/auth-proxy.js';
 import { jsonBodies } from './http/body-parsing.js';
 import { rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
@@ -23,6 +24,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.set('trust proxy', 'loopback');
   app.disable('x-powered-by');
   app.use(requestId);
+  if (config.authProxy) app.use(authProxy(config.authPort));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
   app.use(jsonBodies());
   app.enableShutdownHooks();

@@ -1,4 +1,4 @@
-import { hash as argon2Hash } from '@node-rs/argon2';
+import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { isUUID } from 'class-validator';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
@@ -107,16 +107,18 @@ export function listRoles(ds: DataSource, workspaceId: string): Promise<RoleEnti
   return ds.getRepository(RoleEntity).find({ where: { workspaceId }, order: { createdAt: 'ASC', name: 'ASC' } });
 }
 
-export async function createUser(ds: DataSource, email: string, password: string): Promise<UserEntity> {
+export async function createUser(ds: DataSource, email: string, password: string, manager: EntityManager = ds.manager): Promise<UserEntity> {
   if (!EMAIL.test(email ?? '')) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `email must be an e-mail address; got "${email}"`);
   if (!password || password.length < 8) {
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'password must be at least 8 characters');
   }
-  const taken = await ds.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
+  const taken = await manager.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
   if (taken.length) throw new ConflictError(`A user with e-mail ${email} already exists`);
-  const repo = ds.getRepository(UserEntity);
-  const user = await repo.save(repo.create({ email, passwordHash: await hashPassword(password) }));
-  return { id: user.id, email: user.email, createdAt: user.createdAt } as UserEntity;
+  const [user] = await manager.query(
+    'INSERT INTO users (email, password_hash) VALUES ($1, $2) RETURNING id, email, created_at',
+    [email, await hashPassword(password)],
+  );
+  return { id: user.id, email: user.email, createdAt: user.created_at } as UserEntity;
 }
 
 export async function findUserByEmail(ds: DataSource, email: string): Promise<UserEntity> {
@@ -179,4 +181,39 @@ export async function revokeApiKey(ds: DataSource, id: string): Promise<{ id: st
   const row = rows[0]?.[0] ?? rows[0];
   if (!row?.id) throw new NotFoundError(`No API key with id ${id}`);
   return { id: row.id, revokedAt: new Date(row.revoked_at).toISOString() };
+}
+
+/** The user for these credentials, or undefined; the same time is spent when the e-mail is unknown. */
+export async function verifyCredentials(ds: DataSource, email: string, password: string): Promise<{ id: string; email: string } | undefined> {
+  const rows = await ds.query('SELECT id, email, password_hash FROM users WHERE lower(email) = lower($1)', [email ?? '']);
+  const hash = rows[0]?.password_hash ?? (await dummyHash());
+  const ok = await argon2Verify(hash, password ?? '').catch(() => false);
+  return ok && rows.length ? { id: rows[0].id, email: rows[0].email } : undefined;
+}
+
+let dummy: Promise<string> | undefined;
+function dummyHash(): Promise<string> {
+  dummy ??= hashPassword('not-a-real-password');
+  return dummy;
+}
+
+export function workspacesOf(ds: DataSource, userId: string): Promise<{ id: string; name: string; role: string }[]> {
+  return ds.query(
+    `SELECT w.id, w.name, r.name AS role FROM workspace_members m
+       JOIN workspaces w ON w.id = m.workspace_id
+       JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
+      WHERE m.user_id = $1 ORDER BY lower(w.name)`,
+    [userId],
+  );
+}
+
+/** Sign-up: a new user and a new workspace in which the user is Admin, all or nothing. */
+export async function signUp(ds: DataSource, email: string, password: string, workspaceName: string) {
+  return ds.transaction(async (tx) => {
+    const workspace = await createWorkspace(tx, workspaceName);
+    const user = await createUser(ds, email, password, tx);
+    const admin = await tx.query(`SELECT id FROM roles WHERE workspace_id = $1 AND name = 'Admin'`, [workspace.id]);
+    await tx.query('INSERT INTO workspace_members (workspace_id, user_id, role_id) VALUES ($1, $2, $3)', [workspace.id, user.id, admin[0].id]);
+    return { user, workspace };
+  });
 }

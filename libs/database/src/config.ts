@@ -14,6 +14,8 @@ export interface AppConfig {
   authProxy: boolean;
   /** Requests per minute per credential (or per IP when there is none). */
   rateLimitPerMinute: number;
+  /** Dynamic client registrations per minute per client address. */
+  registrationsPerMinute: number;
   logLevel: string;
 }
 
@@ -49,6 +51,7 @@ export function loadConfig(): AppConfig {
     dataDir: resolve(projectRoot(), process.env.DATA_DIR || '.data'),
     authProxy: (process.env.AUTH_PROXY ?? 'on') !== 'off',
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', 600),
+    registrationsPerMinute: intFrom('REGISTRATIONS_PER_MINUTE', 10),
     logLevel: process.env.LOG_LEVEL || 'log',
   };
 }

@@ -4,8 +4,9 @@ import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
 import { ENTITIES } from './entities/index.js';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
+import { OAuth1763900000000 } from './migrations/1763900000000-oauth.js';
 
-export const MIGRATIONS = [InitialSchema1763800000000];
+export const MIGRATIONS = [InitialSchema1763800000000, OAuth1763900000000];
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
   return {

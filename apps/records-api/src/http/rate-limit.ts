@@ -18,7 +18,11 @@ export function rateLimitPerCredential(perMinute: number) {
     limit: perMinute,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
-    keyGenerator: (req) => (req.headers.authorization ? hashSecret(req.headers.authorization) : `ip:${ipKeyGenerator(req.ip ?? '')}`),
+    keyGenerator: (req) => {
+      // The token, not the raw header: `bearer  X` and `Bearer X` are one credential and share one budget.
+      const token = /^Bearer +(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+      return token ? hashSecret(token) : `ip:${ipKeyGenerator(req.ip ?? '')}`;
+    },
     handler: (req, res, _next, options) => {
       const resetTime = (req as RequestWithId & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
       const seconds = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : options.windowMs / 1000;

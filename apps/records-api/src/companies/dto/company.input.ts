@@ -26,8 +26,8 @@ export class DomainNameInput {
 }
 
 export class CompanyCreateInput {
-  /** Optional client-chosen id (Twenty allows it); a taken id is a 409. */
-  @IsOptional() @IsUUID()
+  /** Optional client-chosen id (Twenty allows it); a taken id is a 409. `null` is refused, not inserted. */
+  @ValidateIf((o: CompanyCreateInput) => o.id !== undefined) @IsUUID()
   id?: string;
 
   @IsString() @IsNotEmpty() @MaxLength(500)

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsEmail, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsEmail, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 
 export class FullNameInput {
   @IsOptional() @IsString() @MaxLength(200)
@@ -30,7 +30,7 @@ export class PersonUpdateInput {
 }
 
 export class PersonCreateInput extends PersonUpdateInput {
-  /** Optional client-chosen id (Twenty allows it); a taken id is a 409. */
-  @IsOptional() @IsUUID()
+  /** Optional client-chosen id (Twenty allows it); a taken id is a 409. `null` is refused, not inserted. */
+  @ValidateIf((o: PersonCreateInput) => o.id !== undefined) @IsUUID()
   id?: string;
 }

@@ -1,0 +1,103 @@
+import { Controller, Get, Header, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DataSource } from 'typeorm';
+import { signUp, verifyCredentials, workspacesOf } from '../../../../libs/auth/src/accounts.js';
+import { AppError } from '../../../../libs/records/src/errors.js';
+import { postgresAdapter } from '../adapter/postgres-adapter.js';
+import { WebSessions, csrfToken, csrfValid, safeReturn } from '../sessions/web-sessions.js';
+import { html, page } from '../views/html.js';
+import { loginPage, logoutPage, messagePage, signupPage } from '../views/pages.js';
+import { STYLESHEET } from '../views/style.js';
+
+/** Sign-in, sign-up and sign-out outside an authorization request (and the way back into one). */
+@Controller()
+export class AccountPagesController {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly sessions: WebSessions,
+  ) {}
+
+  @Get('oauth/assets/style.css')
+  @Header('Content-Type', 'text/css; charset=utf-8')
+  @Header('Cache-Control', 'public, max-age=3600')
+  stylesheet() {
+    return STYLESHEET;
+  }
+
+  @Get('login')
+  async loginForm(@Req() req: Request, @Res() res: Response) {
+    const returnTo = safeReturn(req.query.return);
+    if (await this.sessions.current(req)) return res.redirect(303, returnTo ?? '/settings');
+    res.send(loginPage({ action: '/login', csrf: csrfToken(req, res), returnTo, signupHref: `/signup${returnTo ? `?return=${encodeURIComponent(returnTo)}` : ''}` }));
+  }
+
+  @Post('login')
+  async login(@Req() req: Request, @Res() res: Response) {
+    const body = req.body ?? {};
+    const returnTo = safeReturn(body.return);
+    const csrf = csrfToken(req, res);
+    const again = (status: number, error: string) =>
+      res.status(status).send(loginPage({ action: '/login', csrf, email: body.email, error, returnTo, signupHref: '/signup' }));
+    if (!csrfValid(req)) return again(403, 'The form expired; please try again.');
+    const user = await verifyCredentials(this.ds, String(body.email ?? ''), String(body.password ?? ''));
+    if (!user) return again(401, 'Wrong e-mail or password.');
+    await this.sessions.start(res, user.id);
+    res.redirect(303, returnTo ?? '/settings');
+  }
+
+  @Get('signup')
+  signupForm(@Req() req: Request, @Res() res: Response) {
+    res.send(signupPage({ csrf: csrfToken(req, res), returnTo: safeReturn(req.query.return) }));
+  }
+
+  @Post('signup')
+  async signup(@Req() req: Request, @Res() res: Response) {
+    const body = req.body ?? {};
+    const returnTo = safeReturn(body.return);
+    const csrf = csrfToken(req, res);
+    const again = (status: number, error: string) =>
+      res.status(status).send(signupPage({ csrf, email: body.email, workspace: body.workspace, error, returnTo }));
+    if (!csrfValid(req)) return again(403, 'The form expired; please try again.');
+    try {
+      const { user } = await signUp(this.ds, String(body.email ?? ''), String(body.password ?? ''), String(body.workspace ?? ''));
+      await this.sessions.start(res, user.id);
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) return again(err.status, err.messages.join(' '));
+      throw err;
+    }
+    res.redirect(303, returnTo ?? '/settings');
+  }
+
+  @Get('logout')
+  async logoutForm(@Req() req: Request, @Res() res: Response) {
+    const session = await this.sessions.current(req);
+    if (!session) return res.send(messagePage('Signed out', 'You are not signed in.', { href: '/login', label: 'Sign in' }));
+    res.send(logoutPage({ csrf: csrfToken(req, res), email: session.email }));
+  }
+
+  @Post('logout')
+  async logout(@Req() req: Request, @Res() res: Response) {
+    if (!csrfValid(req)) return res.status(403).send(messagePage('Form expired', 'Please go back and try again.'));
+    await this.sessions.end(req, res);
+    // Also end the authorization server's own session, so the next authorization asks to sign in.
+    const providerSession = req.cookies?._session;
+    if (typeof providerSession === 'string') await new (postgresAdapter(this.ds))('Session').destroy(providerSession);
+    res.clearCookie('_session', { path: '/' });
+    res.clearCookie('_session.sig', { path: '/' });
+    res.send(messagePage('Signed out', 'You are signed out.', { href: '/login', label: 'Sign in again' }));
+  }
+
+  /** Where sign-in lands; the settings pages grow here. */
+  @Get('settings')
+  async settings(@Req() req: Request, @Res() res: Response) {
+    const session = await this.sessions.current(req);
+    if (!session) return res.redirect(303, '/login?return=%2Fsettings');
+    const workspaces = await workspacesOf(this.ds, session.userId);
+    res.send(page('Settings', html`
+<h1>Signed in</h1>
+<p>You are signed in as <strong>${session.email}</strong>.</p>
+<h2>Your workspaces</h2>
+<ul>${workspaces.map((w) => html`<li>${w.name} <span class="muted">(${w.role})</span></li>`)}</ul>
+<p><a href="/logout">Sign out</a></p>`));
+  }
+}

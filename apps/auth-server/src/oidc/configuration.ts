@@ -1,0 +1,134 @@
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { errors } from 'oidc-provider';
+import type { JWK } from 'jose';
+import { knownResources, normaliseResource } from './resources.js';
+
+export const ACCESS_TOKEN_TTL = 1800;
+/** Refresh tokens: 30 days, renewed by rotation on each use; an idle grant dies after 30 days. */
+export const REFRESH_TOKEN_TTL = 30 * 24 * 3600;
+export const SCOPES = ['openid', 'offline_access', 'api', 'profile'];
+const PUBLIC_CLIENT_GRANTS = new Set(['authorization_code', 'refresh_token']);
+
+export interface ConfigurationDeps {
+  publicUrl: string;
+  adapter: Configuration['adapter'];
+  signingKeys: JWK[];
+  cookieKeys: string[];
+  findAccount: Configuration['findAccount'];
+  /** The workspace a token acts in: from the grant (person) or the server app. */
+  workspaceClaims: (token: { kind: string; grantId?: string; clientId?: string }) => Promise<Record<string, unknown> | undefined>;
+}
+
+/** Each option with the reason for it and the rule it follows. */
+export function buildConfiguration(deps: ConfigurationDeps): Configuration {
+  const https = deps.publicUrl.startsWith('https:');
+  const resources = knownResources(deps.publicUrl);
+  return {
+    adapter: deps.adapter,
+    findAccount: deps.findAccount,
+    // Signing keys live in the database (see libs/auth/src/signing-keys.ts), published at the JWKS endpoint (RFC 7517).
+    jwks: { keys: deps.signingKeys as never },
+    // Cookies: HttpOnly and SameSite=Lax always, Secure when the issuer is https (RFC 6265bis §4.1.2.7).
+    cookies: {
+      keys: deps.cookieKeys,
+      long: { httpOnly: true, sameSite: 'lax', secure: https, signed: true },
+      short: { httpOnly: true, sameSite: 'lax', secure: https, signed: true },
+    },
+    // Authorization code flow only: the implicit and hybrid flows are gone in OAuth 2.1 (draft-ietf-oauth-v2-1 §10.1).
+    responseTypes: ['code'],
+    // PKCE with S256 for every client, public or confidential (OAuth 2.1 §4.1.1; RFC 7636 §4.2). v9 knows only S256.
+    pkce: { required: () => true },
+    // `api` and `profile` only label the consent screen; reach comes from the role (SPEC §5).
+    // `openid` and `offline_access` are the provider's own.
+    scopes: SCOPES,
+    claims: { openid: ['sub'], profile: ['email'] },
+    // Dynamically registered clients are public: no secret, code + refresh token only (RFC 7591 §2; SPEC §5).
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    },
+    // Declaring one extra property makes the validator see the whole metadata (oidc-provider extraClientMetadata).
+    extraClientMetadata: {
+      properties: ['workspace_app'],
+      validator(ctx: KoaContextWithOIDC | undefined, key: string, value: unknown, metadata: Record<string, unknown>) {
+        if (ctx?.oidc?.route !== 'registration') return;
+        if (key === 'workspace_app' && value !== undefined) {
+          throw new errors.InvalidClientMetadata('workspace_app cannot be registered dynamically');
+        }
+        if (metadata.token_endpoint_auth_method !== 'none') {
+          // RFC 7591 §3.2.2: refuse, never silently change, what the client asked for.
+          throw new errors.InvalidClientMetadata('only public clients may register: token_endpoint_auth_method must be "none"');
+        }
+        const grants = (metadata.grant_types as string[] | undefined) ?? [];
+        const refused = grants.filter((g) => !PUBLIC_CLIENT_GRANTS.has(g));
+        if (refused.length) {
+          throw new errors.InvalidClientMetadata(`grant_types ${refused.join(', ')} not allowed; registered clients use authorization_code and refresh_token`);
+        }
+        delete metadata.client_secret;
+      },
+    },
+    features: {
+      // Our own pages do sign-in, workspace choice and consent.
+      devInteractions: { enabled: false },
+      // Open dynamic client registration, as MCP clients expect (RFC 7591; MCP authorization spec).
+      registration: { enabled: true, initialAccessToken: false },
+      // Server apps registered by a workspace admin (RFC 6749 §4.4).
+      clientCredentials: { enabled: true },
+      // Let clients revoke their tokens (RFC 7009).
+      revocation: { enabled: true },
+      // Tokens are for a resource; its URL is the JWT audience (RFC 8707; RFC 9068 §2.2).
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async (_ctx, _client, oneOf) => (oneOf ? oneOf : deps.publicUrl),
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, resourceIndicator) => {
+          const audience = normaliseResource(resourceIndicator);
+          if (!resources.includes(audience)) throw new errors.InvalidTarget(`unknown resource; use ${resources.join(' or ')}`);
+          return {
+            scope: 'api profile',
+            audience,
+            accessTokenTTL: ACCESS_TOKEN_TTL,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+      // Sign-out is our /logout page.
+      rpInitiatedLogout: { enabled: false },
+    },
+    // The workspace the person chose rides in the access token (RFC 9068 §2.2.3.1 allows extra claims).
+    extraTokenClaims: async (_ctx, token) => deps.workspaceClaims(token as never),
+    // A refresh token for every authorization-code grant (no need for offline_access), rotated on every use;
+    // reuse of a rotated one revokes the grant (OAuth 2.1 §4.3.1; RFC 9700 §4.14.2).
+    issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.kind === 'AuthorizationCode',
+    rotateRefreshToken: () => true,
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL,
+      ClientCredentials: ACCESS_TOKEN_TTL,
+      AuthorizationCode: 60, // RFC 6749 §4.1.2: short lived, 10 minutes at most
+      RefreshToken: REFRESH_TOKEN_TTL,
+      Grant: REFRESH_TOKEN_TTL,
+      Interaction: 3600,
+      Session: 14 * 24 * 3600,
+    },
+    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    routes: {
+      authorization: '/oauth/authorize',
+      token: '/oauth/token',
+      jwks: '/oauth/jwks',
+      registration: '/oauth/register',
+      revocation: '/oauth/revoke',
+      userinfo: '/oauth/userinfo',
+      pushed_authorization_request: '/oauth/par',
+    },
+    // Public clients use none; server apps a client secret (RFC 6749 §2.3.1). No shared-key JWT methods.
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    // Errors in the provider's own responses never show internals.
+    renderError: async (ctx, out) => {
+      ctx.type = 'html';
+      const text = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title><link rel="stylesheet" href="/oauth/assets/style.css"></head><body><main class="card"><h1>Something went wrong</h1><p><strong>${text(out.error)}</strong></p><p>${text(out.error_description)}</p></main></body></html>`;
+    },
+  };
+}

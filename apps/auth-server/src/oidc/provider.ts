@@ -1,0 +1,47 @@
+import Provider from 'oidc-provider';
+import type { DataSource } from 'typeorm';
+import { hashSecret } from '../../../../libs/auth/src/secrets.js';
+import { ensureOidcKeys } from '../../../../libs/auth/src/signing-keys.js';
+import { postgresAdapter } from '../adapter/postgres-adapter.js';
+import { buildConfiguration } from './configuration.js';
+
+export type OidcProvider = InstanceType<typeof Provider>;
+
+/** The authorization server: oidc-provider over our Postgres storage, keys and accounts. */
+export async function createProvider(ds: DataSource, publicUrl: string): Promise<OidcProvider> {
+  const keys = await ensureOidcKeys(ds);
+  const provider = new Provider(
+    publicUrl,
+    buildConfiguration({
+      publicUrl,
+      adapter: postgresAdapter(ds),
+      signingKeys: keys.signing,
+      cookieKeys: keys.cookies,
+      findAccount: async (_ctx, sub) => {
+        const rows = await ds.query('SELECT id, email FROM users WHERE id::text = $1', [sub]);
+        if (!rows.length) return undefined;
+        return { accountId: sub, claims: async () => ({ sub, email: rows[0].email }) };
+      },
+      workspaceClaims: async (token) => {
+        if (token.kind === 'ClientCredentials' && token.clientId) {
+          const apps = await ds.query('SELECT workspace_id FROM server_apps WHERE client_id = $1', [token.clientId]);
+          return apps.length ? { workspace_id: apps[0].workspace_id } : undefined;
+        }
+        if (token.grantId) {
+          const grants = await ds.query('SELECT workspace_id FROM oauth_grant_workspaces WHERE grant_id = $1', [token.grantId]);
+          return grants.length ? { workspace_id: grants[0].workspace_id } : undefined;
+        }
+        return undefined;
+      },
+    }),
+  );
+  // Behind the records API (and maybe an ingress): trust X-Forwarded-Proto/Host so the
+  // issuer's URLs are the public ones (oidc-provider docs, "Trusting TLS offloading proxies").
+  provider.proxy = true;
+  // Server app secrets are stored as SHA-256 only: compare the hash of what the client sent.
+  const compare = provider.Client.prototype.compareClientSecret;
+  provider.Client.prototype.compareClientSecret = function (this: unknown, actual: string) {
+    return compare.call(this, hashSecret(actual));
+  };
+  return provider;
+}

@@ -1,0 +1,52 @@
+import { GraphQLError } from 'graphql';
+import type { AuthenticatedRequest } from '../../../../libs/auth/src/auth.guard.js';
+import type { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.service.js';
+import type { Principal } from '../../../../libs/auth/src/principal.js';
+import { wwwAuthenticate } from '../../../../libs/auth/src/www-authenticate.js';
+import { AppError } from '../../../../libs/records/src/errors.js';
+import type { CompaniesService } from '../companies/companies.service.js';
+import type { RequestWithId } from '../http/request-id.js';
+import type { PeopleService } from '../people/people.service.js';
+import { createLoaders, type Loaders } from './loaders.js';
+
+export type GraphqlRequest = AuthenticatedRequest & RequestWithId;
+
+export interface GraphqlContext {
+  req: GraphqlRequest;
+  principal: Principal;
+  loaders: Loaders;
+}
+
+/**
+ * Authenticates before anything is parsed or executed: no valid `Authorization: Bearer`
+ * (the only credential read, SPEC §5) → HTTP 401 with `WWW-Authenticate` naming the root
+ * protected-resource metadata (RFC 9728 §5.1), and no GraphQL execution at all.
+ * The principal also lands on `req`, where the global BearerAuthGuard finds it.
+ */
+export function graphqlContextFactory(deps: {
+  auth: BearerAuthService;
+  companies: CompaniesService;
+  people: PeopleService;
+  publicUrl: string;
+}) {
+  return async ({ req }: { req: GraphqlRequest }): Promise<GraphqlContext> => {
+    let principal: Principal;
+    try {
+      principal = await deps.auth.authenticate(req.headers.authorization);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 401) throw err;
+      throw new GraphQLError(err.message, {
+        extensions: {
+          code: 'UNAUTHENTICATED',
+          requestId: req.id,
+          http: {
+            status: 401,
+            headers: new Map([['www-authenticate', wwwAuthenticate(deps.publicUrl, '', Boolean(req.headers.authorization))]]),
+          },
+        },
+      });
+    }
+    req.principal = principal;
+    return { req, principal, loaders: createLoaders(principal, deps.companies, deps.people) };
+  };
+}

@@ -1,0 +1,93 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import { Logger } from '@nestjs/common';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { AppError } from '../../../../libs/records/src/errors.js';
+import type { GraphqlContext } from './graphql-context.js';
+
+/** AppError status → GraphQL `extensions.code` (SPEC §4). */
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'BAD_USER_INPUT',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+};
+
+const INTERNAL = 'INTERNAL_SERVER_ERROR';
+
+/** The error a resolver threw, under graphql-js's located wrappers. */
+function originalOf(error: unknown): unknown {
+  let current = error;
+  while (current instanceof GraphQLError && current.originalError) current = current.originalError;
+  return current;
+}
+
+/** The first `extensions.code` on the way down to the original error. */
+function codeOf(error: unknown): unknown {
+  for (let current = error; current instanceof GraphQLError; current = current.originalError) {
+    if (current.extensions.code !== undefined) return current.extensions.code;
+  }
+  return undefined;
+}
+
+/** Neither a domain error with a client status nor an error Apollo or graphql-js coded. */
+function isInternal(error: unknown, original = originalOf(error)): boolean {
+  if (original instanceof AppError) return !CODE_BY_STATUS[original.status];
+  const code = codeOf(error);
+  return code === undefined || code === INTERNAL;
+}
+
+/**
+ * The one error mapping of the GraphQL transport. Domain errors keep their messages and
+ * gain a code (`subCode` keeps the REST code, e.g. INVALID_FILTER); errors Apollo or
+ * graphql-js already coded (GRAPHQL_VALIDATION_FAILED, BAD_USER_INPUT for variables, …)
+ * pass through; anything else is a plain "Internal server error" (logged with the request
+ * id by graphqlRequestIdPlugin).
+ */
+export function formatGraphqlError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const original = originalOf(error);
+  const { message, locations, path } = formatted;
+  if (isInternal(error, original) && formatted.extensions?.code === INTERNAL) {
+    return { message: 'Internal server error', locations, path, extensions: { code: INTERNAL } };
+  }
+  if (original instanceof AppError) {
+    return {
+      message: original.message,
+      locations,
+      path,
+      extensions: { code: CODE_BY_STATUS[original.status], subCode: original.code, messages: original.messages },
+    };
+  }
+  return { message, locations, path, extensions: formatted.extensions };
+}
+
+/**
+ * Puts the request id (also in the `X-Request-Id` response header) on every error, and
+ * logs the internal ones with it: formatError cannot see the request.
+ */
+export function graphqlRequestIdPlugin(): ApolloServerPlugin<GraphqlContext> {
+  const logger = new Logger('GraphQL');
+  return {
+    async contextCreationDidFail({ error }) {
+      if (isInternal(error)) logger.error(`GraphQL context: ${(originalOf(error) as Error)?.stack ?? String(error)}`);
+    },
+    async requestDidStart() {
+      return {
+        async didEncounterErrors({ contextValue, errors }) {
+          for (const error of errors.filter((e) => isInternal(e))) {
+            const original = originalOf(error);
+            logger.error(`[${contextValue.req?.id}] ${(original as Error)?.stack ?? String(original)}`);
+          }
+        },
+        async willSendResponse({ contextValue, response }) {
+          if (response.body.kind !== 'single' || !response.body.singleResult.errors) return;
+          const requestId = contextValue.req?.id;
+          response.body.singleResult.errors = response.body.singleResult.errors.map((e) => ({
+            ...e,
+            extensions: { ...e.extensions, requestId },
+          }));
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import {
+  GraphQLError,
+  Kind,
+  getNamedType,
+  isLeafType,
+  type SelectionSetNode,
+  type ValidationRule,
+} from 'graphql';
+import { fieldExtensionsEstimator, getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
+import { EMBEDDED_PER_RECORD } from '../companies/companies.service.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../../libs/records/src/query/index.js';
+
+/** `companies { edges { node { people { edges { node { company { name } } } } } } }` is 8 deep. */
+export const MAX_DEPTH = 8;
+
+/**
+ * The most records one operation may return (see `recordCost`): a full default page of
+ * companies with their people (60 × 61) fits, 200 companies with their people do not.
+ */
+export const MAX_COST = 5000;
+
+/**
+ * Refuses operations nested deeper than `max` fields (introspection fields aside, so
+ * tools can still read the schema). Fragments are measured once each, so a document
+ * that spreads fragments many times cannot make this rule slow.
+ */
+export function depthLimitRule(max = MAX_DEPTH): ValidationRule {
+  return (context) => {
+    const fragmentDepths = new Map<string, number>();
+    const measure = (set: SelectionSetNode, visiting: Set<string>): number => {
+      let deepest = 0;
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) {
+          if (selection.name.value.startsWith('__')) continue;
+          deepest = Math.max(deepest, 1 + (selection.selectionSet ? measure(selection.selectionSet, visiting) : 0));
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          deepest = Math.max(deepest, measure(selection.selectionSet, visiting));
+        } else {
+          const name = selection.name.value;
+          if (visiting.has(name)) continue; // a cycle: NoFragmentCyclesRule reports it
+          if (!fragmentDepths.has(name)) {
+            const fragment = context.getFragment(name);
+            visiting.add(name);
+            fragmentDepths.set(name, fragment ? measure(fragment.selectionSet, visiting) : 0);
+            visiting.delete(name);
+          }
+          deepest = Math.max(deepest, fragmentDepths.get(name)!);
+        }
+      }
+      return deepest;
+    };
+    return {
+      OperationDefinition(operation) {
+        const depth = measure(operation.selectionSet, new Set());
+        if (depth > max) {
+          context.reportError(
+            new GraphQLError(
+              `The operation is ${depth} fields deep; at most ${max} levels are allowed. ` +
+                'Query the nested records separately, e.g. people(filter: {companyId: {eq: …}}).',
+              { nodes: [operation] },
+            ),
+          );
+        }
+      },
+    };
+  };
+}
+
+/** Page size a connection field may return, as the resolvers will read it. */
+export function pageSize(args: { first?: unknown; last?: unknown }): number {
+  const raw = args.first ?? args.last;
+  const size = typeof raw === 'number' ? raw : DEFAULT_LIMIT;
+  return Math.max(0, Math.min(size, MAX_LIMIT));
+}
+
+/** Complexity of the list fields (set on them with `complexity:`). */
+export const connectionCost = ({ args, childComplexity }: { args: Record<string, unknown>; childComplexity: number }) =>
+  pageSize(args) * (1 + childComplexity);
+export const embeddedPeopleCost = ({ childComplexity }: { childComplexity: number }) => EMBEDDED_PER_RECORD * (1 + childComplexity);
+export const singleRecordCost = ({ childComplexity }: { childComplexity: number }) => 1 + childComplexity;
+export const batchCost = ({ args, childComplexity }: { args: Record<string, unknown>; childComplexity: number }) =>
+  (Array.isArray(args.data) ? args.data.length : 1) * (1 + childComplexity);
+
+/**
+ * Fields without a `complexity` of their own: scalars cost nothing, and plain objects
+ * (edges, node, pageInfo, domainName…) cost what they select. So an operation's cost is
+ * the most records it can return.
+ */
+const recordCost: ComplexityEstimator = ({ field, childComplexity }) =>
+  isLeafType(getNamedType(field.type)) ? 0 : childComplexity;
+
+/**
+ * Refuses operations above MAX_COST before they run. A plugin rather than a validation
+ * rule because the cost depends on variables (`first: $n`), which rules do not see.
+ */
+export function complexityLimitPlugin(max = MAX_COST): ApolloServerPlugin {
+  const refuse = (message: string) =>
+    new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ request, document, schema }) {
+          let cost: number;
+          try {
+            cost = getComplexity({
+              schema,
+              query: document,
+              operationName: request.operationName ?? undefined,
+              variables: request.variables,
+              estimators: [fieldExtensionsEstimator(), recordCost],
+            });
+          } catch (err) {
+            if (/maximum allowed number of nodes/.test((err as Error).message)) throw refuse('The operation has too many fields');
+            return; // invalid variables: execution reports them as BAD_USER_INPUT
+          }
+          if (cost > max) {
+            throw refuse(
+              `The operation may return ${cost} records; at most ${max} are allowed. Each list multiplies what it ` +
+                `selects by its page size (first or last, default ${DEFAULT_LIMIT}; Company.people counts ${EMBEDDED_PER_RECORD}): ` +
+                'ask for smaller pages or fewer nested lists.',
+            );
+          }
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { Field, InputType, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { DateTimeScalar, UUIDScalar } from './scalars.js';
+
+/** Values match the shared `Direction` of libs/records (and the REST `order_by` syntax). */
+export enum OrderByDirection {
+  AscNullsFirst = 'AscNullsFirst',
+  AscNullsLast = 'AscNullsLast',
+  DescNullsFirst = 'DescNullsFirst',
+  DescNullsLast = 'DescNullsLast',
+}
+registerEnumType(OrderByDirection, { name: 'OrderByDirection' });
+
+export enum FilterIs {
+  NULL = 'NULL',
+  NOT_NULL = 'NOT_NULL',
+}
+registerEnumType(FilterIs, { name: 'FilterIs', description: 'For `is`: the field has no value (NULL) or has one (NOT_NULL).' });
+
+@ObjectType('PageInfo')
+export class PageInfo {
+  @Field(() => Boolean)
+  hasNextPage: boolean;
+
+  @Field(() => Boolean)
+  hasPreviousPage: boolean;
+
+  @Field(() => String, { nullable: true, description: 'Pass as `before` to read the page before this one.' })
+  startCursor: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Pass as `after` to read the page after this one.' })
+  endCursor: string | null;
+}
+
+@InputType('StringFilter')
+export class StringFilter {
+  @Field(() => String, { nullable: true }) eq?: string | null;
+  @Field(() => String, { nullable: true }) neq?: string | null;
+  @Field(() => [String], { nullable: true }) in?: string[] | null;
+  @Field(() => String, { nullable: true, description: 'SQL LIKE pattern, case-sensitive: `%` any run, `_` one character.' })
+  like?: string | null;
+  @Field(() => String, { nullable: true, description: 'SQL LIKE pattern, case-insensitive.' })
+  ilike?: string | null;
+  @Field(() => String, { nullable: true }) startsWith?: string | null;
+  @Field(() => String, { nullable: true }) endsWith?: string | null;
+  @Field(() => String, { nullable: true }) gt?: string | null;
+  @Field(() => String, { nullable: true }) gte?: string | null;
+  @Field(() => String, { nullable: true }) lt?: string | null;
+  @Field(() => String, { nullable: true }) lte?: string | null;
+  @Field(() => FilterIs, { nullable: true }) is?: FilterIs | null;
+}
+
+@InputType('UUIDFilter')
+export class UUIDFilter {
+  @Field(() => UUIDScalar, { nullable: true }) eq?: string | null;
+  @Field(() => UUIDScalar, { nullable: true }) neq?: string | null;
+  @Field(() => [UUIDScalar], { nullable: true }) in?: string[] | null;
+  @Field(() => FilterIs, { nullable: true }) is?: FilterIs | null;
+}
+
+@InputType('DateFilter')
+export class DateFilter {
+  @Field(() => DateTimeScalar, { nullable: true }) eq?: string | null;
+  @Field(() => DateTimeScalar, { nullable: true }) neq?: string | null;
+  @Field(() => [DateTimeScalar], { nullable: true }) in?: string[] | null;
+  @Field(() => DateTimeScalar, { nullable: true }) gt?: string | null;
+  @Field(() => DateTimeScalar, { nullable: true }) gte?: string | null;
+  @Field(() => DateTimeScalar, { nullable: true }) lt?: string | null;
+  @Field(() => DateTimeScalar, { nullable: true }) lte?: string | null;
+  @Field(() => FilterIs, { nullable: true }) is?: FilterIs | null;
+}
+
+@InputType('ArrayFilter')
+export class ArrayFilter {
+  @Field(() => [String], { nullable: true, description: 'Matches when the list holds at least one of these values.' })
+  containsAny?: string[] | null;
+  @Field(() => FilterIs, { nullable: true, description: 'An empty list counts as NULL.' })
+  is?: FilterIs | null;
+}

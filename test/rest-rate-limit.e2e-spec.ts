@@ -1,0 +1,72 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { bearer, newWorkspace, startApi } from './factories.js';
+import { client, expectError, type Http } from './rest-helpers.js';
+
+/** 429 with Retry-After (SPEC §3). The limit is read from the environment when the app is created. */
+const LIMIT = 5;
+
+describe('REST rate limiting', () => {
+  let app: INestApplication;
+  let ds: DataSource;
+  let http: Http;
+  const previous = process.env.RATE_LIMIT_PER_MINUTE;
+
+  beforeAll(async () => {
+    process.env.RATE_LIMIT_PER_MINUTE = String(LIMIT);
+    ({ app, ds, http } = await startApi());
+  });
+  afterAll(async () => {
+    await app.close();
+    if (previous === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;
+    else process.env.RATE_LIMIT_PER_MINUTE = previous;
+  });
+
+  function expect429(res: request.Response): number {
+    expect(expectError(res, 429, 'RATE_LIMITED')).toMatch(new RegExp(`${LIMIT} requests per minute`));
+    expect(res.headers['retry-after']).toMatch(/^\d+$/);
+    const seconds = Number(res.headers['retry-after']);
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(60);
+    return seconds;
+  }
+
+  it('allows the limit per credential, then answers 429 with Retry-After; other credentials are unaffected', async () => {
+    const ws = await newWorkspace(ds, 'rate');
+    const api = client(http, ws.keys.Admin);
+    for (let i = 0; i < LIMIT; i++) expect((await api.get('/rest/companies')).status).toBe(200);
+    expect429(await api.get('/rest/companies'));
+    expect429(await api.get('/rest/people'));
+
+    // Writes are refused too, and nothing is written.
+    expect429(await api.post('/rest/companies', { name: 'too many' }));
+    const [row] = await ds.query('SELECT count(*)::int AS n FROM companies WHERE workspace_id = $1', [ws.id]);
+    expect(row.n).toBe(0);
+
+    // Another key (even of the same workspace) has its own budget.
+    expect((await client(http, ws.keys.Viewer).get('/rest/companies')).status).toBe(200);
+  });
+
+  it('counts one credential once however the header is spelled', async () => {
+    const ws = await newWorkspace(ds, 'rate-spelling');
+    const key = ws.keys.Admin;
+    const spellings = [`Bearer ${key}`, `bearer ${key}`, `BEARER ${key}`, `Bearer  ${key}`, `Bearer ${key} `];
+    for (const header of spellings) {
+      expect((await request(http).get('/rest/companies').set('Authorization', header)).status).toBe(200);
+    }
+    expect429(await request(http).get('/rest/companies').set('Authorization', `Bearer   ${key}`));
+    expect429(await request(http).get('/rest/companies').set(bearer(key)));
+  });
+
+  it('limits requests without credentials per client address, before authentication', async () => {
+    for (let i = 0; i < LIMIT; i++) expectError(await request(http).get('/rest/companies'), 401, 'UNAUTHENTICATED');
+    const res = await request(http).get('/rest/people');
+    expect429(res);
+    expect(res.headers['www-authenticate']).toBeUndefined();
+    // Discovery documents are outside the limited paths.
+    for (let i = 0; i < LIMIT + 2; i++) {
+      expect((await request(http).get('/.well-known/oauth-protected-resource')).status).toBe(200);
+    }
+  });
+});
