@@ -24,8 +24,9 @@ export default {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',
-      testTimeout: 30000,
     },
   ],
   maxWorkers: 2,
+  // e2e tests start servers and child processes; on 2 busy cores 5 s is too tight.
+  testTimeout: 30000,
 };

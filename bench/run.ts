@@ -77,19 +77,35 @@ function machineCpu(): number {
   return (user + nice + system + irq + softirq + steal) / 100;
 }
 
-function cpuSnapshot(serverPid: number, pgPids: number[]): CpuSplit | undefined {
-  if (!existsSync('/proc/stat')) return undefined;
-  const postgres = pgPids.reduce((sum, pid) => sum + processCpu(pid), 0);
-  // `other` holds the machine total here; cpuPerRequest turns it into the rest.
-  return { server: processCpu(serverPid), postgres, autocannon: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6, other: machineCpu() };
+interface CpuSnapshot {
+  server: number;
+  /** Per Postgres backend of records_bench (pools open and close connections, so by pid). */
+  postgres: Map<number, number>;
+  autocannon: number;
+  machine: number;
 }
 
-function cpuPerRequest(before: CpuSplit | undefined, after: CpuSplit | undefined, requests: number): CpuSplit | undefined {
+function cpuSnapshot(serverPid: number, pgPids: number[]): CpuSnapshot | undefined {
+  if (!existsSync('/proc/stat')) return undefined;
+  const own = process.cpuUsage();
+  return {
+    server: processCpu(serverPid),
+    postgres: new Map(pgPids.map((pid) => [pid, processCpu(pid)])),
+    autocannon: (own.user + own.system) / 1e6,
+    machine: machineCpu(),
+  };
+}
+
+/** Backends that exit during the run are lost to `other`, as are parallel workers and other processes. */
+function cpuPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined, requests: number): CpuSplit | undefined {
   if (!before || !after || !requests) return undefined;
-  const d = (k: keyof CpuSplit) => after[k] - before[k];
-  const known = d('server') + d('postgres') + d('autocannon');
+  let postgres = 0;
+  for (const [pid, seconds] of after.postgres) postgres += seconds - (before.postgres.get(pid) ?? 0);
+  const server = after.server - before.server;
+  const autocannon = after.autocannon - before.autocannon;
+  const other = after.machine - before.machine - server - postgres - autocannon;
   const us = (seconds: number) => Math.round((Math.max(0, seconds) * 1e6) / requests);
-  return { server: us(d('server')), postgres: us(d('postgres')), autocannon: us(d('autocannon')), other: us(d('other') - known) };
+  return { server: us(server), postgres: us(postgres), autocannon: us(autocannon), other: us(other) };
 }
 
 function query(params: Record<string, string>): string {
@@ -160,11 +176,9 @@ async function measure(target: Target, s: Scenario, headers: Record<string, stri
       : undefined,
   };
   await autocannon({ ...options, duration: WARMUP_S });
-  const pids = await pgPids(); // after the warm-up, the server's pool is open
-  const before = cpuSnapshot(target.pid, pids);
+  const before = cpuSnapshot(target.pid, await pgPids()); // after the warm-up, the server's pool is open
   const r = await autocannon({ ...options, duration: DURATION_S });
-  const cpuUs = cpuPerRequest(before, cpuSnapshot(target.pid, pids), r.requests.total);
-  if (process.env.BENCH_DEBUG) log(`DEBUG pids ${pids.join(",")} after ${(await pgPids()).join(",")} ${JSON.stringify(before)} ${JSON.stringify(cpuSnapshot(target.pid, pids))}`);
+  const cpuUs = cpuPerRequest(before, cpuSnapshot(target.pid, await pgPids()), r.requests.total);
   return {
     rps: Math.round(r.requests.total / r.duration),
     p50: r.latency.p50,
@@ -244,6 +258,7 @@ function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measur
   if (cpuRows.length) {
     log('');
     log('CPU per request, µs: node server / Postgres backends / autocannon / rest of the machine');
+    log('(the rest: Postgres parallel workers and background processes, and anything else running on the machine)');
     const split = (c?: CpuSplit) => (c ? `${c.server} / ${c.postgres} / ${c.autocannon} / ${c.other}` : '-');
     const cells = cpuRows.map(({ s, m }) => [s.label, split(m.ours?.cpuUs), split(m.bareWithCount?.cpuUs), split(m.bareNoCount?.cpuUs)]);
     const head = ['scenario', 'ours', 'bare + count', 'bare, no count'];
@@ -262,7 +277,7 @@ function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measur
 async function main(): Promise<void> {
   const cpus = os.availableParallelism();
   log(`Records API bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per run, one server at a time.`);
-  log(`Rate limit OFF (RATE_LIMIT_PER_MINUTE=0) for the records API; LOG_LEVEL=warn.`);
+  log(`Records API runs with the rate limit OFF (RATE_LIMIT_PER_MINUTE=0), NODE_ENV=production, LOG_LEVEL=warn.`);
   log(`autocannon, the server under test and Postgres share this machine's ${cpus} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 
   const load = os.loadavg()[0];
@@ -380,7 +395,7 @@ async function main(): Promise<void> {
     const results = {
       date: new Date().toISOString(),
       machine: { cpus, cpuModel: os.cpus()[0]?.model, node: process.version, platform: `${os.platform()} ${os.release()}` },
-      settings: { connections: CONNECTIONS, warmupSeconds: WARMUP_S, durationSeconds: DURATION_S, rateLimit: 'off', database: BENCH_DB },
+      settings: { connections: CONNECTIONS, warmupSeconds: WARMUP_S, durationSeconds: DURATION_S, rateLimit: 'off', nodeEnv: 'production', database: BENCH_DB },
       data: { mainWorkspaceRows: MAIN_ROWS, seededThisRun: data.seeded, seedSeconds: data.seedSeconds, filterLastName: data.filterLastName },
       deepCursor: { pages: DEEP_PAGES, walkSeconds: deep.walkSeconds, matchesOffset: deep.matchesOffset },
       scenarios: rows.map(({ s, m }) => ({

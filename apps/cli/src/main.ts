@@ -12,6 +12,8 @@ import {
 } from '../../../libs/auth/src/accounts.js';
 import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, expiryFromChoice } from '../../../libs/auth/src/api-key-expiry.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS } from '../../../libs/database/src/entities/role.entity.js';
+import { createServerApp } from '../../../libs/auth/src/server-apps.js';
+import { rotateSigningKey } from '../../../libs/auth/src/signing-keys.js';
 import { ErrorCode } from '../../../libs/records/src/errors.js';
 import { describeError, reportError, runCommand, type OutputOptions } from './run.js';
 
@@ -145,6 +147,37 @@ command('role:list', "List a workspace's roles and what they allow")
           `  settings: ${role.settingsPermissions.join(', ') || 'none'}`,
           `  assignable to: ${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || 'nobody'}`,
         ]),
+    ),
+  );
+
+command('app:create', 'Register a server app (OAuth client_credentials); its secret is printed once and stored only as a hash')
+  .requiredOption(...workspaceOption)
+  .requiredOption('--role <name>', 'role name; only roles assignable to API keys (e.g. Admin, Viewer)')
+  .requiredOption('--name <name>', 'a label for the app (1 to 100 characters)')
+  .action((opts: OutputOptions & { workspace: string; role: string; name: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        const role = await findRole(ds, workspace.id, opts.role);
+        const app = await createServerApp(ds, { workspaceId: workspace.id, role, name: opts.name });
+        return { clientId: app.clientId, clientSecret: app.clientSecret, role: app.role };
+      },
+      (r) => [
+        `Registered server app ${r.clientId} with role ${r.role}.`,
+        'Client secret (shown only once; store it in a secret manager now, it cannot be shown again):',
+        `  ${r.clientSecret}`,
+        'Get a token: curl -u "<clientId>:<clientSecret>" -d grant_type=client_credentials -d scope=api <PUBLIC_URL>/oauth/token',
+      ],
+    ),
+  );
+
+command('oauth:rotate-key', 'Add a new signing key for access tokens (auth servers sign with it after their next start)')
+  .action((opts: OutputOptions) =>
+    runCommand(
+      opts,
+      async (ds) => ({ kid: await rotateSigningKey(ds) }),
+      (r) => [`New signing key ${r.kid}; restart the auth server(s) to sign with it. Older keys keep verifying.`],
     ),
   );
 

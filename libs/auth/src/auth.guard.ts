@@ -29,7 +29,7 @@ export class BearerAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const req = requestOf(context);
-    req.principal ??= await this.auth.authenticate(req.headers.authorization);
+    req.principal ??= await this.auth.authenticate(req.headers.authorization, req.path?.startsWith('/mcp') ? 'mcp' : 'api');
     return true;
   }
 }

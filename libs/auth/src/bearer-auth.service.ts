@@ -1,6 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
+import { loadConfig } from '../../database/src/config.js';
 import { UnauthenticatedError } from '../../records/src/errors.js';
+import { AccessTokenVerifier } from './access-token-verifier.js';
 import type { Principal } from './principal.js';
 import { API_KEY_PREFIX, hashSecret } from './secrets.js';
 
@@ -17,6 +20,17 @@ interface ApiKeyRow {
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
+/** Which resource is being called: the whole API, or MCP (which also takes whole-API tokens). */
+export type Resource = 'api' | 'mcp';
+
+interface RoleRow {
+  role_id: string;
+  role_name: string;
+  object_permissions: Principal['role']['objectPermissions'];
+  settings_permissions: Principal['role']['settingsPermissions'];
+}
 
 /**
  * Turns the `Authorization: Bearer` header, and nothing else, into a Principal.
@@ -26,13 +40,58 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 @Injectable()
 export class BearerAuthService {
   private readonly logger = new Logger(BearerAuthService.name);
+  private readonly publicUrl = loadConfig().publicUrl;
+  private readonly tokens: AccessTokenVerifier;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly dataSource: DataSource) {
+    this.tokens = new AccessTokenVerifier(dataSource, this.publicUrl);
+  }
 
-  async authenticate(authorization: string | string[] | undefined): Promise<Principal> {
+  async authenticate(authorization: string | string[] | undefined, resource: Resource = 'api'): Promise<Principal> {
     const token = bearerToken(authorization);
     if (token.startsWith(API_KEY_PREFIX)) return this.fromApiKey(token);
+    if (JWT_SHAPE.test(token)) return this.fromAccessToken(token, resource);
     throw new UnauthenticatedError('The bearer token is not a valid API key or access token');
+  }
+
+  /**
+   * An OAuth access token acts with the role its subject holds now: the person's role in
+   * the token's workspace, or the server app's role. Read on every request, so removing a
+   * member or changing a role applies to the next one.
+   */
+  private async fromAccessToken(token: string, resource: Resource): Promise<Principal> {
+    const audiences = resource === 'mcp' ? [`${this.publicUrl}/mcp`, this.publicUrl] : [this.publicUrl];
+    const claims = await this.tokens.verify(token, audiences);
+    const workspaceId = claims.workspace_id;
+    if (!workspaceId || !isUUID(workspaceId) || !claims.sub) throw new UnauthenticatedError('The access token names no workspace');
+    const isApp = claims.client_id !== undefined && claims.sub === claims.client_id;
+    const rows: RoleRow[] = isApp
+      ? await this.dataSource.query(
+          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
+             FROM server_apps a JOIN roles r ON r.workspace_id = a.workspace_id AND r.id = a.role_id
+            WHERE a.client_id = $1 AND a.workspace_id = $2`,
+          [claims.client_id, workspaceId],
+        )
+      : await this.dataSource.query(
+          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
+             FROM workspace_members m JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
+            WHERE m.user_id::text = $1 AND m.workspace_id = $2`,
+          [claims.sub, workspaceId],
+        );
+    if (!rows.length) {
+      throw new UnauthenticatedError(isApp ? 'The server app no longer exists' : 'The person is no longer a member of this workspace');
+    }
+    return {
+      kind: isApp ? 'app' : 'user',
+      subjectId: claims.sub,
+      workspaceId,
+      role: {
+        id: rows[0].role_id,
+        name: rows[0].role_name,
+        objectPermissions: rows[0].object_permissions,
+        settingsPermissions: rows[0].settings_permissions,
+      },
+    };
   }
 
   private async fromApiKey(secret: string): Promise<Principal> {

@@ -15,7 +15,7 @@ import {
 } from '../../../../libs/records/src/query/index.js';
 import type { ListArgs } from '../records/record-store.js';
 
-/**
+/*
  * GraphQL list arguments → the shared ListArgs, checked by the same rules (and with the
  * same messages) as REST `limit`, `order_by` and `filter`. The GraphQL schema already
  * limits field and operator names; values, nesting and sizes are checked here.
