@@ -7,6 +7,7 @@ import { createAuthServer } from '../apps/auth-server/src/bootstrap.js';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
 import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
 import { createServerApp } from '../libs/auth/src/server-apps.js';
+import { rotateSigningKey } from '../libs/auth/src/signing-keys.js';
 import { FormBrowser } from './form-browser.js';
 
 process.env.LOG_LEVEL ??= 'error';
@@ -288,6 +289,24 @@ describe('OAuth 2.1 through the public origin', () => {
     }
   });
 
+  it('verifies tokens signed with a rotated key without restarting the records API (JWKS re-read on an unknown kid)', async () => {
+    const ws = await createWorkspace(ds, `rotate-${randomUUID().slice(0, 6)}`);
+    const app = await createServerApp(ds, { workspaceId: ws.id, role: await findRole(ds, ws.id, 'Viewer'), name: 'rotation' });
+    const config = await oidc.discovery(new URL(publicUrl), app.clientId, undefined, oidc.ClientSecretBasic(app.clientSecret), insecure);
+    const before = await oidc.clientCredentialsGrant(config, { scope: 'api' });
+    expect((await rest(before.access_token)).status).toBe(200);
+    const kid = await rotateSigningKey(ds);
+    await auth.close();
+    auth = await startAuth();
+    const after = await oidc.clientCredentialsGrant(config, { scope: 'api' });
+    expect(JSON.parse(Buffer.from(after.access_token.split('.')[0], 'base64url').toString()).kid).toBe(kid);
+    expect((await rest(after.access_token)).status).toBe(200);
+    expect((await rest(before.access_token)).status).toBe(200);
+    const jwks = await (await fetch(`${publicUrl}/oauth/jwks`)).json();
+    expect(jwks.keys.map((k: { kid: string }) => k.kid)).toContain(kid);
+    expect(jwks.keys.every((k: Record<string, unknown>) => k.d === undefined)).toBe(true);
+  });
+
   it('skips the pages on a repeat authorization with a live session, and asks again after sign-out', async () => {
     const p = await person([{ workspace: 'theta', role: 'Admin' }]);
     const config = await registerClient();
@@ -333,6 +352,7 @@ describe('OAuth 2.1 through the public origin', () => {
       await b.submit('Allow');
     });
     const created = await rest(tokens.access_token, '/rest/companies', { method: 'POST', body: JSON.stringify({ name: 'Mine' }) });
+    expect(await created.json()).toMatchObject({ data: { createCompany: { name: 'Mine' } } });
     expect(created.status).toBe(201);
   });
 

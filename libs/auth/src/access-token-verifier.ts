@@ -1,9 +1,10 @@
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { DataSource } from 'typeorm';
 import { UnauthenticatedError } from '../../records/src/errors.js';
 import { publicSigningKeys } from './signing-keys.js';
 
-const RELOAD_AT_MOST_EVERY_MS = 5_000;
+/** A kid that was still unknown after a fresh read is not looked up again for this long. */
+const UNKNOWN_KID_MEMORY_MS = 30_000;
 
 export interface AccessTokenClaims extends JWTPayload {
   workspace_id?: string;
@@ -13,11 +14,12 @@ export interface AccessTokenClaims extends JWTPayload {
 /**
  * Verifies OAuth access tokens (RFC 9068 JWTs) against the auth server's published keys,
  * read from the database they live in: cached, and read again when a token names a key
- * we don't know yet (a rotation), at most every few seconds.
+ * we don't know yet (a rotation); a kid still unknown after that is remembered for a while.
  */
 export class AccessTokenVerifier {
   private jwks?: ReturnType<typeof createLocalJWKSet>;
-  private loadedAt = 0;
+  private reload?: Promise<ReturnType<typeof createLocalJWKSet>>;
+  private readonly unknownKids = new Map<string, number>();
 
   constructor(
     private readonly ds: DataSource,
@@ -26,21 +28,29 @@ export class AccessTokenVerifier {
 
   async verify(token: string, audiences: string[]): Promise<AccessTokenClaims> {
     try {
-      return await this.verifyOnce(token, audiences, false);
+      return await this.verifyWith(token, audiences, this.jwks ?? (await this.readKeys()));
     } catch (err) {
-      if (err instanceof joseErrors.JWKSNoMatchingKey && Date.now() - this.loadedAt > RELOAD_AT_MOST_EVERY_MS) {
-        return this.verifyOnce(token, audiences, true).catch((again) => this.refuse(again));
+      const kid = kidOf(token);
+      if (!(err instanceof joseErrors.JWKSNoMatchingKey) || !kid || (this.unknownKids.get(kid) ?? 0) > Date.now()) return this.refuse(err);
+      // A key we have not seen: the auth server rotated. Read the keys again (one read at a time).
+      try {
+        return await this.verifyWith(token, audiences, await this.readKeys());
+      } catch (again) {
+        if (again instanceof joseErrors.JWKSNoMatchingKey) this.unknownKids.set(kid, Date.now() + UNKNOWN_KID_MEMORY_MS);
+        return this.refuse(again);
       }
-      return this.refuse(err);
     }
   }
 
-  private async verifyOnce(token: string, audiences: string[], reload: boolean): Promise<AccessTokenClaims> {
-    if (!this.jwks || reload) {
-      this.jwks = createLocalJWKSet({ keys: await publicSigningKeys(this.ds) });
-      this.loadedAt = Date.now();
-    }
-    const { payload } = await jwtVerify<AccessTokenClaims>(token, this.jwks, {
+  private readKeys(): Promise<ReturnType<typeof createLocalJWKSet>> {
+    this.reload ??= publicSigningKeys(this.ds)
+      .then((keys) => (this.jwks = createLocalJWKSet({ keys })))
+      .finally(() => (this.reload = undefined));
+    return this.reload;
+  }
+
+  private async verifyWith(token: string, audiences: string[], jwks: ReturnType<typeof createLocalJWKSet>): Promise<AccessTokenClaims> {
+    const { payload } = await jwtVerify<AccessTokenClaims>(token, jwks, {
       issuer: this.issuer,
       audience: audiences,
       typ: 'at+jwt',
@@ -50,11 +60,21 @@ export class AccessTokenVerifier {
   }
 
   private refuse(err: unknown): never {
+    if (this.unknownKids.size > 1000) this.unknownKids.clear();
     if (err instanceof joseErrors.JWTExpired) throw new UnauthenticatedError('The access token has expired');
     if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud') {
       throw new UnauthenticatedError('The access token is for another resource (audience)');
     }
     if (err instanceof joseErrors.JOSEError) throw new UnauthenticatedError('The access token is not valid');
     throw err;
+  }
+}
+
+function kidOf(token: string): string | undefined {
+  try {
+    const kid = decodeProtectedHeader(token).kid;
+    return typeof kid === 'string' ? kid : undefined;
+  } catch {
+    return undefined;
   }
 }

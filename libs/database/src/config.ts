@@ -1,6 +1,7 @@
 import { config as loadDotenv } from 'dotenv';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Every setting the service reads, with its default. `.env.example` mirrors this list. */
 export interface AppConfig {
@@ -31,8 +32,28 @@ function intFrom(name: string, fallback: number): number {
   return value;
 }
 
+let root: string | undefined;
+
+/**
+ * The checkout this code runs from (where `.env` and `.data/` live), found from this
+ * file's own location so the CLI and apps agree whatever the working directory.
+ */
 export function projectRoot(): string {
-  return process.env.WRS_ROOT ?? process.cwd();
+  if (process.env.WRS_ROOT) return process.env.WRS_ROOT;
+  if (!root) {
+    let dir = dirname(fileURLToPath(import.meta.url));
+    while (dirname(dir) !== dir && !isOurPackage(dir)) dir = dirname(dir);
+    root = isOurPackage(dir) ? dir : process.cwd();
+  }
+  return root;
+}
+
+function isOurPackage(dir: string): boolean {
+  try {
+    return JSON.parse(readFileSync(resolve(dir, 'package.json'), 'utf8')).name === 'workspace-records-service';
+  } catch {
+    return false;
+  }
 }
 
 export function loadConfig(): AppConfig {

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { wwwAuthenticate } from '../../../../libs/auth/src/www-authenticate.js';
+import { MCP_RESOURCE_PATH, MCP_SCOPE, wwwAuthenticate } from '../../../../libs/auth/src/www-authenticate.js';
 import { loadConfig } from '../../../../libs/database/src/config.js';
 import { toErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
@@ -21,7 +21,11 @@ export class RestExceptionFilter implements ExceptionFilter {
     }
     if (body.statusCode === 401) {
       const withToken = Boolean(req.headers.authorization);
-      res.setHeader('WWW-Authenticate', wwwAuthenticate(this.publicUrl, req.path.startsWith('/mcp') ? '/mcp' : '', withToken));
+      const mcp = req.path === MCP_RESOURCE_PATH || req.path.startsWith(`${MCP_RESOURCE_PATH}/`);
+      res.setHeader(
+        'WWW-Authenticate',
+        mcp ? wwwAuthenticate(this.publicUrl, MCP_RESOURCE_PATH, withToken, MCP_SCOPE) : wwwAuthenticate(this.publicUrl, '', withToken),
+      );
     }
     res.status(body.statusCode).json(body);
   }
