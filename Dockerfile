@@ -11,6 +11,8 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The /docs pages and /llms.txt are read from docs/*.md at start.
+COPY --from=build /app/docs ./docs
 COPY package.json ./
 USER node
 CMD ["node", "dist/apps/records-api/src/main.js"]

@@ -11,8 +11,10 @@ import { PeopleController } from './people/people.controller.js';
 import { PeopleService } from './people/people.service.js';
 import { CountCache } from './records/count-cache.js';
 import { RecordStore } from './records/record-store.js';
+import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
+import { McpController } from './mcp/mcp.controller.js';
 
 @Module({
   imports: [
@@ -21,7 +23,7 @@ import { GraphqlApiModule } from './graphql/graphql-api.module.js';
     }),
     GraphqlApiModule,
   ],
-  controllers: [WellKnownController, CompaniesController, PeopleController],
+  controllers: [WellKnownController, DocsController, CompaniesController, PeopleController, McpController],
   providers: [
     RecordStore,
     CountCache,

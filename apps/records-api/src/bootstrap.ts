@@ -10,6 +10,7 @@ import { authProxy } from './http/auth-proxy.js';
 import { jsonBodies } from './http/body-parsing.js';
 import { rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
+import { serveOpenApi } from './well-known/open-api.js';
 
 const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -27,6 +28,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   if (config.authProxy) app.use(authProxy(config.authPort));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
   app.use(jsonBodies());
+  serveOpenApi(app, config.publicUrl);
   app.enableShutdownHooks();
   await runMigrations(app.get(DataSource));
   return app;

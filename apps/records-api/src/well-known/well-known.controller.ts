@@ -1,4 +1,5 @@
 import { Controller, Get, Header } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import { Public } from '../../../../libs/auth/src/auth.guard.js';
 import { loadConfig } from '../../../../libs/database/src/config.js';
 
@@ -15,6 +16,7 @@ function resourceMetadata(resource: string, publicUrl: string) {
 }
 
 @Public()
+@ApiExcludeController()
 @Controller()
 export class WellKnownController {
   private readonly publicUrl = loadConfig().publicUrl;

@@ -1,0 +1,208 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiBody, ApiParam, ApiProperty, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ErrorCode } from '../../../../libs/records/src/errors.js';
+import {
+  DEFAULT_LIMIT,
+  DIRECTIONS,
+  MAX_LIMIT,
+  OPS_BY_TYPE,
+  sortableFields,
+  type ObjectSchema,
+} from '../../../../libs/records/src/query/index.js';
+import { MAX_BATCH } from './record-store.js';
+
+/*
+ * OpenAPI descriptions shared by the companies and people controllers: list parameters,
+ * response envelopes (SPEC §3) and the error shape. Plain decorators, so the document is
+ * built from the controllers as they are, without the Nest CLI plugin.
+ */
+
+export class PageInfoModel {
+  @ApiProperty()
+  hasNextPage: boolean;
+
+  @ApiProperty()
+  hasPreviousPage: boolean;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as ending_before to read the page before this one.' })
+  startCursor: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as starting_after to read the page after this one.' })
+  endCursor: string | null;
+}
+
+export class DeletedModel {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+}
+
+export class ErrorModel {
+  @ApiProperty({ type: 'integer', example: 400 })
+  statusCode: number;
+
+  @ApiProperty({ example: 'Bad Request', description: 'The HTTP reason phrase of statusCode.' })
+  error: string;
+
+  @ApiProperty({ enum: Object.values(ErrorCode), example: ErrorCode.INVALID_FILTER, description: 'Stable code to branch on.' })
+  code: string;
+
+  @ApiProperty({ type: [String], example: ['filter: unknown field "nme"; allowed fields: id, name, …'], description: 'What is wrong, naming the parameter or field.' })
+  messages: string[];
+
+  @ApiProperty({ example: 'f3b9c6d2-…', description: 'Also in the X-Request-Id response header.' })
+  requestId: string;
+}
+
+/** Models referenced only from raw schemas; register them on the controllers with ApiExtraModels. */
+export const SHARED_MODELS = [PageInfoModel, DeletedModel, ErrorModel];
+
+const REQUEST_ID = { 'X-Request-Id': { description: 'Your X-Request-Id if you sent a sane one, else a new one.', schema: { type: 'string' } } };
+
+/** What each error status means on these routes, with the codes it carries. */
+const ERRORS: Record<number, { description: string; headers?: Record<string, { description: string; schema: { type: string } }> }> = {
+  400: {
+    description:
+      'Bad input; the message names the parameter or field and what is allowed. Codes: VALIDATION_FAILED, INVALID_LIMIT, ' +
+      'INVALID_ORDER_BY, INVALID_FILTER, INVALID_CURSOR, INVALID_DEPTH, INVALID_ID, INVALID_JSON.',
+  },
+  401: {
+    description: 'UNAUTHENTICATED: no, invalid, expired or revoked credentials.',
+    headers: {
+      'WWW-Authenticate': {
+        description: 'Bearer realm="…", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource" (and error="invalid_token" when a token was sent).',
+        schema: { type: 'string' },
+      },
+    },
+  },
+  403: { description: 'FORBIDDEN: the role of the credential does not allow this action on this object.' },
+  404: { description: 'NOT_FOUND: no live record with this id in the workspace of the credential.' },
+  409: { description: 'CONFLICT: a record with this id exists already (or the batch holds the same id twice).' },
+  413: { description: 'PAYLOAD_TOO_LARGE: the body is larger than 1 MB.' },
+  415: { description: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json.' },
+  429: {
+    description: 'RATE_LIMITED: too many requests for this credential.',
+    headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+  },
+};
+
+export function ApiErrors(...statuses: number[]) {
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({
+        status,
+        description: ERRORS[status].description,
+        headers: { ...REQUEST_ID, ...ERRORS[status].headers },
+        schema: { $ref: getSchemaPath(ErrorModel) },
+      }),
+    ),
+  );
+}
+
+const ref = (model: Function) => ({ $ref: getSchemaPath(model) });
+
+/** `{data: {<key>: <record>}}` (or a list of records with `array`). */
+export function ApiDataResponse(status: number, description: string, key: string, model: Function, array = false) {
+  return ApiResponse({
+    status,
+    description,
+    headers: REQUEST_ID,
+    schema: {
+      type: 'object',
+      required: ['data'],
+      properties: {
+        data: {
+          type: 'object',
+          required: [key],
+          properties: { [key]: array ? { type: 'array', items: ref(model) } : ref(model) },
+        },
+      },
+    },
+  });
+}
+
+/** `{data: {<plural>: [...]}, totalCount, pageInfo}`. */
+export function ApiListResponse(plural: string, model: Function) {
+  return ApiResponse({
+    status: 200,
+    description: 'One page of records, the number matching the filter, and cursors to the neighbouring pages.',
+    headers: REQUEST_ID,
+    schema: {
+      type: 'object',
+      required: ['data', 'totalCount', 'pageInfo'],
+      properties: {
+        data: { type: 'object', required: [plural], properties: { [plural]: { type: 'array', items: ref(model) } } },
+        totalCount: { type: 'integer', description: 'Records matching the filter, across all pages.' },
+        pageInfo: ref(PageInfoModel),
+      },
+    },
+  });
+}
+
+export const ApiIdParam = (singular: string) =>
+  ApiParam({ name: 'id', description: `The ${singular}'s id.`, schema: { type: 'string', format: 'uuid' } });
+
+export const ApiDepthQuery = (embedded: string) =>
+  ApiQuery({
+    name: 'depth',
+    required: false,
+    description: `0 (default): relation ids only. 1: also embed ${embedded}; that needs read permission on the embedded object too.`,
+    schema: { type: 'integer', enum: [0, 1], default: 0 },
+  });
+
+/** The REST list parameters (SPEC §3) of one object: its filterable and sortable fields. */
+export function ApiListQuery(schema: ObjectSchema, embedded: string, examples: { filter: Record<string, string>; orderBy: Record<string, string> }) {
+  const fields = Object.values(schema.fields)
+    .map((f) => `\`${f.path}\` (${OPS_BY_TYPE[f.type].join(', ')})`)
+    .join('; ');
+  const asExamples = (values: Record<string, string>) =>
+    Object.fromEntries(Object.entries(values).map(([summary, value], i) => [`example${i + 1}`, { summary, value }]));
+  return applyDecorators(
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      description: `Page size. Default ${DEFAULT_LIMIT}; values above ${MAX_LIMIT} are cut to ${MAX_LIMIT}; not a non-negative integer → 400 INVALID_LIMIT.`,
+      schema: { type: 'integer', minimum: 0, default: DEFAULT_LIMIT },
+    }),
+    ApiQuery({
+      name: 'order_by',
+      required: false,
+      description:
+        `Comma list of \`field[Direction]\` in priority order; Direction one of ${DIRECTIONS.join(', ')} (default AscNullsFirst). ` +
+        `Sortable: ${sortableFields(schema).join(', ')}. \`id\` always breaks ties. Default \`createdAt[AscNullsFirst]\`.`,
+      schema: { type: 'string' },
+      examples: asExamples(examples.orderBy),
+    }),
+    ApiQuery({
+      name: 'filter',
+      required: false,
+      description:
+        '`field[op]:value` conditions; a comma list is AND; `and(…)`, `or(…)`, `not(…)` nest. Strings are double-quoted; ' +
+        '`in`/`containsAny` take `["a","b"]`; `is` takes `NULL` or `NOT_NULL`; dates are ISO 8601. ' +
+        `Fields (operators): ${fields}. Deleted records are listed only when the filter mentions \`deletedAt\`.`,
+      schema: { type: 'string' },
+      examples: asExamples(examples.filter),
+    }),
+    ApiQuery({
+      name: 'starting_after',
+      required: false,
+      description: '`pageInfo.endCursor` of a previous page: the page after it (same filter and order_by).',
+      schema: { type: 'string' },
+    }),
+    ApiQuery({
+      name: 'ending_before',
+      required: false,
+      description: '`pageInfo.startCursor` of a previous page: the page before it (same filter and order_by).',
+      schema: { type: 'string' },
+    }),
+    ApiDepthQuery(embedded),
+  );
+}
+
+export const ApiRecordBody = (model: Function, description?: string) => ApiBody({ type: model, description, required: true });
+
+export const ApiBatchBody = (model: Function) =>
+  ApiBody({
+    required: true,
+    description: `1 to ${MAX_BATCH} records, created all or none.`,
+    schema: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: ref(model) },
+  });

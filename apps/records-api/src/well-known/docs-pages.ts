@@ -1,0 +1,165 @@
+import { Marked, type Tokens } from 'marked';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { projectRoot } from '../../../../libs/database/src/config.js';
+
+/** The documentation pages: markdown sources in `docs/<slug>.md`, listed in `/llms.txt`. */
+export interface DocPage {
+  slug: string;
+  title: string;
+  description: string;
+}
+
+export const DOC_PAGES: readonly DocPage[] = [
+  { slug: 'quick-start', title: 'Quick start', description: 'First calls with curl: get an API key, list, filter, create, page through results.' },
+  {
+    slug: 'rest',
+    title: 'REST API',
+    description: 'Every /rest endpoint, the list parameters (limit, order_by, filter, cursors, depth) and every error code, with examples.',
+  },
+  {
+    slug: 'graphql',
+    title: 'GraphQL API',
+    description: 'POST /graphql: queries, mutations, filter and orderBy inputs, Relay pagination, depth and cost limits, error codes.',
+  },
+  {
+    slug: 'authentication',
+    title: 'Authentication',
+    description: 'Bearer tokens, API keys and roles, OAuth 2.1 (authorization code + PKCE, refresh, client credentials, dynamic registration) with curl.',
+  },
+  { slug: 'mcp', title: 'MCP server', description: 'Adding /mcp to an MCP client (OAuth sign-in or an API key), and its tools with their arguments.' },
+];
+
+/** Where the sources are written: links and examples use this origin, replaced by PUBLIC_URL when served. */
+const SOURCE_ORIGIN = 'http://localhost:3000';
+
+export function packageVersion(): string {
+  try {
+    return JSON.parse(readFileSync(resolve(projectRoot(), 'package.json'), 'utf8')).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const anchor = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/<[^>]+>/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+
+const STYLE = `
+body{margin:0;font:16px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2330;background:#fff}
+nav{padding:.7rem 1.5rem;border-bottom:1px solid #e3e6ec;background:#f7f8fa;font-size:.92rem}
+nav a{margin-right:1rem;color:#3451b2;text-decoration:none}nav a:hover{text-decoration:underline}
+main{max-width:52rem;margin:0 auto;padding:1rem 1.5rem 4rem}
+h1,h2,h3{line-height:1.25}h2{margin-top:2.2rem;border-bottom:1px solid #e3e6ec;padding-bottom:.3rem}
+a{color:#3451b2}code{font:.88em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f1f3f6;padding:.1em .3em;border-radius:4px}
+pre{background:#f1f3f6;padding:.9rem 1rem;border-radius:6px;overflow:auto}pre code{background:none;padding:0}
+table{border-collapse:collapse;margin:1rem 0;display:block;overflow:auto}th,td{border:1px solid #dde1e8;padding:.35rem .6rem;text-align:left;vertical-align:top}
+th{background:#f7f8fa}blockquote{margin:1rem 0;padding:.2rem 1rem;border-left:4px solid #dde1e8;color:#4a5263}
+@media (prefers-color-scheme:dark){body{background:#15181e;color:#e3e6ec}nav{background:#1c2028;border-color:#2c313c}
+nav a,a{color:#8ea6ff}code,pre{background:#222733}th{background:#1c2028}th,td,h2{border-color:#2c313c}}
+`;
+
+/**
+ * The pages as served: markdown with the public origin filled in, HTML rendered once at
+ * startup with `marked`, and `/llms.txt` (llmstxt.org) listing them.
+ */
+export class DocsLibrary {
+  private readonly markdownBySlug = new Map<string, string>();
+  private readonly htmlBySlug = new Map<string, string>();
+  readonly llmsTxt: string;
+  readonly indexHtml: string;
+
+  constructor(
+    private readonly publicUrl: string,
+    dir = resolve(projectRoot(), 'docs'),
+  ) {
+    const slugs = new Set(DOC_PAGES.map((p) => p.slug));
+    const marked = new Marked({
+      renderer: {
+        heading({ tokens, depth }: Tokens.Heading) {
+          const inner = this.parser.parseInline(tokens);
+          return `<h${depth} id="${anchor(inner)}">${inner}</h${depth}>\n`;
+        },
+      },
+    });
+    const render = (markdown: string) =>
+      (marked.parse(markdown, { async: false }) as string)
+        // Links between pages point at the markdown sources; the HTML pages link to each other.
+        .replace(/href="((?:\/docs\/)?)([a-z-]+)\.md(#[^"]*)?"/g, (link, dir: string, slug: string, hash = '') =>
+          slugs.has(slug) ? `href="${dir}${slug}${hash}"` : link,
+        );
+
+    for (const page of DOC_PAGES) {
+      const markdown = readFileSync(resolve(dir, `${page.slug}.md`), 'utf8').replaceAll(SOURCE_ORIGIN, publicUrl);
+      this.markdownBySlug.set(page.slug, markdown);
+      this.htmlBySlug.set(page.slug, this.layout(page.title, render(markdown), `${page.slug}.md`));
+    }
+    this.llmsTxt = this.buildLlmsTxt();
+    this.indexHtml = this.layout('Documentation', render(this.llmsTxt.replaceAll(`${publicUrl}/docs/`, '/docs/')), undefined);
+  }
+
+  markdown(slug: string): string | undefined {
+    return this.markdownBySlug.get(slug);
+  }
+
+  html(slug: string): string | undefined {
+    return this.htmlBySlug.get(slug);
+  }
+
+  private buildLlmsTxt(): string {
+    const url = this.publicUrl;
+    const pages = DOC_PAGES.map((p) => `- [${p.title}](${url}/docs/${p.slug}.md): ${p.description}`);
+    return [
+      '# Workspace Records Service',
+      '',
+      '> The companies and people of a CRM workspace over REST, GraphQL and MCP. Every call carries',
+      '> `Authorization: Bearer <token>`: a role-scoped API key or an OAuth 2.1 access token.',
+      '',
+      `All endpoints live under ${url}: \`/rest\`, \`/graphql\`, \`/mcp\`, OAuth under \`/oauth\`. ` +
+        'Each page below is markdown; the same path without `.md` is the HTML version. Webhooks are not available yet.',
+      '',
+      '## Docs',
+      '',
+      ...pages,
+      '',
+      '## API reference',
+      '',
+      `- [OpenAPI document](${url}/rest/open-api): OpenAPI 3.1 (JSON) of the REST API, generated from the code.`,
+      `- [Interactive API reference](${url}/docs/api-reference): the OpenAPI document in Swagger UI, to try calls with a token.`,
+      '',
+      '## Optional',
+      '',
+      `- [Protected resource metadata](${url}/.well-known/oauth-protected-resource): RFC 9728; \`/mcp\` has its own at /.well-known/oauth-protected-resource/mcp.`,
+      `- [Authorization server metadata](${url}/.well-known/oauth-authorization-server): RFC 8414 discovery of the OAuth endpoints.`,
+      '',
+    ].join('\n');
+  }
+
+  private layout(title: string, body: string, markdownHref: string | undefined): string {
+    const nav = [
+      `<a href="/docs">Docs</a>`,
+      ...DOC_PAGES.map((p) => `<a href="/docs/${p.slug}">${escapeHtml(p.title)}</a>`),
+      `<a href="/docs/api-reference">API reference</a>`,
+      markdownHref ? `<a href="/docs/${markdownHref}">Markdown</a>` : `<a href="/llms.txt">llms.txt</a>`,
+    ].join('');
+    return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Workspace Records Service</title>
+${markdownHref ? `<link rel="alternate" type="text/markdown" href="/docs/${markdownHref}">\n` : ''}<style>${STYLE}</style>
+</head>
+<body>
+<nav>${nav}</nav>
+<main>
+${body}</main>
+</body>
+</html>
+`;
+  }
+}

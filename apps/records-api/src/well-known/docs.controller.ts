@@ -1,0 +1,57 @@
+import { Controller, Get, Header, Param, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Public } from '../../../../libs/auth/src/auth.guard.js';
+import { loadConfig } from '../../../../libs/database/src/config.js';
+import { NotFoundError } from '../../../../libs/records/src/errors.js';
+import { DocsLibrary } from './docs-pages.js';
+
+/** Pages are ours (no user content), so they may run no script and load nothing from elsewhere. */
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'";
+const CACHE = 'public, max-age=300';
+
+/** `/llms.txt` and `/docs/<page>[.md]` (SPEC §6): public, no credentials. */
+@Public()
+@ApiExcludeController()
+@Controller()
+export class DocsController {
+  private readonly docs = new DocsLibrary(loadConfig().publicUrl);
+
+  @Get('llms.txt')
+  @Header('Content-Type', 'text/plain; charset=utf-8')
+  @Header('Cache-Control', CACHE)
+  llmsTxt() {
+    return this.docs.llmsTxt;
+  }
+
+  @Get('docs')
+  index(@Res() res: Response) {
+    this.sendHtml(res, this.docs.indexHtml);
+  }
+
+  @Get('docs/:page')
+  page(@Param('page') page: string, @Res() res: Response) {
+    const markdownSlug = page.endsWith('.md') ? page.slice(0, -3) : undefined;
+    if (markdownSlug !== undefined) {
+      const markdown = this.docs.markdown(markdownSlug);
+      if (markdown === undefined) throw this.notFound(page);
+      res.setHeader('Cache-Control', CACHE);
+      res.type('text/markdown; charset=utf-8').send(markdown);
+      return;
+    }
+    const html = this.docs.html(page);
+    if (html === undefined) throw this.notFound(page);
+    this.sendHtml(res, html);
+  }
+
+  private sendHtml(res: Response, html: string) {
+    res.setHeader('Cache-Control', CACHE);
+    res.setHeader('Content-Security-Policy', PAGE_CSP);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.type('text/html; charset=utf-8').send(html);
+  }
+
+  private notFound(page: string) {
+    return new NotFoundError(`No documentation page "${page}"; the pages are listed in /llms.txt`);
+  }
+}
