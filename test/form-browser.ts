@@ -32,9 +32,11 @@ export class FormBrowser {
   }
 
   /** GET or POST, following redirects until a page (or the stopAt URL) is reached. */
-  async go(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<string> {
+  async go(url: string, init: { method?: string; form?: Record<string, string | string[]> } = {}): Promise<string> {
     let method = init.method ?? 'GET';
-    let body: string | undefined = init.form ? new URLSearchParams(init.form).toString() : undefined;
+    let body: string | undefined = init.form
+      ? new URLSearchParams(Object.entries(init.form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((one): [string, string] => [k, one]) : [[k, v] as [string, string]]))).toString()
+      : undefined;
     let current = url;
     for (let hops = 0; hops < 20; hops++) {
       if (this.stopAt && current.startsWith(this.stopAt)) {

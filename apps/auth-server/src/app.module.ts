@@ -8,14 +8,16 @@ import { AccountPagesController } from './interactions/account-pages.controller.
 import { InteractionsController } from './interactions/interactions.controller.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
 import { createProvider } from './oidc/provider.js';
+import { SettingsModule } from './settings/settings.module.js';
 import { WebSessions } from './sessions/web-sessions.js';
 
-/** The authorization server: oidc-provider, its Postgres storage, and our sign-in pages. */
+/** The authorization server: oidc-provider, its Postgres storage, our sign-in pages and the workspace settings. */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
       useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url, 10),
     }),
+    SettingsModule,
   ],
   controllers: [HealthController, InteractionsController, AccountPagesController],
   providers: [

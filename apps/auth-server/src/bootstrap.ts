@@ -11,6 +11,7 @@ import { deleteExpired } from './adapter/postgres-adapter.js';
 import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
 import type { OidcProvider } from './oidc/provider.js';
+import { settingsApiBodyErrors, settingsHeaders } from './settings/http.js';
 
 const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 /** Our pages; every other /oauth/* and /.well-known/* path is the provider's. */
@@ -43,6 +44,8 @@ export async function createAuthServer(): Promise<INestApplication> {
   app.use(cookieParser());
   app.use(express.urlencoded({ extended: false, limit: '100kb' }));
   app.use(express.json({ limit: '100kb' }));
+  app.use('/settings', settingsHeaders);
+  app.use(settingsApiBodyErrors);
 
   const timer = setInterval(() => void deleteExpired(ds).catch(() => undefined), CLEANUP_EVERY_MS);
   timer.unref();

@@ -16,8 +16,11 @@ import { hashSecret, newApiKeySecret } from './secrets.js';
 
 /**
  * Workspaces, users, members, roles and API keys: used by the operator CLI, the first-start
- * demo and (later) the settings pages. Never reachable with an API key or OAuth token.
+ * demo and the settings pages. Never reachable with an API key or OAuth token.
  */
+
+/** A data source, or the entity manager of a transaction the caller runs. */
+export type Db = DataSource | EntityManager;
 
 function allObjects(read: boolean, write: boolean): ObjectPermissions {
   const actions = { read, create: write, update: write, delete: write };
@@ -90,7 +93,7 @@ export async function findWorkspace(ds: DataSource, idOrName: string): Promise<W
   return rows[0];
 }
 
-export async function findRole(ds: DataSource, workspaceId: string, name: string): Promise<RoleEntity> {
+export async function findRole(ds: Db, workspaceId: string, name: string): Promise<RoleEntity> {
   const role = await ds
     .getRepository(RoleEntity)
     .createQueryBuilder('r')
@@ -103,7 +106,7 @@ export async function findRole(ds: DataSource, workspaceId: string, name: string
   return role;
 }
 
-export function listRoles(ds: DataSource, workspaceId: string): Promise<RoleEntity[]> {
+export function listRoles(ds: Db, workspaceId: string): Promise<RoleEntity[]> {
   return ds.getRepository(RoleEntity).find({ where: { workspaceId }, order: { createdAt: 'ASC', name: 'ASC' } });
 }
 
@@ -127,7 +130,7 @@ export async function findUserByEmail(ds: DataSource, email: string): Promise<Us
   return rows[0];
 }
 
-export async function addMember(ds: DataSource, workspaceId: string, userId: string, role: RoleEntity): Promise<void> {
+export async function addMember(ds: Db, workspaceId: string, userId: string, role: RoleEntity): Promise<void> {
   if (!role.assignableToUsers) {
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, `role "${role.name}" cannot be assigned to users`);
   }
@@ -146,7 +149,7 @@ export interface CreatedApiKey {
 }
 
 export async function createApiKey(
-  ds: DataSource,
+  ds: Db,
   input: { workspaceId: string; role: RoleEntity; name: string; expiresAt: Date; createdByUserId?: string },
 ): Promise<CreatedApiKey> {
   const name = input.name?.trim();
@@ -172,11 +175,13 @@ export async function createApiKey(
   return { id: saved.id, name: saved.name, role: input.role.name, expiresAt: saved.expiresAt.toISOString(), secret };
 }
 
-export async function revokeApiKey(ds: DataSource, id: string): Promise<{ id: string; revokedAt: string }> {
+/** Revokes a key (of that workspace only, when one is given); revoking twice keeps the first time. */
+export async function revokeApiKey(ds: Db, id: string, workspaceId?: string): Promise<{ id: string; revokedAt: string }> {
   if (!isUUID(id)) throw new BadInputError(ErrorCode.INVALID_ID, `id must be a UUID; got "${id}"`);
   const rows = await ds.query(
-    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id, revoked_at',
-    [id],
+    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+      WHERE id = $1 AND ($2::uuid IS NULL OR workspace_id = $2) RETURNING id, revoked_at`,
+    [id, workspaceId ?? null],
   );
   const row = rows[0]?.[0] ?? rows[0];
   if (!row?.id) throw new NotFoundError(`No API key with id ${id}`);
@@ -197,7 +202,7 @@ function dummyHash(): Promise<string> {
   return dummy;
 }
 
-export function workspacesOf(ds: DataSource, userId: string): Promise<{ id: string; name: string; role: string }[]> {
+export function workspacesOf(ds: Db, userId: string): Promise<{ id: string; name: string; role: string }[]> {
   return ds.query(
     `SELECT w.id, w.name, r.name AS role FROM workspace_members m
        JOIN workspaces w ON w.id = m.workspace_id

@@ -1,15 +1,14 @@
 import { Controller, Get, Header, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
-import { signUp, verifyCredentials, workspacesOf } from '../../../../libs/auth/src/accounts.js';
+import { signUp, verifyCredentials } from '../../../../libs/auth/src/accounts.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
 import { WebSessions, csrfToken, csrfValid, safeReturn } from '../sessions/web-sessions.js';
-import { html, page } from '../views/html.js';
 import { loginPage, logoutPage, messagePage, signupPage } from '../views/pages.js';
 import { STYLESHEET } from '../views/style.js';
 
-/** Sign-in, sign-up and sign-out outside an authorization request (and the way back into one). */
+/** Sign-in, sign-up and sign-out outside an authorization request (and the way back into one). Sign-in lands on /settings (settings/). */
 @Controller()
 export class AccountPagesController {
   constructor(
@@ -85,19 +84,5 @@ export class AccountPagesController {
     res.clearCookie('_session', { path: '/' });
     res.clearCookie('_session.sig', { path: '/' });
     res.send(messagePage('Signed out', 'You are signed out.', { href: '/login', label: 'Sign in again' }));
-  }
-
-  /** Where sign-in lands; the settings pages grow here. */
-  @Get('settings')
-  async settings(@Req() req: Request, @Res() res: Response) {
-    const session = await this.sessions.current(req);
-    if (!session) return res.redirect(303, '/login?return=%2Fsettings');
-    const workspaces = await workspacesOf(this.ds, session.userId);
-    res.send(page('Settings', html`
-<h1>Signed in</h1>
-<p>You are signed in as <strong>${session.email}</strong>.</p>
-<h2>Your workspaces</h2>
-<ul>${workspaces.map((w) => html`<li>${w.name} <span class="muted">(${w.role})</span></li>`)}</ul>
-<p><a href="/logout">Sign out</a></p>`));
   }
 }

@@ -13,6 +13,8 @@ export interface WebSession {
   userId: string;
   email: string;
   csrfToken: string;
+  /** The workspace the settings pages act on (null: the person's first one). */
+  workspaceId: string | null;
 }
 
 function cookieOptions(maxAge?: number) {
@@ -25,11 +27,11 @@ function cookieOptions(maxAge?: number) {
 export class WebSessions {
   constructor(private readonly ds: DataSource) {}
 
-  async start(res: Response, userId: string): Promise<void> {
+  async start(res: Response, userId: string, workspaceId?: string): Promise<void> {
     const token = randomBytes(32).toString('base64url');
     await this.ds.query(
-      `INSERT INTO web_sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + interval '14 days')`,
-      [hashSecret(token), userId, randomBytes(24).toString('base64url')],
+      `INSERT INTO web_sessions (id_hash, user_id, csrf_token, workspace_id, expires_at) VALUES ($1, $2, $3, $4, now() + interval '14 days')`,
+      [hashSecret(token), userId, randomBytes(24).toString('base64url'), workspaceId ?? null],
     );
     res.cookie(SESSION_COOKIE, token, cookieOptions(SESSION_TTL_MS));
   }
@@ -38,11 +40,20 @@ export class WebSessions {
     const token = req.cookies?.[SESSION_COOKIE];
     if (typeof token !== 'string' || !token) return undefined;
     const rows = await this.ds.query(
-      `SELECT s.user_id, u.email, s.csrf_token FROM web_sessions s JOIN users u ON u.id = s.user_id
+      `SELECT s.user_id, u.email, s.csrf_token, s.workspace_id FROM web_sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id_hash = $1 AND s.expires_at > now()`,
       [hashSecret(token)],
     );
-    return rows.length ? { userId: rows[0].user_id, email: rows[0].email, csrfToken: rows[0].csrf_token } : undefined;
+    return rows.length
+      ? { userId: rows[0].user_id, email: rows[0].email, csrfToken: rows[0].csrf_token, workspaceId: rows[0].workspace_id }
+      : undefined;
+  }
+
+  /** Remembers the workspace the settings pages act on, for this browser session only. */
+  async setWorkspace(req: Request, workspaceId: string): Promise<void> {
+    const token = req.cookies?.[SESSION_COOKIE];
+    if (typeof token !== 'string' || !token) return;
+    await this.ds.query('UPDATE web_sessions SET workspace_id = $2 WHERE id_hash = $1', [hashSecret(token), workspaceId]);
   }
 
   async end(req: Request, res: Response): Promise<void> {

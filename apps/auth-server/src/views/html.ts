@@ -14,7 +14,7 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return { __html: strings.reduce((out, s, i) => out + s + (i < values.length ? render(values[i]) : ''), '') };
 }
 
-export function page(title: string, body: Html, options: { wide?: boolean } = {}): string {
+export function page(title: string, body: Html, options: { wide?: boolean; header?: Html; script?: string } = {}): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -22,9 +22,9 @@ export function page(title: string, body: Html, options: { wide?: boolean } = {}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(title)} · Workspace Records</title>
 <link rel="stylesheet" href="/oauth/assets/style.css">
-</head>
+${options.script ? `<script src="${escape(options.script)}" defer></script>\n` : ''}</head>
 <body>
-<header class="top"><a class="brand" href="/settings">Workspace Records</a></header>
+<header class="top"><a class="brand" href="/settings">Workspace Records</a>${options.header?.__html ?? ''}</header>
 <main class="${options.wide ? 'wide' : 'card'}">
 ${body.__html}
 </main>

@@ -1,0 +1,96 @@
+import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { RoleInput } from '../../../../../libs/auth/src/roles.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS, type ObjectPermissions, type SettingsPermission } from '../../../../../libs/database/src/entities/index.js';
+import { AppError } from '../../../../../libs/records/src/errors.js';
+import { deleteRolePage, roleFormPage, rolesPage } from '../../views/settings/roles.js';
+import type { SettingsContext } from '../settings-context.js';
+import { SettingsExceptionFilter } from '../settings-exception.filter.js';
+import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
+import { RolesService } from './roles.service.js';
+
+/** /settings/roles: roles with their permissions; create, edit and delete custom roles (ROLES). */
+@Controller('settings/roles')
+@UseGuards(SettingsGuard)
+@UseFilters(SettingsExceptionFilter)
+@Requires('ROLES')
+export class RolesController {
+  constructor(private readonly roles: RolesService) {}
+
+  @Get()
+  async list(@CurrentSettings() ctx: SettingsContext, @Query('saved') saved: unknown, @Query('deleted') deleted: unknown, @Res() res: Response) {
+    const roles = await this.roles.list(ctx);
+    const savedRole = roles.find((r) => r.role.id === saved)?.role;
+    const deletedName = typeof deleted === 'string' ? await this.roles.deletedName(ctx, deleted) : undefined;
+    const notice = savedRole ? `Role "${savedRole.name}" saved.` : deletedName ? `Role "${deletedName}" deleted.` : undefined;
+    res.send(rolesPage(ctx, { roles, notice }));
+  }
+
+  @Get('new')
+  form(@CurrentSettings() ctx: SettingsContext, @Res() res: Response) {
+    res.send(roleFormPage(ctx, {}));
+  }
+
+  @Post()
+  async create(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Res() res: Response) {
+    const values = roleFromForm(req.body);
+    try {
+      const role = await this.roles.create(ctx, values);
+      res.redirect(303, `/settings/roles?saved=${role.id}`);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      res.status(err.status).send(roleFormPage(ctx, { values, error: err.messages.join(' ') }));
+    }
+  }
+
+  @Get(':id')
+  async edit(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
+    const { role, usage } = await this.roles.find(ctx, id);
+    res.send(roleFormPage(ctx, { role, usage }));
+  }
+
+  @Post(':id')
+  async update(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    const values = roleFromForm(req.body);
+    try {
+      const role = await this.roles.update(ctx, id, values);
+      res.redirect(303, `/settings/roles?saved=${role.id}`);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
+      const { role, usage } = await this.roles.find(ctx, id);
+      res.status(err.status).send(roleFormPage(ctx, { role, usage, values, error: err.messages.join(' ') }));
+    }
+  }
+
+  @Get(':id/delete')
+  async confirmDelete(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
+    const { role, usage } = await this.roles.find(ctx, id);
+    if (!role.isEditable) return res.redirect(303, `/settings/roles/${role.id}`);
+    res.send(deleteRolePage(ctx, { role, usage }));
+  }
+
+  @Post(':id/delete')
+  async delete(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
+    const role = await this.roles.delete(ctx, id);
+    res.redirect(303, `/settings/roles?deleted=${role.id}`);
+  }
+}
+
+const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)]);
+
+/** The form's checkboxes: `permissions` = "companies.read" …, `settings` = permission names, the two flags. */
+export function roleFromForm(body: Record<string, unknown> | undefined): RoleInput {
+  const b = body ?? {};
+  const granted = new Set(list(b.permissions));
+  const objectPermissions = Object.fromEntries(
+    RECORD_OBJECTS.map((o) => [o, Object.fromEntries(RECORD_ACTIONS.map((a) => [a, granted.has(`${o}.${a}`)]))]),
+  ) as ObjectPermissions;
+  return {
+    name: String(b.name ?? ''),
+    description: String(b.description ?? ''),
+    objectPermissions,
+    settingsPermissions: list(b.settings) as SettingsPermission[],
+    assignableToUsers: b.assignableToUsers === 'on',
+    assignableToApiKeys: b.assignableToApiKeys === 'on',
+  };
+}

@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
+import { DataSource } from 'typeorm';
+import { listRoles } from '../../../../../libs/auth/src/accounts.js';
+import {
+  SETTINGS_PERMISSION_LABELS,
+  assertCanGrant,
+  createRole,
+  deleteRole,
+  findRoleById,
+  roleUsage,
+  updateRole,
+  validateRoleInput,
+  type RoleInput,
+  type RoleUsage,
+} from '../../../../../libs/auth/src/roles.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS, type RoleEntity } from '../../../../../libs/database/src/entities/index.js';
+import { audited } from '../audited.js';
+import type { SettingsContext } from '../settings-context.js';
+
+export interface RoleWithUsage {
+  role: RoleEntity;
+  usage: RoleUsage;
+}
+
+const NO_USAGE: RoleUsage = { members: 0, apiKeys: 0, serverApps: 0, invites: 0 };
+
+/** Roles of the current workspace (ROLES permission); the new permissions never exceed the editor's own. */
+@Injectable()
+export class RolesService {
+  constructor(private readonly ds: DataSource) {}
+
+  async list(ctx: SettingsContext): Promise<RoleWithUsage[]> {
+    const [roles, usage] = await Promise.all([listRoles(this.ds, ctx.workspace.id), roleUsage(this.ds, ctx.workspace.id)]);
+    return roles.map((role) => ({ role, usage: usage.get(role.id) ?? NO_USAGE }));
+  }
+
+  async find(ctx: SettingsContext, id: string): Promise<RoleWithUsage> {
+    const role = await findRoleById(this.ds, ctx.workspace.id, id);
+    return { role, usage: (await roleUsage(this.ds, ctx.workspace.id)).get(id) ?? NO_USAGE };
+  }
+
+  /** The name of a role this workspace deleted, from the audit log (for the notice after deleting). */
+  async deletedName(ctx: SettingsContext, id: string): Promise<string | undefined> {
+    if (!isUUID(id)) return undefined;
+    const rows = await this.ds.query(`SELECT target_label FROM audit_log WHERE workspace_id = $1 AND action = 'role.delete' AND target_id = $2`, [ctx.workspace.id, id]);
+    return rows[0]?.target_label;
+  }
+
+  create(ctx: SettingsContext, raw: RoleInput): Promise<RoleEntity> {
+    return audited(this.ds, ctx, async (tx) => {
+      const input = validateRoleInput(raw);
+      assertCanGrant(ctx.role, input, true);
+      const role = await createRole(tx, ctx.workspace.id, input);
+      return { result: role, audit: { action: 'role.create', target: { type: 'role', id: role.id, label: role.name }, details: { permissions: describe(role) } } };
+    });
+  }
+
+  update(ctx: SettingsContext, id: string, raw: RoleInput): Promise<RoleEntity> {
+    return audited(this.ds, ctx, async (tx) => {
+      const input = validateRoleInput(raw);
+      assertCanGrant(ctx.role, input, true);
+      const { before, after } = await updateRole(tx, ctx.workspace.id, id, input);
+      const changes = diff(before, after);
+      return {
+        result: after,
+        audit: changes.length ? { action: 'role.update', target: { type: 'role', id, label: after.name }, details: { changes } } : undefined,
+      };
+    });
+  }
+
+  delete(ctx: SettingsContext, id: string): Promise<RoleEntity> {
+    return audited(this.ds, ctx, async (tx) => {
+      const role = await deleteRole(tx, ctx.workspace.id, id);
+      return { result: role, audit: { action: 'role.delete', target: { type: 'role', id, label: role.name }, details: { permissions: describe(role) } } };
+    });
+  }
+}
+
+/** "companies.read", …, "ROLES", "assignable to users": what a role allows, as flat items. */
+function describe(role: Pick<RoleEntity, 'objectPermissions' | 'settingsPermissions' | 'assignableToUsers' | 'assignableToApiKeys'>): string[] {
+  return [
+    ...RECORD_OBJECTS.flatMap((o) => RECORD_ACTIONS.filter((a) => role.objectPermissions[o]?.[a]).map((a) => `${o}.${a}`)),
+    ...role.settingsPermissions.map((p) => SETTINGS_PERMISSION_LABELS[p]),
+    ...(role.assignableToUsers ? ['assignable to users'] : []),
+    ...(role.assignableToApiKeys ? ['assignable to API keys'] : []),
+  ];
+}
+
+function diff(before: RoleEntity, after: RoleEntity): string[] {
+  const changes: string[] = [];
+  if (before.name !== after.name) changes.push(`name: ${before.name} → ${after.name}`);
+  if (before.description !== after.description) changes.push('description changed');
+  const was = new Set(describe(before));
+  const now = new Set(describe(after));
+  for (const item of now) if (!was.has(item)) changes.push(`+ ${item}`);
+  for (const item of was) if (!now.has(item)) changes.push(`− ${item}`);
+  return changes;
+}

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { WebSessions } from '../sessions/web-sessions.js';
+import { ApiKeysController } from './api-keys/api-keys.controller.js';
+import { SettingsApiController } from './api-keys/api-keys.api.controller.js';
+import { ApiKeysService } from './api-keys/api-keys.service.js';
+import { ServerAppsController } from './apps/apps.controller.js';
+import { ServerAppsService } from './apps/apps.service.js';
+import { SettingsAssetsController, SettingsHomeController, SettingsNotFoundController } from './home.controller.js';
+import { InvitesController } from './members/invites.controller.js';
+import { MembersController } from './members/members.controller.js';
+import { MembersService } from './members/members.service.js';
+import { OneTimeSecrets } from './one-time-secrets.js';
+import { RolesController } from './roles/roles.controller.js';
+import { RolesService } from './roles/roles.service.js';
+import { SettingsGuard } from './settings.guard.js';
+
+/** The workspace settings pages for signed-in members, and the JSON API they share a service layer with. */
+@Module({
+  controllers: [
+    SettingsAssetsController,
+    SettingsHomeController,
+    ApiKeysController,
+    SettingsApiController,
+    ServerAppsController,
+    RolesController,
+    MembersController,
+    InvitesController,
+    SettingsNotFoundController,
+  ],
+  providers: [WebSessions, SettingsGuard, OneTimeSecrets, ApiKeysService, ServerAppsService, RolesService, MembersService],
+})
+export class SettingsModule {}

@@ -1,0 +1,38 @@
+import { SETTINGS_PERMISSION_LABELS } from '../../../../../libs/auth/src/roles.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS } from '../../../../../libs/database/src/entities/index.js';
+import { SECTIONS, allows, type SettingsContext } from '../../settings/settings-context.js';
+import { html } from '../html.js';
+import { settingsPage } from './layout.js';
+
+const BLURBS: Record<string, string> = {
+  'api-keys': 'Create and revoke keys for scripts and integrations.',
+  apps: 'Register server apps that get OAuth tokens with client credentials.',
+  roles: 'What each role may do with records and settings.',
+  members: 'Who is in the workspace, their roles, invite links.',
+  audit: 'Every change made in these settings: who, what, when.',
+};
+
+export function homePage(ctx: SettingsContext, o: { notice?: string }): string {
+  const sections = SECTIONS.filter((s) => s.key !== 'home' && allows(ctx.role, s.requires));
+  const objectSummary = RECORD_OBJECTS.map((object) => {
+    const actions = RECORD_ACTIONS.filter((a) => ctx.role.objectPermissions[object]?.[a]);
+    return `${object}: ${actions.length === RECORD_ACTIONS.length ? 'all' : actions.join(', ') || 'none'}`;
+  });
+  return settingsPage(ctx, {
+    title: 'Settings',
+    active: 'home',
+    body: html`
+<h1>${ctx.workspace.name}</h1>
+${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
+<section class="panel">
+  <h2>Your role: ${ctx.role.name}</h2>
+  <p class="muted">${objectSummary.join(' · ')}<br>Settings: ${ctx.role.settingsPermissions.map((p) => SETTINGS_PERMISSION_LABELS[p]).join(', ') || 'none'}</p>
+</section>
+${sections.length
+  ? html`<div class="cards">${sections.map((s) => html`<a href="${s.href}"><strong>${s.label}</strong><br><span class="muted">${BLURBS[s.key] ?? ''}</span></a>`)}</div>`
+  : html`<p class="muted">Your role has no settings permissions in this workspace. An Admin can change that on the Members page.</p>`}
+${ctx.workspaces.length > 1 ? html`
+<h2 class="gap-top">Your workspaces</h2>
+<ul>${ctx.workspaces.map((w) => html`<li>${w.name} <span class="muted">(${w.role})</span>${w.id === ctx.workspace.id ? html` <span class="badge ok">current</span>` : html``}</li>`)}</ul>` : html``}`,
+  });
+}

@@ -1,0 +1,101 @@
+import { SECTIONS, allows, type SettingsContext } from '../../settings/settings-context.js';
+import { csrfField, errorBox, html, page, type Html } from '../html.js';
+
+export const SETTINGS_SCRIPT = '/settings/assets/settings.js';
+
+/** Every settings page: the header with the workspace switcher, the navigation, the content. */
+export function settingsPage(ctx: SettingsContext, o: { title: string; active: string; body: Html }): string {
+  const sections = SECTIONS.filter((s) => allows(ctx.role, s.requires));
+  const header = html`
+<div class="who">
+  ${workspaceSwitcher(ctx)}
+  <span class="muted">${ctx.email} · ${ctx.role.name}</span>
+  <a href="/logout">Sign out</a>
+</div>`;
+  const body = html`
+<div class="settings">
+  <nav class="side" aria-label="Settings">
+    <ul>${sections.map((s) => html`<li><a href="${s.href}"${s.key === o.active ? html` aria-current="page"` : html``}>${s.label}</a></li>`)}</ul>
+  </nav>
+  <div class="content">${o.body}</div>
+</div>`;
+  return page(`${o.title} · ${ctx.workspace.name}`, body, { wide: true, header, script: SETTINGS_SCRIPT });
+}
+
+function workspaceSwitcher(ctx: SettingsContext): Html {
+  if (ctx.workspaces.length < 2) return html`<span><strong>${ctx.workspace.name}</strong></span>`;
+  return html`
+<form class="switcher" method="post" action="/settings/workspace">
+  ${csrfField(ctx.csrf)}
+  <input type="hidden" name="return" value="${ctx.path}">
+  <label for="workspace-switch">Workspace</label>
+  <select id="workspace-switch" name="workspace">
+    ${ctx.workspaces.map((w) => html`<option value="${w.id}"${w.id === ctx.workspace.id ? html` selected` : html``}>${w.name}</option>`)}
+  </select>
+  <button type="submit" class="secondary small">Switch</button>
+</form>`;
+}
+
+/** A page that only says something (403, 404, 409 …), inside the settings frame. */
+export function settingsMessagePage(ctx: SettingsContext, o: { title: string; message: string; active?: string; back?: { href: string; label: string } }): string {
+  return settingsPage(ctx, {
+    title: o.title,
+    active: o.active ?? '',
+    body: html`<h1>${o.title}</h1>${errorBox(o.message)}${o.back ? html`<p><a href="${o.back.href}">${o.back.label}</a></p>` : html``}`,
+  });
+}
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+/** A UTC timestamp people can read (pages say "times in UTC"), machine-readable in `datetime`. */
+export function when(date: Date | string | null | undefined, fallback = '—'): Html {
+  if (!date) return html`<span class="muted">${fallback}</span>`;
+  const d = new Date(date);
+  return html`<time datetime="${d.toISOString()}" title="${d.toISOString()}">${d.toISOString().slice(0, 16).replace('T', ' ')}</time>`;
+}
+
+/** "in 90 days", "3 hours ago". */
+export function relative(date: Date | string, now = Date.now()): string {
+  const diff = new Date(date).getTime() - now;
+  const abs = Math.abs(diff);
+  const [n, unit] = abs >= 2 * DAY ? [Math.round(abs / DAY), 'day'] : abs >= 2 * 60 * MINUTE ? [Math.round(abs / (60 * MINUTE)), 'hour'] : [Math.max(1, Math.round(abs / MINUTE)), 'minute'];
+  const text = `${n} ${unit}${n === 1 ? '' : 's'}`;
+  return diff >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+/** A secret (or link) shown once: a read-only field and a copy button that JavaScript switches on. */
+export function secretField(id: string, label: string, value: string): Html {
+  return html`
+<label for="${id}">${label}</label>
+<div class="secret">
+  <input id="${id}" type="text" readonly value="${value}" autocomplete="off" spellcheck="false">
+  <button type="button" class="secondary" data-copy="${id}" hidden>Copy</button>
+</div>`;
+}
+
+/** Under each table with times. */
+export const UTC_NOTE = html`<p class="hint">Times are in UTC.</p>`;
+
+export const COPY_STATUS = html`<p class="sr-only" role="status" id="copy-status"></p>`;
+
+/** The copy buttons: progressive enhancement, the pages work without it. */
+export const SETTINGS_JS = `
+for (const button of document.querySelectorAll('[data-copy]')) {
+  button.hidden = false;
+  button.addEventListener('click', async () => {
+    const field = document.getElementById(button.dataset.copy);
+    const status = document.getElementById('copy-status');
+    try {
+      await navigator.clipboard.writeText(field.value);
+    } catch {
+      field.select();
+      document.execCommand('copy');
+    }
+    button.textContent = 'Copied';
+    if (status) status.textContent = 'Copied to the clipboard';
+    setTimeout(() => { button.textContent = 'Copy'; }, 2000);
+  });
+}
+for (const field of document.querySelectorAll('.secret input')) field.addEventListener('focus', () => field.select());
+`;
