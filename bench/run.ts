@@ -29,6 +29,8 @@ interface Scenario {
   /** One or more paths (rotated per request), the same for every server. */
   paths: string[];
   bodies?: string[];
+  /** SQL run before each server's run, so each starts from the same state. */
+  before?: string;
   skipped?: string;
 }
 
@@ -77,6 +79,14 @@ function machineCpu(): number {
   return (user + nice + system + irq + softirq + steal) / 100;
 }
 
+/** Share of the machine's CPU busy during the next `ms` (undefined without /proc). */
+async function busyShare(ms: number): Promise<number | undefined> {
+  if (!existsSync('/proc/stat')) return undefined;
+  const before = machineCpu();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return (machineCpu() - before) / ((ms / 1000) * os.availableParallelism());
+}
+
 interface CpuSnapshot {
   server: number;
   /** Per Postgres backend of records_bench (pools open and close connections, so by pid). */
@@ -108,10 +118,6 @@ function cpuPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | und
   return { server: us(server), postgres: us(postgres), autocannon: us(autocannon), other: us(other) };
 }
 
-function query(params: Record<string, string>): string {
-  return new URLSearchParams(params).toString();
-}
-
 // ---------------------------------------------------------------- child processes
 
 function startChild<M>(file: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: M }> {
@@ -132,6 +138,10 @@ async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 // ---------------------------------------------------------------- requests
+
+function query(params: Record<string, string>): string {
+  return new URLSearchParams(params).toString();
+}
 
 async function call(base: string, s: Scenario, headers: Record<string, string>): Promise<{ status: number; json: any }> {
   const res = await fetch(base + s.paths[0], { method: s.method, headers, body: s.bodies?.[0] });
@@ -200,15 +210,19 @@ function cursorFor(createdAt: Date, id: string): string {
 
 /** Follows pageInfo.endCursor DEEP_PAGES times on the records API; checks it against OFFSET. */
 async function deepCursor(base: string, firstPage: string, headers: Record<string, string>, benchUrl: string, workspaceId: string) {
-  const started = Date.now();
+  const started = performance.now();
   let cursor = '';
+  /** Mean ms per page for pages 1–300, 301–600, …: whether a page costs more the deeper it is. */
+  const byDepth = Array.from({ length: Math.ceil(DEEP_PAGES / 300) }, () => 0);
   for (let i = 0; i < DEEP_PAGES; i++) {
+    const pageStarted = performance.now();
     const res = await fetch(base + firstPage + (cursor ? `&${query({ starting_after: cursor })}` : ''), { headers });
     const json: any = await res.json();
     if (!res.ok || !json.pageInfo?.endCursor) throw new Error(`walking cursors, page ${i + 1}: ${describe(res.status, json)}`);
     cursor = json.pageInfo.endCursor;
+    byDepth[Math.floor(i / 300)] += (performance.now() - pageStarted) / 300;
   }
-  const walkSeconds = (Date.now() - started) / 1000;
+  const walkSeconds = (performance.now() - started) / 1000;
 
   const client = new pg.Client({ connectionString: benchUrl });
   await client.connect();
@@ -219,7 +233,7 @@ async function deepCursor(base: string, firstPage: string, headers: Record<strin
   );
   await client.end();
   const computed = cursorFor(rows[0].created_at, rows[0].id);
-  return { cursor, walkSeconds, matchesOffset: computed === cursor };
+  return { cursor, walkSeconds, msPerPageByDepth: byDepth.map((ms) => Number(ms.toFixed(2))), matchesOffset: computed === cursor };
 }
 
 // ---------------------------------------------------------------- output
@@ -280,9 +294,9 @@ async function main(): Promise<void> {
   log(`Records API runs with the rate limit OFF (RATE_LIMIT_PER_MINUTE=0), NODE_ENV=production, LOG_LEVEL=warn.`);
   log(`autocannon, the server under test and Postgres share this machine's ${cpus} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 
-  const load = os.loadavg()[0];
-  if (load > 0.5) {
-    log(`! Load average ${load.toFixed(2)} before the bench: other processes are using the CPU, so the numbers will be noisy.`);
+  const busy = await busyShare(1000);
+  if (busy !== undefined && busy > 0.15) {
+    log(`! ${Math.round(busy * 100)}% of the CPU was busy before the bench started: other processes are running, so the numbers will be noisy.`);
   }
 
   const { url, embedded } = await resolveDatabaseUrl(log);
@@ -318,6 +332,7 @@ async function main(): Promise<void> {
     const deep = await deepCursor(targets[0].base, firstPage, auth, benchUrl, data.workspaceId);
     log(
       `  ${DEEP_PAGES} pages in ${deep.walkSeconds.toFixed(1)} s (${((deep.walkSeconds * 1000) / DEEP_PAGES).toFixed(2)} ms per page, one at a time); ` +
+        `ms per page for pages 1–300, 301–600, …: ${deep.msPerPageByDepth.join(', ')}; ` +
         `endCursor ${deep.matchesOffset ? 'matches' : 'DOES NOT match'} the row at OFFSET ${DEEP_PAGES * LIMIT - 1}`,
     );
 
@@ -353,6 +368,8 @@ async function main(): Promise<void> {
         label: 'create person',
         method: 'POST',
         paths: ['/rest/people'],
+        // Every insert updates the one record_counts row of (workspace, people): start each run with it vacuumed.
+        before: 'VACUUM record_counts',
         bodies: data.companyIds.map((companyId, i) =>
           JSON.stringify({
             name: { firstName: 'Bench', lastName: CREATED_MARK },
@@ -383,9 +400,10 @@ async function main(): Promise<void> {
         const answer = await call(target.base, s, headers);
         if (answer.status >= 300) throw new Error(`${target.label}, ${s.label}: ${describe(answer.status, answer.json)}`);
         const [a, b] = [idsOf(ours.json), idsOf(answer.json)];
-        if (s.method === 'GET' && a && b && a.join() !== b.join()) log(`  ! ${s.label}: ${target.label} returns other records than the records API`);
+        if (s.key !== 'createPerson' && a && b && a.join() !== b.join()) log(`  ! ${s.label}: ${target.label} returns other records than the records API`);
       }
       for (const target of targets) {
+        if (s.before) await monitor.query(s.before);
         m[target.key] = await measure(target, s, headers, pgPids);
         log(`${s.label} / ${target.label}: ${m[target.key]!.rps} req/s, p50 ${m[target.key]!.p50} ms, p99 ${m[target.key]!.p99} ms`);
       }
@@ -397,7 +415,7 @@ async function main(): Promise<void> {
       machine: { cpus, cpuModel: os.cpus()[0]?.model, node: process.version, platform: `${os.platform()} ${os.release()}` },
       settings: { connections: CONNECTIONS, warmupSeconds: WARMUP_S, durationSeconds: DURATION_S, rateLimit: 'off', nodeEnv: 'production', database: BENCH_DB },
       data: { mainWorkspaceRows: MAIN_ROWS, seededThisRun: data.seeded, seedSeconds: data.seedSeconds, filterLastName: data.filterLastName },
-      deepCursor: { pages: DEEP_PAGES, walkSeconds: deep.walkSeconds, matchesOffset: deep.matchesOffset },
+      deepCursor: { pages: DEEP_PAGES, walkSeconds: deep.walkSeconds, msPerPageByDepth: deep.msPerPageByDepth, matchesOffset: deep.matchesOffset },
       scenarios: rows.map(({ s, m }) => ({
         key: s.key,
         label: s.label,

@@ -58,17 +58,30 @@ describe('GraphQL API', () => {
   }
 
   /** Counts the SQL statements the services send while `fn` runs. */
+  /** Every statement the app sends, through TypeORM or straight to its pg pool. Returns the undo. */
+  function interceptQueries(hook: (sql: string, run: () => Promise<unknown>) => Promise<unknown>): () => void {
+    const pool = (ds.driver as unknown as { master: { query: (...args: unknown[]) => Promise<unknown> } }).master;
+    const originalPool = pool.query;
+    const originalDs = ds.query;
+    pool.query = (sql: unknown, ...rest: unknown[]) => hook(String(sql), () => originalPool.call(pool, sql, ...rest));
+    ds.query = ((sql: string, ...rest: unknown[]) =>
+      hook(sql, () => (originalDs as (...a: unknown[]) => Promise<unknown>).call(ds, sql, ...rest))) as typeof ds.query;
+    return () => {
+      pool.query = originalPool;
+      ds.query = originalDs;
+    };
+  }
+
   async function countingQueries<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
     const statements: string[] = [];
-    const original = ds.query;
-    ds.query = ((sql: string, ...rest: unknown[]) => {
+    const restore = interceptQueries((sql, run) => {
       statements.push(sql);
-      return (original as (...a: unknown[]) => Promise<unknown>).call(ds, sql, ...rest);
-    }) as typeof ds.query;
+      return run();
+    });
     try {
       return { result: await fn(), statements };
     } finally {
-      ds.query = original;
+      restore();
     }
   }
 
@@ -424,18 +437,16 @@ describe('GraphQL API', () => {
 
     it('an unexpected failure: INTERNAL_SERVER_ERROR without internals', async () => {
       const ws = await newWorkspace(ds, 'gql-500');
-      const original = ds.query;
-      ds.query = ((sql: string, ...rest: unknown[]) => {
-        if (/FROM companies/.test(sql)) return Promise.reject(new Error('relation "companies" is on fire'));
-        return (original as (...a: unknown[]) => Promise<unknown>).call(ds, sql, ...rest);
-      }) as typeof ds.query;
+      const restore = interceptQueries((sql, run) =>
+        /FROM companies/.test(sql) ? Promise.reject(new Error('relation "companies" is on fire')) : run(),
+      );
       try {
         const res = await post(ws.keys.Viewer, '{ companies { totalCount } }');
         const error = expectError(res, 'INTERNAL_SERVER_ERROR');
         expect(error).toEqual({ message: 'Internal server error', locations: expect.any(Array), path: ['companies'], extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String) } });
         expect(JSON.stringify(res.body)).not.toMatch(/fire/);
       } finally {
-        ds.query = original;
+        restore();
       }
     });
 

@@ -22,6 +22,9 @@ const freePort = () =>
 
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const insecure = { execute: [oidc.allowInsecureRequests] };
+/** Response bodies of known shape (fetch types them as unknown). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const json = (res: Response): Promise<any> => res.json();
 
 describe('OAuth 2.1 through the public origin', () => {
   const savedEnv = { ...process.env };
@@ -104,12 +107,12 @@ describe('OAuth 2.1 through the public origin', () => {
     expect(meta.code_challenge_methods_supported).toEqual(['S256']);
     expect(meta.registration_endpoint).toBe(`${publicUrl}/oauth/register`);
     expect(meta.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']));
-    const rfc8414 = await (await fetch(`${publicUrl}/.well-known/oauth-authorization-server`)).json();
+    const rfc8414 = await json(await fetch(`${publicUrl}/.well-known/oauth-authorization-server`));
     expect(rfc8414.issuer).toBe(publicUrl);
     expect(rfc8414.token_endpoint).toBe(`${publicUrl}/oauth/token`);
-    const root = await (await fetch(`${publicUrl}/.well-known/oauth-protected-resource`)).json();
+    const root = await json(await fetch(`${publicUrl}/.well-known/oauth-protected-resource`));
     expect(root).toMatchObject({ resource: publicUrl, authorization_servers: [publicUrl], bearer_methods_supported: ['header'] });
-    const mcp = await (await fetch(`${publicUrl}/.well-known/oauth-protected-resource/mcp`)).json();
+    const mcp = await json(await fetch(`${publicUrl}/.well-known/oauth-protected-resource/mcp`));
     expect(mcp).toMatchObject({ resource: `${publicUrl}/mcp`, authorization_servers: [publicUrl] });
   });
 
@@ -127,7 +130,7 @@ describe('OAuth 2.1 through the public origin', () => {
         body: JSON.stringify({ redirect_uris: [REDIRECT], ...refused }),
       });
       expect(res.status).toBe(400);
-      expect((await res.json()).error).toBe('invalid_client_metadata');
+      expect((await json(res)).error).toBe('invalid_client_metadata');
     }
   });
 
@@ -153,7 +156,7 @@ describe('OAuth 2.1 through the public origin', () => {
 
     const list = await rest(tokens.access_token);
     expect(list.status).toBe(200);
-    const names = (await list.json()).data.companies.map((c: { name: string }) => c.name);
+    const names = (await json(list)).data.companies.map((c: { name: string }) => c.name);
     expect(names).toEqual([`${p.workspaces[1].name} Inc`]);
     // Viewer in beta: no writes.
     const write = await rest(tokens.access_token, '/rest/companies', { method: 'POST', body: JSON.stringify({ name: 'Nope' }) });
@@ -233,7 +236,7 @@ describe('OAuth 2.1 through the public origin', () => {
     expect(claims.aud).toBe(`${publicUrl}/mcp`);
     const res = await rest(tokens.access_token);
     expect(res.status).toBe(401);
-    expect((await res.json()).messages[0]).toMatch(/audience/);
+    expect((await json(res)).messages[0]).toMatch(/audience/);
   });
 
   it('gives a server app client_credentials tokens that act with its role in its workspace', async () => {
@@ -247,7 +250,7 @@ describe('OAuth 2.1 through the public origin', () => {
     const tokens = await oidc.clientCredentialsGrant(config, { scope: 'api' });
     expect(tokens.expires_in).toBe(1800);
     const list = await rest(tokens.access_token);
-    expect((await list.json()).data.companies.map((c: { name: string }) => c.name)).toEqual(['Only here']);
+    expect((await json(list)).data.companies.map((c: { name: string }) => c.name)).toEqual(['Only here']);
     expect((await rest(tokens.access_token, '/rest/companies', { method: 'POST', body: JSON.stringify({ name: 'x' }) })).status).toBe(403);
 
     const wrong = await fetch(`${publicUrl}/oauth/token`, {
@@ -256,7 +259,7 @@ describe('OAuth 2.1 through the public origin', () => {
       body: 'grant_type=client_credentials&scope=api',
     });
     expect(wrong.status).toBe(401);
-    expect((await wrong.json()).error).toBe('invalid_client');
+    expect((await json(wrong)).error).toBe('invalid_client');
   });
 
   it('keeps refresh tokens working across an auth server restart and a second instance', async () => {
@@ -282,7 +285,7 @@ describe('OAuth 2.1 through the public origin', () => {
         body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: afterRestart.refresh_token!, client_id: config.clientMetadata().client_id }),
       });
       expect(res.status).toBe(200);
-      const body = await res.json();
+      const body = await json(res);
       expect((await rest(body.access_token)).status).toBe(200);
     } finally {
       await second.close();
@@ -302,7 +305,7 @@ describe('OAuth 2.1 through the public origin', () => {
     expect(JSON.parse(Buffer.from(after.access_token.split('.')[0], 'base64url').toString()).kid).toBe(kid);
     expect((await rest(after.access_token)).status).toBe(200);
     expect((await rest(before.access_token)).status).toBe(200);
-    const jwks = await (await fetch(`${publicUrl}/oauth/jwks`)).json();
+    const jwks = await json(await fetch(`${publicUrl}/oauth/jwks`));
     expect(jwks.keys.map((k: { kid: string }) => k.kid)).toContain(kid);
     expect(jwks.keys.every((k: Record<string, unknown>) => k.d === undefined)).toBe(true);
   });
@@ -352,7 +355,7 @@ describe('OAuth 2.1 through the public origin', () => {
       await b.submit('Allow');
     });
     const created = await rest(tokens.access_token, '/rest/companies', { method: 'POST', body: JSON.stringify({ name: 'Mine' }) });
-    expect(await created.json()).toMatchObject({ data: { createCompany: { name: 'Mine' } } });
+    expect(await json(created)).toMatchObject({ data: { createCompany: { name: 'Mine' } } });
     expect(created.status).toBe(201);
   });
 

@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { BearerAuthGuard } from '../../../libs/auth/src/auth.guard.js';
 import { BearerAuthService } from '../../../libs/auth/src/bearer-auth.service.js';
 import { dataSourceOptions, resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
+import { Sql } from '../../../libs/database/src/sql.js';
 import { CompaniesController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
 import { RestExceptionFilter } from './http/rest-exception.filter.js';
@@ -26,6 +27,7 @@ import { McpController } from './mcp/mcp.controller.js';
   controllers: [WellKnownController, DocsController, CompaniesController, PeopleController, McpController],
   providers: [
     RecordStore,
+    Sql,
     CountCache,
     CompaniesService,
     PeopleService,

@@ -24,6 +24,8 @@ export async function createRecordsApi(): Promise<INestApplication> {
   });
   app.set('trust proxy', 'loopback');
   app.disable('x-powered-by');
+  // No ETag: list pages change with every write, and hashing each body costs CPU on the hot path.
+  app.set('etag', false);
   app.use(requestId);
   if (config.authProxy) app.use(authProxy(config.authPort));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));

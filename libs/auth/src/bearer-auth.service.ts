@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
+import { Sql } from '../../database/src/sql.js';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../database/src/config.js';
 import { UnauthenticatedError } from '../../records/src/errors.js';
@@ -43,7 +44,10 @@ export class BearerAuthService {
   private readonly publicUrl = loadConfig().publicUrl;
   private readonly tokens: AccessTokenVerifier;
 
-  constructor(private readonly dataSource: DataSource) {
+  private readonly sql: Sql;
+
+  constructor(dataSource: DataSource) {
+    this.sql = new Sql(dataSource);
     this.tokens = new AccessTokenVerifier(dataSource, this.publicUrl);
   }
 
@@ -65,14 +69,14 @@ export class BearerAuthService {
     const workspaceId = claims.workspace_id;
     if (!workspaceId || !isUUID(workspaceId) || !claims.sub) throw new UnauthenticatedError('The access token names no workspace');
     const isApp = claims.client_id !== undefined && claims.sub === claims.client_id;
-    const rows: RoleRow[] = isApp
-      ? await this.dataSource.query(
+    const rows = isApp
+      ? await this.sql.rows<RoleRow>(
           `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
              FROM server_apps a JOIN roles r ON r.workspace_id = a.workspace_id AND r.id = a.role_id
             WHERE a.client_id = $1 AND a.workspace_id = $2`,
           [claims.client_id, workspaceId],
         )
-      : await this.dataSource.query(
+      : await this.sql.rows<RoleRow>(
           `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
              FROM workspace_members m JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
             WHERE m.user_id::text = $1 AND m.workspace_id = $2`,
@@ -95,7 +99,7 @@ export class BearerAuthService {
   }
 
   private async fromApiKey(secret: string): Promise<Principal> {
-    const rows: ApiKeyRow[] = await this.dataSource.query(
+    const rows = await this.sql.rows<ApiKeyRow>(
       `SELECT k.workspace_id, k.id, k.expires_at, k.revoked_at, k.last_used_at,
               r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
          FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
@@ -109,8 +113,8 @@ export class BearerAuthService {
     if (key.expires_at.getTime() <= now) throw new UnauthenticatedError('The API key has expired');
     if (!key.last_used_at || now - key.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
       // Minute resolution keeps a busy key from turning every read into a write.
-      this.dataSource
-        .query('UPDATE api_keys SET last_used_at = now() WHERE workspace_id = $1 AND id = $2', [key.workspace_id, key.id])
+      this.sql
+        .rows('UPDATE api_keys SET last_used_at = now() WHERE workspace_id = $1 AND id = $2', [key.workspace_id, key.id])
         .catch((err) => this.logger.warn(`last_used_at not updated: ${err.message}`));
     }
     return {

@@ -13,7 +13,13 @@ export interface Connection<T> {
 export function toConnection<T>(page: ListResult<T>): Connection<T> {
   return {
     totalCount: page.totalCount,
-    edges: page.records.map((node, i) => ({ node, cursor: page.cursors[i] })),
+    // A getter: the cursor is encoded only when the operation selects it.
+    edges: page.records.map((node, i) => ({
+      node,
+      get cursor() {
+        return page.cursorAt(i);
+      },
+    })),
     pageInfo: page.pageInfo,
   };
 }

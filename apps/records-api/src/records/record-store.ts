@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource, type EntityManager } from 'typeorm';
 import { assertCan, type Principal } from '../../../../libs/auth/src/principal.js';
+import { Sql } from '../../../../libs/database/src/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '../../../../libs/records/src/errors.js';
 import {
   compileFilter,
@@ -39,7 +39,8 @@ export interface PageInfo {
 
 export interface ListResult<T> {
   records: T[];
-  cursors: string[];
+  /** The cursor of the record at this index of `records`. */
+  cursorAt(index: number): string;
   totalCount: number | null;
   pageInfo: PageInfo;
 }
@@ -88,7 +89,7 @@ function mapDbError(err: { code?: string; detail?: string }, singular: string): 
 @Injectable()
 export class RecordStore {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly counts: CountCache,
   ) {}
 
@@ -124,9 +125,11 @@ export class RecordStore {
     let otherSide = 'false';
     if (cursor) {
       keyset = ` AND ${compileKeyset(order, def.schema, cursor, params, backwards ? 'before' : 'after')}`;
-      // Whether anything lies on the other side of the cursor (the cursor row included).
+      // Whether anything lies on the other side of the cursor (the cursor row included). An
+      // ordered LIMIT 1 walks the index from the cursor; EXISTS lets the planner pick a scan.
       const reverse = compileKeyset(order, def.schema, cursor, params, backwards ? 'after' : 'before', true);
-      otherSide = `EXISTS (SELECT 1 FROM ${def.schema.table} t WHERE ${scope} AND ${reverse})`;
+      otherSide = `(SELECT 1 FROM ${def.schema.table} t WHERE ${scope} AND ${reverse}
+                     ORDER BY ${compileOrderBy(order, def.schema, !backwards)} LIMIT 1) IS NOT NULL`;
     }
     params.push(args.limit + 1);
     const limitParam = `$${params.length}`;
@@ -144,7 +147,7 @@ export class RecordStore {
            WHERE ${scope}${keyset}
            ORDER BY ${compileOrderBy(order, def.schema, backwards)}
            LIMIT ${limitParam}) p ON true`;
-    const rows: Record<string, unknown>[] = await this.dataSource.query(sql, params);
+    const rows = await this.sql.rows(sql, params);
     const head = rows[0];
     const found = rows.filter((row) => row.id != null);
     const hasMore = found.length > args.limit;
@@ -157,16 +160,17 @@ export class RecordStore {
         ? await this.filteredCount(def, principal.workspaceId, args.filter, scope, scopeParams, String(head.__version))
         : Number(head.__live_count);
     }
-    const cursors = page.map((row) => encodeCursor(this.positionOf(row, order, def), args.orderBy));
+    // Cursors are made on demand: REST shows two, GraphQL one per edge only when selected.
+    const cursorAt = (index: number) => encodeCursor(this.positionOf(page[index], order, def), args.orderBy);
     return {
       records: page.map((row) => def.toRecord(row)),
-      cursors,
+      cursorAt,
       totalCount,
       pageInfo: {
         hasNextPage: backwards ? Boolean(head.__other_side) : hasMore,
         hasPreviousPage: backwards ? hasMore : Boolean(head.__other_side),
-        startCursor: cursors[0] ?? null,
-        endCursor: cursors[cursors.length - 1] ?? null,
+        startCursor: page.length ? cursorAt(0) : null,
+        endCursor: page.length ? cursorAt(page.length - 1) : null,
       },
     };
   }
@@ -174,7 +178,7 @@ export class RecordStore {
   async get<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, id: string): Promise<T> {
     assertCan(principal, def.object, 'read');
     this.assertId(id);
-    const rows = await this.dataSource.query(
+    const rows = await this.sql.rows(
       `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
         WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL`,
       [principal.workspaceId, id],
@@ -186,7 +190,7 @@ export class RecordStore {
   /** Records by id in one query (for relations), soft-deleted ones left out. */
   async findByIds<T>(def: RecordDefinition<T, unknown, unknown>, workspaceId: string, ids: string[]): Promise<T[]> {
     if (!ids.length) return [];
-    const rows = await this.dataSource.query(
+    const rows = await this.sql.rows(
       `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
         WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
       [workspaceId, ids],
@@ -204,7 +208,7 @@ export class RecordStore {
   ): Promise<Map<string, { records: T[]; total: number }>> {
     const result = new Map<string, { records: T[]; total: number }>();
     if (!parentIds.length) return result;
-    const rows = await this.dataSource.query(
+    const rows = await this.sql.rows(
       `SELECT * FROM (
          SELECT ${def.columns.map((c) => `t.${c}`).join(', ')},
                 row_number() OVER (PARTITION BY t.${parentColumn} ORDER BY t.created_at, t.id) AS __rank,
@@ -245,18 +249,17 @@ export class RecordStore {
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
     const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
-    return this.dataSource.transaction(async (tx) => {
-      await this.assertCompaniesExist(tx, principal.workspaceId, columnSets);
-      const params: unknown[] = [principal.workspaceId];
-      const values = columnSets.map(
-        // `$1` alone when no column is given (a person created from `{}`).
-        (set) => `($1${columns.map((col) => `, ${col in set ? `$${params.push(set[col])}` : 'DEFAULT'}`).join('')})`,
-      );
-      const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
-                   VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
-      const rows = await tx.query(sql, params).catch((err) => mapDbError(err, def.singular));
-      return rows.map((row: Record<string, unknown>) => def.toRecord(row));
-    });
+    await this.assertCompaniesExist(principal.workspaceId, columnSets);
+    // One INSERT statement: all records or none.
+    const params: unknown[] = [principal.workspaceId];
+    const values = columnSets.map(
+      // `$1` alone when no column is given (a person created from `{}`).
+      (set) => `($1${columns.map((col) => `, ${col in set ? `$${params.push(set[col])}` : 'DEFAULT'}`).join('')})`,
+    );
+    const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
+                 VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
+    const rows = await this.sql.rows(sql, params).catch((err) => mapDbError(err, def.singular));
+    return rows.map((row) => def.toRecord(row));
   }
 
   async update<T, U extends object>(def: RecordDefinition<T, unknown, U>, principal: Principal, id: string, body: unknown): Promise<T> {
@@ -264,32 +267,30 @@ export class RecordStore {
     this.assertId(id);
     const columns = def.toColumns(validateInput(def.updateInput, body));
     if (!Object.keys(columns).length) return this.get(def, principal, id);
-    return this.dataSource.transaction(async (tx) => {
-      await this.assertCompaniesExist(tx, principal.workspaceId, [columns]);
-      const params: unknown[] = [principal.workspaceId, id];
-      const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
-      const rows = await tx
-        .query(
-          `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
-            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
-          params,
-        )
-        .catch((err) => mapDbError(err, def.singular));
-      const updated = rows[0]?.[0];
-      if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-      return def.toRecord(updated);
-    });
+    await this.assertCompaniesExist(principal.workspaceId, [columns]);
+    const params: unknown[] = [principal.workspaceId, id];
+    const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
+    const rows = await this.sql
+      .rows(
+        `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
+          WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
+        params,
+      )
+      .catch((err) => mapDbError(err, def.singular));
+    const updated = rows[0];
+    if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+    return def.toRecord(updated);
   }
 
   async softDelete(def: RecordDefinition<unknown, unknown, unknown>, principal: Principal, id: string): Promise<{ id: string }> {
     assertCan(principal, def.object, 'delete');
     this.assertId(id);
-    const rows = await this.dataSource.query(
+    const rows = await this.sql.rows(
       `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
         WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING id`,
       [principal.workspaceId, id],
     );
-    if (!rows[0]?.[0]) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+    if (!rows[0]) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
   }
 
@@ -312,7 +313,7 @@ export class RecordStore {
     const key = `${workspaceId}:${def.object}:${JSON.stringify(filter)}`;
     const cached = this.counts.get(key, version);
     if (cached !== undefined) return cached;
-    const [row] = await this.dataSource.query(`SELECT count(*)::bigint AS n FROM ${def.schema.table} t WHERE ${scope}`, params);
+    const [row] = await this.sql.rows(`SELECT count(*)::bigint AS n FROM ${def.schema.table} t WHERE ${scope}`, params);
     const count = Number(row.n);
     this.counts.set(key, version, count);
     return count;
@@ -329,11 +330,11 @@ export class RecordStore {
   }
 
   /** A live company of the caller's workspace; another workspace's id behaves as missing. */
-  private async assertCompaniesExist(tx: EntityManager, workspaceId: string, columnSets: Record<string, unknown>[]): Promise<void> {
+  private async assertCompaniesExist(workspaceId: string, columnSets: Record<string, unknown>[]): Promise<void> {
     const ids = [...new Set(columnSets.map((c) => c.company_id).filter((id): id is string => typeof id === 'string'))];
     if (!ids.length) return;
-    const rows: { id: string }[] = await tx.query(
-      `SELECT id FROM companies WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL FOR KEY SHARE`,
+    const rows = await this.sql.rows<{ id: string }>(
+      `SELECT id FROM companies WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
       [workspaceId, ids],
     );
     const found = new Set(rows.map((r) => r.id));
