@@ -63,7 +63,8 @@ describe('GraphQL API', () => {
     const pool = (ds.driver as unknown as { master: { query: (...args: unknown[]) => Promise<unknown> } }).master;
     const originalPool = pool.query;
     const originalDs = ds.query;
-    pool.query = (sql: unknown, ...rest: unknown[]) => hook(String(sql), () => originalPool.call(pool, sql, ...rest));
+    pool.query = (sql: unknown, ...rest: unknown[]) =>
+      hook(typeof sql === 'string' ? sql : (sql as { text: string }).text, () => originalPool.call(pool, sql, ...rest));
     ds.query = ((sql: string, ...rest: unknown[]) =>
       hook(sql, () => (originalDs as (...a: unknown[]) => Promise<unknown>).call(ds, sql, ...rest))) as typeof ds.query;
     return () => {

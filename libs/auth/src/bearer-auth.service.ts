@@ -11,16 +11,16 @@ import { API_KEY_PREFIX, hashSecret } from './secrets.js';
 interface ApiKeyRow {
   workspace_id: string;
   id: string;
-  expires_at: Date;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
+  revoked: boolean;
+  expired: boolean;
+  /** last_used_at is older than a minute (or unset): worth writing again. */
+  use_stale: boolean;
   role_id: string;
   role_name: string;
   object_permissions: Principal['role']['objectPermissions'];
   settings_permissions: Principal['role']['settingsPermissions'];
 }
 
-const LAST_USED_RESOLUTION_MS = 60_000;
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 /** Which resource is being called: the whole API, or MCP (which also takes whole-API tokens). */
@@ -100,7 +100,8 @@ export class BearerAuthService {
 
   private async fromApiKey(secret: string): Promise<Principal> {
     const rows = await this.sql.rows<ApiKeyRow>(
-      `SELECT k.workspace_id, k.id, k.expires_at, k.revoked_at, k.last_used_at,
+      `SELECT k.workspace_id, k.id, k.revoked_at IS NOT NULL AS revoked, k.expires_at <= now() AS expired,
+              (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS use_stale,
               r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
          FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
         WHERE k.secret_hash = $1`,
@@ -108,10 +109,9 @@ export class BearerAuthService {
     );
     const key = rows[0];
     if (!key) throw new UnauthenticatedError('The API key is not valid');
-    if (key.revoked_at) throw new UnauthenticatedError('The API key has been revoked');
-    const now = Date.now();
-    if (key.expires_at.getTime() <= now) throw new UnauthenticatedError('The API key has expired');
-    if (!key.last_used_at || now - key.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
+    if (key.revoked) throw new UnauthenticatedError('The API key has been revoked');
+    if (key.expired) throw new UnauthenticatedError('The API key has expired');
+    if (key.use_stale) {
       // Minute resolution keeps a busy key from turning every read into a write.
       this.sql
         .rows('UPDATE api_keys SET last_used_at = now() WHERE workspace_id = $1 AND id = $2', [key.workspace_id, key.id])

@@ -20,7 +20,8 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    extra: { max: poolSize },
+    // UTC sessions: timestamps read as text are ISO-convertible without time zone math (see sql.ts).
+    extra: { max: poolSize, options: '-c TimeZone=UTC' },
   };
 }
 

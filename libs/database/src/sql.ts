@@ -1,10 +1,29 @@
 import { Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
+import pg, { type Pool } from 'pg';
 import { DataSource } from 'typeorm';
+
+const TIMESTAMPTZ_OID = 1184;
+
+/**
+ * `timestamptz` as an ISO 8601 string, straight from Postgres's text form in a UTC
+ * session (`2026-11-22 05:16:25.09+00`), without a Date in between: the API returns
+ * strings anyway, and this is the hottest conversion of a list page.
+ */
+export function isoFromTimestamptz(text: string): string {
+  const match = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/.exec(text);
+  if (!match) return new Date(pg.types.getTypeParser(TIMESTAMPTZ_OID)(text) as Date).toISOString();
+  return `${match[1]}T${match[2]}.${(match[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
+}
+
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === TIMESTAMPTZ_OID ? isoFromTimestamptz : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
 
 /**
  * Plain SQL on the same pg pool TypeORM manages, for the hot paths (record lists, bearer
  * lookups): one call straight to node-postgres, rows back, nothing else per query.
+ * Timestamps come back as ISO strings.
  */
 @Injectable()
 export class Sql {
@@ -15,6 +34,6 @@ export class Sql {
   }
 
   async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.pool.query(sql, params)).rows as T[];
+    return (await this.pool.query({ text: sql, values: params, types })).rows as T[];
   }
 }

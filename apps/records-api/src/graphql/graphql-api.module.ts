@@ -1,6 +1,7 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module, forwardRef } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.service.js';
 import { loadConfig } from '../../../../libs/database/src/config.js';
 import { AppModule } from '../app.module.js';
@@ -29,7 +30,8 @@ function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, pe
     formatError: formatGraphqlError,
     includeStacktraceInErrorResponses: false,
     validationRules: [depthLimitRule()],
-    plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin()],
+    // Cache control would wrap every field resolver; we send no cache hints.
+    plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin(), ApolloServerPluginCacheControlDisabled()],
   };
 }
 
