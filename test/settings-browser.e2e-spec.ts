@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { findRole } from '../libs/auth/src/accounts.js';
-import { SCREENSHOTS, WIDTHS, launchChromium, overflowingElements, screenshotBoth } from './playwright.js';
+import { BROWSER_AVAILABLE, SCREENSHOTS, WIDTHS, launchChromium, overflowingElements, screenshotBoth } from './playwright.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**
@@ -14,7 +14,7 @@ import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin }
 const DAY = 86_400_000;
 const SLOW = 120_000;
 
-describe('Settings pages in Chromium', () => {
+(BROWSER_AVAILABLE ? describe : describe.skip)('Settings pages in Chromium', () => {
   let origin: PublicOrigin;
   let url: string;
   let browser: Browser;
