@@ -10,7 +10,6 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { DataSource } from 'typeorm';
 import { createAuthServer } from '../apps/auth-server/src/bootstrap.js';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
@@ -18,16 +17,10 @@ import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/s
 import { createServerApp } from '../libs/auth/src/server-apps.js';
 import { newWorkspace } from './factories.js';
 import { FormBrowser } from './form-browser.js';
+import { freePort } from './public-origin.js';
 
 process.env.LOG_LEVEL ??= 'error';
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 /** A loopback redirect URI, as MCP clients on a desktop use; nothing listens: the browser stops there. */
 const REDIRECT = 'http://127.0.0.1:8765/callback';

@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import { createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { DataSource } from 'typeorm';
@@ -9,16 +8,10 @@ import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/s
 import { createServerApp } from '../libs/auth/src/server-apps.js';
 import { rotateSigningKey } from '../libs/auth/src/signing-keys.js';
 import { FormBrowser } from './form-browser.js';
+import { freePort } from './public-origin.js';
 
 process.env.LOG_LEVEL ??= 'error';
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const insecure = { execute: [oidc.allowInsecureRequests] };

@@ -1,22 +1,12 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
+import { AppError, CODE_BY_STATUS, ErrorCode } from '../../../../libs/records/src/errors.js';
 import { safeReturn } from '../sessions/web-sessions.js';
 import { messagePage } from '../views/pages.js';
 import { settingsMessagePage } from '../views/settings/layout.js';
 import type { SettingsRequest } from './settings-context.js';
 import { CsrfRejected, SignInRequired } from './settings.guard.js';
-
-const CODES: Record<number, ErrorCode> = {
-  400: ErrorCode.VALIDATION_FAILED,
-  401: ErrorCode.UNAUTHENTICATED,
-  403: ErrorCode.FORBIDDEN,
-  404: ErrorCode.NOT_FOUND,
-  409: ErrorCode.CONFLICT,
-  413: ErrorCode.PAYLOAD_TOO_LARGE,
-  415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-};
 
 const TITLES: Record<number, string> = {
   400: 'That did not work',
@@ -76,7 +66,7 @@ function describe(exception: unknown): { statusCode: number; code: string; messa
   if (parserType === 'entity.too.large') return { statusCode: 413, code: ErrorCode.PAYLOAD_TOO_LARGE, messages: ['The request body is too large'] };
   if (exception instanceof HttpException && exception.getStatus() < 500) {
     const status = exception.getStatus();
-    return { statusCode: status, code: CODES[status] ?? 'BAD_REQUEST', messages: [status === 404 ? 'No such page' : exception.message] };
+    return { statusCode: status, code: CODE_BY_STATUS[status] ?? 'BAD_REQUEST', messages: [status === 404 ? 'No such page' : exception.message] };
   }
   return { statusCode: 500, code: ErrorCode.INTERNAL_ERROR, messages: ['Internal server error'] };
 }

@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
-import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
+import { AppError, CODE_BY_STATUS, ErrorCode } from '../../../../libs/records/src/errors.js';
 
 export interface ErrorBody {
   statusCode: number;
@@ -18,17 +18,6 @@ const BODY_PARSER: Record<string, [number, ErrorCode, string[]]> = {
   'charset.unsupported': [415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, ['Unsupported charset; send UTF-8 JSON']],
 };
 
-const BY_STATUS: Record<number, ErrorCode> = {
-  400: ErrorCode.VALIDATION_FAILED,
-  401: ErrorCode.UNAUTHENTICATED,
-  403: ErrorCode.FORBIDDEN,
-  404: ErrorCode.NOT_FOUND,
-  409: ErrorCode.CONFLICT,
-  413: ErrorCode.PAYLOAD_TOO_LARGE,
-  415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-  429: ErrorCode.RATE_LIMITED,
-};
-
 /** Any thrown value → the documented error shape. Unknown errors become a plain 500. */
 export function toErrorBody(exception: unknown): ErrorBody {
   const make = (statusCode: number, code: string, messages: string[]): ErrorBody => ({
@@ -44,7 +33,7 @@ export function toErrorBody(exception: unknown): ErrorBody {
     const status = exception.getStatus();
     if (status < 500) {
       const message = status === 404 ? 'No such route' : exception.message;
-      return make(status, BY_STATUS[status] ?? 'BAD_REQUEST', [message]);
+      return make(status, CODE_BY_STATUS[status] ?? 'BAD_REQUEST', [message]);
     }
   }
   return make(500, ErrorCode.INTERNAL_ERROR, ['Internal server error']);

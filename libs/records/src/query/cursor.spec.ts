@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { BadInputError, ErrorCode } from '../errors.js';
+import { ErrorCode } from '../errors.js';
 import { personSchema } from '../schemas.js';
 import { decodeCursor, encodeCursor, orderSignature } from './cursor.js';
 import type { OrderTerm } from './types.js';
+import { rejection } from './rejection.spec-helper.js';
 
 const ID = '6f1b1f6e-8c9a-4c2e-9d8f-0a1b2c3d4e5f';
 const byCreated: OrderTerm[] = [{ field: 'createdAt', direction: 'AscNullsFirst' }];
@@ -10,16 +11,6 @@ const byName: OrderTerm[] = [
   { field: 'name.lastName', direction: 'DescNullsLast' },
   { field: 'name.firstName', direction: 'DescNullsLast' },
 ];
-
-function rejection(fn: () => unknown): BadInputError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(BadInputError);
-    return err as BadInputError;
-  }
-  throw new Error('expected a BadInputError');
-}
 
 function rejects(raw: unknown, order: OrderTerm[], why: string, param = 'starting_after'): void {
   const err = rejection(() => decodeCursor(raw, order, param, personSchema));

@@ -1,21 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { BadInputError, ErrorCode } from '../errors.js';
+import { ErrorCode } from '../errors.js';
 import { companySchema, personSchema } from '../schemas.js';
 import { normalizeTimestamp, parseFilter, validateCondition } from './filter.js';
 import type { FilterNode } from './types.js';
+import { rejection } from './rejection.spec-helper.js';
 
 const ID = '6f1b1f6e-8c9a-4c2e-9d8f-0a1b2c3d4e5f';
 const ID2 = '0A1B2C3D-4E5F-4A6B-8C9D-0E1F2A3B4C5D';
-
-function rejection(fn: () => unknown): BadInputError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(BadInputError);
-    return err as BadInputError;
-  }
-  throw new Error('expected a BadInputError');
-}
 
 function rejects(raw: unknown, ...parts: string[]): string {
   const err = rejection(() => parseFilter(raw, personSchema));

@@ -1,16 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { BadInputError, ErrorCode } from '../errors.js';
+import { ErrorCode } from '../errors.js';
 import { parseLimit } from './limit.js';
-
-function rejection(fn: () => unknown): BadInputError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(BadInputError);
-    return err as BadInputError;
-  }
-  throw new Error('expected a BadInputError');
-}
+import { rejection } from './rejection.spec-helper.js';
 
 describe('parseLimit', () => {
   it('defaults to 60 when absent or empty', () => {

@@ -1,17 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { BadInputError, ErrorCode } from '../errors.js';
+import { ErrorCode } from '../errors.js';
 import { companySchema, personSchema } from '../schemas.js';
 import { parseOrderBy, sortableFields } from './order-by.js';
-
-function rejection(fn: () => unknown): BadInputError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(BadInputError);
-    return err as BadInputError;
-  }
-  throw new Error('expected a BadInputError');
-}
+import { rejection } from './rejection.spec-helper.js';
 
 function rejects(raw: unknown, ...parts: string[]): string {
   const err = rejection(() => parseOrderBy(raw, personSchema));
