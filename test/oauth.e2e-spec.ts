@@ -192,6 +192,20 @@ describe('OAuth 2.1 through the public origin', () => {
     await expect(oidc.refreshTokenGrant(config, second.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
+  it('lets a client revoke its own refresh token (RFC 7009), but not another client\'s', async () => {
+    const p = await person([{ workspace: 'kappa', role: 'Member' }]);
+    const config = await registerClient();
+    const other = await registerClient();
+    const tokens = await authorize(config, new FormBrowser(REDIRECT), async (b) => {
+      await signIn(p.email, p.password)(b);
+      await b.submit('Allow');
+    });
+    await oidc.tokenRevocation(other, tokens.refresh_token!);
+    const stillGood = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    await oidc.tokenRevocation(config, stillGood.refresh_token!);
+    await expect(oidc.refreshTokenGrant(config, stillGood.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
   it('refuses an authorization request without PKCE or with plain PKCE', async () => {
     const config = await registerClient();
     const clientId = config.clientMetadata().client_id;

@@ -115,7 +115,7 @@ describe('REST records', () => {
       const { ws, api } = await admin();
       const bad = await api.post('/rest/batch/companies', [{ name: 'ok-1' }, { name: 'ok-2' }, { name: '' }, { name: 'ok-4' }]);
       const message = expectError(bad, 400, 'VALIDATION_FAILED');
-      expect(message).toMatch(/\[2\]\.name/);
+      expect(message).toMatch(/^\[2\]\.name /);
       expect(await liveCount(ws.id, 'companies')).toBe(0);
 
       const tooMany = await api.post('/rest/batch/companies', Array.from({ length: 61 }, (_, i) => ({ name: `n${i}` })));

@@ -10,6 +10,8 @@ const PUBLIC = 'auth:public';
 /** Routes anyone may call without credentials (discovery, docs). */
 export const Public = () => SetMetadata(PUBLIC, true);
 
+export const isMcpPath = (path: string | undefined) => path === '/mcp' || Boolean(path?.startsWith('/mcp/'));
+
 /** Reads the request of an HTTP or GraphQL execution context. */
 export function requestOf(context: ExecutionContext): AuthenticatedRequest {
   if (context.getType<string>() === 'graphql') {
@@ -29,7 +31,7 @@ export class BearerAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const req = requestOf(context);
-    req.principal ??= await this.auth.authenticate(req.headers.authorization, req.path?.startsWith('/mcp') ? 'mcp' : 'api');
+    req.principal ??= await this.auth.authenticate(req.headers.authorization, isMcpPath(req.path) ? 'mcp' : 'api');
     return true;
   }
 }

@@ -75,8 +75,9 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
       registration: { enabled: true, initialAccessToken: false },
       // Server apps registered by a workspace admin (RFC 6749 §4.4).
       clientCredentials: { enabled: true },
-      // Let clients revoke their tokens (RFC 7009).
-      revocation: { enabled: true },
+      // Let clients revoke their own tokens, and only those (RFC 7009 §2.1); another client's
+      // token is left alone without saying so, as the RFC asks for unknown tokens.
+      revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       // Tokens are for a resource; its URL is the JWT audience (RFC 8707; RFC 9068 §2.2).
       resourceIndicators: {
         enabled: true,

@@ -25,8 +25,8 @@ export class CompaniesService {
     return this.store.create(companyDefinition, principal, body);
   }
 
-  createMany(principal: Principal, bodies: unknown): Promise<CompanyRecord[]> {
-    return this.store.createMany(companyDefinition, principal, bodies);
+  createMany(principal: Principal, bodies: unknown, listName = ''): Promise<CompanyRecord[]> {
+    return this.store.createMany(companyDefinition, principal, bodies, listName);
   }
 
   update(principal: Principal, id: string, body: unknown): Promise<CompanyRecord> {

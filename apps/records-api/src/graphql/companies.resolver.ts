@@ -48,7 +48,7 @@ export class CompaniesResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('data', { type: () => [CompanyCreateInput] }) data: CompanyCreateInput[],
   ) {
-    return this.service.createMany(principal, plain(data));
+    return this.service.createMany(principal, plain(data), 'data');
   }
 
   @Mutation(() => Company, { complexity: singleRecordCost })

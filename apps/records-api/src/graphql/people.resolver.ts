@@ -38,7 +38,7 @@ export class PeopleResolver {
 
   @Mutation(() => [Person], { complexity: batchCost, description: 'All or none; 1 to 60 people.' })
   createPeople(@CurrentPrincipal() principal: Principal, @Args('data', { type: () => [PersonCreateInput] }) data: PersonCreateInput[]) {
-    return this.service.createMany(principal, plain(data));
+    return this.service.createMany(principal, plain(data), 'data');
   }
 
   @Mutation(() => Person, { complexity: singleRecordCost })

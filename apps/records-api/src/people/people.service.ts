@@ -24,8 +24,8 @@ export class PeopleService {
     return this.store.create(personDefinition, principal, body);
   }
 
-  createMany(principal: Principal, bodies: unknown): Promise<PersonRecord[]> {
-    return this.store.createMany(personDefinition, principal, bodies);
+  createMany(principal: Principal, bodies: unknown, listName = ''): Promise<PersonRecord[]> {
+    return this.store.createMany(personDefinition, principal, bodies, listName);
   }
 
   update(principal: Principal, id: string, body: unknown): Promise<PersonRecord> {

@@ -228,7 +228,7 @@ export class RecordStore {
   }
 
   async create<T, C extends object>(def: RecordDefinition<T, C, unknown>, principal: Principal, body: unknown): Promise<T> {
-    const [created] = await this.createMany(def, principal, [body], '');
+    const [created] = await this.createMany(def, principal, [body], null);
     return created;
   }
 
@@ -237,14 +237,15 @@ export class RecordStore {
     def: RecordDefinition<T, C, unknown>,
     principal: Principal,
     bodies: unknown,
-    prefix = 'data',
+    /** How messages name the list (`data` in GraphQL, nothing for a REST body); null for a single record. */
+    listName: string | null = '',
   ): Promise<T[]> {
     assertCan(principal, def.object, 'create');
     if (!Array.isArray(bodies)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'body must be a JSON array of records');
     if (bodies.length === 0 || bodies.length > MAX_BATCH) {
       throw new BadInputError(ErrorCode.VALIDATION_FAILED, `a batch holds 1 to ${MAX_BATCH} records; got ${bodies.length}`);
     }
-    const inputs = bodies.map((body, i) => validateInput(def.createInput, body, prefix ? `${prefix}[${i}]` : ''));
+    const inputs = bodies.map((body, i) => validateInput(def.createInput, body, listName === null ? '' : `${listName}[${i}]`));
     const columnSets = inputs.map((input) => def.toColumns(input));
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
