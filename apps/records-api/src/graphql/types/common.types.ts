@@ -1,4 +1,5 @@
-import { Field, InputType, ObjectType, registerEnumType } from '@nestjs/graphql';
+import type { Type } from '@nestjs/common';
+import { Field, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { DateTimeScalar, UUIDScalar } from './scalars.js';
 
 /** Values match the shared `Direction` of libs/records (and the REST `order_by` syntax). */
@@ -29,6 +30,34 @@ export class PageInfo {
 
   @Field(() => String, { nullable: true, description: 'Pass as `after` to read the page after this one.' })
   endCursor: string | null;
+}
+
+/**
+ * `<Name>Connection { totalCount edges { node cursor } pageInfo }` and `<Name>Edge` for a
+ * node type (Relay connections, type names as in Twenty).
+ */
+export function Connection<T>(node: Type<T>, name: string, plural: string) {
+  @ObjectType(`${name}Edge`)
+  class Edge {
+    @Field(() => node)
+    node: T;
+
+    @Field(() => String)
+    cursor: string;
+  }
+
+  @ObjectType({ isAbstract: true })
+  abstract class ConnectionType {
+    @Field(() => Int, { description: `${plural} matching the filter, across all pages.` })
+    totalCount: number | null;
+
+    @Field(() => [Edge])
+    edges: Edge[];
+
+    @Field(() => PageInfo)
+    pageInfo: PageInfo;
+  }
+  return ConnectionType;
 }
 
 @InputType('StringFilter')

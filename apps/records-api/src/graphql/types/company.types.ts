@@ -1,5 +1,5 @@
 import { ArgsType, Field, InputType, Int, ObjectType } from '@nestjs/graphql';
-import { DateFilter, OrderByDirection, PageInfo, StringFilter, UUIDFilter } from './common.types.js';
+import { DateFilter, OrderByDirection, StringFilter, UUIDFilter, Connection } from './common.types.js';
 import { PageArgs } from './page.args.js';
 import { DateTimeScalar, UUIDScalar } from './scalars.js';
 
@@ -52,26 +52,8 @@ export class Company {
   deletedAt: string | null;
 }
 
-@ObjectType('CompanyEdge')
-export class CompanyEdge {
-  @Field(() => Company)
-  node: Company;
-
-  @Field(() => String)
-  cursor: string;
-}
-
 @ObjectType('CompanyConnection')
-export class CompanyConnection {
-  @Field(() => Int, { description: 'Companies matching the filter, across all pages.' })
-  totalCount: number | null;
-
-  @Field(() => [CompanyEdge])
-  edges: CompanyEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo: PageInfo;
-}
+export class CompanyConnection extends Connection(Company, 'Company', 'Companies') {}
 
 // Inputs
 

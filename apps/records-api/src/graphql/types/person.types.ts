@@ -1,5 +1,5 @@
 import { ArgsType, Field, InputType, Int, ObjectType } from '@nestjs/graphql';
-import { ArrayFilter, DateFilter, OrderByDirection, PageInfo, StringFilter, UUIDFilter } from './common.types.js';
+import { ArrayFilter, DateFilter, OrderByDirection, StringFilter, UUIDFilter, Connection } from './common.types.js';
 import { PageArgs } from './page.args.js';
 import { DateTimeScalar, UUIDScalar } from './scalars.js';
 
@@ -50,26 +50,8 @@ export class Person {
   deletedAt: string | null;
 }
 
-@ObjectType('PersonEdge')
-export class PersonEdge {
-  @Field(() => Person)
-  node: Person;
-
-  @Field(() => String)
-  cursor: string;
-}
-
 @ObjectType('PersonConnection')
-export class PersonConnection {
-  @Field(() => Int, { description: 'People matching the filter, across all pages.' })
-  totalCount: number | null;
-
-  @Field(() => [PersonEdge])
-  edges: PersonEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo: PageInfo;
-}
+export class PersonConnection extends Connection(Person, 'Person', 'People') {}
 
 // Inputs
 
