@@ -1,19 +1,18 @@
 import 'reflect-metadata';
-import { Logger, type INestApplication, type LogLevel } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../../../libs/database/src/config.js';
+import { loadConfig, logLevels } from '../../../libs/database/src/config.js';
 import { deleteExpired } from './adapter/postgres-adapter.js';
 import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
 import type { OidcProvider } from './oidc/provider.js';
 import { settingsApiBodyErrors, settingsHeaders } from './settings/http.js';
 
-const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 /** Our pages; every other /oauth/* and /.well-known/* path is the provider's. */
 const OWN_PAGES = /^\/oauth\/(interaction|assets)\//;
 const CLEANUP_EVERY_MS = 10 * 60 * 1000;
@@ -21,10 +20,9 @@ const CLEANUP_EVERY_MS = 10 * 60 * 1000;
 /** The auth server, configured but not listening (tests listen on a port of their own). */
 export async function createAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
-  const level = LEVELS.indexOf(config.logLevel as LogLevel);
   const app = await NestFactory.create<NestExpressApplication>(AuthServerModule, {
     bodyParser: false,
-    logger: LEVELS.slice(0, level < 0 ? 4 : level + 1),
+    logger: logLevels(config.logLevel),
   });
   app.set('trust proxy', 'loopback');
   app.disable('x-powered-by');

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
-import { Logger, type INestApplication, type LogLevel } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../../../libs/database/src/config.js';
+import { loadConfig, logLevels } from '../../../libs/database/src/config.js';
 import { runMigrations } from '../../../libs/database/src/data-source.js';
 import { AppModule } from './app.module.js';
 import { authProxy } from './http/auth-proxy.js';
@@ -12,15 +12,13 @@ import { rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { serveOpenApi } from './well-known/open-api.js';
 
-const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
 /** The records API, configured but not listening (tests use it with supertest). */
 export async function createRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();
-  const level = LEVELS.indexOf(config.logLevel as LogLevel);
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
     bodyParser: false,
-    logger: LEVELS.slice(0, level < 0 ? 4 : level + 1),
+    logger: logLevels(config.logLevel),
   });
   app.set('trust proxy', 'loopback');
   app.disable('x-powered-by');

@@ -1,3 +1,4 @@
+import type { LogLevel } from '@nestjs/common';
 import { config as loadDotenv } from 'dotenv';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -75,4 +76,12 @@ export function loadConfig(): AppConfig {
     registrationsPerMinute: intFrom('REGISTRATIONS_PER_MINUTE', 10),
     logLevel: process.env.LOG_LEVEL || 'log',
   };
+}
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+
+/** Nest's logger levels for `LOG_LEVEL`: that level and every more severe one (default `log`). */
+export function logLevels(level: string): LogLevel[] {
+  const index = LOG_LEVELS.indexOf(level as LogLevel);
+  return LOG_LEVELS.slice(0, index < 0 ? 4 : index + 1);
 }
