@@ -75,12 +75,14 @@ export class BearerAuthService {
              FROM server_apps a JOIN roles r ON r.workspace_id = a.workspace_id AND r.id = a.role_id
             WHERE a.client_id = $1 AND a.workspace_id = $2`,
           [claims.client_id, workspaceId],
+          { prepared: true },
         )
       : await this.sql.rows<RoleRow>(
           `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
              FROM workspace_members m JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
             WHERE m.user_id::text = $1 AND m.workspace_id = $2`,
           [claims.sub, workspaceId],
+          { prepared: true },
         );
     if (!rows.length) {
       throw new UnauthenticatedError(isApp ? 'The server app no longer exists' : 'The person is no longer a member of this workspace');
@@ -106,6 +108,7 @@ export class BearerAuthService {
          FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
         WHERE k.secret_hash = $1`,
       [hashSecret(secret)],
+      { prepared: true },
     );
     const key = rows[0];
     if (!key) throw new UnauthenticatedError('The API key is not valid');

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import pg, { type Pool } from 'pg';
 import { DataSource } from 'typeorm';
 
@@ -33,7 +34,23 @@ export class Sql {
     this.pool = (dataSource.driver as unknown as { master: Pool }).master;
   }
 
-  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.pool.query({ text: sql, values: params, types })).rows as T[];
+  /**
+   * `prepared`: the statement text comes from a small fixed set (no user input shapes it),
+   * so each connection parses and plans it once and then only binds values.
+   */
+  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: { prepared?: boolean } = {}): Promise<T[]> {
+    const name = options.prepared ? statementName(sql) : undefined;
+    return (await this.pool.query({ name, text: sql, values: params, types })).rows as T[];
   }
+}
+
+const names = new Map<string, string>();
+
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (!name) {
+    name = `s_${createHash('sha1').update(sql).digest('base64url').slice(0, 20)}`;
+    names.set(sql, name);
+  }
+  return name;
 }

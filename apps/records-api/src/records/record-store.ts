@@ -147,7 +147,8 @@ export class RecordStore {
            WHERE ${scope}${keyset}
            ORDER BY ${compileOrderBy(order, def.schema, backwards)}
            LIMIT ${limitParam}) p ON true`;
-    const rows = await this.sql.rows(sql, params);
+    // Without a filter and with one order term the text is one of a few per object: prepare it.
+    const rows = await this.sql.rows(sql, params, { prepared: !args.filter && args.orderBy.length <= 1 });
     const head = rows[0];
     const found = rows.filter((row) => row.id != null);
     const hasMore = found.length > args.limit;
@@ -182,6 +183,7 @@ export class RecordStore {
       `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
         WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL`,
       [principal.workspaceId, id],
+      { prepared: true },
     );
     if (!rows.length) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return def.toRecord(rows[0]);
