@@ -84,6 +84,8 @@ describe('Workspace settings over HTTP', () => {
         const list = await json(undefined, 'GET', '/settings/api/api-keys', undefined, auth);
         expect(list.status).toBe(401);
         expect(list.body).toMatchObject({ statusCode: 401, error: 'Unauthorized', code: 'UNAUTHENTICATED', messages: [expect.stringMatching(/bearer/i)] });
+        // The id the public origin gave the request is the one the auth server reports.
+        expect(list.body.requestId).toBe(list.headers.get('x-request-id'));
         const create = await json(undefined, 'POST', '/settings/api/api-keys', { name: 'x', role: 'Admin' }, auth);
         expect(create.status).toBe(401);
         const revoke = await json(undefined, 'POST', `/settings/api/api-keys/${key.id}/revoke`, undefined, auth);

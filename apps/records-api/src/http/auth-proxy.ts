@@ -3,6 +3,7 @@ import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { Socket } from 'node:net';
 import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
 import { sendError } from './body-parsing.js';
+import type { RequestWithId } from './request-id.js';
 
 /** What the auth server answers under the public origin (SPEC §1). */
 export const AUTH_SERVER_PATHS = [
@@ -30,6 +31,11 @@ export function authProxy(authPort: number) {
     changeOrigin: false,
     pathFilter: (path) => forwarded(path),
     on: {
+      // The auth server answers with the same request id the client sees (and logs it).
+      proxyReq: (proxyReq, req) => {
+        const id = (req as RequestWithId).id;
+        if (id) proxyReq.setHeader('x-request-id', id);
+      },
       error: (_err, req, res) => {
         if ('status' in res && typeof (res as Response).status === 'function' && !(res as Response).headersSent) {
           sendError(req as Request, res as Response, new AppError(502, ErrorCode.INTERNAL_ERROR, ['The authorization server is not reachable']));
