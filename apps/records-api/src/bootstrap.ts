@@ -8,7 +8,7 @@ import { runMigrations } from '../../../libs/database/src/data-source.js';
 import { AppModule } from './app.module.js';
 import { authProxy } from './http/auth-proxy.js';
 import { jsonBodies } from './http/body-parsing.js';
-import { rateLimitPerCredential } from './http/rate-limit.js';
+import { rateLimitAuthFailures, rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { serveOpenApi } from './well-known/open-api.js';
 
@@ -26,6 +26,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.set('etag', false);
   app.use(requestId);
   if (config.authProxy) app.use(authProxy(config.authPort));
+  app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
   app.use(jsonBodies());
   serveOpenApi(app, config.publicUrl);

@@ -16,6 +16,8 @@ export interface AppConfig {
   authProxy: boolean;
   /** Requests per minute per credential (or per IP when there is none). */
   rateLimitPerMinute: number;
+  /** Failed authentications (401) per minute per client address before 429; 0 = off. */
+  authFailuresPerMinute: number;
   /** Dynamic client registrations per minute per client address. */
   registrationsPerMinute: number;
   logLevel: string;
@@ -74,6 +76,7 @@ export function loadConfig(): AppConfig {
     authProxy: (process.env.AUTH_PROXY ?? 'on') !== 'off',
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', 600),
     registrationsPerMinute: intFrom('REGISTRATIONS_PER_MINUTE', 10),
+    authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 120),
     logLevel: process.env.LOG_LEVEL || 'log',
   };
 }
