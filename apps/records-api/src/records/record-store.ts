@@ -57,22 +57,6 @@ function mentions(node: FilterNode | undefined, field: string): boolean {
   }
 }
 
-/** Postgres text cannot hold U+0000; such a value would fail the query with a 500 instead of a 400. */
-const hasNul = (value: unknown): boolean =>
-  typeof value === 'string' ? value.includes('\u0000') : Array.isArray(value) && value.some(hasNul);
-
-/** The first condition whose value holds U+0000, as `field[op]`. */
-function conditionWithNul(node: FilterNode | undefined): string | undefined {
-  if (!node) return undefined;
-  if (node.kind === 'cond') return hasNul(node.value) ? `${node.field}[${node.op}]` : undefined;
-  if (node.kind === 'not') return conditionWithNul(node.child);
-  for (const child of node.children) {
-    const found = conditionWithNul(child);
-    if (found) return found;
-  }
-  return undefined;
-}
-
 /** Postgres error codes mapped to client errors (Appendix A, PostgreSQL docs). */
 function mapDbError(err: { code?: string; detail?: string }, singular: string): never {
   if (err.code === '23505') throw new ConflictError(`A ${singular} with this id already exists`);
@@ -111,13 +95,6 @@ export class RecordStore {
         ? decodeCursor(args.endingBefore, args.orderBy, names.before, def.schema)
         : undefined;
 
-    const nulCondition = conditionWithNul(args.filter);
-    if (nulCondition) {
-      throw new BadInputError(ErrorCode.INVALID_FILTER, `filter: the value of ${nulCondition} must not contain the NUL character (\\u0000)`);
-    }
-    if (cursor && hasNul(cursor.values)) {
-      throw new BadInputError(ErrorCode.INVALID_CURSOR, `${backwards ? names.before : names.after} is not a valid cursor`);
-    }
     const params: unknown[] = [principal.workspaceId];
     const scope = this.scope(def, args.filter, params);
     const scopeParams = [...params];

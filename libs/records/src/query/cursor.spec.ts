@@ -23,6 +23,11 @@ function rejects(raw: unknown, order: OrderTerm[], why: string, param = 'startin
 const forge = (data: unknown) => Buffer.from(JSON.stringify(data)).toString('base64url');
 
 describe('cursor', () => {
+  it('refuses a forged value with a NUL character', () => {
+    rejects(forge({ o: orderSignature(byName), v: ['\u0000', null], i: ID }), byName, 'values of the wrong type');
+  });
+
+
   it('round-trips values, NULLs and odd text', () => {
     const payload = { values: ['Ünïcødé "q" ,()', null], id: ID };
     const raw = encodeCursor(payload, byName);

@@ -58,7 +58,9 @@ export function decodeCursor(raw: unknown, order: OrderTerm[], param: string, sc
   const values = d.v as unknown[];
   if (values.length !== valueCount(order)) throw bad('this one does not match the order_by');
   if (!isUuid(d.i)) throw bad('this one does not hold a valid record id');
-  if (!values.every((v) => v === null || typeof v === 'string')) throw bad('this one holds values of the wrong type');
+  if (!values.every((v) => v === null || (typeof v === 'string' && !v.includes('\u0000')))) {
+    throw bad('this one holds values of the wrong type');
+  }
 
   if (schema) {
     const terms = orderWithTieBreaker(order).filter((t) => t.field !== 'id');

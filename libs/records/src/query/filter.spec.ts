@@ -288,6 +288,16 @@ describe('parseFilter: structure and limits', () => {
   });
 });
 
+describe('NUL characters', () => {
+  it('are refused in any value, for the string syntax and for built conditions alike', () => {
+    rejects('name.lastName[eq]:"a\\u0000b"', 'name.lastName[eq]', 'NUL');
+    rejects('name.lastName[in]:["a","b\\u0000"]', 'name.lastName[in]', 'NUL');
+    const err = rejection(() => validateCondition('name', 'eq', 'x\u0000', companySchema));
+    expect(err.code).toBe(ErrorCode.INVALID_FILTER);
+    expect(err.message).toContain('NUL');
+  });
+});
+
 describe('validateCondition', () => {
   it('checks and normalizes a condition built without the string syntax', () => {
     expect(validateCondition('createdAt', 'lt', '2024-05-01', companySchema)).toEqual(cond('createdAt', 'lt', '2024-05-01T00:00:00Z'));

@@ -98,6 +98,10 @@ export function validateCondition(
     throw bad(`${cond}${where} takes a single value, not ${describeValue(value)}; use ${field}[in] for a list`);
   }
   const values: string[] = list ? (value as string[]) : [value as string];
+  // Postgres text cannot hold NUL: refuse it here rather than fail in the database.
+  if (values.some((v) => v.includes('\u0000'))) {
+    throw bad(`the value of ${cond}${where} must not contain the NUL character (\\u0000)`);
+  }
   const checked = values.map((v) => {
     if (def.type === 'uuid' && !isUuid(v)) throw bad(`${cond}${where} expects a uuid; got ${describeInput(v)}`);
     if (def.type !== 'timestamp') return v;
