@@ -44,10 +44,10 @@ export class BearerAuthService {
   private readonly publicUrl = loadConfig().publicUrl;
   private readonly tokens: AccessTokenVerifier;
 
-  private readonly sql: Sql;
-
-  constructor(dataSource: DataSource) {
-    this.sql = new Sql(dataSource);
+  constructor(
+    dataSource: DataSource,
+    private readonly sql: Sql,
+  ) {
     this.tokens = new AccessTokenVerifier(dataSource, this.publicUrl);
   }
 
