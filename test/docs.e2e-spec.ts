@@ -1,12 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createAuthServer } from '../apps/auth-server/src/bootstrap.js';
 import { DOC_PAGES } from '../apps/records-api/src/well-known/docs-pages.js';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { freePort } from './public-origin.js';
 import type { Http } from './rest-helpers.js';
 
 const PUBLIC_URL = 'http://localhost:3000';
@@ -48,12 +48,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
     delete process.env.PUBLIC_URL;
     delete process.env.PORT;
     // The pages also link to the auth server's documents, which the records API forwards.
-    const authPort = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
+    const authPort = await freePort();
     process.env.AUTH_PORT = String(authPort);
     auth = await createAuthServer();
     await auth.listen(authPort, '127.0.0.1');

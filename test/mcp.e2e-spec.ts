@@ -8,16 +8,13 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
-import { createAuthServer } from '../apps/auth-server/src/bootstrap.js';
-import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
+import type { DataSource } from 'typeorm';
 import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
 import { createServerApp } from '../libs/auth/src/server-apps.js';
 import { newWorkspace } from './factories.js';
 import { FormBrowser } from './form-browser.js';
-import { freePort } from './public-origin.js';
+import { startPublicOrigin, type PublicOrigin } from './public-origin.js';
 
 process.env.LOG_LEVEL ??= 'error';
 
@@ -101,32 +98,21 @@ const structured = (result: unknown) => (result as CallToolResult).structuredCon
 const text = (result: unknown) => ((result as CallToolResult).content as { type: string; text: string }[]).map((c) => c.text).join('\n');
 
 describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
-  const savedEnv = { ...process.env };
-  let api: INestApplication;
-  let auth: INestApplication;
+  let origin: PublicOrigin;
   let publicUrl: string;
   let mcpUrl: URL;
   let ds: DataSource;
   const open: Client[] = [];
 
   beforeAll(async () => {
-    const authPort = await freePort();
-    const apiPort = await freePort();
-    publicUrl = `http://127.0.0.1:${apiPort}`;
+    origin = await startPublicOrigin({ REGISTRATIONS_PER_MINUTE: '40' });
+    ({ url: publicUrl, ds } = origin);
     mcpUrl = new URL(`${publicUrl}/mcp`);
-    Object.assign(process.env, { PORT: String(apiPort), AUTH_PORT: String(authPort), PUBLIC_URL: publicUrl, REGISTRATIONS_PER_MINUTE: '40' });
-    auth = await createAuthServer();
-    await auth.listen(authPort, '127.0.0.1');
-    api = await createRecordsApi();
-    await api.listen(apiPort, '127.0.0.1');
-    ds = api.get(DataSource);
   });
 
   afterAll(async () => {
     for (const client of open) await client.close().catch(() => undefined);
-    await api?.close();
-    await auth?.close();
-    process.env = savedEnv;
+    await origin?.close();
   });
 
   /** A person with a password, member of one new workspace (holding one company) with the given role. */

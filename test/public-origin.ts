@@ -24,14 +24,15 @@ export interface PublicOrigin {
 
 /**
  * The records API (the public origin, forwarding /settings, /login … ) and the auth server,
- * each on a loopback port, as `npm start` runs them. The environment is restored on close.
+ * each on a loopback port, as `npm start` runs them, with `env` on top. The environment is
+ * restored on close.
  */
-export async function startPublicOrigin(): Promise<PublicOrigin> {
+export async function startPublicOrigin(env: Record<string, string> = {}): Promise<PublicOrigin> {
   const savedEnv = { ...process.env };
   const authPort = await freePort();
   const apiPort = await freePort();
   const url = `http://127.0.0.1:${apiPort}`;
-  Object.assign(process.env, { PORT: String(apiPort), AUTH_PORT: String(authPort), PUBLIC_URL: url });
+  Object.assign(process.env, { PORT: String(apiPort), AUTH_PORT: String(authPort), PUBLIC_URL: url, ...env });
   let auth: INestApplication | undefined;
   let api: INestApplication | undefined;
   try {
