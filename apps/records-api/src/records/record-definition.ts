@@ -16,6 +16,7 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   toColumns(input: TCreate | TUpdate): Record<string, unknown>;
 }
 
+/** A column value as the API shows it; timestamps already arrive as ISO strings (libs/database/src/sql.ts). */
 export function iso(value: unknown): string | null {
-  return value instanceof Date ? value.toISOString() : value == null ? null : String(value);
+  return value == null ? null : String(value);
 }

@@ -13,7 +13,7 @@ import {
 } from '../../../../libs/records/src/query/index.js';
 import type { CursorPayload, FilterNode, OrderTerm } from '../../../../libs/records/src/query/types.js';
 import { CountCache } from './count-cache.js';
-import type { RecordDefinition } from './record-definition.js';
+import { iso, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';
 
 export const MAX_BATCH = 60;
@@ -302,10 +302,7 @@ export class RecordStore {
   private positionOf(row: Record<string, unknown>, order: OrderTerm[], def: RecordDefinition<unknown, unknown, unknown>): CursorPayload {
     const values = order
       .filter((term) => term.field !== 'id')
-      .map((term) => {
-        const value = row[def.schema.fields[term.field].column];
-        return value instanceof Date ? value.toISOString() : value == null ? null : String(value);
-      });
+      .map((term) => iso(row[def.schema.fields[term.field].column]));
     return { values, id: row.id as string };
   }
 
