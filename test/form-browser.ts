@@ -19,6 +19,11 @@ export class FormBrowser {
     return this.cookies.get(name);
   }
 
+  /** Sets a cookie as another page on the same host could (cookies are not isolated by port). */
+  setCookie(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
       const [pair, ...attrs] = line.split(';');

@@ -9,6 +9,7 @@ import { InteractionsController } from './interactions/interactions.controller.j
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
 import { createProvider } from './oidc/provider.js';
 import { SettingsModule } from './settings/settings.module.js';
+import { SignInThrottle } from './sessions/sign-in-throttle.js';
 import { WebSessions } from './sessions/web-sessions.js';
 
 /** The authorization server: oidc-provider, its Postgres storage, our sign-in pages and the workspace settings. */
@@ -22,6 +23,7 @@ import { WebSessions } from './sessions/web-sessions.js';
   controllers: [HealthController, InteractionsController, AccountPagesController],
   providers: [
     WebSessions,
+    SignInThrottle,
     {
       provide: OIDC_PROVIDER,
       inject: [DataSource],

@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { loadConfig, logLevels } from '../../../libs/database/src/config.js';
 import { runMigrations } from '../../../libs/database/src/data-source.js';
+import { forbidFraming } from '../../../libs/auth/src/frame-headers.js';
 import { AppModule } from './app.module.js';
 import { authProxy } from './http/auth-proxy.js';
 import { jsonBodies } from './http/body-parsing.js';
@@ -20,12 +21,14 @@ export async function createRecordsApi(): Promise<INestApplication> {
     bodyParser: false,
     logger: logLevels(config.logLevel),
   });
-  app.set('trust proxy', 'loopback');
+  // Client addresses (rate limits, logs) come through the proxies TRUST_PROXY names, and no others.
+  app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   // No ETag: list pages change with every write, and hashing each body costs CPU on the hot path.
   app.set('etag', false);
   app.use(requestId);
-  if (config.authProxy) app.use(authProxy(config.authPort));
+  app.use(forbidFraming);
+  if (config.authProxy) app.use(authProxy(config.authPort, config.publicUrl));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
   app.use(jsonBodies());

@@ -9,6 +9,8 @@ const UNKNOWN_KID_MEMORY_MS = 30_000;
 export interface AccessTokenClaims extends JWTPayload {
   workspace_id?: string;
   client_id?: string;
+  /** The stored key of the grant the token was issued under (person tokens only). */
+  grant?: string;
 }
 
 /**

@@ -27,6 +27,8 @@ const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 export type Resource = 'api' | 'mcp';
 
 interface RoleRow {
+  /** Person tokens: the grant is still there (not revoked, not expired). */
+  granted?: boolean;
   role_id: string;
   role_name: string;
   object_permissions: Principal['role']['objectPermissions'];
@@ -78,15 +80,20 @@ export class BearerAuthService {
           { prepared: true },
         )
       : await this.sql.rows<RoleRow>(
-          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
+          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
+                  EXISTS (SELECT 1 FROM oidc_models g WHERE g.model = 'Grant' AND g.id = $3
+                             AND (g.expires_at IS NULL OR g.expires_at > now())) AS granted
              FROM workspace_members m JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
             WHERE m.user_id::text = $1 AND m.workspace_id = $2`,
-          [claims.sub, workspaceId],
+          [claims.sub, workspaceId, claims.grant ?? ''],
           { prepared: true },
         );
     if (!rows.length) {
       throw new UnauthenticatedError(isApp ? 'The server app no longer exists' : 'The person is no longer a member of this workspace');
     }
+    // Refresh-token or code reuse, revocation (RFC 7009) and sign-out revoke the grant:
+    // its access tokens stop at once, not when they expire (SPEC §10).
+    if (!isApp && !rows[0].granted) throw new UnauthenticatedError('The access token\'s grant has been revoked; authorize again');
     return {
       kind: isApp ? 'app' : 'user',
       subjectId: claims.sub,

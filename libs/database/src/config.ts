@@ -21,6 +21,18 @@ export interface AppConfig {
   /** Dynamic client registrations per minute per client address. */
   registrationsPerMinute: number;
   logLevel: string;
+  /**
+   * Which proxies in front of the records API are trusted for the client address
+   * (X-Forwarded-For): Express's `trust proxy` value — empty or `false` (default: none),
+   * a hop count, or addresses/CIDRs/`loopback`/`private`, comma-separated.
+   */
+  trustProxy: boolean | number | string[];
+  /** Sign-in throttling (SPEC §10): failures per account and per client address in a window. */
+  signInFailuresPerAccount: number;
+  signInFailuresPerAddress: number;
+  signInWindowSeconds: number;
+  /** Sign-ups per client address per hour. */
+  signUpsPerAddressPerHour: number;
 }
 
 let loaded = false;
@@ -78,7 +90,23 @@ export function loadConfig(): AppConfig {
     registrationsPerMinute: intFrom('REGISTRATIONS_PER_MINUTE', 10),
     authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 120),
     logLevel: process.env.LOG_LEVEL || 'log',
+    trustProxy: trustProxyFrom(process.env.TRUST_PROXY),
+    signInFailuresPerAccount: intFrom('SIGNIN_FAILURES_PER_ACCOUNT', 10),
+    signInFailuresPerAddress: intFrom('SIGNIN_FAILURES_PER_ADDRESS', 30),
+    signInWindowSeconds: intFrom('SIGNIN_WINDOW_SECONDS', 900),
+    signUpsPerAddressPerHour: intFrom('SIGNUPS_PER_ADDRESS_PER_HOUR', 10),
   };
+}
+
+/** `TRUST_PROXY` as Express's `trust proxy` setting; unset, empty or `false` trusts nobody. */
+export function trustProxyFrom(raw: string | undefined): boolean | number | string[] {
+  const value = (raw ?? '').trim();
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true') {
+    throw new Error('TRUST_PROXY=true would trust any X-Forwarded-For a client sends; give a hop count or the proxies\' addresses');
+  }
+  if (/^\d+$/.test(value)) return Number(value);
+  return value.split(',').map((part) => part.trim()).filter(Boolean);
 }
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];

@@ -1,27 +1,46 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { DataSource } from 'typeorm';
+import { hashSecret } from '../../../../libs/auth/src/secrets.js';
+
+/**
+ * Models whose id is public (a client_id) and stays readable; every other id is a bearer
+ * value (refresh token, authorization code, session cookie, registration access token …).
+ */
+const PUBLIC_IDS = new Set(['Client']);
 
 /**
  * oidc-provider storage in Postgres: one table for every persisted model (the contract of
  * panva/node-oidc-provider example/my_adapter.js). Expired rows are invisible at once and
  * deleted by `deleteExpired`, so a restart or a second instance sees the same state.
+ * Secret ids are stored only as their SHA-256 (SPEC §10), like API keys: the row is keyed
+ * by the hash and the payload keeps no copy (`jti` is put back from the id on a read).
  */
 export function postgresAdapter(ds: DataSource): new (model: string) => Adapter {
   return class PostgresAdapter implements Adapter {
-    constructor(private readonly model: string) {}
+    private readonly hashed: boolean;
 
-    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    constructor(private readonly model: string) {
+      this.hashed = !PUBLIC_IDS.has(model);
+    }
+
+    private key(id: string): string {
+      return this.hashed ? hashSecret(id) : id;
+    }
+
+    async upsert(id: string, original: AdapterPayload, expiresIn: number): Promise<void> {
+      const payload = this.hashed && original.jti === id ? { ...original, jti: undefined } : original;
       await ds.query(
         `INSERT INTO oidc_models (model, id, payload, grant_id, user_code, uid, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::int > 0 THEN now() + make_interval(secs => $7::int) END)
          ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
            user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at`,
-        [this.model, id, JSON.stringify(payload), payload.grantId ?? null, payload.userCode ?? null, payload.uid ?? null, expiresIn ?? 0],
+        [this.model, this.key(id), JSON.stringify(payload), payload.grantId ?? null, payload.userCode ?? null, payload.uid ?? null, expiresIn ?? 0],
       );
     }
 
-    find(id: string): Promise<AdapterPayload | undefined> {
-      return this.one('id = $2', id);
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      const payload = await this.one('id = $2', this.key(id));
+      return payload && this.hashed ? { ...payload, jti: id } : payload;
     }
 
     findByUid(uid: string): Promise<AdapterPayload | undefined> {
@@ -33,11 +52,11 @@ export function postgresAdapter(ds: DataSource): new (model: string) => Adapter 
     }
 
     async consume(id: string): Promise<void> {
-      await ds.query('UPDATE oidc_models SET consumed_at = now() WHERE model = $1 AND id = $2', [this.model, id]);
+      await ds.query('UPDATE oidc_models SET consumed_at = now() WHERE model = $1 AND id = $2', [this.model, this.key(id)]);
     }
 
     async destroy(id: string): Promise<void> {
-      await ds.query('DELETE FROM oidc_models WHERE model = $1 AND id = $2', [this.model, id]);
+      await ds.query('DELETE FROM oidc_models WHERE model = $1 AND id = $2', [this.model, this.key(id)]);
     }
 
     /** Every token of a grant, whatever its model (refresh token reuse revokes them all). */
@@ -63,5 +82,6 @@ export async function deleteExpired(ds: DataSource): Promise<void> {
     DELETE FROM oidc_models WHERE expires_at < now();
     DELETE FROM oauth_interaction_workspaces WHERE expires_at < now();
     DELETE FROM web_sessions WHERE expires_at < now();
+    DELETE FROM auth_throttle WHERE expire < (extract(epoch FROM now()) * 1000)::bigint;
   `);
 }

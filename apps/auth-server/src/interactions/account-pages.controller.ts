@@ -1,10 +1,11 @@
 import { Controller, Get, Header, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
-import { signUp, verifyCredentials } from '../../../../libs/auth/src/accounts.js';
+import { signUp } from '../../../../libs/auth/src/accounts.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
-import { WebSessions, csrfToken, csrfValid, safeReturn } from '../sessions/web-sessions.js';
+import { SignInThrottle, Throttled, clientAddress, throttledMessage } from '../sessions/sign-in-throttle.js';
+import { WebSessions, csrfToken, csrfValid, providerSessionCookie, safeReturn } from '../sessions/web-sessions.js';
 import { loginPage, logoutPage, messagePage, signupPage } from '../views/pages.js';
 import { STYLESHEET } from '../views/style.js';
 
@@ -14,6 +15,7 @@ export class AccountPagesController {
   constructor(
     private readonly ds: DataSource,
     private readonly sessions: WebSessions,
+    private readonly throttle: SignInThrottle,
   ) {}
 
   @Get('oauth/assets/style.css')
@@ -38,9 +40,10 @@ export class AccountPagesController {
     const again = (status: number, error: string) =>
       res.status(status).send(loginPage({ action: '/login', csrf, email: body.email, error, returnTo, signupHref: '/signup' }));
     if (!csrfValid(req)) return again(403, 'The form expired; please try again.');
-    const user = await verifyCredentials(this.ds, String(body.email ?? ''), String(body.password ?? ''));
+    const user = await this.throttle.signIn(this.ds, String(body.email ?? ''), String(body.password ?? ''), clientAddress(req));
+    if (user instanceof Throttled) return again(429, throttledMessage(res, user));
     if (!user) return again(401, 'Wrong e-mail or password.');
-    await this.sessions.start(res, user.id);
+    await this.sessions.start(req, res, user.id);
     res.redirect(303, returnTo ?? '/settings');
   }
 
@@ -57,9 +60,11 @@ export class AccountPagesController {
     const again = (status: number, error: string) =>
       res.status(status).send(signupPage({ csrf, email: body.email, workspace: body.workspace, error, returnTo }));
     if (!csrfValid(req)) return again(403, 'The form expired; please try again.');
+    const throttled = await this.throttle.signUp(clientAddress(req));
+    if (throttled) return again(429, throttledMessage(res, throttled));
     try {
       const { user } = await signUp(this.ds, String(body.email ?? ''), String(body.password ?? ''), String(body.workspace ?? ''));
-      await this.sessions.start(res, user.id);
+      await this.sessions.start(req, res, user.id);
     } catch (err) {
       if (err instanceof AppError && err.status < 500) return again(err.status, err.messages.join(' '));
       throw err;
@@ -79,10 +84,10 @@ export class AccountPagesController {
     if (!csrfValid(req)) return res.status(403).send(messagePage('Form expired', 'Please go back and try again.'));
     await this.sessions.end(req, res);
     // Also end the authorization server's own session, so the next authorization asks to sign in.
-    const providerSession = req.cookies?._session;
+    const providerSession = req.cookies?.[providerSessionCookie()];
     if (typeof providerSession === 'string') await new (postgresAdapter(this.ds))('Session').destroy(providerSession);
-    res.clearCookie('_session', { path: '/' });
-    res.clearCookie('_session.sig', { path: '/' });
+    res.clearCookie(providerSessionCookie(), { path: '/' });
+    res.clearCookie(`${providerSessionCookie()}.sig`, { path: '/' });
     res.send(messagePage('Signed out', 'You are signed out.', { href: '/login', label: 'Sign in again' }));
   }
 }

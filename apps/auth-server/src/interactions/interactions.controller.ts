@@ -1,9 +1,10 @@
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
-import { verifyCredentials, workspacesOf } from '../../../../libs/auth/src/accounts.js';
+import { workspacesOf } from '../../../../libs/auth/src/accounts.js';
 import type { OidcProvider } from '../oidc/provider.js';
 import { OIDC_PROVIDER } from '../oidc/oidc.tokens.js';
+import { SignInThrottle, Throttled, clientAddress, throttledMessage } from '../sessions/sign-in-throttle.js';
 import { WebSessions, csrfToken, csrfValid } from '../sessions/web-sessions.js';
 import { consentPage, loginPage, messagePage, workspacePickerPage } from '../views/pages.js';
 
@@ -20,6 +21,7 @@ export class InteractionsController {
     @Inject(OIDC_PROVIDER) private readonly provider: OidcProvider,
     private readonly ds: DataSource,
     private readonly sessions: WebSessions,
+    private readonly throttle: SignInThrottle,
   ) {}
 
   @Get()
@@ -43,7 +45,8 @@ export class InteractionsController {
     if (!chosen) return res.send(workspacePickerPage({ action: `/oauth/interaction/${uid}/workspace`, csrf, clientName, workspaces }));
     const email = (await this.ds.query('SELECT email FROM users WHERE id = $1', [accountId]))[0]?.email ?? '';
     const scopes = String(details.params.scope ?? 'api').split(' ');
-    res.send(consentPage({ action: `/oauth/interaction/${uid}/consent`, csrf, clientName, scopes, workspace: chosen.name, email }));
+    const redirectTo = redirectTarget(String(details.params.redirect_uri ?? ''));
+    res.send(consentPage({ action: `/oauth/interaction/${uid}/consent`, csrf, clientName, scopes, workspace: chosen.name, email, redirectTo }));
   }
 
   @Post('login')
@@ -55,9 +58,10 @@ export class InteractionsController {
     const page = (error: string) =>
       loginPage({ action: `/oauth/interaction/${uid}/login`, csrf, email: body.email, error, signupHref: `/signup?return=${encodeURIComponent(`/oauth/interaction/${uid}`)}` });
     if (!csrfValid(req)) return res.status(403).send(page('The form expired; please try again.'));
-    const user = await verifyCredentials(this.ds, String(body.email ?? ''), String(body.password ?? ''));
+    const user = await this.throttle.signIn(this.ds, String(body.email ?? ''), String(body.password ?? ''), clientAddress(req));
+    if (user instanceof Throttled) return res.status(429).send(page(throttledMessage(res, user)));
     if (!user) return res.status(401).send(page('Wrong e-mail or password.'));
-    await this.sessions.start(res, user.id);
+    await this.sessions.start(req, res, user.id);
     return this.finish(req, res, { login: { accountId: user.id } }, false);
   }
 
@@ -135,5 +139,15 @@ export class InteractionsController {
     if (workspaces.length === 1) return workspaces[0];
     const rows = await this.ds.query('SELECT workspace_id FROM oauth_interaction_workspaces WHERE uid = $1 AND expires_at > now()', [uid]);
     return workspaces.find((w) => w.id === rows[0]?.workspace_id);
+  }
+}
+
+/** Where the consent sends the person: the redirect URI's host, or a native app's scheme (SPEC §10). */
+function redirectTarget(uri: string): string {
+  try {
+    const url = new URL(uri);
+    return url.host || `${url.protocol}${url.pathname}`;
+  } catch {
+    return uri;
   }
 }

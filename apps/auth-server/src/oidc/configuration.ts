@@ -19,6 +19,30 @@ export interface ConfigurationDeps {
   workspaceClaims: (token: { kind: string; grantId?: string; clientId?: string }) => Promise<Record<string, unknown> | undefined>;
 }
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * Why a redirect URI is refused, or undefined (SPEC §10; RFC 8252 §7; OAuth 2.1 §2.3.1):
+ * https anywhere, http on loopback only, and a private-use scheme (reverse domain name,
+ * `com.example.app:/cb`) for native apps; never a fragment.
+ */
+export function unsafeRedirectUri(uri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `redirect_uri ${uri} is not a URL`;
+  }
+  if (url.hash) return 'redirect_uris must not have a fragment';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:') {
+    return LOOPBACK_HOSTS.has(url.hostname) ? undefined : `http redirect_uris are for loopback only (127.0.0.1, [::1], localhost); use https for ${url.host}`;
+  }
+  // A private-use scheme names a domain the app's owner controls, reversed: at least one dot.
+  if (/^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol)) return undefined;
+  return `redirect_uri scheme ${url.protocol} is not allowed; use https, http on loopback, or a private-use scheme such as com.example.app:/callback`;
+}
+
 /** Each option with the reason for it and the rule it follows. */
 export function buildConfiguration(deps: ConfigurationDeps): Configuration {
   const https = deps.publicUrl.startsWith('https:');
@@ -31,6 +55,9 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
     // Cookies: HttpOnly and SameSite=Lax always, Secure when the issuer is https (RFC 6265bis §4.1.2.7).
     cookies: {
       keys: deps.cookieKeys,
+      // `__Host-` on https for the long-lived session cookie (path /; RFC 6265bis §4.1.3.2).
+      // The interaction cookies are scoped to their interaction's path, which `__Host-` forbids.
+      names: { session: https ? '__Host-wrs_op_session' : '_session', interaction: '_interaction', resume: '_interaction_resume' },
       long: { httpOnly: true, sameSite: 'lax', secure: https, signed: true },
       short: { httpOnly: true, sameSite: 'lax', secure: https, signed: true },
     },
@@ -52,6 +79,11 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
     extraClientMetadata: {
       properties: ['workspace_app'],
       validator(ctx: KoaContextWithOIDC | undefined, key: string, value: unknown, metadata: Record<string, unknown>) {
+        // Every client, stored before this rule or not: no redirect ever leaves for an unsafe URI.
+        for (const uri of (metadata.redirect_uris as string[] | undefined) ?? []) {
+          const refused = unsafeRedirectUri(uri);
+          if (refused) throw new errors.InvalidRedirectUri(refused);
+        }
         if (ctx?.oidc?.route !== 'registration') return;
         if (key === 'workspace_app' && value !== undefined) {
           throw new errors.InvalidClientMetadata('workspace_app cannot be registered dynamically');
@@ -83,7 +115,10 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
         enabled: true,
         defaultResource: async (_ctx, _client, oneOf) => (oneOf ? oneOf : deps.publicUrl),
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx, resourceIndicator) => {
+        getResourceServerInfo: async (ctx, resourceIndicator) => {
+          // RFC 6749 §3.3 / §5.2: a scope we do not know is refused, not silently dropped.
+          const unknown = String(ctx.oidc.params?.scope ?? '').split(' ').filter((s) => s && !SCOPES.includes(s));
+          if (unknown.length) throw new errors.InvalidScope(`unknown scope: ${unknown.join(' ')}; use ${SCOPES.join(', ')}`, unknown.join(' '));
           const audience = normaliseResource(resourceIndicator);
           if (!resources.includes(audience)) throw new errors.InvalidTarget(`unknown resource; use ${resources.join(' or ')}`);
           return {
@@ -97,6 +132,9 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
       },
       // Sign-out is our /logout page.
       rpInitiatedLogout: { enabled: false },
+      // Our access tokens are for the API (RFC 8707 audience), not for userinfo, which would
+      // refuse them; the e-mail is not worth a second token. Not advertised, not served.
+      userinfo: { enabled: false },
     },
     // The workspace the person chose rides in the access token (RFC 9068 §2.2.3.1 allows extra claims).
     extraTokenClaims: async (_ctx, token) => deps.workspaceClaims(token as never),

@@ -29,14 +29,16 @@ export async function createProvider(ds: DataSource, publicUrl: string): Promise
         }
         if (token.grantId) {
           const grants = await ds.query('SELECT workspace_id FROM oauth_grant_workspaces WHERE grant_id = $1', [token.grantId]);
-          return grants.length ? { workspace_id: grants[0].workspace_id } : undefined;
+          // `grant`: the stored key of the grant (its id's SHA-256), so the API can refuse the
+          // token once the grant is revoked (SPEC §10) with one indexed lookup.
+          return grants.length ? { workspace_id: grants[0].workspace_id, grant: hashSecret(token.grantId) } : undefined;
         }
         return undefined;
       },
     }),
   );
-  // Behind the records API (and maybe an ingress): trust X-Forwarded-Proto/Host so the
-  // issuer's URLs are the public ones (oidc-provider docs, "Trusting TLS offloading proxies").
+  // X-Forwarded-Host/Proto are set from PUBLIC_URL by bootstrap.ts before the provider sees
+  // a request (never the client's), so the issuer's URLs are always the public ones.
   provider.proxy = true;
   // Server app secrets are stored as SHA-256 only: compare the hash of what the client sent.
   const compare = provider.Client.prototype.compareClientSecret;

@@ -1,12 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { hashSecret } from '../../../../libs/auth/src/secrets.js';
+import { ensureOidcKeys } from '../../../../libs/auth/src/signing-keys.js';
 import { loadConfig } from '../../../../libs/database/src/config.js';
 
-export const SESSION_COOKIE = 'wrs_session';
-export const CSRF_COOKIE = 'wrs_csrf';
+/** `__Host-` names when the origin is https: no sibling host or path can set them (RFC 6265bis §4.1.3.2). */
+export function cookieName(base: string): string {
+  return loadConfig().publicUrl.startsWith('https:') ? `__Host-${base}` : base;
+}
+export const sessionCookie = () => cookieName('wrs_session');
+export const csrfCookie = () => cookieName('wrs_csrf');
+/** oidc-provider's own session cookie (configured in oidc/configuration.ts). */
+export const providerSessionCookie = () => (loadConfig().publicUrl.startsWith('https:') ? '__Host-wrs_op_session' : '_session');
 const SESSION_TTL_MS = 14 * 24 * 3600 * 1000;
 
 export interface WebSession {
@@ -27,17 +34,20 @@ function cookieOptions(maxAge?: number) {
 export class WebSessions {
   constructor(private readonly ds: DataSource) {}
 
-  async start(res: Response, userId: string, workspaceId?: string): Promise<void> {
+  async start(req: Request, res: Response, userId: string, workspaceId?: string): Promise<void> {
     const token = randomBytes(32).toString('base64url');
     await this.ds.query(
       `INSERT INTO web_sessions (id_hash, user_id, csrf_token, workspace_id, expires_at) VALUES ($1, $2, $3, $4, now() + interval '14 days')`,
       [hashSecret(token), userId, randomBytes(24).toString('base64url'), workspaceId ?? null],
     );
-    res.cookie(SESSION_COOKIE, token, cookieOptions(SESSION_TTL_MS));
+    res.cookie(sessionCookie(), token, cookieOptions(SESSION_TTL_MS));
+    // A new session, a new CSRF token (OWASP: rotate at sign-in).
+    req.cookies = { ...(req.cookies ?? {}), [sessionCookie()]: token };
+    csrfToken(req, res);
   }
 
   async current(req: Request): Promise<WebSession | undefined> {
-    const token = req.cookies?.[SESSION_COOKIE];
+    const token = req.cookies?.[sessionCookie()];
     if (typeof token !== 'string' || !token) return undefined;
     const rows = await this.ds.query(
       `SELECT s.user_id, u.email, s.csrf_token, s.workspace_id FROM web_sessions s JOIN users u ON u.id = s.user_id
@@ -51,36 +61,87 @@ export class WebSessions {
 
   /** Remembers the workspace the settings pages act on, for this browser session only. */
   async setWorkspace(req: Request, workspaceId: string): Promise<void> {
-    const token = req.cookies?.[SESSION_COOKIE];
+    const token = req.cookies?.[sessionCookie()];
     if (typeof token !== 'string' || !token) return;
     await this.ds.query('UPDATE web_sessions SET workspace_id = $2 WHERE id_hash = $1', [hashSecret(token), workspaceId]);
   }
 
   async end(req: Request, res: Response): Promise<void> {
-    const token = req.cookies?.[SESSION_COOKIE];
+    const token = req.cookies?.[sessionCookie()];
     if (typeof token === 'string' && token) await this.ds.query('DELETE FROM web_sessions WHERE id_hash = $1', [hashSecret(token)]);
-    res.clearCookie(SESSION_COOKIE, cookieOptions());
+    res.clearCookie(sessionCookie(), cookieOptions());
   }
 }
 
+let csrfKey: Buffer | undefined;
+
+/** The CSRF key, derived from the provider's cookie keys in the database so every instance shares it. */
+export async function loadCsrfKey(ds: DataSource): Promise<void> {
+  const { cookies } = await ensureOidcKeys(ds);
+  csrfKey = createHmac('sha256', cookies[0]).update('wrs csrf v1').digest();
+}
+
 /**
- * CSRF protection for forms (OWASP double-submit cookie): a random token in an HttpOnly,
- * SameSite=Lax cookie, repeated in a hidden field; a cross-site form cannot read it.
+ * What a form's CSRF token is bound to: the signed-in session, else the authorization
+ * server's session (pages of an authorization request), else a random pre-session cookie.
+ */
+function binding(req: Request, res: Response | undefined): string | undefined {
+  const session = req.cookies?.[sessionCookie()];
+  if (typeof session === 'string' && session) return `session:${session}`;
+  const provider = req.cookies?.[providerSessionCookie()];
+  if (typeof provider === 'string' && provider) return `provider:${provider}`;
+  const seed = req.cookies?.[csrfCookie()];
+  if (typeof seed === 'string' && seed.length >= 32) return `pre:${seed}`;
+  if (!res) return undefined;
+  const fresh = randomBytes(24).toString('base64url');
+  res.cookie(csrfCookie(), fresh, cookieOptions());
+  req.cookies = { ...(req.cookies ?? {}), [csrfCookie()]: fresh };
+  return `pre:${fresh}`;
+}
+
+function tokenFor(bound: string): string {
+  if (!csrfKey) throw new Error('loadCsrfKey() must run before the pages are served');
+  return createHmac('sha256', csrfKey).update(bound).digest('base64url');
+}
+
+/**
+ * The CSRF token of the forms on this page (OWASP "signed double-submit"): an HMAC of the
+ * session it is bound to, so a cookie planted by another page on the host proves nothing
+ * (SPEC §10). Signed in, the `wrs_csrf` cookie mirrors the token for scripts that were
+ * given it; it is never what the check trusts.
  */
 export function csrfToken(req: Request, res: Response): string {
-  const existing = req.cookies?.[CSRF_COOKIE];
-  if (typeof existing === 'string' && existing.length >= 32) return existing;
-  const token = randomBytes(24).toString('base64url');
-  res.cookie(CSRF_COOKIE, token, cookieOptions());
-  req.cookies = { ...(req.cookies ?? {}), [CSRF_COOKIE]: token };
+  const bound = binding(req, res)!;
+  const token = tokenFor(bound);
+  if (!bound.startsWith('pre:') && req.cookies?.[csrfCookie()] !== token) {
+    res.cookie(csrfCookie(), token, cookieOptions());
+    req.cookies = { ...(req.cookies ?? {}), [csrfCookie()]: token };
+  }
   return token;
 }
 
+/**
+ * A write is accepted from our own pages only: the token sent must be the one bound to
+ * this browser's session, and a browser that says where the request came from (Origin,
+ * Sec-Fetch-Site) must say it came from PUBLIC_URL — a page on another port of the same
+ * host is same-site, and SameSite cookies do not stop it.
+ */
 export function csrfValid(req: Request): boolean {
-  const cookie = req.cookies?.[CSRF_COOKIE];
+  // Fetch Metadata first: browsers send it whatever the Referrer-Policy (our settings
+  // pages' `no-referrer` makes their own form posts say `Origin: null`).
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined) {
+    if (site !== 'same-origin' && site !== 'none') return false;
+  } else {
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== 'null' && origin !== new URL(loadConfig().publicUrl).origin) return false;
+  }
+  const bound = binding(req, undefined);
   const sent = (req.body as Record<string, unknown> | undefined)?._csrf ?? req.headers['x-csrf-token'];
-  if (typeof cookie !== 'string' || typeof sent !== 'string' || cookie.length !== sent.length) return false;
-  return timingSafeEqual(Buffer.from(cookie), Buffer.from(sent));
+  if (!bound || typeof sent !== 'string') return false;
+  const expected = Buffer.from(tokenFor(bound));
+  const actual = Buffer.from(sent);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
 /** A same-origin path to go back to, never an open redirect. */

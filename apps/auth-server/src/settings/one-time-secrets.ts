@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { hashSecret } from '../../../../libs/auth/src/secrets.js';
-import { SESSION_COOKIE } from '../sessions/web-sessions.js';
+import { sessionCookie } from '../sessions/web-sessions.js';
 
 const TTL_MINUTES = 10;
 
@@ -56,7 +56,7 @@ export class OneTimeSecrets {
 }
 
 function sessionToken(req: Request): string {
-  const token = req.cookies?.[SESSION_COOKIE];
+  const token = req.cookies?.[sessionCookie()];
   if (typeof token !== 'string' || !token) throw new Error('one-time secrets need a signed-in session');
   return token;
 }

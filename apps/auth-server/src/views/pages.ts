@@ -54,7 +54,7 @@ export function workspacePickerPage(o: { action: string; csrf: string; clientNam
 </form>`);
 }
 
-export function consentPage(o: { action: string; csrf: string; clientName: string; scopes: string[]; workspace: string; email: string }): string {
+export function consentPage(o: { action: string; csrf: string; clientName: string; scopes: string[]; workspace: string; email: string; redirectTo: string }): string {
   const labels = o.scopes.filter((s) => SCOPE_LABELS[s]);
   return page('Allow access', html`
 <h1>Allow ${o.clientName}?</h1>
@@ -62,6 +62,7 @@ export function consentPage(o: { action: string; csrf: string; clientName: strin
 <p>It will be able to:</p>
 <ul class="scopes">${labels.map((s) => html`<li>${SCOPE_LABELS[s]} <span class="muted">(${s})</span></li>`)}</ul>
 <p class="muted">What it can do is limited by your role in this workspace, checked on every call.</p>
+<p class="muted">After you answer you go back to <strong>${o.redirectTo}</strong>.</p>
 <form method="post" action="${o.action}">
   ${csrfField(o.csrf)}
   <div class="actions">

@@ -15,6 +15,14 @@ const CODE_BY_STATUS: Record<number, string> = {
 
 const INTERNAL = 'INTERNAL_SERVER_ERROR';
 
+/**
+ * graphql-js stops coercing variables after 50 errors with an uncoded error of its own
+ * (getVariableValues' maxErrors); it is the client's input all the same.
+ */
+function isTooManyVariableErrors(error: unknown): boolean {
+  return error instanceof GraphQLError && error.message.startsWith('Too many errors processing variables');
+}
+
 /** The error a resolver threw, under graphql-js's located wrappers. */
 function originalOf(error: unknown): unknown {
   let current = error;
@@ -33,6 +41,7 @@ function codeOf(error: unknown): unknown {
 /** Neither a domain error with a client status nor an error Apollo or graphql-js coded. */
 function isInternal(error: unknown, original = originalOf(error)): boolean {
   if (original instanceof AppError) return !CODE_BY_STATUS[original.status];
+  if (isTooManyVariableErrors(original)) return false;
   const code = codeOf(error);
   return code === undefined || code === INTERNAL;
 }
@@ -47,6 +56,7 @@ function isInternal(error: unknown, original = originalOf(error)): boolean {
 export function formatGraphqlError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const original = originalOf(error);
   const { message, locations, path } = formatted;
+  if (isTooManyVariableErrors(original)) return { message, locations, path, extensions: { code: 'BAD_USER_INPUT' } };
   if (isInternal(error, original) && formatted.extensions?.code === INTERNAL) {
     return { message: 'Internal server error', locations, path, extensions: { code: INTERNAL } };
   }

@@ -22,17 +22,23 @@ function forwarded(path: string): boolean {
 
 /**
  * The records API is the front door: the auth server's paths are forwarded to it, body
- * untouched, with X-Forwarded-* so the issuer's URLs stay the public ones.
+ * untouched. The X-Forwarded-* it sends are its own, never the client's (SPEC §10): the
+ * client address as `TRUST_PROXY` resolved it, and the host and scheme of PUBLIC_URL.
  */
-export function authProxy(authPort: number) {
+export function authProxy(authPort: number, publicUrl: string) {
+  const origin = new URL(publicUrl);
   return createProxyMiddleware<Request, Response>({
     target: `http://127.0.0.1:${authPort}`,
-    xfwd: true,
+    xfwd: false,
     changeOrigin: false,
     pathFilter: (path) => forwarded(path),
     on: {
-      // The auth server answers with the same request id the client sees (and logs it).
       proxyReq: (proxyReq, req) => {
+        proxyReq.removeHeader('forwarded');
+        proxyReq.setHeader('x-forwarded-for', (req as Request).ip ?? req.socket.remoteAddress ?? '');
+        proxyReq.setHeader('x-forwarded-host', origin.host);
+        proxyReq.setHeader('x-forwarded-proto', origin.protocol.replace(':', ''));
+        // The auth server answers with the same request id the client sees (and logs it).
         const id = (req as RequestWithId).id;
         if (id) proxyReq.setHeader('x-request-id', id);
       },

@@ -33,6 +33,12 @@ export class McpController {
 
   @Post()
   async handle(@CurrentPrincipal() principal: Principal, @Req() req: McpRequest, @Res() res: Response): Promise<void> {
+    // JSON-RPC batches left the protocol in 2025-06-18; one POST, one message (SPEC §10),
+    // so a request's rate-limit unit is one call.
+    if (Array.isArray(req.body)) {
+      res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per POST' }, id: null });
+      return;
+    }
     const server = createMcpServer({
       principal,
       tools: this.tools,

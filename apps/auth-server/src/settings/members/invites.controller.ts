@@ -70,7 +70,7 @@ export class InvitesController {
       }
       throw err;
     }
-    await this.sessions.start(res, userId, invite.workspaceId);
+    await this.sessions.start(req, res, userId, invite.workspaceId);
     res.redirect(303, `/settings?joined=${invite.workspaceId}`);
   }
 
