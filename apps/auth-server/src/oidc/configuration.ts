@@ -158,7 +158,6 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
       jwks: '/oauth/jwks',
       registration: '/oauth/register',
       revocation: '/oauth/revoke',
-      userinfo: '/oauth/userinfo',
       pushed_authorization_request: '/oauth/par',
     },
     // Public clients use none; server apps a client secret (RFC 6749 §2.3.1). No shared-key JWT methods.
