@@ -1,11 +1,31 @@
 // Once per run: a real Postgres (the embedded one unless DATABASE_URL is set), a fresh
 // `records_test_<pid>` database, and the checked-in migrations applied to it. Plain ESM over the
 // build output because Jest loads global setup outside its module mapper (`npm test` builds first).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import typeorm from 'typeorm';
 import { dataSourceOptions, loadConfig, runMigrations, startEmbeddedPostgres } from '../dist/libs/database/src/index.js';
 
+/**
+ * A throwaway self-signed certificate for https servers the tests run on 127.0.0.1 (client
+ * metadata documents), trusted by the test workers through NODE_EXTRA_CA_CERTS, which Node
+ * reads only at start: the workers start after this.
+ */
+function testCertificate() {
+  const dir = mkdtempSync(join(tmpdir(), 'wrs-test-tls-'));
+  const key = join(dir, 'key.pem');
+  const cert = join(dir, 'cert.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  process.env.NODE_EXTRA_CA_CERTS = cert;
+  process.env.WRS_TEST_TLS_KEY = key;
+  process.env.WRS_TEST_TLS_CERT = cert;
+}
+
 export default async function globalSetup() {
+  testCertificate();
   const config = loadConfig();
   let url = config.databaseUrl;
   if (!url) {

@@ -1,6 +1,7 @@
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { JWK } from 'jose';
+import { fetchDocument } from './fetch-document.js';
 import { knownResources, normaliseResource } from './resources.js';
 
 export const ACCESS_TOKEN_TTL = 1800;
@@ -14,11 +15,15 @@ export interface ConfigurationDeps {
   adapter: Configuration['adapter'];
   signingKeys: JWK[];
   cookieKeys: string[];
+  /** CIMD_ALLOW_PRIVATE=1: client metadata documents may live on private and loopback addresses (development, tests). */
+  allowPrivateFetch: boolean;
   findAccount: Configuration['findAccount'];
   /** The workspace a token acts in: from the grant (person) or the server app. */
   workspaceClaims: (token: { kind: string; grantId?: string; clientId?: string }) => Promise<Record<string, unknown> | undefined>;
 }
 
+/** Client metadata documents: at most 5 KB (SPEC §13). */
+const CIMD_MAX_BYTES = 5 * 1024;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /**
@@ -130,6 +135,21 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
           };
         },
       },
+      // OAuth Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document; the
+      // registration MCP 2025-11-25 recommends): an https client_id URL is fetched, checked
+      // (its client_id equals the URL, no secrets) and used as a public client. oidc-provider
+      // refuses special-use addresses on the connected socket (no DNS-rebinding bypass) and
+      // bodies over 5 KB; `fetch` below sets the timeout and CIMD_ALLOW_PRIVATE.
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        cacheDuration: { min: 300, max: 86400 },
+        allowClient: async (_ctx, client) => {
+          const uris = client.redirectUris ?? [];
+          if (!uris.length) throw new errors.InvalidClientMetadata('the client metadata document lists no redirect_uris');
+          return true;
+        },
+      },
       // Sign-out is our /logout page.
       rpInitiatedLogout: { enabled: false },
       // Our access tokens are for the API (RFC 8707 audience), not for userinfo, which would
@@ -162,6 +182,10 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
     },
     // Public clients use none; server apps a client secret (RFC 6749 §2.3.1). No shared-key JWT methods.
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    // Outgoing requests (client metadata documents): https, 10 s, 5 KB, no redirects, public
+    // addresses only unless CIMD_ALLOW_PRIVATE=1 (fetch-document.ts).
+    fetch: (url) => fetchDocument(String(url), { timeoutMs: 10_000, maxBytes: CIMD_MAX_BYTES, allowPrivate: deps.allowPrivateFetch }),
+    fetchResponseBodyLimits: { 'client_id metadata document': CIMD_MAX_BYTES },
     // Errors in the provider's own responses never show internals.
     renderError: async (ctx, out) => {
       ctx.type = 'html';

@@ -17,6 +17,7 @@ export async function createProvider(ds: DataSource, publicUrl: string): Promise
       adapter: postgresAdapter(ds),
       signingKeys: keys.signing,
       cookieKeys: keys.cookies,
+      allowPrivateFetch: process.env.CIMD_ALLOW_PRIVATE === '1',
       findAccount: async (_ctx, sub) => {
         const rows = await ds.query('SELECT id, email FROM users WHERE id::text = $1', [sub]);
         if (!rows.length) return undefined;
