@@ -12,6 +12,7 @@ import { PeopleController } from './people/people.controller.js';
 import { PeopleService } from './people/people.service.js';
 import { CountCache } from './records/count-cache.js';
 import { RecordStore } from './records/record-store.js';
+import { AgentDiscoveryController } from './well-known/agent-discovery.controller.js';
 import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
@@ -24,7 +25,7 @@ import { McpController } from './mcp/mcp.controller.js';
     }),
     GraphqlApiModule,
   ],
-  controllers: [WellKnownController, DocsController, CompaniesController, PeopleController, McpController],
+  controllers: [WellKnownController, AgentDiscoveryController, DocsController, CompaniesController, PeopleController, McpController],
   providers: [
     RecordStore,
     Sql,

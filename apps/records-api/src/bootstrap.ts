@@ -9,6 +9,7 @@ import { forbidFraming } from '../../../libs/auth/src/frame-headers.js';
 import { AppModule } from './app.module.js';
 import { authProxy } from './http/auth-proxy.js';
 import { jsonBodies } from './http/body-parsing.js';
+import { mcpOriginCheck } from './http/mcp-origin.js';
 import { rateLimitAuthFailures, rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { serveOpenApi } from './well-known/open-api.js';
@@ -29,6 +30,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use(requestId);
   app.use(forbidFraming);
   if (config.authProxy) app.use(authProxy(config.authPort, config.publicUrl));
+  app.use('/mcp', mcpOriginCheck(config.publicUrl, config.mcpAllowedOrigins));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
   app.use(jsonBodies());

@@ -33,6 +33,8 @@ export interface AppConfig {
   signInWindowSeconds: number;
   /** Sign-ups per client address per hour. */
   signUpsPerAddressPerHour: number;
+  /** Browser origins besides PUBLIC_URL's that may call /mcp (SPEC §13). */
+  mcpAllowedOrigins: string[];
 }
 
 let loaded = false;
@@ -95,7 +97,21 @@ export function loadConfig(): AppConfig {
     signInFailuresPerAddress: intFrom('SIGNIN_FAILURES_PER_ADDRESS', 30),
     signInWindowSeconds: intFrom('SIGNIN_WINDOW_SECONDS', 900),
     signUpsPerAddressPerHour: intFrom('SIGNUPS_PER_ADDRESS_PER_HOUR', 10),
+    mcpAllowedOrigins: originsFrom(process.env.MCP_ALLOWED_ORIGINS),
   };
+}
+
+/** `MCP_ALLOWED_ORIGINS`: comma-separated origins (`https://app.example.com`), each checked and normalised. */
+export function originsFrom(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const origin = URL.canParse(part) ? new URL(part).origin : 'null';
+      if (origin === 'null') throw new Error(`MCP_ALLOWED_ORIGINS: "${part}" is not an origin such as https://app.example.com`);
+      return origin;
+    });
 }
 
 /** `TRUST_PROXY` as Express's `trust proxy` setting; unset, empty or `false` trusts nobody. */

@@ -135,6 +135,8 @@ export class DocsLibrary {
       '',
       `- [Protected resource metadata](${url}/.well-known/oauth-protected-resource): RFC 9728; \`/mcp\` has its own at /.well-known/oauth-protected-resource/mcp.`,
       `- [Authorization server metadata](${url}/.well-known/oauth-authorization-server): RFC 8414 discovery of the OAuth endpoints.`,
+      `- [API catalog](${url}/.well-known/api-catalog): RFC 9727 linkset of the APIs (/rest, /graphql, /mcp) with their descriptions, docs and metadata.`,
+      `- [MCP server card](${url}/.well-known/mcp/server-card.json): where /mcp is, its protocol versions and how to authenticate, before connecting.`,
       '',
     ].join('\n');
   }
