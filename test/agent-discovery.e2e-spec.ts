@@ -23,7 +23,7 @@ describe('Discovery for agents, and /mcp against DNS rebinding', () => {
     });
 
   it('answers 403 to a foreign Origin, with or without credentials, and serves our own, listed and absent ones', async () => {
-    for (const foreign of ['http://evil.example', 'http://127.0.0.1:1', 'null']) {
+    for (const foreign of ['http://evil.example', 'http://localhost.evil.example', 'null', 'file://']) {
       const res = await list({ origin: foreign });
       expect({ foreign, status: res.status }).toEqual({ foreign, status: 403 });
       const body = (await res.json()) as { jsonrpc: string; id: null; error: { code: number; message: string } };
@@ -32,9 +32,27 @@ describe('Discovery for agents, and /mcp against DNS rebinding', () => {
     }
     const anonymous = await fetch(`${origin.url}/mcp`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{}' });
     expect(anonymous.status).toBe(403);
-    for (const allowed of [new URL(origin.url).origin, 'https://agent.example.com', 'http://localhost:6274', undefined]) {
+    // Loopback origins on any port are local tools while PUBLIC_URL is itself on loopback.
+    for (const allowed of [new URL(origin.url).origin, 'https://agent.example.com', 'http://localhost:6274', 'http://127.0.0.1:1', undefined]) {
       const res = await list(allowed ? { origin: allowed } : {});
       expect({ allowed, status: res.status }).toEqual({ allowed, status: 200 });
+    }
+  });
+
+  it('takes no loopback origin when PUBLIC_URL is a public host', async () => {
+    const hosted = await startPublicOrigin({ PUBLIC_URL: 'https://records.example.com', MCP_ALLOWED_ORIGINS: '' });
+    try {
+      const port = new URL(hosted.url).port;
+      const call = (o: string) =>
+        fetch(`http://127.0.0.1:${port}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, origin: o, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+      expect((await call('http://localhost:6274')).status).toBe(403);
+      expect((await call('https://records.example.com')).status).toBe(200);
+    } finally {
+      await hosted.close();
     }
   });
 
