@@ -7,7 +7,7 @@ import { assertCan, type Principal } from '../../../../libs/auth/src/principal.j
 import type { CompaniesService } from '../companies/companies.service.js';
 import type { PeopleService } from '../people/people.service.js';
 import { prefersEventStream } from './accept.js';
-import { authInfoFor, calledTools, createMcpServer } from './mcp-server.js';
+import { calledTools, createMcpServer } from './mcp-server.js';
 import { recordTools } from './record-tools.js';
 
 const actions = (read: boolean, write: boolean) => ({ read, create: write, update: write, delete: write });
@@ -40,10 +40,8 @@ async function connect(who: Principal, called: string[] = [], logger = { error: 
     logger: logger as unknown as Logger,
     version: '1.2.3',
   });
+  // The server is built for its principal (one per request): the transport's authInfo is not needed.
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  // What StreamableHTTPServerTransport does with `req.auth`: every message carries the authInfo.
-  const send = clientSide.send.bind(clientSide);
-  clientSide.send = (message, options) => send(message, { ...options, authInfo: authInfoFor('token', who) });
   await server.connect(serverSide);
   const client = new Client({ name: 'spec', version: '1' });
   await client.connect(clientSide);

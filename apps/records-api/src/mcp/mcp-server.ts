@@ -1,7 +1,6 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from '@nestjs/common';
+import { z } from 'zod';
 import { can, type Principal } from '../../../../libs/auth/src/principal.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
 import type { RecordTool } from './record-tools.js';
@@ -12,15 +11,22 @@ const INSTRUCTIONS =
   'order_by like createdAt[DescNullsLast], limit (default 60, at most 200), and cursors from pageInfo. ' +
   'Deletes are soft. Only the tools your role allows are listed.';
 
-/** The principal the bearer guard resolved, as the transport hands it to a tool (`extra.authInfo`). */
-export function authInfoFor(token: string, principal: Principal): AuthInfo {
-  return { token, clientId: principal.subjectId, scopes: ['api'], extra: { principal } };
+/** What one request hands the server it builds: who calls, the tools it names, its request id. */
+export interface McpCall {
+  principal: Principal;
+  called: ReadonlySet<string>;
+  requestId: string | undefined;
 }
 
-function principalOf(authInfo: AuthInfo | undefined): Principal {
-  const principal = authInfo?.extra?.principal as Principal | undefined;
-  if (!principal) throw new Error('MCP tool called without an authenticated principal');
-  return principal;
+/** The principal the bearer guard resolved, with the call's details, as the SDK passes auth through (`req.auth`). */
+export function authInfoFor(token: string, call: McpCall): AuthInfo {
+  return { token, clientId: call.principal.subjectId, scopes: ['api'], extra: { call } };
+}
+
+export function callOf(authInfo: AuthInfo | undefined): McpCall {
+  const call = authInfo?.extra?.call as McpCall | undefined;
+  if (!call) throw new Error('MCP request without an authenticated principal');
+  return call;
 }
 
 /** A domain error is a tool result the model can read and act on; anything else is a plain internal error. */
@@ -61,9 +67,9 @@ export function createMcpServer(options: {
         outputSchema: tool.outputSchema,
         annotations: tool.annotations,
       },
-      async (args: Record<string, unknown>, extra): Promise<CallToolResult> => {
+      async (args: Record<string, unknown>): Promise<CallToolResult> => {
         try {
-          const { structured, summary } = await tool.run(principalOf(extra.authInfo), args);
+          const { structured, summary } = await tool.run(options.principal, args);
           return {
             structuredContent: structured,
             // The summary, then the same result as JSON for clients that read text content only (MCP spec, "Structured Content").
@@ -77,6 +83,21 @@ export function createMcpServer(options: {
         }
       },
     );
+  }
+  // A call naming no tool of ours is a tool error the model can read and recover from, as
+  // v1 of the SDK answered it (and the conformance suite's tools-call-error expects), not
+  // a JSON-RPC error the client may surface as a failure of the whole server.
+  const known = new Set(options.tools.map((t) => t.name));
+  for (const name of options.called) {
+    if (known.has(name)) continue;
+    try {
+      server.registerTool(name, { description: 'Not a tool of this server.', inputSchema: z.object({}).passthrough() }, async () => ({
+        isError: true,
+        content: [{ type: 'text', text: `UNKNOWN_TOOL: there is no tool "${name}"; tools/list names the tools your role can use` }],
+      }));
+    } catch {
+      // A name the SDK will not register (not a valid tool name): it answers -32602 itself.
+    }
   }
   return server;
 }

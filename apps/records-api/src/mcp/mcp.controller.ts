@@ -1,5 +1,6 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { Controller, Delete, Get, HttpCode, Logger, Post, Req, Res } from '@nestjs/common';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
+import { Controller, Delete, Get, HttpCode, Logger, Post, Req, Res, type OnApplicationShutdown } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CurrentPrincipal, type AuthenticatedRequest } from '../../../../libs/auth/src/auth.guard.js';
@@ -10,25 +11,41 @@ import type { RequestWithId } from '../http/request-id.js';
 import { PeopleService } from '../people/people.service.js';
 import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
-import { authInfoFor, calledTools, createMcpServer } from './mcp-server.js';
+import { authInfoFor, callOf, calledTools, createMcpServer, type McpCall } from './mcp-server.js';
 import { recordTools, type RecordTool } from './record-tools.js';
 
 type McpRequest = AuthenticatedRequest & RequestWithId & { auth?: ReturnType<typeof authInfoFor> };
 
 /**
- * `/mcp` (SPEC §7): MCP over Streamable HTTP, stateless. The global bearer guard has
- * already turned the token into a principal (audience PUBLIC_URL/mcp or PUBLIC_URL), or
- * answered 401 with the /mcp resource metadata in WWW-Authenticate.
+ * `/mcp` (SPEC §7, §13): MCP over Streamable HTTP, stateless, on the official v2 SDK. The
+ * global bearer guard has already turned the token into a principal (audience
+ * PUBLIC_URL/mcp or PUBLIC_URL), or answered 401 with the /mcp resource metadata in
+ * WWW-Authenticate. Protocol 2026-07-28 requests (the per-request `_meta` envelope,
+ * `server/discover`) go to the SDK's handler; 2025-era ones (initialize handshake,
+ * 2025-06-18 and 2025-11-25) to a fresh stateless transport, as before, so their replies
+ * stay JSON unless the client prefers SSE.
  */
 @ApiExcludeController()
 @Controller('mcp')
-export class McpController {
+export class McpController implements OnApplicationShutdown {
   private readonly logger = new Logger('MCP');
   private readonly tools: RecordTool[];
   private readonly version = packageVersion();
+  private readonly modern: ReturnType<typeof createMcpHandler>;
+  private readonly serveModern: NodeMcpRequestHandler;
 
   constructor(companies: CompaniesService, people: PeopleService) {
     this.tools = recordTools(companies, people);
+    // One server per request, built for the principal the request carries (SDK: "factory keyed off authInfo").
+    this.modern = createMcpHandler((ctx) => this.serverFor(callOf(ctx.authInfo)), {
+      legacy: 'reject',
+      onerror: (err) => this.logger.warn(`MCP: ${err.message}`),
+    });
+    this.serveModern = toNodeHandler(this.modern);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.modern.close();
   }
 
   @Post()
@@ -39,16 +56,15 @@ export class McpController {
       res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per POST' }, id: null });
       return;
     }
-    const server = createMcpServer({
-      principal,
-      tools: this.tools,
-      called: calledTools(req.body),
-      requestId: req.id,
-      logger: this.logger,
-      version: this.version,
-    });
+    const call: McpCall = { principal, called: calledTools(req.body), requestId: req.id };
+    req.auth = authInfoFor(bearerToken(req.headers.authorization), call);
+    if (!(await isLegacyRequest(await toWebRequest(req, req.body), req.body))) {
+      await this.serveModern(req, res, req.body);
+      return;
+    }
+    const server = this.serverFor(call);
     // Stateless: no session id, a fresh server and transport per request (SDK "stateless" example).
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !prefersEventStream(req.headers.accept),
     });
@@ -57,9 +73,12 @@ export class McpController {
       void server.close();
     });
     await server.connect(transport);
-    req.auth = authInfoFor(bearerToken(req.headers.authorization), principal);
     // The JSON body was parsed already (http/body-parsing.ts): hand it over.
     await transport.handleRequest(req, res, req.body);
+  }
+
+  private serverFor(call: McpCall) {
+    return createMcpServer({ ...call, tools: this.tools, logger: this.logger, version: this.version });
   }
 
   /** No server-initiated stream and no session to end in stateless mode (SDK examples answer 405). */

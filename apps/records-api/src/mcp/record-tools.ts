@@ -1,4 +1,4 @@
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import type { RecordAction, RecordObject } from '../../../../libs/database/src/entities/role.entity.js';
 import type { Principal } from '../../../../libs/auth/src/principal.js';

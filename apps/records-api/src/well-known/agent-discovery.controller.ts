@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { Public } from '../../../../libs/auth/src/auth.guard.js';
 import { loadConfig } from '../../../../libs/database/src/config.js';
 import { packageVersion } from './docs-pages.js';

@@ -1,0 +1,90 @@
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createApiKey, findRole } from '../libs/auth/src/accounts.js';
+import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
+
+/**
+ * SPEC §13: /mcp speaks MCP 2026-07-28 (stateless core, `server/discover`) to the v2 SDK
+ * client, and 2025-11-25 / 2025-06-18 to v1 clients, with the same tools, annotations and
+ * role filtering.
+ */
+const READ_TOOLS = ['get_company', 'get_person', 'list_companies', 'list_people'];
+
+describe('MCP protocol versions', () => {
+  let origin: PublicOrigin;
+  let keys: { viewer: string; admin: string };
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    origin = await startPublicOrigin();
+    const { workspace } = await workspaceWith(origin.ds, [], 'mcp-versions');
+    workspaceId = workspace.id;
+    const key = async (role: string) =>
+      (await createApiKey(origin.ds, { workspaceId, role: await findRole(origin.ds, workspaceId, role), name: role, expiresAt: new Date(Date.now() + 86_400_000) })).secret;
+    keys = { viewer: await key('Viewer'), admin: await key('Admin') };
+    await origin.ds.query(`INSERT INTO companies (workspace_id, name) VALUES ($1, 'Versioned Inc')`, [workspaceId]);
+  });
+  afterAll(async () => {
+    await origin?.close();
+  });
+
+  const headers = (key: string) => ({ requestInit: { headers: { authorization: `Bearer ${key}` } } });
+
+  it('negotiates 2026-07-28 with the v2 client: discover, list and call tools by role', async () => {
+    // `auto`: probe with server/discover, fall back to initialize only without modern evidence.
+    const client = new V2Client({ name: 'v2-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new V2Transport(new URL(`${origin.url}/mcp`), headers(keys.viewer)));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      expect(client.getProtocolEra()).toBe('modern');
+      expect(client.getServerVersion()?.name).toBe('workspace-records');
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(READ_TOOLS);
+      expect(tools.find((t) => t.name === 'list_companies')?.annotations?.readOnlyHint).toBe(true);
+      const result = await client.callTool({ name: 'list_companies', arguments: { limit: 5 } });
+      expect(result.isError).toBeFalsy();
+      expect((result.structuredContent as { companies: { name: string }[] }).companies.map((c) => c.name)).toEqual(['Versioned Inc']);
+      // A write the role lacks reaches the service layer and says FORBIDDEN, as on REST.
+      const denied = await client.callTool({ name: 'create_company', arguments: { name: 'Nope' } });
+      expect(denied.isError).toBe(true);
+      expect(JSON.stringify(denied.content)).toMatch(/FORBIDDEN/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it.each(['2025-11-25', '2025-06-18'])('serves a v1 client speaking %s with the same tools', async (version) => {
+    const client = new V1Client({ name: 'v1-test', version: '1.0.0' });
+    const transport = new V1Transport(new URL(`${origin.url}/mcp`), headers(keys.admin));
+    await client.connect(transport);
+    try {
+      // The v1 client negotiates its latest; it may also be pinned to an older revision.
+      if (version !== '2025-11-25') transport.setProtocolVersion(version);
+      const { tools } = await client.listTools();
+      expect(tools).toHaveLength(10);
+      expect(tools.find((t) => t.name === 'delete_company')?.annotations).toMatchObject({ destructiveHint: true });
+      const created = await client.callTool({ name: 'create_company', arguments: { name: `Made over ${version}` } });
+      expect(created.isError).toBeFalsy();
+      const [{ count }] = await origin.ds.query('SELECT count(*)::int AS count FROM companies WHERE workspace_id = $1 AND name = $2', [workspaceId, `Made over ${version}`]);
+      expect(count).toBe(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers the same tool list to both generations', async () => {
+    const v2 = new V2Client({ name: 'v2', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await v2.connect(new V2Transport(new URL(`${origin.url}/mcp`), headers(keys.admin)));
+    const v1 = new V1Client({ name: 'v1', version: '1' });
+    await v1.connect(new V1Transport(new URL(`${origin.url}/mcp`), headers(keys.admin)));
+    try {
+      const shape = (tools: { name: string; inputSchema: unknown; annotations?: unknown }[]) =>
+        tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema, annotations: t.annotations })).sort((a, b) => a.name.localeCompare(b.name));
+      expect(shape((await v2.listTools()).tools)).toEqual(shape((await v1.listTools()).tools));
+    } finally {
+      await v2.close();
+      await v1.close();
+    }
+  });
+});
