@@ -8,6 +8,7 @@ import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/s
 import { createServerApp } from '../libs/auth/src/server-apps.js';
 import { rotateSigningKey } from '../libs/auth/src/signing-keys.js';
 import { FormBrowser } from './form-browser.js';
+import { pkceAuthorizationUrl } from './oauth-flow.js';
 import { freePort } from './public-origin.js';
 
 process.env.LOG_LEVEL ??= 'error';
@@ -71,15 +72,8 @@ describe('OAuth 2.1 through the public origin', () => {
 
   /** The authorization code flow with PKCE, clicking through the real pages. */
   async function authorize(config: oidc.Configuration, browser: FormBrowser, steps: (b: FormBrowser) => Promise<void>, extra: Record<string, string> = {}) {
-    const verifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'api profile',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      ...extra,
-    });
-    await browser.go(url.toString());
+    const { url, verifier } = await pkceAuthorizationUrl(config, REDIRECT, extra);
+    await browser.go(url);
     await steps(browser);
     expect(browser.lastUrl.startsWith(REDIRECT)).toBe(true);
     return oidc.authorizationCodeGrant(config, new URL(browser.lastUrl), { pkceCodeVerifier: verifier });

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import * as oidc from 'openid-client';
 import { createApiKey, findRole } from '../libs/auth/src/accounts.js';
 import { FormBrowser } from './form-browser.js';
+import { pkceAuthorizationUrl } from './oauth-flow.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**
@@ -104,15 +105,8 @@ describe('Security (SPEC §10)', () => {
 
   /** Runs the authorization-code flow up to the redirect; returns the code and verifier (not exchanged). */
   async function codeFor(config: oidc.Configuration, email: string, browser = new FormBrowser(REDIRECT), extra: Record<string, string> = {}) {
-    const verifier = oidc.randomPKCECodeVerifier();
-    const authUrl = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'api profile',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      ...extra,
-    });
-    await browser.go(authUrl.toString());
+    const { url: authUrl, verifier } = await pkceAuthorizationUrl(config, REDIRECT, extra);
+    await browser.go(authUrl);
     if (browser.labels().includes('Password')) await browser.submit('Sign in', { email, password: PASSWORD });
     const consent = browser.lastBody;
     await browser.submit('Allow');
@@ -150,8 +144,7 @@ describe('Security (SPEC §10)', () => {
       const statuses: number[] = [];
       for (let i = 0; i < 12; i++) {
         const b = new FormBrowser(REDIRECT);
-        const verifier = oidc.randomPKCECodeVerifier();
-        await b.go(oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'api', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }).toString());
+        await b.go((await pkceAuthorizationUrl(config, REDIRECT, { scope: 'api' })).url);
         await b.submit('Sign in', { email: people[0].email, password: `wrong ${i}` });
         statuses.push(b.lastStatus);
         if (i === 11) {
@@ -223,8 +216,7 @@ describe('Security (SPEC §10)', () => {
       const { people } = await workspaceWith(origin.ds, ['Admin'], 'csrf-consent');
       const config = await registerClient();
       const b = new FormBrowser(REDIRECT);
-      const verifier = oidc.randomPKCECodeVerifier();
-      await b.go(oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'api', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }).toString());
+      await b.go((await pkceAuthorizationUrl(config, REDIRECT, { scope: 'api' })).url);
       await b.submit('Sign in', { email: people[0].email, password: PASSWORD });
       const action = /<form method="post" action="([^"]+\/consent)"/.exec(b.lastBody)![1];
       b.setCookie('wrs_csrf', 'p'.repeat(40));
@@ -249,7 +241,7 @@ describe('Security (SPEC §10)', () => {
       const { people } = await workspaceWith(origin.ds, ['Admin'], 'csrf-origin');
       const b = await signedIn(people[0].email);
       const session = await sessionCsrf(b);
-      for (const headers of [{ origin: 'http://127.0.0.1:1' }, { 'sec-fetch-site': 'same-site' }]) {
+      for (const headers of [{ origin: 'http://127.0.0.1:1' }, { 'sec-fetch-site': 'same-site' }] as Record<string, string>[]) {
         const res = await fetch(`${url}/settings/api/api-keys`, {
           method: 'POST',
           headers: { cookie: b.cookieHeader(), 'content-type': 'application/json', 'x-csrf-token': session.csrfToken, ...headers },
@@ -414,10 +406,8 @@ describe('Security (SPEC §10)', () => {
     const { people } = await workspaceWith(origin.ds, ['Admin'], 'frames');
     const b = await signedIn(people[0].email);
     const config = await registerClient();
-    const verifier = oidc.randomPKCECodeVerifier();
-    const authUrl = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'api', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', prompt: 'consent' });
     const flow = new FormBrowser(REDIRECT);
-    await flow.go(authUrl.toString());
+    await flow.go((await pkceAuthorizationUrl(config, REDIRECT, { scope: 'api', prompt: 'consent' })).url);
     const interaction = flow.lastUrl;
     const pages: [string, Record<string, string>][] = [
       [`${url}/login`, {}],
@@ -474,8 +464,7 @@ describe('Security (SPEC §10)', () => {
     it('answers invalid_scope to an unknown scope', async () => {
       const config = await registerClient();
       const b = new FormBrowser(REDIRECT);
-      const verifier = oidc.randomPKCECodeVerifier();
-      await b.go(oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'api admin', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }).toString());
+      await b.go((await pkceAuthorizationUrl(config, REDIRECT, { scope: 'api admin' })).url);
       expect(b.lastUrl.startsWith(REDIRECT)).toBe(true);
       expect(new URL(b.lastUrl).searchParams.get('error')).toBe('invalid_scope');
     });
