@@ -8,6 +8,7 @@ import {
   type SettingsPermission,
 } from '../../database/src/entities/index.js';
 import { BadInputError, ConflictError, ErrorCode, ForbiddenError, NotFoundError } from '../../records/src/errors.js';
+import { OBJECTS } from '../../records/src/objects/index.js';
 import type { Db } from './accounts.js';
 
 /**
@@ -43,6 +44,8 @@ export interface RoleUsage {
 }
 
 const NAME_MAX = 50;
+/** Objects a role leaves out when it allows nothing on them (ObjectDeclaration.sparsePermissions). */
+const SPARSE = new Set(OBJECTS.filter((o) => o.sparsePermissions).map((o) => o.plural));
 const DESCRIPTION_MAX = 200;
 
 /** Trimmed and checked; every problem is reported at once. */
@@ -59,6 +62,7 @@ export function validateRoleInput(input: RoleInput): RoleInput {
     const { read, create, update, delete: del } = objectPermissions[object];
     // Changing what one cannot see makes no sense, and every write answers with the record.
     if (!read && (create || update || del)) problems.push(`${object}: create, update and delete need read`);
+    if (SPARSE.has(object) && !read && !create && !update && !del) delete objectPermissions[object];
   }
   const unknown = (input.settingsPermissions ?? []).filter((p) => !SETTINGS_PERMISSIONS.includes(p));
   if (unknown.length) problems.push(`settingsPermissions: unknown ${unknown.join(', ')}; allowed: ${SETTINGS_PERMISSIONS.join(', ')}`);

@@ -5,9 +5,8 @@ import type { Response } from 'express';
 import { CurrentPrincipal, type AuthenticatedRequest } from '../../../../libs/auth/src/auth.guard.js';
 import { bearerToken } from '../../../../libs/auth/src/bearer-auth.service.js';
 import type { Principal } from '../../../../libs/auth/src/principal.js';
-import { CompaniesService } from '../companies/companies.service.js';
 import type { RequestWithId } from '../http/request-id.js';
-import { PeopleService } from '../people/people.service.js';
+import { ObjectServices } from '../objects/object-service.js';
 import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
 import { authInfoFor, calledTools, createMcpServer } from './mcp-server.js';
@@ -27,8 +26,8 @@ export class McpController {
   private readonly tools: RecordTool[];
   private readonly version = packageVersion();
 
-  constructor(companies: CompaniesService, people: PeopleService) {
-    this.tools = recordTools(companies, people);
+  constructor(services: ObjectServices) {
+    this.tools = recordTools(...services.all);
   }
 
   @Post()

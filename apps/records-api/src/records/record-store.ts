@@ -57,11 +57,18 @@ function mentions(node: FilterNode | undefined, field: string): boolean {
   }
 }
 
-/** Postgres error codes mapped to client errors (Appendix A, PostgreSQL docs). */
-function mapDbError(err: { code?: string; detail?: string }, singular: string): never {
-  if (err.code === '23505') throw new ConflictError(`A ${singular} with this id already exists`);
+/**
+ * Postgres error codes mapped to client errors (Appendix A, PostgreSQL docs). A foreign key
+ * violation (a linked record deleted between the check and the write) names the declared
+ * relation whose column the database names.
+ */
+function mapDbError(err: { code?: string; detail?: string }, def: RecordDefinition<unknown, unknown, unknown>): never {
+  if (err.code === '23505') throw new ConflictError(`A ${def.singular} with this id already exists`);
   if (err.code === '23503') {
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'companyId: no company with this id in this workspace');
+    const relation = def.relations.find((r) => err.detail?.includes(r.field.column)) ?? def.relations[0];
+    if (relation) {
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`);
+    }
   }
   throw err;
 }
@@ -229,7 +236,7 @@ export class RecordStore {
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
     const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
-    await this.assertCompaniesExist(principal.workspaceId, columnSets);
+    await this.assertRelationsExist(def, principal.workspaceId, columnSets);
     // One INSERT statement: all records or none.
     const params: unknown[] = [principal.workspaceId];
     const values = columnSets.map(
@@ -238,7 +245,7 @@ export class RecordStore {
     );
     const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
-    const rows = await this.sql.rows(sql, params).catch((err) => mapDbError(err, def.singular));
+    const rows = await this.sql.rows(sql, params).catch((err) => mapDbError(err, def));
     return rows.map((row) => def.toRecord(row));
   }
 
@@ -247,7 +254,7 @@ export class RecordStore {
     this.assertId(id);
     const columns = def.toColumns(validateInput(def.updateInput, body));
     if (!Object.keys(columns).length) return this.get(def, principal, id);
-    await this.assertCompaniesExist(principal.workspaceId, [columns]);
+    await this.assertRelationsExist(def, principal.workspaceId, [columns]);
     const params: unknown[] = [principal.workspaceId, id];
     const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
     const rows = await this.sql
@@ -256,7 +263,7 @@ export class RecordStore {
           WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
         params,
       )
-      .catch((err) => mapDbError(err, def.singular));
+      .catch((err) => mapDbError(err, def));
     const updated = rows[0];
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return def.toRecord(updated);
@@ -306,18 +313,24 @@ export class RecordStore {
     return { values, id: row.id as string };
   }
 
-  /** A live company of the caller's workspace; another workspace's id behaves as missing. */
-  private async assertCompaniesExist(workspaceId: string, columnSets: Record<string, unknown>[]): Promise<void> {
-    const ids = [...new Set(columnSets.map((c) => c.company_id).filter((id): id is string => typeof id === 'string'))];
-    if (!ids.length) return;
-    const rows = await this.sql.rows<{ id: string }>(
-      `SELECT id FROM companies WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
-      [workspaceId, ids],
-    );
-    const found = new Set(rows.map((r) => r.id));
-    const missing = ids.filter((id) => !found.has(id));
-    if (missing.length) {
-      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `companyId: no company with id ${missing.join(', ')} in this workspace`);
+  /** Each declared link names a live record of the caller's workspace; another workspace's id behaves as missing. */
+  private async assertRelationsExist(
+    def: RecordDefinition<unknown, unknown, unknown>,
+    workspaceId: string,
+    columnSets: Record<string, unknown>[],
+  ): Promise<void> {
+    for (const { field, targetTable, targetSingular } of def.relations) {
+      const ids = [...new Set(columnSets.map((c) => c[field.column]).filter((id): id is string => typeof id === 'string'))];
+      if (!ids.length) continue;
+      const rows = await this.sql.rows<{ id: string }>(
+        `SELECT id FROM ${targetTable} WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
+        [workspaceId, ids],
+      );
+      const found = new Set(rows.map((r) => r.id));
+      const missing = ids.filter((id) => !found.has(id));
+      if (missing.length) {
+        throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field.name}: no ${targetSingular} with id ${missing.join(', ')} in this workspace`);
+      }
     }
   }
 }
