@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type { Principal } from '../../../../libs/auth/src/principal.js';
 import type { AnyRecord } from '../objects/object-definitions.js';
 import type { RecordsService } from '../objects/records.service.js';
+import type { ListArgs, ListResult } from '../records/record-store.js';
 
 export interface ChildrenOf {
   /** The oldest live records of the parent, at most EMBEDDED_PER_RECORD (60). */
@@ -18,6 +19,7 @@ export interface ChildrenOf {
 export class Loaders {
   private readonly byIdLoaders = new Map<string, DataLoader<string, AnyRecord | null>>();
   private readonly childLoaders = new Map<string, DataLoader<string, ChildrenOf>>();
+  private readonly pageLoaders = new Map<string, DataLoader<string, ListResult<AnyRecord>>>();
 
   constructor(
     private readonly principal: Principal,
@@ -47,6 +49,20 @@ export class Loaders {
         return ids.map((id) => byParent.get(id) ?? { records: [], total: 0 });
       });
       this.childLoaders.set(key, loader);
+    }
+    return loader;
+  }
+
+  /** Pages of an inverse relation read with list arguments; one loader per distinct arguments (`key`). */
+  pages(source: string, column: string, key: string, args: ListArgs): DataLoader<string, ListResult<AnyRecord>> {
+    const id = `${source}.${column}.${key}`;
+    let loader = this.pageLoaders.get(id);
+    if (!loader) {
+      loader = new DataLoader(async (ids: readonly string[]) => {
+        const byParent = await this.records.pagesByParent(source, column, this.principal, [...ids], args);
+        return ids.map((parent) => byParent.get(parent)!);
+      });
+      this.pageLoaders.set(id, loader);
     }
     return loader;
   }

@@ -77,7 +77,6 @@ export function pageSize(args: { first?: unknown; last?: unknown }): number {
 /** Complexity of the list fields (set on them with `complexity:`). */
 export const connectionCost = ({ args, childComplexity }: { args: Record<string, unknown>; childComplexity: number }) =>
   pageSize(args) * (1 + childComplexity);
-export const embeddedListCost = ({ childComplexity }: { childComplexity: number }) => EMBEDDED_PER_RECORD * (1 + childComplexity);
 export const singleRecordCost = ({ childComplexity }: { childComplexity: number }) => 1 + childComplexity;
 export const batchCost = ({ args, childComplexity }: { args: Record<string, unknown>; childComplexity: number }) =>
   (Array.isArray(args.data) ? args.data.length : 1) * (1 + childComplexity);

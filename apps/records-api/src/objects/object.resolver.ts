@@ -6,8 +6,8 @@ import type { Principal } from '../../../../libs/auth/src/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
 import { embeddedConnection, toConnection } from '../graphql/connections.js';
 import type { GraphqlContext } from '../graphql/graphql-context.js';
-import { toListArgs } from '../graphql/list-args.js';
-import { batchCost, connectionCost, embeddedListCost, singleRecordCost } from '../graphql/query-limits.js';
+import { toListArgs, type GraphqlListInput } from '../graphql/list-args.js';
+import { batchCost, connectionCost, singleRecordCost } from '../graphql/query-limits.js';
 import { onlyId, plain, selectedFields } from '../graphql/resolver-utils.js';
 import { UUIDScalar } from '../graphql/types/scalars.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
@@ -18,6 +18,8 @@ import { serviceFor, type ObjectService } from './object-service.js';
 import { inversesOf } from './records.service.js';
 
 type Self = { service: ObjectService };
+
+const LIST_ARGS = ['first', 'after', 'last', 'before', 'filter', 'orderBy'] as const;
 
 /**
  * The GraphQL fields of one object (SPEC §4, §12), a thin transport over RecordsService:
@@ -128,24 +130,36 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
     );
   }
 
-  // Company.people, Company.opportunities, Person.pointOfContactForOpportunities.
+  // Company.people, Company.opportunities, Person.pointOfContactForOpportunities: the 60
+  // oldest by default; with list arguments (`people(first: 3, filter: …)`) a page per parent.
   for (const { source, field } of inversesOf(plural)) {
     const sourceTypes = GRAPHQL_TYPES.get(source.plural)!;
+    const sourceSchema = definitionFor(source.plural).schema;
     method(
       cls,
       `inverse_${field.inverse}`,
-      async function (record: AnyRecord, context: GraphqlContext) {
-        return embeddedConnection((await context.loaders.children(source.plural, field.column).load(record.id)) as { records: { id: string; createdAt: string }[]; total: number });
+      async function (record: AnyRecord, args: GraphqlListInput, context: GraphqlContext, info: GraphQLResolveInfo) {
+        if (!LIST_ARGS.some((name) => args[name] != null)) {
+          return embeddedConnection((await context.loaders.children(source.plural, field.column).load(record.id)) as {
+            records: { id: string; createdAt: string }[];
+            total: number;
+          });
+        }
+        const withCount = selectedFields(info).has('totalCount');
+        const listArgs = toListArgs(args, sourceSchema, withCount);
+        const key = `${withCount}:${JSON.stringify(args)}`;
+        return toConnection(await context.loaders.pages(source.plural, field.column, key, listArgs).load(record.id));
       },
       [
         ResolveField(field.inverse, () => sourceTypes.connection, {
-          complexity: embeddedListCost,
+          complexity: connectionCost,
           description:
             `The ${EMBEDDED_PER_RECORD} oldest ${source.plural} of the ${singular}; read on with ` +
             `${source.plural}(filter: {${field.name}: {eq: id}}, after: pageInfo.endCursor).`,
         }),
       ],
-      [Parent(), Context()],
+      [Parent(), Args(), Context(), Info()],
+      [Object, sourceTypes.args, Object, Object],
     );
   }
 

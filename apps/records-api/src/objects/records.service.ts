@@ -68,6 +68,11 @@ export class RecordsService {
     return this.store.findByParent(definitionFor(source), principal.workspaceId, column, parentIds, EMBEDDED_PER_RECORD);
   }
 
+  /** A page of `source` records per parent id through `column` (nested connection arguments), in one statement. */
+  pagesByParent(source: string, column: string, principal: Principal, parentIds: string[], args: ListArgs) {
+    return this.store.listByParents(definitionFor(source), principal, column, parentIds, args);
+  }
+
   /** depth=1 (SPEC §3, §12): each linked record, and the inverse lists declared for depth 1. */
   private async embed(plural: string, principal: Principal, records: AnyRecord[]): Promise<AnyRecord[]> {
     const extras = records.map(() => ({}) as Record<string, unknown>);

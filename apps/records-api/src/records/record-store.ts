@@ -160,6 +160,88 @@ export class RecordStore {
     };
   }
 
+  /**
+   * One page per parent (`Company.people(first: 3, filter: …)`), for many parents in one
+   * statement: the same filter, order and cursor rules as `list`, each parent's page read by
+   * keyset in a LATERAL join, counts grouped in one more statement when asked for.
+   */
+  async listByParents<T>(
+    def: RecordDefinition<T, unknown, unknown>,
+    principal: Principal,
+    column: string,
+    parentIds: string[],
+    args: ListArgs,
+  ): Promise<Map<string, ListResult<T>>> {
+    assertCan(principal, def.object, 'read');
+    const names = args.cursorParams ?? { after: 'starting_after', before: 'ending_before' };
+    if (args.startingAfter && args.endingBefore) {
+      throw new BadInputError(ErrorCode.INVALID_CURSOR, `${names.after} and ${names.before} cannot be used together`);
+    }
+    const order = orderWithTieBreaker(args.orderBy);
+    const backwards = Boolean(args.endingBefore);
+    const raw = args.startingAfter ?? args.endingBefore;
+    const cursor = raw ? decodeCursor(raw, args.orderBy, backwards ? names.before : names.after, def.schema) : undefined;
+
+    const params: unknown[] = [principal.workspaceId];
+    const scope = this.scope(def, args.filter, params);
+    const scopeParams = [...params];
+    params.push(parentIds);
+    const parents = `$${params.length}::uuid[]`;
+    let keyset = '';
+    let otherSide = 'false';
+    if (cursor) {
+      keyset = ` AND ${compileKeyset(order, def.schema, cursor, params, backwards ? 'before' : 'after')}`;
+      const reverse = compileKeyset(order, def.schema, cursor, params, backwards ? 'after' : 'before', true);
+      otherSide = `(SELECT 1 FROM ${def.schema.table} t WHERE ${scope} AND t.${column} = k.parent AND ${reverse}
+                     ORDER BY ${compileOrderBy(order, def.schema, !backwards)} LIMIT 1) IS NOT NULL`;
+    }
+    params.push(args.limit + 1);
+    const rows = await this.sql.rows(
+      `SELECT k.parent AS __parent, o.__other_side, p.*
+         FROM unnest(${parents}) AS k(parent)
+        CROSS JOIN LATERAL (SELECT ${otherSide} AS __other_side) o
+         LEFT JOIN LATERAL (
+           SELECT ${def.columns.map((col) => `t.${col}`).join(', ')}
+             FROM ${def.schema.table} t
+            WHERE ${scope} AND t.${column} = k.parent${keyset}
+            ORDER BY ${compileOrderBy(order, def.schema, backwards)}
+            LIMIT $${params.length}) p ON true`,
+      params,
+    );
+    const counts = new Map<string, number>();
+    if (args.withCount !== false) {
+      const countParams = [...scopeParams, parentIds];
+      const counted = await this.sql.rows<{ parent: string; n: string }>(
+        `SELECT t.${column} AS parent, count(*)::bigint AS n FROM ${def.schema.table} t
+          WHERE ${scope} AND t.${column} = ANY($${countParams.length}::uuid[]) GROUP BY t.${column}`,
+        countParams,
+      );
+      for (const row of counted) counts.set(row.parent, Number(row.n));
+    }
+    const result = new Map<string, ListResult<T>>();
+    for (const parent of parentIds) {
+      const mine = rows.filter((row) => row.__parent === parent);
+      const found = mine.filter((row) => row.id != null);
+      const hasMore = found.length > args.limit;
+      const page = found.slice(0, args.limit);
+      if (backwards) page.reverse();
+      const other = Boolean(mine[0]?.__other_side);
+      const cursorAt = (index: number) => encodeCursor(this.positionOf(page[index], order, def), args.orderBy);
+      result.set(parent, {
+        records: page.map((row) => def.toRecord(row)),
+        cursorAt,
+        totalCount: args.withCount === false ? null : (counts.get(parent) ?? 0),
+        pageInfo: {
+          hasNextPage: backwards ? other : hasMore,
+          hasPreviousPage: backwards ? hasMore : other,
+          startCursor: page.length ? cursorAt(0) : null,
+          endCursor: page.length ? cursorAt(page.length - 1) : null,
+        },
+      });
+    }
+    return result;
+  }
+
   async get<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, id: string): Promise<T> {
     assertCan(principal, def.object, 'read');
     this.assertId(id);
