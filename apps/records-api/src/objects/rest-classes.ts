@@ -115,12 +115,11 @@ function subModelDecorators(sub: SubField): PropertyDecorator[] {
   }
 }
 
-/** What tsc emits for `x?: string[] | null` and `x?: string | null` alike. */
-const designOf = (_sub: SubField) => Object;
 
 export function compositeInput(type: CompositeType): Ctor {
   return cached(inputs, type.rest.input, (cls) => {
-    for (const sub of type.subFields) property(cls, sub.name, designOf(sub), subInputDecorators(sub));
+    // Every sub-field input is optional and nullable: tsc emits Object for `x?: T | null`.
+    for (const sub of type.subFields) property(cls, sub.name, Object, subInputDecorators(sub));
   });
 }
 

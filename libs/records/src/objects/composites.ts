@@ -31,7 +31,7 @@ export interface SubField {
 export interface CompositeType {
   name: string;
   subFields: SubField[];
-  /** What `null` for the whole field writes. */
+  /** Type names per transport (Twenty's for GraphQL; the REST names the OpenAPI document always had). */
   graphql: { object: string; input: string; filter: string; orderBy: string };
   rest: { input: string; model: string };
   /** The sub-fields a composite sort key orders by (`name` → firstName, lastName). */

@@ -1,5 +1,14 @@
 import type { ObjectDeclaration } from './declaration.js';
 
+/** name and emails: partial updates inside the composite; GraphQL inputs carry no description. */
+const COMPOSITE_DOCS = {
+  create: 'Sub-fields left out keep their value; null clears both.',
+  update: 'Sub-fields left out keep their value; null clears both.',
+  graphqlCreate: '',
+  graphqlUpdate: '',
+  tool: 'On update, a sub-field left out keeps its value; null clears both.',
+};
+
 /** SPEC §2: every field optional (Twenty and HubSpot allow a person with only an e-mail). */
 export const personObject: ObjectDeclaration = {
   plural: 'people',
@@ -15,26 +24,14 @@ export const personObject: ObjectDeclaration = {
       name: 'name',
       type: 'FULL_NAME',
       columns: { firstName: 'first_name', lastName: 'last_name' },
-      docs: {
-        create: 'Sub-fields left out keep their value; null clears both.',
-        update: 'Sub-fields left out keep their value; null clears both.',
-        graphqlCreate: '',
-        graphqlUpdate: '',
-        tool: 'On update, a sub-field left out keeps its value; null clears both.',
-      },
+      docs: COMPOSITE_DOCS,
     },
     {
       kind: 'composite',
       name: 'emails',
       type: 'EMAILS',
       columns: { primaryEmail: 'primary_email', additionalEmails: 'additional_emails' },
-      docs: {
-        create: 'Sub-fields left out keep their value; null clears both.',
-        update: 'Sub-fields left out keep their value; null clears both.',
-        graphqlCreate: '',
-        graphqlUpdate: '',
-        tool: 'On update, a sub-field left out keeps its value; null clears both.',
-      },
+      docs: COMPOSITE_DOCS,
     },
     {
       kind: 'relation',
