@@ -26,16 +26,16 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   const allOptional = !object.fields.some((f) => f.kind === 'text' && f.required);
 
   const name = `${pluralType}Controller`;
-  const Controllerish = {
+  const cls = {
     [name]: class {
       constructor(readonly service: ObjectService) {}
     },
   }[name];
-  Reflect.defineMetadata('design:paramtypes', [serviceFor(plural)], Controllerish);
+  Reflect.defineMetadata('design:paramtypes', [serviceFor(plural)], cls);
   const P = CurrentPrincipal();
 
   method(
-    Controllerish,
+    cls,
     'list',
     async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
       const { depth, ...args } = parseRestListQuery(query, schema);
@@ -53,7 +53,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   );
 
   method(
-    Controllerish,
+    cls,
     'get',
     async function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
       return { data: { [singular]: await this.service.get(principal, id, parseRestGetQuery(query)) } };
@@ -72,7 +72,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   );
 
   method(
-    Controllerish,
+    cls,
     'create',
     async function (this: { service: ObjectService }, principal: Principal, body: unknown) {
       return { data: { [`create${typeName}`]: await this.service.create(principal, body) } };
@@ -93,7 +93,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   );
 
   method(
-    Controllerish,
+    cls,
     'createMany',
     async function (this: { service: ObjectService }, principal: Principal, body: unknown) {
       return { data: { [`create${pluralType}`]: await this.service.createMany(principal, body) } };
@@ -110,7 +110,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   );
 
   method(
-    Controllerish,
+    cls,
     'update',
     async function (this: { service: ObjectService }, principal: Principal, id: string, body: unknown) {
       return { data: { [`update${typeName}`]: await this.service.update(principal, id, body) } };
@@ -132,7 +132,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   );
 
   method(
-    Controllerish,
+    cls,
     'delete',
     async function (this: { service: ObjectService }, principal: Principal, id: string) {
       return { data: { [`delete${typeName}`]: await this.service.delete(principal, id) } };
@@ -152,8 +152,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     [Object, String],
   );
 
-  classDecorators(Controllerish, [ApiTags(plural), ApiBearerAuth('bearer'), ApiExtraModels(model, create, ...SHARED_MODELS), Controller('rest')]);
-  return Controllerish as Type<unknown>;
+  classDecorators(cls, [ApiTags(plural), ApiBearerAuth('bearer'), ApiExtraModels(model, create, ...SHARED_MODELS), Controller('rest')]);
+  return cls as Type<unknown>;
 }
 
 /** One controller per declared object. */
