@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { statementsDuring } from './query-counter.js';
 
 /** Relation lists take the list arguments: `Company.people(first, after, filter, orderBy)`, batched per request. */
 
@@ -69,18 +70,7 @@ describe('GraphQL nested connection arguments', () => {
   });
 
   it('batches: the nested pages of a whole list are one statement (plus one for the counts)', async () => {
-    const pool = (ds.driver as unknown as { master: { query: (...args: unknown[]) => Promise<unknown> } }).master;
-    const original = pool.query;
-    const statements: string[] = [];
-    pool.query = (sql: unknown, ...rest: unknown[]) => {
-      statements.push(typeof sql === 'string' ? sql : (sql as { text: string }).text);
-      return original.call(pool, sql, ...rest);
-    };
-    try {
-      await ok('{ companies { edges { node { people(first: 1) { totalCount edges { node { id } } } } } } }');
-    } finally {
-      pool.query = original;
-    }
+    const statements = await statementsDuring(ds, () => ok('{ companies { edges { node { people(first: 1) { totalCount edges { node { id } } } } } } }'));
     expect(statements.filter((s) => /\bFROM people\b/.test(s))).toHaveLength(2);
   });
 

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { statementsDuring } from './query-counter.js';
 import { allPermissions, keyWithRole } from './rest-helpers.js';
 
 /** Opportunities over GraphQL and MCP (SPEC §12): the same service layer, rules and messages as REST. */
@@ -171,20 +172,11 @@ describe('opportunities over GraphQL and MCP', () => {
       await ok(ws.keys.Admin, 'mutation($d: [OpportunityCreateInput!]!) { createOpportunities(data: $d) { id } }', {
         d: companies.flatMap((c, i) => [{ name: `O${i}a`, companyId: c.id }, { name: `O${i}b`, companyId: c.id }]),
       });
-      const pool = (ds.driver as unknown as { master: { query: (...args: unknown[]) => Promise<unknown> } }).master;
-      const original = pool.query;
-      const statements: string[] = [];
-      pool.query = (sql: unknown, ...rest: unknown[]) => {
-        statements.push(typeof sql === 'string' ? sql : (sql as { text: string }).text);
-        return original.call(pool, sql, ...rest);
-      };
-      try {
+      const statements = await statementsDuring(ds, async () => {
         const data = await ok(ws.keys.Admin, '{ opportunities { edges { node { name company { name opportunities { totalCount } } } } } }');
         expect(data.opportunities.edges).toHaveLength(20);
         expect(data.opportunities.edges.every((e: any) => e.node.company.opportunities.totalCount === 2)).toBe(true);
-      } finally {
-        pool.query = original;
-      }
+      });
       const reads = statements.filter((s) => /\bFROM (opportunities|companies)\b/.test(s));
       expect(reads.length).toBe(3); // the page, the companies, their opportunities
     });

@@ -42,3 +42,14 @@ export function classDecorators(cls: Function, decorators: ClassDecorator[]): vo
 }
 
 export const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** A class named `name` whose constructor takes one injected dependency as `service` (controllers, resolvers). */
+export function serviceHolder<S>(name: string, token: Function): new (service: S) => { service: S } {
+  const cls = {
+    [name]: class {
+      constructor(readonly service: S) {}
+    },
+  }[name];
+  Reflect.defineMetadata('design:paramtypes', [token], cls);
+  return cls;
+}

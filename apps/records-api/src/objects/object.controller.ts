@@ -7,7 +7,7 @@ import { parseRestGetQuery, parseRestListQuery } from '../records/list-query.js'
 import {
   ApiBatchBody, ApiDataResponse, ApiDepthQuery, ApiErrors, ApiIdParam, ApiListQuery, ApiListResponse, ApiRecordBody, DeletedModel, SHARED_MODELS,
 } from '../records/open-api.js';
-import { classDecorators, method } from './decorate.js';
+import { classDecorators, method, serviceHolder } from './decorate.js';
 import { embeddedText } from './embedded-text.js';
 import { definitionFor } from './object-definitions.js';
 import { serviceFor, type ObjectService } from './object-service.js';
@@ -25,13 +25,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   const a = `${object.article} ${singular}`;
   const allOptional = !object.fields.some((f) => f.kind === 'text' && f.required);
 
-  const name = `${pluralType}Controller`;
-  const cls = {
-    [name]: class {
-      constructor(readonly service: ObjectService) {}
-    },
-  }[name];
-  Reflect.defineMetadata('design:paramtypes', [serviceFor(plural)], cls);
+  const cls = serviceHolder<ObjectService>(`${pluralType}Controller`, serviceFor(plural));
   const P = CurrentPrincipal();
 
   method(

@@ -11,7 +11,7 @@ import { batchCost, connectionCost, singleRecordCost } from '../graphql/query-li
 import { onlyId, plain, selectedFields } from '../graphql/resolver-utils.js';
 import { UUIDScalar } from '../graphql/types/scalars.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
-import { method } from './decorate.js';
+import { method, serviceHolder } from './decorate.js';
 import { GRAPHQL_TYPES } from './graphql-types.js';
 import { definitionFor, type AnyRecord } from './object-definitions.js';
 import { serviceFor, type ObjectService } from './object-service.js';
@@ -30,13 +30,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   const { plural, singular, typeName, pluralType } = object;
   const types = GRAPHQL_TYPES.get(plural)!;
   const schema = definitionFor(plural).schema;
-  const name = `${pluralType}Resolver`;
-  const cls = {
-    [name]: class {
-      constructor(readonly service: ObjectService) {}
-    },
-  }[name];
-  Reflect.defineMetadata('design:paramtypes', [serviceFor(plural)], cls);
+  const cls = serviceHolder<ObjectService>(`${pluralType}Resolver`, serviceFor(plural));
   const P = CurrentPrincipal();
 
   method(

@@ -90,17 +90,7 @@ export class RecordStore {
 
   async list<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, args: ListArgs): Promise<ListResult<T>> {
     assertCan(principal, def.object, 'read');
-    const names = args.cursorParams ?? { after: 'starting_after', before: 'ending_before' };
-    if (args.startingAfter && args.endingBefore) {
-      throw new BadInputError(ErrorCode.INVALID_CURSOR, `${names.after} and ${names.before} cannot be used together`);
-    }
-    const order = orderWithTieBreaker(args.orderBy);
-    const backwards = Boolean(args.endingBefore);
-    const cursor = args.startingAfter
-      ? decodeCursor(args.startingAfter, args.orderBy, names.after, def.schema)
-      : args.endingBefore
-        ? decodeCursor(args.endingBefore, args.orderBy, names.before, def.schema)
-        : undefined;
+    const { order, backwards, cursor } = this.position(def, args);
 
     const params: unknown[] = [principal.workspaceId];
     const scope = this.scope(def, args.filter, params);
@@ -173,14 +163,7 @@ export class RecordStore {
     args: ListArgs,
   ): Promise<Map<string, ListResult<T>>> {
     assertCan(principal, def.object, 'read');
-    const names = args.cursorParams ?? { after: 'starting_after', before: 'ending_before' };
-    if (args.startingAfter && args.endingBefore) {
-      throw new BadInputError(ErrorCode.INVALID_CURSOR, `${names.after} and ${names.before} cannot be used together`);
-    }
-    const order = orderWithTieBreaker(args.orderBy);
-    const backwards = Boolean(args.endingBefore);
-    const raw = args.startingAfter ?? args.endingBefore;
-    const cursor = raw ? decodeCursor(raw, args.orderBy, backwards ? names.before : names.after, def.schema) : undefined;
+    const { order, backwards, cursor } = this.position(def, args);
 
     const params: unknown[] = [principal.workspaceId];
     const scope = this.scope(def, args.filter, params);
@@ -361,6 +344,21 @@ export class RecordStore {
     );
     if (!rows[0]) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
+  }
+
+  /** The order with its tie-breaker, the direction, and the cursor of a list call, checked. */
+  private position(def: RecordDefinition<unknown, unknown, unknown>, args: ListArgs) {
+    const names = args.cursorParams ?? { after: 'starting_after', before: 'ending_before' };
+    if (args.startingAfter && args.endingBefore) {
+      throw new BadInputError(ErrorCode.INVALID_CURSOR, `${names.after} and ${names.before} cannot be used together`);
+    }
+    const backwards = Boolean(args.endingBefore);
+    const raw = args.startingAfter ?? args.endingBefore;
+    return {
+      order: orderWithTieBreaker(args.orderBy),
+      backwards,
+      cursor: raw ? decodeCursor(raw, args.orderBy, backwards ? names.before : names.after, def.schema) : undefined,
+    };
   }
 
   /** Soft-deleted records stay hidden unless the filter asks about `deletedAt` (SPEC §3). */
