@@ -195,15 +195,17 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
       expect(doc.servers).toEqual([{ url: PUBLIC_URL }]);
       expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
       expect(Object.keys(doc.paths).sort()).toEqual([
-        '/rest/batch/companies', '/rest/batch/people', '/rest/companies', '/rest/companies/{id}', '/rest/people', '/rest/people/{id}',
+        '/rest/batch/companies', '/rest/batch/opportunities', '/rest/batch/people', '/rest/companies', '/rest/companies/{id}',
+        '/rest/opportunities', '/rest/opportunities/{id}', '/rest/people', '/rest/people/{id}',
       ]);
     });
 
     it('describes what a generated client needs: operation ids, parameters, bodies, envelopes, errors', () => {
       const ops = Object.values<Record<string, any>>(doc.paths).flatMap((item) => Object.values(item));
       expect(ops.map((op) => op.operationId).sort()).toEqual([
-        'createCompanies', 'createCompany', 'createPeople', 'createPerson', 'deleteCompany', 'deletePerson',
-        'getCompany', 'getPerson', 'listCompanies', 'listPeople', 'updateCompany', 'updatePerson',
+        'createCompanies', 'createCompany', 'createOpportunities', 'createOpportunity', 'createPeople', 'createPerson',
+        'deleteCompany', 'deleteOpportunity', 'deletePerson', 'getCompany', 'getOpportunity', 'getPerson',
+        'listCompanies', 'listOpportunities', 'listPeople', 'updateCompany', 'updateOpportunity', 'updatePerson',
       ]);
       for (const op of ops) {
         expect(op.security).toEqual([{ bearer: [] }]);
@@ -224,7 +226,12 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
     it('every path and method answers (neither 404 nor 500) when called with an Admin key and plausible values', async () => {
       const company = await request(http).post('/rest/companies').set(bearer(ws.keys.Admin)).send({ name: 'OpenAPI Inc' });
       const person = await request(http).post('/rest/people').set(bearer(ws.keys.Admin)).send({ name: { firstName: 'Open' } });
-      const ids: Record<string, string> = { companies: company.body.data.createCompany.id, people: person.body.data.createPerson.id };
+      const opportunity = await request(http).post('/rest/opportunities').set(bearer(ws.keys.Admin)).send({ name: 'OpenAPI deal' });
+      const ids: Record<string, string> = {
+        companies: company.body.data.createCompany.id,
+        people: person.body.data.createPerson.id,
+        opportunities: opportunity.body.data.createOpportunity.id,
+      };
       const bodies: Record<string, unknown> = {
         'POST /rest/companies': { name: 'Created from the document' },
         'POST /rest/batch/companies': [{ name: 'Batch one' }],
@@ -232,13 +239,16 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'POST /rest/people': { emails: { primaryEmail: 'doc@example.com' } },
         'POST /rest/batch/people': [{ name: { lastName: 'Batch' } }],
         'PATCH /rest/people/{id}': { companyId: ids.companies },
+        'POST /rest/opportunities': { name: 'Created from the document', amount: { amountMicros: 1_000_000, currencyCode: 'USD' } },
+        'POST /rest/batch/opportunities': [{ name: 'Batch deal', stage: 'MEETING' }],
+        'PATCH /rest/opportunities/{id}': { companyId: ids.companies, pointOfContactId: ids.people },
       };
       // Deletes last, so the ids stay readable for the other calls.
       const calls = Object.entries<Record<string, any>>(doc.paths)
         .flatMap(([path, item]) => Object.keys(item).map((method) => ({ path, method })))
         .sort((a, b) => Number(a.method === 'delete') - Number(b.method === 'delete'));
       for (const { path, method } of calls) {
-        const object = path.includes('compan') ? 'companies' : 'people';
+        const object = path.includes('compan') ? 'companies' : path.includes('opportunit') ? 'opportunities' : 'people';
         const url = path.replace('{id}', ids[object]);
         const key = `${method.toUpperCase()} ${path}`;
         let req = (request(http) as any)[method](url).set(bearer(ws.keys.Admin));

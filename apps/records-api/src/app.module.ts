@@ -2,16 +2,10 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BearerAuthGuard } from '../../../libs/auth/src/auth.guard.js';
-import { BearerAuthService } from '../../../libs/auth/src/bearer-auth.service.js';
 import { dataSourceOptions, resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
-import { Sql } from '../../../libs/database/src/sql.js';
-import { CompaniesController } from './companies/companies.controller.js';
-import { CompaniesService } from './companies/companies.service.js';
 import { RestExceptionFilter } from './http/rest-exception.filter.js';
-import { PeopleController } from './people/people.controller.js';
-import { PeopleService } from './people/people.service.js';
-import { CountCache } from './records/count-cache.js';
-import { RecordStore } from './records/record-store.js';
+import { OBJECT_CONTROLLERS } from './objects/object.controller.js';
+import { RecordsModule } from './records/records.module.js';
 import { AgentDiscoveryController } from './well-known/agent-discovery.controller.js';
 import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
@@ -23,19 +17,14 @@ import { McpController } from './mcp/mcp.controller.js';
     TypeOrmModule.forRootAsync({
       useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url),
     }),
+    RecordsModule,
     GraphqlApiModule,
   ],
-  controllers: [WellKnownController, AgentDiscoveryController, DocsController, CompaniesController, PeopleController, McpController],
+  // One REST controller per declared object (objects/object.controller.ts).
+  controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, McpController],
   providers: [
-    RecordStore,
-    Sql,
-    CountCache,
-    CompaniesService,
-    PeopleService,
-    BearerAuthService,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],
-  exports: [RecordStore, CompaniesService, PeopleService, BearerAuthService],
 })
 export class AppModule {}

@@ -2,6 +2,7 @@ import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { isUUID } from 'class-validator';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
+  RECORD_OBJECTS,
   ApiKeyEntity,
   RoleEntity,
   SETTINGS_PERMISSIONS,
@@ -24,7 +25,7 @@ export type Db = DataSource | EntityManager;
 
 function allObjects(read: boolean, write: boolean): ObjectPermissions {
   const actions = { read, create: write, update: write, delete: write };
-  return { companies: { ...actions }, people: { ...actions } };
+  return Object.fromEntries(RECORD_OBJECTS.map((object) => [object, { ...actions }]));
 }
 
 export const DEFAULT_ROLES = [

@@ -40,6 +40,10 @@ const LAST_NAMES = [
   'Haddad', 'Moreau', 'Costa', 'Fischer', 'Walsh',
 ];
 const PEOPLE_COUNT = 50;
+/** Deals per demo company, in a spread of stages, amounts and close dates. */
+const OPPORTUNITIES_PER_COMPANY = 2;
+const STAGES = ['NEW', 'SCREENING', 'MEETING', 'PROPOSAL', 'CUSTOMER'];
+const DEALS = ['Pilot', 'Annual licence', 'Expansion', 'Renewal', 'Support plan'];
 /** The last few people are not linked to any company. */
 const PEOPLE_WITHOUT_COMPANY = 5;
 
@@ -80,15 +84,45 @@ export async function seedDemoIfEmpty(ds: DataSource, publicUrl: string): Promis
       const domain = company ? new URL(company.domain_primary_link_url).hostname : 'example.com';
       return { first, last, email: `${emailLocalPart(first, last)}@${domain}`, companyId: company?.id ?? null };
     });
-    await tx.query(
+    const inserted: { id: string; company_id: string | null }[] = await tx.query(
       `INSERT INTO people (workspace_id, first_name, last_name, primary_email, company_id)
-       SELECT $1, first, last, email, company FROM unnest($2::text[], $3::text[], $4::text[], $5::uuid[]) AS t(first, last, email, company)`,
+       SELECT $1, first, last, email, company FROM unnest($2::text[], $3::text[], $4::text[], $5::uuid[]) AS t(first, last, email, company)
+       RETURNING id, company_id`,
       [
         workspace.id,
         people.map((p) => p.first),
         people.map((p) => p.last),
         people.map((p) => p.email),
         people.map((p) => p.companyId),
+      ],
+    );
+    const deals = companies.flatMap((company, c) =>
+      Array.from({ length: OPPORTUNITIES_PER_COMPANY }, (_, k) => {
+        const i = c * OPPORTUNITIES_PER_COMPANY + k;
+        const closeDate = new Date(Date.UTC(2026, (i * 5) % 12, 1 + ((i * 11) % 28)));
+        return {
+          name: `${COMPANIES[c][0]} ${DEALS[i % DEALS.length]}`,
+          micros: String((5 + ((i * 37) % 95)) * 1000 * 1_000_000),
+          currency: i % 4 === 3 ? 'EUR' : 'USD',
+          closeDate: closeDate.toISOString(),
+          stage: STAGES[i % STAGES.length],
+          companyId: company.id,
+          contactId: inserted.find((p) => p.company_id === company.id)?.id ?? null,
+        };
+      }),
+    );
+    await tx.query(
+      `INSERT INTO opportunities (workspace_id, name, amount_micros, amount_currency_code, close_date, stage, company_id, point_of_contact_id)
+       SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::uuid[], $8::uuid[])`,
+      [
+        workspace.id,
+        deals.map((d) => d.name),
+        deals.map((d) => d.micros),
+        deals.map((d) => d.currency),
+        deals.map((d) => d.closeDate),
+        deals.map((d) => d.stage),
+        deals.map((d) => d.companyId),
+        deals.map((d) => d.contactId),
       ],
     );
   });
@@ -106,7 +140,8 @@ export async function seedDemoIfEmpty(ds: DataSource, publicUrl: string): Promis
   });
 
   return [
-    `Demo workspace "${workspace.name}" created with ${COMPANIES.length} companies and ${PEOPLE_COUNT} people.`,
+    `Demo workspace "${workspace.name}" created with ${COMPANIES.length} companies, ${PEOPLE_COUNT} people and ` +
+      `${COMPANIES.length * OPPORTUNITIES_PER_COMPANY} opportunities.`,
     'These credentials are shown only this once:',
     `  Base URL:  ${publicUrl}`,
     `  Sign in:   ${publicUrl}/login`,

@@ -8,6 +8,7 @@ import {
   type SettingsPermission,
 } from '../../database/src/entities/index.js';
 import { BadInputError, ConflictError, ErrorCode, ForbiddenError, NotFoundError } from '../../records/src/errors.js';
+import { OBJECTS } from '../../records/src/objects/index.js';
 import type { Db } from './accounts.js';
 
 /**
@@ -43,6 +44,8 @@ export interface RoleUsage {
 }
 
 const NAME_MAX = 50;
+/** Objects a role leaves out when it allows nothing on them (ObjectDeclaration.sparsePermissions). */
+const SPARSE = new Set(OBJECTS.filter((o) => o.sparsePermissions).map((o) => o.plural));
 const DESCRIPTION_MAX = 200;
 
 /** Trimmed and checked; every problem is reported at once. */
@@ -59,6 +62,8 @@ export function validateRoleInput(input: RoleInput): RoleInput {
     const { read, create, update, delete: del } = objectPermissions[object];
     // Changing what one cannot see makes no sense, and every write answers with the record.
     if (!read && (create || update || del)) problems.push(`${object}: create, update and delete need read`);
+    // Left out only when the input does not name it: a role saved on the roles page names every object.
+    if (SPARSE.has(object) && !input.objectPermissions?.[object] && !read && !create && !update && !del) delete objectPermissions[object];
   }
   const unknown = (input.settingsPermissions ?? []).filter((p) => !SETTINGS_PERMISSIONS.includes(p));
   if (unknown.length) problems.push(`settingsPermissions: unknown ${unknown.join(', ')}; allowed: ${SETTINGS_PERMISSIONS.join(', ')}`);
@@ -179,8 +184,13 @@ export async function deleteRole(db: Db, workspaceId: string, id: string): Promi
 export function permissionsBeyond(actor: RolePermissions, target: RolePermissions, compareSettings: boolean): string[] {
   const extra: string[] = [];
   for (const object of RECORD_OBJECTS) {
+    // A role saved before a sparse object existed has no entry for it (it cannot use it). When it
+    // hands out roles it compares as holding read there, what the least built-in role (Viewer)
+    // holds, so it can still hand out Viewer keys; never more, until an admin decides.
+    const undecided = SPARSE.has(object) && !actor.objectPermissions[object];
     for (const action of RECORD_ACTIONS) {
-      if (target.objectPermissions[object]?.[action] && !actor.objectPermissions[object]?.[action]) extra.push(`${object}.${action}`);
+      const held = actor.objectPermissions[object]?.[action] || (undecided && action === 'read');
+      if (target.objectPermissions[object]?.[action] && !held) extra.push(`${object}.${action}`);
     }
   }
   if (compareSettings) extra.push(...target.settingsPermissions.filter((p) => !actor.settingsPermissions.includes(p)));

@@ -8,8 +8,16 @@ import { OAuth1763900000000 } from './migrations/1763900000000-oauth.js';
 import { FilterOrderIndexes1764100000000 } from './migrations/1764100000000-filter-order-indexes.js';
 import { Settings1764000000000 } from './migrations/1764000000000-settings.js';
 import { Security1764200000000 } from './migrations/1764200000000-security.js';
+import { Opportunities1764000000300 } from './migrations/1764000000300-opportunities.js';
 
-export const MIGRATIONS = [InitialSchema1763800000000, OAuth1763900000000, Settings1764000000000, FilterOrderIndexes1764100000000, Security1764200000000];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  OAuth1763900000000,
+  Settings1764000000000,
+  Opportunities1764000000300,
+  FilterOrderIndexes1764100000000,
+  Security1764200000000,
+];
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
   return {

@@ -1,7 +1,5 @@
 import { DEFAULT_ORDER, encodeCursor } from '../../../../libs/records/src/query/index.js';
-import type { PersonRecord } from '../people/person.definition.js';
 import type { ListResult } from '../records/record-store.js';
-import type { PeopleOfCompany } from './loaders.js';
 
 export interface Connection<T> {
   totalCount: number | null;
@@ -25,11 +23,11 @@ export function toConnection<T>(page: ListResult<T>): Connection<T> {
 }
 
 /**
- * `Company.people`: the oldest people of a company, in the default order (createdAt, then
- * id), so the cursors are those of `people(filter: {companyId: {eq: …}})` and its
- * `endCursor` continues there as `after`.
+ * An inverse relation such as `Company.people`: the oldest records of a parent, in the
+ * default order (createdAt, then id), so the cursors are those of
+ * `people(filter: {companyId: {eq: …}})` and its `endCursor` continues there as `after`.
  */
-export function embeddedPeopleConnection({ records, total }: PeopleOfCompany): Connection<PersonRecord> {
+export function embeddedConnection<T extends { id: string; createdAt: string }>({ records, total }: { records: T[]; total: number }): Connection<T> {
   const order = DEFAULT_ORDER.map((term) => ({ ...term }));
   const cursors = records.map((p) => encodeCursor({ values: [p.createdAt], id: p.id }, order));
   return {

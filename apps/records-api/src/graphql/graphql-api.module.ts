@@ -1,22 +1,20 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
-import { Module, forwardRef } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.service.js';
 import { loadConfig } from '../../../../libs/database/src/config.js';
-import { AppModule } from '../app.module.js';
-import { CompaniesService } from '../companies/companies.service.js';
-import { PeopleService } from '../people/people.service.js';
-import { CompaniesResolver } from './companies.resolver.js';
+import { OBJECT_RESOLVERS } from '../objects/object.resolver.js';
+import { RecordsService } from '../objects/records.service.js';
+import { RecordsModule } from '../records/records.module.js';
 import { graphqlContextFactory } from './graphql-context.js';
 import { formatGraphqlError, graphqlRequestIdPlugin } from './graphql-errors.js';
-import { PeopleResolver } from './people.resolver.js';
 import { complexityLimitPlugin, depthLimitRule } from './query-limits.js';
 
 /** Relative to the working directory (the repository root for `npm start` and the tests). */
 export const SCHEMA_FILE = 'apps/records-api/schema.gql';
 
-function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, people: PeopleService): ApolloDriverConfig {
+function graphqlOptions(auth: BearerAuthService, records: RecordsService): ApolloDriverConfig {
   const production = process.env.NODE_ENV === 'production';
   return {
     path: '/graphql',
@@ -26,7 +24,7 @@ function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, pe
     // Clients generate code from the schema; it is public in the docs anyway.
     introspection: true,
     graphiql: !production,
-    context: graphqlContextFactory({ auth, companies, people, publicUrl: loadConfig().publicUrl }),
+    context: graphqlContextFactory({ auth, records, publicUrl: loadConfig().publicUrl }),
     formatError: formatGraphqlError,
     includeStacktraceInErrorResponses: false,
     validationRules: [depthLimitRule()],
@@ -36,20 +34,19 @@ function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, pe
 }
 
 /**
- * `POST /graphql` (SPEC §4), code-first. The services come from AppModule (its exports),
- * so REST, GraphQL and MCP share one RecordStore and CountCache; forwardRef because
- * AppModule imports this module.
+ * `POST /graphql` (SPEC §4), code-first, one resolver per declared object. The services
+ * come from RecordsModule, so REST, GraphQL and MCP share one RecordStore and CountCache.
  */
 @Module({
   imports: [
-    forwardRef(() => AppModule),
+    RecordsModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
-      imports: [forwardRef(() => AppModule)],
-      inject: [BearerAuthService, CompaniesService, PeopleService],
+      imports: [RecordsModule],
+      inject: [BearerAuthService, RecordsService],
       useFactory: graphqlOptions,
     }),
   ],
-  providers: [CompaniesResolver, PeopleResolver],
+  providers: [...OBJECT_RESOLVERS],
 })
 export class GraphqlApiModule {}

@@ -4,9 +4,8 @@ import type { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.se
 import type { Principal } from '../../../../libs/auth/src/principal.js';
 import { wwwAuthenticate } from '../../../../libs/auth/src/www-authenticate.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
-import type { CompaniesService } from '../companies/companies.service.js';
 import type { RequestWithId } from '../http/request-id.js';
-import type { PeopleService } from '../people/people.service.js';
+import type { RecordsService } from '../objects/records.service.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 export type GraphqlRequest = AuthenticatedRequest & RequestWithId;
@@ -25,8 +24,7 @@ export interface GraphqlContext {
  */
 export function graphqlContextFactory(deps: {
   auth: BearerAuthService;
-  companies: CompaniesService;
-  people: PeopleService;
+  records: RecordsService;
   publicUrl: string;
 }) {
   return async ({ req }: { req: GraphqlRequest }): Promise<GraphqlContext> => {
@@ -47,6 +45,6 @@ export function graphqlContextFactory(deps: {
       });
     }
     req.principal = principal;
-    return { req, principal, loaders: createLoaders(principal, deps.companies, deps.people) };
+    return { req, principal, loaders: createLoaders(principal, deps.records) };
   };
 }

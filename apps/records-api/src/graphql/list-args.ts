@@ -121,7 +121,9 @@ export function toFilterNode(filter: object | null | undefined, schema: ObjectSc
           if (operand === undefined) continue;
           if (operand === null) throw bad(`${path}.${op}${where ? ` in ${where}` : ''} is null; to match a missing value use {is: NULL}`);
           if (++conditions > MAX_FILTER_CONDITIONS) throw bad(`more than ${MAX_FILTER_CONDITIONS} conditions; at most ${MAX_FILTER_CONDITIONS} are allowed`);
-          out.push(validateCondition(path, op, operand, schema, where ? ` in ${where}` : ''));
+          // BigFloat operands arrive as numbers; the shared rules read every value as text.
+          const text = typeof operand === 'number' ? String(operand) : Array.isArray(operand) ? operand.map((v) => (typeof v === 'number' ? String(v) : v)) : operand;
+          out.push(validateCondition(path, op, text, schema, where ? ` in ${where}` : ''));
         }
       } else if (Object.keys(schema.fields).some((p) => p.startsWith(`${path}.`))) {
         fieldConditions(value as Input, path, where, out);

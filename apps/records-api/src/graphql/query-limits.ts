@@ -8,7 +8,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { fieldExtensionsEstimator, getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
-import { EMBEDDED_PER_RECORD } from '../companies/companies.service.js';
+import { EMBEDDED_PER_RECORD } from '../objects/constants.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../../libs/records/src/query/index.js';
 
 /** `companies { edges { node { people { edges { node { company { name } } } } } } }` is 8 deep. */
@@ -77,7 +77,6 @@ export function pageSize(args: { first?: unknown; last?: unknown }): number {
 /** Complexity of the list fields (set on them with `complexity:`). */
 export const connectionCost = ({ args, childComplexity }: { args: Record<string, unknown>; childComplexity: number }) =>
   pageSize(args) * (1 + childComplexity);
-export const embeddedPeopleCost = ({ childComplexity }: { childComplexity: number }) => EMBEDDED_PER_RECORD * (1 + childComplexity);
 export const singleRecordCost = ({ childComplexity }: { childComplexity: number }) => 1 + childComplexity;
 export const batchCost = ({ args, childComplexity }: { args: Record<string, unknown>; childComplexity: number }) =>
   (Array.isArray(args.data) ? args.data.length : 1) * (1 + childComplexity);

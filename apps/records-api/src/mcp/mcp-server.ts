@@ -3,10 +3,11 @@ import type { Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { can, type Principal } from '../../../../libs/auth/src/principal.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
+import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
 
 const INSTRUCTIONS =
-  'Companies and people of one CRM workspace (the one your credential belongs to). ' +
+  `${objectList()} of one CRM workspace (the one your credential belongs to). ` +
   'List tools take the REST list syntax: filter like name[ilike]:"%acme%" or or(a[eq]:"x",b[is]:NULL), ' +
   'order_by like createdAt[DescNullsLast], limit (default 60, at most 200), and cursors from pageInfo. ' +
   'Deletes are soft. Only the tools your role allows are listed.';

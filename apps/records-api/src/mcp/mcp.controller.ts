@@ -6,9 +6,8 @@ import type { Response } from 'express';
 import { CurrentPrincipal, type AuthenticatedRequest } from '../../../../libs/auth/src/auth.guard.js';
 import { bearerToken } from '../../../../libs/auth/src/bearer-auth.service.js';
 import type { Principal } from '../../../../libs/auth/src/principal.js';
-import { CompaniesService } from '../companies/companies.service.js';
 import type { RequestWithId } from '../http/request-id.js';
-import { PeopleService } from '../people/people.service.js';
+import { ObjectServices } from '../objects/object-service.js';
 import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
 import { authInfoFor, callOf, calledTools, createMcpServer, type McpCall } from './mcp-server.js';
@@ -34,8 +33,8 @@ export class McpController implements OnApplicationShutdown {
   private readonly modern: ReturnType<typeof createMcpHandler>;
   private readonly serveModern: NodeMcpRequestHandler;
 
-  constructor(companies: CompaniesService, people: PeopleService) {
-    this.tools = recordTools(companies, people);
+  constructor(services: ObjectServices) {
+    this.tools = recordTools(...services.all);
     // One server per request, built for the principal the request carries (SDK: "factory keyed off authInfo").
     this.modern = createMcpHandler((ctx) => this.serverFor(callOf(ctx.authInfo)), {
       legacy: 'reject',

@@ -1,29 +1,24 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
-import type { RecordAction, RecordObject } from '../../../../libs/database/src/entities/role.entity.js';
 import type { Principal } from '../../../../libs/auth/src/principal.js';
-import { companySchema, personSchema } from '../../../../libs/records/src/schemas.js';
-import { EMBEDDED_PER_RECORD, type CompaniesService } from '../companies/companies.service.js';
-import type { CompanyRecord } from '../companies/company.definition.js';
-import type { PeopleService } from '../people/people.service.js';
-import type { PersonRecord } from '../people/person.definition.js';
+import { OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
+import { embeddedText } from '../objects/embedded-text.js';
+import { definitionFor, type AnyRecord } from '../objects/object-definitions.js';
+import type { ObjectService } from '../objects/object-service.js';
+import { inversesOf } from '../objects/records.service.js';
 import { parseRestGetQuery, parseRestListQuery } from '../records/list-query.js';
 import type { ListResult } from '../records/record-store.js';
 import {
-  companyCreateInput,
-  companyOutput,
-  companyUpdateInput,
-  companyWithPeopleOutput,
+  createInput,
   deleteInput,
   deletedOutput,
   getInput,
   listInput,
   listOutput,
-  personCreateInput,
-  personOutput,
-  personUpdateInput,
-  personWithCompanyOutput,
   recordOutput,
+  recordShape,
+  recordWithEmbedded,
+  updateInput,
 } from './tool-schemas.js';
 
 /** What a tool hands back: the structured result and one line for people and models to read. */
@@ -38,8 +33,8 @@ export interface RecordTool {
   title: string;
   description: string;
   /** The permission the tool needs; tools the caller's role lacks are not listed. */
-  object: RecordObject;
-  action: RecordAction;
+  object: string;
+  action: 'read' | 'create' | 'update' | 'delete';
   inputSchema: z.ZodObject;
   outputSchema: z.ZodObject;
   annotations: ToolAnnotations;
@@ -61,11 +56,17 @@ function listSummary(page: ListResult<unknown>, plural: string): string {
   return `${shown} of ${page.totalCount} ${plural}.${more}`;
 }
 
-const companyLabel = (c: CompanyRecord) => `company "${c.name}" (id ${c.id})`;
-function personLabel(p: PersonRecord): string {
-  const name = [p.name.firstName, p.name.lastName].filter(Boolean).join(' ');
-  const shown = name || p.emails.primaryEmail;
-  return shown ? `person "${shown}" (id ${p.id})` : `person ${p.id}`;
+/** `company "Acme" (id …)`: the first declared label path with a value (a composite joins its parts). */
+function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
+  for (const path of object.label) {
+    const value = path.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | null)?.[key], record);
+    const text =
+      value !== null && typeof value === 'object'
+        ? Object.values(value).filter((v) => typeof v === 'string' && v).join(' ')
+        : typeof value === 'string' ? value : '';
+    if (text) return `${object.singular} "${text}" (id ${record.id})`;
+  }
+  return `${object.singular} ${record.id}`;
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -73,184 +74,107 @@ const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, i
 const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
-/** SPEC §7: five tools per object, over the same services as REST and GraphQL. */
-export function recordTools(companies: CompaniesService, people: PeopleService): RecordTool[] {
-  const companyPeople = `each company's people (its ${EMBEDDED_PER_RECORD} oldest)`;
-  const personCompany = "each person's company";
+/** SPEC §7, §12: five tools per object, from its declaration, over the same services as REST and GraphQL. */
+export function objectTools(object: ObjectDeclaration, service: ObjectService): RecordTool[] {
+  const { plural, singular } = object;
+  const schema = definitionFor(plural).schema;
+  const a = `${object.article} ${singular}`;
+  const embedded = embeddedText(object, 'tool');
+  const they = object.pronoun === 'they';
+  const possessive = they ? 'their' : 'its';
+  const depthParts = [
+    ...object.fields.flatMap((f) => (f.kind === 'relation' ? [f.relation] : [])),
+    ...inversesOf(plural).filter((inv) => inv.field.inverseAtDepth1).map((inv) => inv.field.inverse),
+  ];
+  const withEmbedded = recordWithEmbedded(object);
+  const plain = recordShape(object);
+  const label = (record: AnyRecord) => labelOf(object, record);
   return [
     {
-      name: 'list_companies',
-      title: 'List companies',
+      name: `list_${plural}`,
+      title: `List ${plural}`,
       description:
-        'Lists the companies of the workspace, a page at a time, with the REST list syntax: filter, order_by, limit, ' +
+        `Lists the ${plural} of the workspace, a page at a time, with the REST list syntax: filter, order_by, limit, ` +
         'cursors (starting_after / ending_before) and depth. Returns the page, totalCount (matching the filter) and pageInfo.',
-      object: 'companies',
+      object: plural,
       action: 'read',
-      inputSchema: listInput(companySchema, companyPeople, {
-        filter: [
-          'name[ilike]:"%acme%"',
-          'domainName.primaryLinkUrl[eq]:"acme.com"',
-          'or(name[startsWith]:"A",createdAt[gte]:"2024-01-01")',
-          'deletedAt[is]:NOT_NULL',
-        ],
-        orderBy: ['name[AscNullsFirst]', 'createdAt[DescNullsLast]', 'domainName[AscNullsLast],name'],
+      inputSchema: listInput(schema, embedded, {
+        filter: object.docs.toolFilterExamples ?? Object.values(object.docs.filterExamples),
+        orderBy: object.docs.toolOrderByExamples ?? Object.values(object.docs.orderByExamples),
       }),
-      outputSchema: listOutput('companies', companyWithPeopleOutput),
-      annotations: { ...READ, title: 'List companies' },
+      outputSchema: listOutput(plural, withEmbedded),
+      annotations: { ...READ, title: `List ${plural}` },
       async run(principal, args) {
-        const { depth, ...list } = parseRestListQuery(asQuery(args), companySchema);
-        const page = await companies.list(principal, list, depth);
+        const { depth, ...list } = parseRestListQuery(asQuery(args), schema);
+        const page = await service.list(principal, list, depth);
         return {
-          structured: { companies: page.records, totalCount: page.totalCount, pageInfo: page.pageInfo },
-          summary: listSummary(page, 'companies'),
+          structured: { [plural]: page.records, totalCount: page.totalCount, pageInfo: page.pageInfo },
+          summary: listSummary(page, plural),
         };
       },
     },
     {
-      name: 'get_company',
-      title: 'Get a company',
-      description: 'Reads one company by id (with depth 1, also its people). A deleted or unknown id is NOT_FOUND.',
-      object: 'companies',
+      name: `get_${singular}`,
+      title: `Get ${a}`,
+      description: `Reads one ${singular} by id (with depth 1, also ${possessive} ${depthParts.join(' and ')}). A deleted or unknown id is NOT_FOUND.`,
+      object: plural,
       action: 'read',
-      inputSchema: getInput('company', companyPeople),
-      outputSchema: recordOutput('company', companyWithPeopleOutput),
-      annotations: { ...READ, title: 'Get a company' },
+      inputSchema: getInput(singular, embedded),
+      outputSchema: recordOutput(singular, withEmbedded),
+      annotations: { ...READ, title: `Get ${a}` },
       async run(principal, { id, ...query }) {
-        const company = await companies.get(principal, String(id), parseRestGetQuery(asQuery(query)));
-        return { structured: { company }, summary: `Found ${companyLabel(company)}.` };
+        const record = await service.get(principal, String(id), parseRestGetQuery(asQuery(query)));
+        return { structured: { [singular]: record }, summary: `Found ${label(record)}.` };
       },
     },
     {
-      name: 'create_company',
-      title: 'Create a company',
-      description: 'Creates a company. name is required; domainName.primaryLinkUrl takes a URL or a bare domain (acme.com).',
-      object: 'companies',
+      name: `create_${singular}`,
+      title: `Create ${a}`,
+      description: object.docs.createTool,
+      object: plural,
       action: 'create',
-      inputSchema: companyCreateInput,
-      outputSchema: recordOutput('company', companyOutput),
-      annotations: { ...CREATE, title: 'Create a company' },
+      inputSchema: createInput(object),
+      outputSchema: recordOutput(singular, plain),
+      annotations: { ...CREATE, title: `Create ${a}` },
       async run(principal, args) {
-        const company = await companies.create(principal, args);
-        return { structured: { company }, summary: `Created ${companyLabel(company)}.` };
+        const record = await service.create(principal, args);
+        return { structured: { [singular]: record }, summary: `Created ${label(record)}.` };
       },
     },
     {
-      name: 'update_company',
-      title: 'Update a company',
-      description: 'Changes the given fields of a company (partial update); fields left out keep their value.',
-      object: 'companies',
+      name: `update_${singular}`,
+      title: `Update ${a}`,
+      description: object.docs.updateTool,
+      object: plural,
       action: 'update',
-      inputSchema: companyUpdateInput,
-      outputSchema: recordOutput('company', companyOutput),
-      annotations: { ...UPDATE, title: 'Update a company' },
+      inputSchema: updateInput(object),
+      outputSchema: recordOutput(singular, plain),
+      annotations: { ...UPDATE, title: `Update ${a}` },
       async run(principal, { id, ...changes }) {
-        const company = await companies.update(principal, String(id), changes);
-        return { structured: { company }, summary: `Updated ${companyLabel(company)}.` };
+        const record = await service.update(principal, String(id), changes);
+        return { structured: { [singular]: record }, summary: `Updated ${label(record)}.` };
       },
     },
     {
-      name: 'delete_company',
-      title: 'Delete a company',
+      name: `delete_${singular}`,
+      title: `Delete ${a}`,
       description:
-        'Deletes a company (soft delete: it disappears from lists and reads; list_companies with ' +
-        'filter deletedAt[is]:NOT_NULL still shows it). Its people stay, still linked.',
-      object: 'companies',
+        `Deletes ${a} (soft delete: ${they ? 'they disappear' : 'it disappears'} from lists and reads; list_${plural} with ` +
+        `filter deletedAt[is]:NOT_NULL still shows ${they ? 'them' : 'it'}).${object.docs.deleteNote ? ` ${object.docs.deleteNote}` : ''}`,
+      object: plural,
       action: 'delete',
-      inputSchema: deleteInput('company'),
+      inputSchema: deleteInput(singular),
       outputSchema: deletedOutput,
-      annotations: { ...DELETE, title: 'Delete a company' },
+      annotations: { ...DELETE, title: `Delete ${a}` },
       async run(principal, { id }) {
-        const deleted = await companies.delete(principal, String(id));
-        return { structured: deleted, summary: `Deleted company ${deleted.id}.` };
-      },
-    },
-    {
-      name: 'list_people',
-      title: 'List people',
-      description:
-        'Lists the people of the workspace, a page at a time, with the REST list syntax: filter, order_by, limit, ' +
-        'cursors (starting_after / ending_before) and depth. Returns the page, totalCount (matching the filter) and pageInfo.',
-      object: 'people',
-      action: 'read',
-      inputSchema: listInput(personSchema, personCompany, {
-        filter: [
-          'emails.primaryEmail[eq]:"ada@acme.com"',
-          'name.lastName[ilike]:"%son"',
-          'companyId[eq]:"0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10"',
-          'and(companyId[is]:NOT_NULL,not(emails.primaryEmail[endsWith]:"@gmail.com"))',
-        ],
-        orderBy: ['name[AscNullsFirst]', 'name.lastName[AscNullsLast],createdAt[DescNullsLast]', 'emails.primaryEmail'],
-      }),
-      outputSchema: listOutput('people', personWithCompanyOutput),
-      annotations: { ...READ, title: 'List people' },
-      async run(principal, args) {
-        const { depth, ...list } = parseRestListQuery(asQuery(args), personSchema);
-        const page = await people.list(principal, list, depth);
-        return {
-          structured: { people: page.records, totalCount: page.totalCount, pageInfo: page.pageInfo },
-          summary: listSummary(page, 'people'),
-        };
-      },
-    },
-    {
-      name: 'get_person',
-      title: 'Get a person',
-      description: 'Reads one person by id (with depth 1, also their company). A deleted or unknown id is NOT_FOUND.',
-      object: 'people',
-      action: 'read',
-      inputSchema: getInput('person', personCompany),
-      outputSchema: recordOutput('person', personWithCompanyOutput),
-      annotations: { ...READ, title: 'Get a person' },
-      async run(principal, { id, ...query }) {
-        const person = await people.get(principal, String(id), parseRestGetQuery(asQuery(query)));
-        return { structured: { person }, summary: `Found ${personLabel(person)}.` };
-      },
-    },
-    {
-      name: 'create_person',
-      title: 'Create a person',
-      description:
-        'Creates a person. Every field is optional; emails.primaryEmail must be an e-mail address; ' +
-        'companyId links a company of this workspace (find it with list_companies).',
-      object: 'people',
-      action: 'create',
-      inputSchema: personCreateInput,
-      outputSchema: recordOutput('person', personOutput),
-      annotations: { ...CREATE, title: 'Create a person' },
-      async run(principal, args) {
-        const person = await people.create(principal, args);
-        return { structured: { person }, summary: `Created ${personLabel(person)}.` };
-      },
-    },
-    {
-      name: 'update_person',
-      title: 'Update a person',
-      description: 'Changes the given fields of a person (partial update); fields left out keep their value; companyId null unlinks.',
-      object: 'people',
-      action: 'update',
-      inputSchema: personUpdateInput,
-      outputSchema: recordOutput('person', personOutput),
-      annotations: { ...UPDATE, title: 'Update a person' },
-      async run(principal, { id, ...changes }) {
-        const person = await people.update(principal, String(id), changes);
-        return { structured: { person }, summary: `Updated ${personLabel(person)}.` };
-      },
-    },
-    {
-      name: 'delete_person',
-      title: 'Delete a person',
-      description:
-        'Deletes a person (soft delete: they disappear from lists and reads; list_people with ' +
-        'filter deletedAt[is]:NOT_NULL still shows them).',
-      object: 'people',
-      action: 'delete',
-      inputSchema: deleteInput('person'),
-      outputSchema: deletedOutput,
-      annotations: { ...DELETE, title: 'Delete a person' },
-      async run(principal, { id }) {
-        const deleted = await people.delete(principal, String(id));
-        return { structured: deleted, summary: `Deleted person ${deleted.id}.` };
+        const deleted = await service.delete(principal, String(id));
+        return { structured: deleted, summary: `Deleted ${singular} ${deleted.id}.` };
       },
     },
   ];
+}
+
+/** The tools of every object; `services` in the order of OBJECTS (companies, people, …), as ObjectServices holds them. */
+export function recordTools(...services: ObjectService[]): RecordTool[] {
+  return services.flatMap((service, i) => objectTools(OBJECTS[i], service));
 }

@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import {
+  composite, LINK, OBJECTS, type FieldDeclaration, type ObjectDeclaration, type SubField, type TextField,
+} from '../../../../libs/records/src/objects/index.js';
 import { MAX_LIMIT, DEFAULT_LIMIT, DIRECTIONS, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '../../../../libs/records/src/query/index.js';
-import { EMBEDDED_PER_RECORD } from '../companies/companies.service.js';
+import { EMBEDDED_PER_RECORD } from '../objects/constants.js';
 
 /*
  * Tool input and output schemas (zod, turned into JSON Schema by the SDK). Inputs check
@@ -12,60 +15,67 @@ import { EMBEDDED_PER_RECORD } from '../companies/companies.service.js';
 const nullableString = (description?: string) =>
   (description ? z.string().nullable().optional().meta({ description }) : z.string().nullable().optional());
 
-// Inputs
+// Inputs, from the object declarations: types and shapes only; rules are described once (declaration, composites).
 
 const linkInput = z.strictObject({
-  url: z.string().meta({ description: 'A URL; a bare domain such as acme.com is accepted and kept as given.' }),
+  url: z.string().meta({ description: LINK.url.tool }),
   label: nullableString(),
 });
 
-const domainNameInput = z
-  .strictObject({
-    primaryLinkUrl: nullableString('The main website: a URL, or a bare domain such as acme.com (kept as given).'),
-    primaryLinkLabel: nullableString(),
-    secondaryLinks: z.array(linkInput).nullable().optional().meta({ description: 'At most 20 links; replaces the whole list.' }),
-  })
-  .nullable()
-  .optional()
-  .meta({ description: 'The website. On update, sub-fields left out keep their value and null clears the whole field.' });
+function subFieldInput(sub: SubField): z.ZodType {
+  const described = <T extends z.ZodType>(schema: T) => (sub.docs?.tool ? schema.meta({ description: sub.docs.tool }) : schema);
+  switch (sub.kind) {
+    case 'text':
+      return nullableString(sub.docs?.tool);
+    case 'bigint':
+      return described(z.number().nullable().optional());
+    case 'textList':
+      return described(z.array(z.string()).nullable().optional());
+    case 'linkList':
+      return described(z.array(linkInput).nullable().optional());
+  }
+}
+
+/** "Required, non-empty, at most 500 characters." — the rule of a text field, in words. */
+function textRule(field: TextField, mode: 'create' | 'update'): string {
+  const rule = `${field.required ? 'non-empty, ' : ''}at most ${field.maxLength} characters.`;
+  return mode === 'create' && field.required ? `Required, ${rule}` : rule.charAt(0).toUpperCase() + rule.slice(1);
+}
+
+function fieldInput(field: FieldDeclaration, mode: 'create' | 'update'): z.ZodType {
+  switch (field.kind) {
+    case 'text': {
+      const schema = mode === 'create' && field.required ? z.string() : z.string().optional();
+      return schema.meta({ description: textRule(field, mode) });
+    }
+    case 'enum':
+      return z.string().optional().meta({
+        description: `One of ${field.values.join(', ')}${mode === 'create' ? ` (default ${field.default})` : ''}.`,
+      });
+    case 'timestamp':
+      return nullableString(field.docs?.tool ?? 'An ISO 8601 date or date-time such as 2026-12-31; null clears it.');
+    case 'relation':
+      return nullableString(field.docs?.tool);
+    case 'composite': {
+      const subs = Object.fromEntries(composite(field.type).subFields.map((sub) => [sub.name, subFieldInput(sub)]));
+      const schema = z.strictObject(subs).nullable().optional();
+      return field.docs?.tool ? schema.meta({ description: field.docs.tool }) : schema;
+    }
+  }
+}
 
 const idInput = (singular: string) => z.string().meta({ description: `The ${singular}'s id (a UUID).` });
+const chosenId = () => z.string().optional().meta({ description: 'Optional UUID of your choosing; one that exists already is a CONFLICT.' });
 
-export const companyCreateInput = z.strictObject({
-  name: z.string().meta({ description: 'Required, non-empty, at most 500 characters.' }),
-  domainName: domainNameInput,
-  id: z.string().optional().meta({ description: 'Optional UUID of your choosing; one that exists already is a CONFLICT.' }),
-});
+export function createInput(object: ObjectDeclaration) {
+  const fields = Object.fromEntries(object.fields.map((f) => [f.name, fieldInput(f, 'create')]));
+  return z.strictObject({ ...fields, id: chosenId() });
+}
 
-export const companyUpdateInput = z.strictObject({
-  id: idInput('company'),
-  name: z.string().optional().meta({ description: 'Non-empty, at most 500 characters.' }),
-  domainName: domainNameInput,
-});
-
-const personFields = {
-  name: z
-    .strictObject({ firstName: nullableString(), lastName: nullableString() })
-    .nullable()
-    .optional()
-    .meta({ description: 'On update, a sub-field left out keeps its value; null clears both.' }),
-  emails: z
-    .strictObject({
-      primaryEmail: nullableString('An e-mail address.'),
-      additionalEmails: z.array(z.string()).nullable().optional().meta({ description: 'At most 20 e-mail addresses; replaces the whole list.' }),
-    })
-    .nullable()
-    .optional()
-    .meta({ description: 'On update, a sub-field left out keeps its value; null clears both.' }),
-  companyId: nullableString('The id of a company of this workspace; null unlinks.'),
-};
-
-export const personCreateInput = z.strictObject({
-  ...personFields,
-  id: z.string().optional().meta({ description: 'Optional UUID of your choosing; one that exists already is a CONFLICT.' }),
-});
-
-export const personUpdateInput = z.strictObject({ id: idInput('person'), ...personFields });
+export function updateInput(object: ObjectDeclaration) {
+  const fields = Object.fromEntries(object.fields.map((f) => [f.name, fieldInput(f, 'update')]));
+  return z.strictObject({ id: idInput(object.singular), ...fields });
+}
 
 const depthInput = (embedded: string) =>
   z.literal([0, 1]).optional().meta({ description: `0 (default): relation ids only. 1: embed ${embedded}.` });
@@ -144,36 +154,58 @@ export function listInput(schema: ObjectSchema, embedded: string, examples: List
 
 const nullable = z.string().nullable();
 
-export const companyOutput = z.object({
-  id: z.string(),
-  name: z.string(),
-  domainName: z.object({
-    primaryLinkUrl: nullable,
-    primaryLinkLabel: nullable,
-    secondaryLinks: z.array(z.object({ url: z.string(), label: nullable })),
-  }),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  deletedAt: nullable,
-});
+function subFieldOutput(sub: SubField): z.ZodType {
+  switch (sub.kind) {
+    case 'text':
+      return nullable;
+    case 'bigint':
+      return z.number().nullable();
+    case 'textList':
+      return z.array(z.string());
+    case 'linkList':
+      return z.array(z.object({ url: z.string(), label: nullable }));
+  }
+}
 
-export const personOutput = z.object({
-  id: z.string(),
-  name: z.object({ firstName: nullable, lastName: nullable }),
-  emails: z.object({ primaryEmail: nullable, additionalEmails: z.array(z.string()) }),
-  companyId: nullable,
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  deletedAt: nullable,
-});
+const outputs = new Map<string, z.ZodObject>();
 
-export const companyWithPeopleOutput = companyOutput.extend({
-  people: z.array(personOutput).optional().meta({ description: `With depth 1: the company's oldest ${EMBEDDED_PER_RECORD} people.` }),
-});
+/** A record of the object, as list/get/create/update return it (depth 0). */
+export function recordShape(object: ObjectDeclaration): z.ZodObject {
+  let found = outputs.get(object.plural);
+  if (!found) {
+    const fields: Record<string, z.ZodType> = { id: z.string() };
+    for (const field of object.fields) {
+      if (field.kind === 'text') fields[field.name] = field.required ? z.string() : nullable;
+      else if (field.kind === 'enum') fields[field.name] = z.string();
+      else if (field.kind === 'composite') {
+        fields[field.name] = z.object(Object.fromEntries(composite(field.type).subFields.map((sub) => [sub.name, subFieldOutput(sub)])));
+      } else fields[field.name] = nullable;
+    }
+    found = z.object({ ...fields, createdAt: z.string(), updatedAt: z.string(), deletedAt: nullable });
+    outputs.set(object.plural, found);
+  }
+  return found;
+}
 
-export const personWithCompanyOutput = personOutput.extend({
-  company: companyOutput.nullable().optional().meta({ description: 'With depth 1: the linked company, or null.' }),
-});
+/** The record with what depth 1 embeds: linked records, and the inverse lists declared for depth 1. */
+export function recordWithEmbedded(object: ObjectDeclaration): z.ZodObject {
+  const extra: Record<string, z.ZodType> = {};
+  for (const field of object.fields) {
+    if (field.kind !== 'relation') continue;
+    const target = OBJECTS.find((o) => o.plural === field.target)!;
+    extra[field.relation] = recordShape(target).nullable().optional().meta({ description: `With depth 1: the linked ${target.singular}, or null.` });
+  }
+  for (const source of OBJECTS) {
+    for (const field of source.fields) {
+      if (field.kind !== 'relation' || field.target !== object.plural || !field.inverseAtDepth1) continue;
+      extra[field.inverse] = z
+        .array(recordShape(source))
+        .optional()
+        .meta({ description: `With depth 1: the ${object.singular}'s oldest ${EMBEDDED_PER_RECORD} ${source.plural}.` });
+    }
+  }
+  return recordShape(object).extend(extra);
+}
 
 const pageInfoOutput = z.object({
   hasNextPage: z.boolean(),

@@ -12,7 +12,7 @@ import {
 import { MAX_BATCH } from './record-store.js';
 
 /*
- * OpenAPI descriptions shared by the companies and people controllers: list parameters,
+ * OpenAPI descriptions shared by the object controllers (objects/object.controller.ts): list parameters,
  * response envelopes (SPEC §3) and the error shape. Plain decorators, so the document is
  * built from the controllers as they are, without the Nest CLI plugin.
  */

@@ -1,11 +1,13 @@
-import type { RecordObject } from '../../../../libs/database/src/entities/role.entity.js';
+import type { ObjectDeclaration, RelationField } from '../../../../libs/records/src/objects/index.js';
 import type { ObjectSchema } from '../../../../libs/records/src/query/types.js';
 
-/** What the generic record store needs to know about one object (companies, people). */
+/** What the generic record store needs to know about one object, made from its declaration (objects/object-definitions.ts). */
 export interface RecordDefinition<TRecord, TCreate, TUpdate> {
-  object: RecordObject;
+  /** The permission object and plural name (`companies`). */
+  object: string;
   /** `company`, `person`: used in messages. */
   singular: string;
+  declaration: ObjectDeclaration;
   schema: ObjectSchema;
   /** Columns read for a record (the order fields are always among them). */
   columns: readonly string[];
@@ -14,6 +16,8 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   updateInput: new () => TUpdate;
   /** Column values to write for a validated input; only the keys present are written. */
   toColumns(input: TCreate | TUpdate): Record<string, unknown>;
+  /** The declared links to other objects, each checked on write against the target's live records. */
+  relations: readonly { field: RelationField; targetTable: string; targetSingular: string }[];
 }
 
 /** A column value as the API shows it; timestamps already arrive as ISO strings (libs/database/src/sql.ts). */

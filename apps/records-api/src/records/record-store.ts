@@ -57,11 +57,18 @@ function mentions(node: FilterNode | undefined, field: string): boolean {
   }
 }
 
-/** Postgres error codes mapped to client errors (Appendix A, PostgreSQL docs). */
-function mapDbError(err: { code?: string; detail?: string }, singular: string): never {
-  if (err.code === '23505') throw new ConflictError(`A ${singular} with this id already exists`);
+/**
+ * Postgres error codes mapped to client errors (Appendix A, PostgreSQL docs). A foreign key
+ * violation (a linked record deleted between the check and the write) names the declared
+ * relation whose column the database names.
+ */
+function mapDbError(err: { code?: string; detail?: string }, def: RecordDefinition<unknown, unknown, unknown>): never {
+  if (err.code === '23505') throw new ConflictError(`A ${def.singular} with this id already exists`);
   if (err.code === '23503') {
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'companyId: no company with this id in this workspace');
+    const relation = def.relations.find((r) => err.detail?.includes(r.field.column)) ?? def.relations[0];
+    if (relation) {
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`);
+    }
   }
   throw err;
 }
@@ -83,17 +90,7 @@ export class RecordStore {
 
   async list<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, args: ListArgs): Promise<ListResult<T>> {
     assertCan(principal, def.object, 'read');
-    const names = args.cursorParams ?? { after: 'starting_after', before: 'ending_before' };
-    if (args.startingAfter && args.endingBefore) {
-      throw new BadInputError(ErrorCode.INVALID_CURSOR, `${names.after} and ${names.before} cannot be used together`);
-    }
-    const order = orderWithTieBreaker(args.orderBy);
-    const backwards = Boolean(args.endingBefore);
-    const cursor = args.startingAfter
-      ? decodeCursor(args.startingAfter, args.orderBy, names.after, def.schema)
-      : args.endingBefore
-        ? decodeCursor(args.endingBefore, args.orderBy, names.before, def.schema)
-        : undefined;
+    const { order, backwards, cursor } = this.position(def, args);
 
     const params: unknown[] = [principal.workspaceId];
     const scope = this.scope(def, args.filter, params);
@@ -151,6 +148,81 @@ export class RecordStore {
         endCursor: page.length ? cursorAt(page.length - 1) : null,
       },
     };
+  }
+
+  /**
+   * One page per parent (`Company.people(first: 3, filter: …)`), for many parents in one
+   * statement: the same filter, order and cursor rules as `list`, each parent's page read by
+   * keyset in a LATERAL join, counts grouped in one more statement when asked for.
+   */
+  async listByParents<T>(
+    def: RecordDefinition<T, unknown, unknown>,
+    principal: Principal,
+    column: string,
+    parentIds: string[],
+    args: ListArgs,
+  ): Promise<Map<string, ListResult<T>>> {
+    assertCan(principal, def.object, 'read');
+    const { order, backwards, cursor } = this.position(def, args);
+
+    const params: unknown[] = [principal.workspaceId];
+    const scope = this.scope(def, args.filter, params);
+    const scopeParams = [...params];
+    params.push(parentIds);
+    const parents = `$${params.length}::uuid[]`;
+    let keyset = '';
+    let otherSide = 'false';
+    if (cursor) {
+      keyset = ` AND ${compileKeyset(order, def.schema, cursor, params, backwards ? 'before' : 'after')}`;
+      const reverse = compileKeyset(order, def.schema, cursor, params, backwards ? 'after' : 'before', true);
+      otherSide = `(SELECT 1 FROM ${def.schema.table} t WHERE ${scope} AND t.${column} = k.parent AND ${reverse}
+                     ORDER BY ${compileOrderBy(order, def.schema, !backwards)} LIMIT 1) IS NOT NULL`;
+    }
+    params.push(args.limit + 1);
+    const rows = await this.sql.rows(
+      `SELECT k.parent AS __parent, o.__other_side, p.*
+         FROM unnest(${parents}) AS k(parent)
+        CROSS JOIN LATERAL (SELECT ${otherSide} AS __other_side) o
+         LEFT JOIN LATERAL (
+           SELECT ${def.columns.map((col) => `t.${col}`).join(', ')}
+             FROM ${def.schema.table} t
+            WHERE ${scope} AND t.${column} = k.parent${keyset}
+            ORDER BY ${compileOrderBy(order, def.schema, backwards)}
+            LIMIT $${params.length}) p ON true`,
+      params,
+    );
+    const counts = new Map<string, number>();
+    if (args.withCount !== false) {
+      const countParams = [...scopeParams, parentIds];
+      const counted = await this.sql.rows<{ parent: string; n: string }>(
+        `SELECT t.${column} AS parent, count(*)::bigint AS n FROM ${def.schema.table} t
+          WHERE ${scope} AND t.${column} = ANY($${countParams.length}::uuid[]) GROUP BY t.${column}`,
+        countParams,
+      );
+      for (const row of counted) counts.set(row.parent, Number(row.n));
+    }
+    const result = new Map<string, ListResult<T>>();
+    for (const parent of parentIds) {
+      const mine = rows.filter((row) => row.__parent === parent);
+      const found = mine.filter((row) => row.id != null);
+      const hasMore = found.length > args.limit;
+      const page = found.slice(0, args.limit);
+      if (backwards) page.reverse();
+      const other = Boolean(mine[0]?.__other_side);
+      const cursorAt = (index: number) => encodeCursor(this.positionOf(page[index], order, def), args.orderBy);
+      result.set(parent, {
+        records: page.map((row) => def.toRecord(row)),
+        cursorAt,
+        totalCount: args.withCount === false ? null : (counts.get(parent) ?? 0),
+        pageInfo: {
+          hasNextPage: backwards ? other : hasMore,
+          hasPreviousPage: backwards ? hasMore : other,
+          startCursor: page.length ? cursorAt(0) : null,
+          endCursor: page.length ? cursorAt(page.length - 1) : null,
+        },
+      });
+    }
+    return result;
   }
 
   async get<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, id: string): Promise<T> {
@@ -229,7 +301,7 @@ export class RecordStore {
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
     const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
-    await this.assertCompaniesExist(principal.workspaceId, columnSets);
+    await this.assertRelationsExist(def, principal.workspaceId, columnSets);
     // One INSERT statement: all records or none.
     const params: unknown[] = [principal.workspaceId];
     const values = columnSets.map(
@@ -238,7 +310,7 @@ export class RecordStore {
     );
     const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
-    const rows = await this.sql.rows(sql, params).catch((err) => mapDbError(err, def.singular));
+    const rows = await this.sql.rows(sql, params).catch((err) => mapDbError(err, def));
     return rows.map((row) => def.toRecord(row));
   }
 
@@ -247,7 +319,7 @@ export class RecordStore {
     this.assertId(id);
     const columns = def.toColumns(validateInput(def.updateInput, body));
     if (!Object.keys(columns).length) return this.get(def, principal, id);
-    await this.assertCompaniesExist(principal.workspaceId, [columns]);
+    await this.assertRelationsExist(def, principal.workspaceId, [columns]);
     const params: unknown[] = [principal.workspaceId, id];
     const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
     const rows = await this.sql
@@ -256,7 +328,7 @@ export class RecordStore {
           WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
         params,
       )
-      .catch((err) => mapDbError(err, def.singular));
+      .catch((err) => mapDbError(err, def));
     const updated = rows[0];
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return def.toRecord(updated);
@@ -272,6 +344,21 @@ export class RecordStore {
     );
     if (!rows[0]) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
+  }
+
+  /** The order with its tie-breaker, the direction, and the cursor of a list call, checked. */
+  private position(def: RecordDefinition<unknown, unknown, unknown>, args: ListArgs) {
+    const names = args.cursorParams ?? { after: 'starting_after', before: 'ending_before' };
+    if (args.startingAfter && args.endingBefore) {
+      throw new BadInputError(ErrorCode.INVALID_CURSOR, `${names.after} and ${names.before} cannot be used together`);
+    }
+    const backwards = Boolean(args.endingBefore);
+    const raw = args.startingAfter ?? args.endingBefore;
+    return {
+      order: orderWithTieBreaker(args.orderBy),
+      backwards,
+      cursor: raw ? decodeCursor(raw, args.orderBy, backwards ? names.before : names.after, def.schema) : undefined,
+    };
   }
 
   /** Soft-deleted records stay hidden unless the filter asks about `deletedAt` (SPEC §3). */
@@ -306,18 +393,24 @@ export class RecordStore {
     return { values, id: row.id as string };
   }
 
-  /** A live company of the caller's workspace; another workspace's id behaves as missing. */
-  private async assertCompaniesExist(workspaceId: string, columnSets: Record<string, unknown>[]): Promise<void> {
-    const ids = [...new Set(columnSets.map((c) => c.company_id).filter((id): id is string => typeof id === 'string'))];
-    if (!ids.length) return;
-    const rows = await this.sql.rows<{ id: string }>(
-      `SELECT id FROM companies WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
-      [workspaceId, ids],
-    );
-    const found = new Set(rows.map((r) => r.id));
-    const missing = ids.filter((id) => !found.has(id));
-    if (missing.length) {
-      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `companyId: no company with id ${missing.join(', ')} in this workspace`);
+  /** Each declared link names a live record of the caller's workspace; another workspace's id behaves as missing. */
+  private async assertRelationsExist(
+    def: RecordDefinition<unknown, unknown, unknown>,
+    workspaceId: string,
+    columnSets: Record<string, unknown>[],
+  ): Promise<void> {
+    for (const { field, targetTable, targetSingular } of def.relations) {
+      const ids = [...new Set(columnSets.map((c) => c[field.column]).filter((id): id is string => typeof id === 'string'))];
+      if (!ids.length) continue;
+      const rows = await this.sql.rows<{ id: string }>(
+        `SELECT id FROM ${targetTable} WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
+        [workspaceId, ids],
+      );
+      const found = new Set(rows.map((r) => r.id));
+      const missing = ids.filter((id) => !found.has(id));
+      if (missing.length) {
+        throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field.name}: no ${targetSingular} with id ${missing.join(', ')} in this workspace`);
+      }
     }
   }
 }

@@ -2,6 +2,7 @@ import { Marked, type Tokens } from 'marked';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { projectRoot } from '../../../../libs/database/src/config.js';
+import { FIELD_TABLES_MARKER, fieldTables, objectList } from './field-tables.js';
 
 /** The documentation pages: markdown sources in `docs/<slug>.md`, listed in `/llms.txt`. */
 export interface DocPage {
@@ -94,7 +95,9 @@ export class DocsLibrary {
         );
 
     for (const page of DOC_PAGES) {
-      const markdown = readFileSync(resolve(dir, `${page.slug}.md`), 'utf8').replaceAll(SOURCE_ORIGIN, publicUrl);
+      const markdown = readFileSync(resolve(dir, `${page.slug}.md`), 'utf8')
+        .replaceAll(SOURCE_ORIGIN, publicUrl)
+        .replace(FIELD_TABLES_MARKER, () => fieldTables());
       this.markdownBySlug.set(page.slug, markdown);
       this.htmlBySlug.set(page.slug, this.layout(page.title, render(markdown), `${page.slug}.md`));
     }
@@ -116,7 +119,7 @@ export class DocsLibrary {
     return [
       '# Workspace Records Service',
       '',
-      '> The companies and people of a CRM workspace over REST, GraphQL and MCP. Every call carries',
+      `> The ${objectList(false)} of a CRM workspace over REST, GraphQL and MCP. Every call carries`,
       '> `Authorization: Bearer <token>`: a role-scoped API key or an OAuth 2.1 access token.',
       '',
       `All endpoints live under ${url}: \`/rest\`, \`/graphql\`, \`/mcp\`, OAuth under \`/oauth\`. ` +

@@ -1,6 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { OBJECTS } from '../../../../libs/records/src/objects/index.js';
 import { packageVersion } from './docs-pages.js';
+import { objectList } from './field-tables.js';
 
 export const OPEN_API_PATH = '/rest/open-api';
 export const API_REFERENCE_PATH = '/docs/api-reference';
@@ -10,11 +12,12 @@ export const API_REFERENCE_PATH = '/docs/api-reference';
  * DTO classes (no Nest CLI plugin: we compile with plain tsc).
  */
 export function buildOpenApiDocument(app: INestApplication, publicUrl: string): OpenAPIObject {
-  const config = new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Workspace Records Service REST API')
     .setDescription(
-      'Companies and people of one CRM workspace. Every call needs `Authorization: Bearer <token>`: an API key ' +
+      `${objectList()} of one CRM workspace. Every call needs ` +
+        '`Authorization: Bearer <token>`: an API key ' +
         '(`wrs_…`) or an OAuth 2.1 access token; the workspace is the credential\'s. Errors are ' +
         '`{statusCode, error, code, messages, requestId}`. ' +
         `Guides: ${publicUrl}/llms.txt.`,
@@ -22,10 +25,9 @@ export function buildOpenApiDocument(app: INestApplication, publicUrl: string): 
     .setVersion(packageVersion())
     .addServer(publicUrl)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key (wrs_…) or an OAuth 2.1 access token.' }, 'bearer')
-    .addTag('companies', 'Companies: name, domainName; soft-deleted with deletedAt.')
-    .addTag('people', 'People: name, emails, companyId; soft-deleted with deletedAt.')
-    .setExternalDoc('REST guide', `${publicUrl}/docs/rest`)
-    .build();
+    .setExternalDoc('REST guide', `${publicUrl}/docs/rest`);
+  for (const object of OBJECTS) builder.addTag(object.plural, object.docs.tag);
+  const config = builder.build();
   const document = SwaggerModule.createDocument(app, config);
   // Unknown body fields are refused (SPEC §2): say so, so generated clients and validators agree.
   for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) {

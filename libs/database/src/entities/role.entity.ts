@@ -1,7 +1,9 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { OBJECTS } from '../../../records/src/objects/index.js';
 
-export const RECORD_OBJECTS = ['companies', 'people'] as const;
-export type RecordObject = (typeof RECORD_OBJECTS)[number];
+/** Every declared record object has its permissions (SPEC §5, §12). */
+export const RECORD_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural);
+export type RecordObject = string;
 export const RECORD_ACTIONS = ['read', 'create', 'update', 'delete'] as const;
 export type RecordAction = (typeof RECORD_ACTIONS)[number];
 export type ObjectPermissions = Record<RecordObject, Record<RecordAction, boolean>>;

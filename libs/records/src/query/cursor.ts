@@ -1,5 +1,5 @@
 import { BadInputError, ErrorCode } from '../errors.js';
-import { isUuid, normalizeTimestamp } from './filter.js';
+import { isSafeIntegerText, isUuid, normalizeTimestamp } from './filter.js';
 import { describeInput } from './limit.js';
 import { orderWithTieBreaker } from './sql.js';
 import type { CursorPayload, ObjectSchema, OrderTerm } from './types.js';
@@ -66,9 +66,16 @@ export function decodeCursor(raw: unknown, order: OrderTerm[], param: string, sc
     const terms = orderWithTieBreaker(order).filter((t) => t.field !== 'id');
     terms.forEach((t, i) => {
       const v = values[i] as string | null;
-      const type = Object.hasOwn(schema.fields, t.field) ? schema.fields[t.field].type : undefined;
+      const def = Object.hasOwn(schema.fields, t.field) ? schema.fields[t.field] : undefined;
+      const type = def?.type;
       if (v === null || type === 'text') return;
-      if (type === 'timestamp' ? normalizeTimestamp(v) === undefined : type === 'uuid' ? !isUuid(v) : true) {
+      const invalid =
+        type === 'timestamp' ? normalizeTimestamp(v) === undefined
+        : type === 'uuid' ? !isUuid(v)
+        : type === 'bigint' ? !isSafeIntegerText(v)
+        : type === 'enum' ? !def!.values!.includes(v)
+        : true;
+      if (invalid) {
         throw bad(`this one holds an invalid value for ${t.field}`);
       }
     });

@@ -12,7 +12,14 @@ export const OPS_BY_TYPE: Record<FieldType, readonly FilterOp[]> = {
   uuid: ['eq', 'neq', 'in', 'is'],
   timestamp: ['eq', 'neq', 'in', 'is', 'gt', 'gte', 'lt', 'lte'],
   textArray: ['containsAny', 'is'],
+  bigint: ['eq', 'neq', 'in', 'is', 'gt', 'gte', 'lt', 'lte'],
+  enum: ['eq', 'neq', 'in', 'is'],
 };
+
+/** An integer JSON can carry exactly (±(2^53 − 1)), as text: what a bigint field accepts. */
+export function isSafeIntegerText(value: string): boolean {
+  return /^-?\d{1,16}$/.test(value) && Number.isSafeInteger(Number(value));
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TIMESTAMP =
@@ -104,6 +111,12 @@ export function validateCondition(
   }
   const checked = values.map((v) => {
     if (def.type === 'uuid' && !isUuid(v)) throw bad(`${cond}${where} expects a uuid; got ${describeInput(v)}`);
+    if (def.type === 'bigint' && !isSafeIntegerText(v)) {
+      throw bad(`${cond}${where} expects an integer between -9007199254740991 and 9007199254740991; got ${describeInput(v)}`);
+    }
+    if (def.type === 'enum' && !def.values!.includes(v)) {
+      throw bad(`${cond}${where} expects one of ${def.values!.join(', ')}; got ${describeInput(v)}`);
+    }
     if (def.type !== 'timestamp') return v;
     const ts = normalizeTimestamp(v);
     if (ts === undefined) {

@@ -10,6 +10,8 @@ const CASTS: Record<FieldType, string> = {
   text: '::text',
   timestamp: '::timestamptz',
   textArray: '::jsonb',
+  bigint: '::bigint',
+  enum: '::text',
 };
 
 export function castFor(type: FieldType): string {

@@ -9,7 +9,7 @@ export const FILTER_OPS = [
 ] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
-export type FieldType = 'uuid' | 'text' | 'timestamp' | 'textArray';
+export type FieldType = 'uuid' | 'text' | 'timestamp' | 'textArray' | 'bigint' | 'enum';
 
 export interface FieldDef {
   /** Public dotted path, e.g. `emails.primaryEmail`. */
@@ -19,6 +19,8 @@ export interface FieldDef {
   type: FieldType;
   nullable: boolean;
   sortable: boolean;
+  /** `enum`: the allowed values. */
+  values?: readonly string[];
 }
 
 export interface ObjectSchema {

@@ -1,10 +1,12 @@
 import { SETTINGS_PERMISSION_LABELS, describeUsage, type RoleInput, type RoleUsage } from '../../../../../libs/auth/src/roles.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS, SETTINGS_PERMISSIONS, type RoleEntity } from '../../../../../libs/database/src/entities/index.js';
+import { OBJECTS } from '../../../../../libs/records/src/objects/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorBox, html, type Html } from '../html.js';
 import { settingsPage } from './layout.js';
 
-const OBJECT_LABELS = { companies: 'Companies', people: 'People' } as const;
+/** Column and fieldset labels of the declared objects ("Companies", "People", …). */
+const OBJECT_LABELS: Record<string, string> = Object.fromEntries(OBJECTS.map((o) => [o.plural, o.pluralType]));
 const ACTION_LABELS = { read: 'Read', create: 'Create', update: 'Update', delete: 'Delete' } as const;
 
 function objectCell(role: RoleEntity, object: (typeof RECORD_OBJECTS)[number]): Html {
@@ -26,13 +28,12 @@ ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
 <div class="table-wrap">
 <table>
   <caption class="sr-only">Roles of ${ctx.workspace.name}</caption>
-  <thead><tr><th scope="col">Role</th><th scope="col">Companies</th><th scope="col">People</th><th scope="col">Settings</th><th scope="col">Assignable to</th><th scope="col">Used by</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Role</th>${RECORD_OBJECTS.map((object) => html`<th scope="col">${OBJECT_LABELS[object]}</th>`)}<th scope="col">Settings</th><th scope="col">Assignable to</th><th scope="col">Used by</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
   <tbody>
   ${o.roles.map(({ role, usage }) => html`
     <tr>
       <td><strong>${role.name}</strong>${role.isEditable ? html`` : html` <span class="badge off">Built in</span>`}${role.description ? html`<br><span class="muted">${role.description}</span>` : html``}</td>
-      <td>${objectCell(role, 'companies')}</td>
-      <td>${objectCell(role, 'people')}</td>
+      ${RECORD_OBJECTS.map((object) => html`<td>${objectCell(role, object)}</td>`)}
       <td>${role.settingsPermissions.length ? html`<ul class="perm-list">${role.settingsPermissions.map((p) => html`<li>${SETTINGS_PERMISSION_LABELS[p]}</li>`)}</ul>` : html`<span class="muted">none</span>`}</td>
       <td>${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || html`<span class="muted">nobody</span>`}</td>
       <td>${describeUsage(usage)}</td>

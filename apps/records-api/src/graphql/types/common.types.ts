@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { Field, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
-import { DateTimeScalar, UUIDScalar } from './scalars.js';
+import { BigFloatScalar, DateTimeScalar, UUIDScalar } from './scalars.js';
 
 /** Values match the shared `Direction` of libs/records (and the REST `order_by` syntax). */
 export enum OrderByDirection {
@@ -104,4 +104,16 @@ export class ArrayFilter {
   containsAny?: string[] | null;
   @Field(() => FilterIs, { nullable: true, description: 'An empty list counts as NULL.' })
   is?: FilterIs | null;
+}
+
+@InputType('BigFloatFilter')
+export class BigFloatFilter {
+  @Field(() => BigFloatScalar, { nullable: true }) eq?: number | null;
+  @Field(() => BigFloatScalar, { nullable: true }) neq?: number | null;
+  @Field(() => [BigFloatScalar], { nullable: true }) in?: number[] | null;
+  @Field(() => BigFloatScalar, { nullable: true }) gt?: number | null;
+  @Field(() => BigFloatScalar, { nullable: true }) gte?: number | null;
+  @Field(() => BigFloatScalar, { nullable: true }) lt?: number | null;
+  @Field(() => BigFloatScalar, { nullable: true }) lte?: number | null;
+  @Field(() => FilterIs, { nullable: true }) is?: FilterIs | null;
 }

@@ -1,0 +1,117 @@
+import { composite, OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
+import { querySchemaOf } from '../../../../libs/records/src/objects/query-schema.js';
+import { normalizeTimestamp } from '../../../../libs/records/src/query/index.js';
+import type { RecordDefinition } from '../records/record-definition.js';
+import { restClasses } from './rest-classes.js';
+
+/*
+ * The SQL mapping of each object, generated once at start from its declaration: the row →
+ * record function is compiled from source (one object literal, no loop over fields per
+ * row), which keeps list pages on the fast path the hand-written mappers had.
+ */
+
+export type AnyRecord = Record<string, any> & { id: string };
+export type ObjectDefinition = RecordDefinition<AnyRecord, object, object>;
+
+const str = (column: string) => `row[${JSON.stringify(column)}]`;
+const nullable = (column: string) => `(${str(column)} ?? null)`;
+
+function recordSource(object: ObjectDeclaration): string {
+  const parts = ['id: row.id'];
+  for (const field of object.fields) {
+    const key = JSON.stringify(field.name);
+    switch (field.kind) {
+      case 'text':
+      case 'enum':
+        parts.push(`${key}: ${field.kind === 'text' && field.required ? str(field.column) : nullable(field.column)}`);
+        break;
+      case 'timestamp':
+      case 'relation':
+        parts.push(`${key}: ${nullable(field.column)}`);
+        break;
+      case 'composite': {
+        const subs = composite(field.type).subFields.map((sub) => {
+          const col = field.columns[sub.name];
+          const value =
+            sub.kind === 'textList' || sub.kind === 'linkList' ? `(${str(col)} ?? [])`
+            : sub.kind === 'bigint' ? `(${str(col)} == null ? null : Number(${str(col)}))`
+            : nullable(col);
+          return `${JSON.stringify(sub.name)}: ${value}`;
+        });
+        parts.push(`${key}: { ${subs.join(', ')} }`);
+        break;
+      }
+    }
+  }
+  // Timestamps arrive as ISO strings (libs/database/src/sql.ts).
+  parts.push('createdAt: row.created_at', 'updatedAt: row.updated_at', 'deletedAt: row.deleted_at ?? null');
+  return `return { ${parts.join(', ')} };`;
+}
+
+function columnsOf(object: ObjectDeclaration): string[] {
+  const columns = ['id'];
+  for (const field of object.fields) {
+    if (field.kind === 'composite') columns.push(...composite(field.type).subFields.map((sub) => field.columns[sub.name]));
+    else columns.push(field.column);
+  }
+  return [...columns, 'created_at', 'updated_at', 'deleted_at'];
+}
+
+/** Validated input → the columns it writes; keys left out of the input are left out here. */
+function toColumnsOf(object: ObjectDeclaration) {
+  return (input: Record<string, any>): Record<string, unknown> => {
+    const columns: Record<string, unknown> = {};
+    if (input.id !== undefined) columns.id = input.id;
+    for (const field of object.fields) {
+      const value = input[field.name];
+      if (value === undefined) continue;
+      if (field.kind === 'timestamp') columns[field.column] = value === null ? null : normalizeTimestamp(value);
+      else if (field.kind !== 'composite') columns[field.column] = value;
+      else {
+        for (const sub of composite(field.type).subFields) {
+          const col = field.columns[sub.name];
+          const subValue = value === null ? null : value[sub.name];
+          if (subValue === undefined) continue;
+          if (sub.kind === 'linkList') {
+            columns[col] = JSON.stringify((subValue ?? []).map((l: { url: string; label?: string | null }) => ({ url: l.url, label: l.label ?? null })));
+          } else if (sub.kind === 'textList') {
+            columns[col] = JSON.stringify(subValue ?? []);
+          } else {
+            columns[col] = subValue;
+          }
+        }
+      }
+    }
+    return columns;
+  };
+}
+
+function definitionOf(object: ObjectDeclaration): ObjectDefinition {
+  const classes = restClasses(object, OBJECTS);
+  return {
+    object: object.plural,
+    singular: object.singular,
+    declaration: object,
+    schema: querySchemaOf(object),
+    columns: columnsOf(object),
+    toRecord: new Function('row', recordSource(object)) as (row: Record<string, unknown>) => AnyRecord,
+    createInput: classes.create as new () => object,
+    updateInput: classes.update as new () => object,
+    toColumns: toColumnsOf(object),
+    relations: object.fields.flatMap((field) => {
+      if (field.kind !== 'relation') return [];
+      const target = OBJECTS.find((o) => o.plural === field.target);
+      if (!target) throw new Error(`${object.plural}.${field.name} links to unknown object ${field.target}`);
+      return [{ field, targetTable: target.table, targetSingular: target.singular }];
+    }),
+  };
+}
+
+/** Every object's definition, by plural name. */
+export const DEFINITIONS: ReadonlyMap<string, ObjectDefinition> = new Map(OBJECTS.map((o) => [o.plural, definitionOf(o)]));
+
+export function definitionFor(plural: string): ObjectDefinition {
+  const found = DEFINITIONS.get(plural);
+  if (!found) throw new Error(`no record object ${plural}`);
+  return found;
+}

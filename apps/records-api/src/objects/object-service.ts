@@ -1,0 +1,82 @@
+import { Injectable, type Type } from '@nestjs/common';
+import type { Principal } from '../../../../libs/auth/src/principal.js';
+import { OBJECTS } from '../../../../libs/records/src/objects/index.js';
+import type { ListArgs, ListResult } from '../records/record-store.js';
+import type { AnyRecord } from './object-definitions.js';
+import { RecordsService } from './records.service.js';
+
+/**
+ * The service of one object: RecordsService with the object fixed. One provider class per
+ * object (made here, so `app.get(CompaniesService)` finds the one REST, GraphQL and MCP call).
+ */
+export class ObjectService {
+  constructor(
+    readonly records: RecordsService,
+    readonly object: string,
+  ) {}
+
+  list(principal: Principal, args: ListArgs, depth: 0 | 1 = 0): Promise<ListResult<AnyRecord>> {
+    return this.records.list(this.object, principal, args, depth);
+  }
+
+  get(principal: Principal, id: string, depth: 0 | 1 = 0): Promise<AnyRecord> {
+    return this.records.get(this.object, principal, id, depth);
+  }
+
+  create(principal: Principal, body: unknown): Promise<AnyRecord> {
+    return this.records.create(this.object, principal, body);
+  }
+
+  createMany(principal: Principal, bodies: unknown, listName = ''): Promise<AnyRecord[]> {
+    return this.records.createMany(this.object, principal, bodies, listName);
+  }
+
+  update(principal: Principal, id: string, body: unknown): Promise<AnyRecord> {
+    return this.records.update(this.object, principal, id, body);
+  }
+
+  delete(principal: Principal, id: string): Promise<{ id: string }> {
+    return this.records.delete(this.object, principal, id);
+  }
+}
+
+const classes = new Map<string, Type<ObjectService>>();
+
+/** The provider class of an object's service (`CompaniesService`, `OpportunitiesService`, …). */
+export function serviceFor(plural: string): Type<ObjectService> {
+  let cls = classes.get(plural);
+  if (!cls) {
+    const object = OBJECTS.find((o) => o.plural === plural);
+    if (!object) throw new Error(`no record object ${plural}`);
+    const name = `${object.pluralType}Service`;
+    cls = {
+      [name]: class extends ObjectService {
+        constructor(records: RecordsService) {
+          super(records, plural);
+        }
+      },
+    }[name];
+    Reflect.defineMetadata('design:paramtypes', [RecordsService], cls);
+    Injectable()(cls);
+    classes.set(plural, cls);
+  }
+  return cls;
+}
+
+export const OBJECT_SERVICES = OBJECTS.map((o) => serviceFor(o.plural));
+
+/** Every object's service, in the order of OBJECTS (MCP tools, docs). */
+@Injectable()
+export class ObjectServices {
+  readonly all: ObjectService[];
+
+  constructor(...services: ObjectService[]) {
+    this.all = services;
+  }
+}
+
+export const OBJECT_SERVICES_PROVIDER = {
+  provide: ObjectServices,
+  useFactory: (...services: ObjectService[]) => new ObjectServices(...services),
+  inject: OBJECT_SERVICES,
+};

@@ -1,0 +1,154 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, type Type } from '@nestjs/common';
+import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal } from '../../../../libs/auth/src/auth.guard.js';
+import type { Principal } from '../../../../libs/auth/src/principal.js';
+import { OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
+import { parseRestGetQuery, parseRestListQuery } from '../records/list-query.js';
+import {
+  ApiBatchBody, ApiDataResponse, ApiDepthQuery, ApiErrors, ApiIdParam, ApiListQuery, ApiListResponse, ApiRecordBody, DeletedModel, SHARED_MODELS,
+} from '../records/open-api.js';
+import { classDecorators, method, serviceHolder } from './decorate.js';
+import { embeddedText } from './embedded-text.js';
+import { definitionFor } from './object-definitions.js';
+import { serviceFor, type ObjectService } from './object-service.js';
+import { restClasses } from './rest-classes.js';
+
+/**
+ * The six REST calls of one object (SPEC §3, §12), each a decorator list and one call into
+ * RecordsService, made from the declaration: `/rest/<plural>`, `/rest/batch/<plural>`.
+ */
+export function objectController(object: ObjectDeclaration): Type<unknown> {
+  const { plural, singular, typeName, pluralType } = object;
+  const { create, update, model } = restClasses(object, OBJECTS);
+  const schema = definitionFor(plural).schema;
+  const embedded = embeddedText(object, 'rest');
+  const a = `${object.article} ${singular}`;
+  const allOptional = !object.fields.some((f) => f.kind === 'text' && f.required);
+
+  const cls = serviceHolder<ObjectService>(`${pluralType}Controller`, serviceFor(plural));
+  const P = CurrentPrincipal();
+
+  method(
+    cls,
+    'list',
+    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
+      const { depth, ...args } = parseRestListQuery(query, schema);
+      const page = await this.service.list(principal, args, depth);
+      return { data: { [plural]: page.records }, totalCount: page.totalCount, pageInfo: page.pageInfo };
+    },
+    [
+      Get(plural),
+      ApiOperation({ operationId: `list${pluralType}`, summary: `List ${plural}`, description: 'Keyset-paginated; unknown query parameters are refused (400).' }),
+      ApiListQuery(schema, embedded, { filter: object.docs.filterExamples, orderBy: object.docs.orderByExamples }),
+      ApiListResponse(plural, model),
+      ApiErrors(400, 401, 403, 429),
+    ],
+    [P, Query()],
+  );
+
+  method(
+    cls,
+    'get',
+    async function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
+      return { data: { [singular]: await this.service.get(principal, id, parseRestGetQuery(query)) } };
+    },
+    [
+      Get(`${plural}/:id`),
+      ApiOperation({ operationId: `get${typeName}`, summary: `Get ${a}` }),
+      // Listed in the order swagger keeps them: path id first (as the hand-written controllers had it).
+      ApiDepthQuery(embedded),
+      ApiIdParam(singular),
+      ApiDataResponse(200, `The ${singular}.`, singular, model),
+      ApiErrors(400, 401, 403, 404, 429),
+    ],
+    [P, Param('id'), Query()],
+    [Object, String, Object],
+  );
+
+  method(
+    cls,
+    'create',
+    async function (this: { service: ObjectService }, principal: Principal, body: unknown) {
+      return { data: { [`create${typeName}`]: await this.service.create(principal, body) } };
+    },
+    [
+      Post(plural),
+      HttpCode(201),
+      ApiOperation({
+        operationId: `create${typeName}`,
+        summary: `Create ${a}`,
+        description: allOptional ? 'Every field is optional; unknown fields are refused (400).' : 'Unknown fields are refused (400).',
+      }),
+      ApiRecordBody(create),
+      ApiDataResponse(201, `The created ${singular}.`, `create${typeName}`, model),
+      ApiErrors(400, 401, 403, 409, 413, 415, 429),
+    ],
+    [P, Body()],
+  );
+
+  method(
+    cls,
+    'createMany',
+    async function (this: { service: ObjectService }, principal: Principal, body: unknown) {
+      return { data: { [`create${pluralType}`]: await this.service.createMany(principal, body) } };
+    },
+    [
+      Post(`batch/${plural}`),
+      HttpCode(201),
+      ApiOperation({ operationId: `create${pluralType}`, summary: `Create up to 60 ${plural}, all or none` }),
+      ApiBatchBody(create),
+      ApiDataResponse(201, `The created ${plural}, in the order given.`, `create${pluralType}`, model, true),
+      ApiErrors(400, 401, 403, 409, 413, 415, 429),
+    ],
+    [P, Body()],
+  );
+
+  method(
+    cls,
+    'update',
+    async function (this: { service: ObjectService }, principal: Principal, id: string, body: unknown) {
+      return { data: { [`update${typeName}`]: await this.service.update(principal, id, body) } };
+    },
+    [
+      Patch(`${plural}/:id`),
+      ApiOperation({
+        operationId: `update${typeName}`,
+        summary: `Update ${a}`,
+        description: 'Partial update: fields left out keep their value; `{}` changes nothing.',
+      }),
+      ApiIdParam(singular),
+      ApiRecordBody(update),
+      ApiDataResponse(200, `The updated ${singular}.`, `update${typeName}`, model),
+      ApiErrors(400, 401, 403, 404, 413, 415, 429),
+    ],
+    [P, Param('id'), Body()],
+    [Object, String, Object],
+  );
+
+  method(
+    cls,
+    'delete',
+    async function (this: { service: ObjectService }, principal: Principal, id: string) {
+      return { data: { [`delete${typeName}`]: await this.service.delete(principal, id) } };
+    },
+    [
+      Delete(`${plural}/:id`),
+      ApiOperation({
+        operationId: `delete${typeName}`,
+        summary: `Delete ${a} (soft delete)`,
+        ...(object.docs.deleteNote ? { description: object.docs.deleteNote } : {}),
+      }),
+      ApiIdParam(singular),
+      ApiDataResponse(200, `The id of the deleted ${singular}.`, `delete${typeName}`, DeletedModel),
+      ApiErrors(400, 401, 403, 404, 429),
+    ],
+    [P, Param('id')],
+    [Object, String],
+  );
+
+  classDecorators(cls, [ApiTags(plural), ApiBearerAuth('bearer'), ApiExtraModels(model, create, ...SHARED_MODELS), Controller('rest')]);
+  return cls as Type<unknown>;
+}
+
+/** One controller per declared object. */
+export const OBJECT_CONTROLLERS = OBJECTS.map(objectController);

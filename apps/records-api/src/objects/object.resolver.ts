@@ -1,0 +1,164 @@
+import type { Type } from '@nestjs/common';
+import { Args, Context, Info, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { CurrentPrincipal } from '../../../../libs/auth/src/auth.guard.js';
+import type { Principal } from '../../../../libs/auth/src/principal.js';
+import { OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
+import { embeddedConnection, toConnection } from '../graphql/connections.js';
+import type { GraphqlContext } from '../graphql/graphql-context.js';
+import { toListArgs, type GraphqlListInput } from '../graphql/list-args.js';
+import { batchCost, connectionCost, singleRecordCost } from '../graphql/query-limits.js';
+import { onlyId, plain, selectedFields } from '../graphql/resolver-utils.js';
+import { UUIDScalar } from '../graphql/types/scalars.js';
+import { EMBEDDED_PER_RECORD } from './constants.js';
+import { method, serviceHolder } from './decorate.js';
+import { GRAPHQL_TYPES } from './graphql-types.js';
+import { definitionFor, type AnyRecord } from './object-definitions.js';
+import { serviceFor, type ObjectService } from './object-service.js';
+import { inversesOf } from './records.service.js';
+
+type Self = { service: ObjectService };
+
+const LIST_ARGS = ['first', 'after', 'last', 'before', 'filter', 'orderBy'] as const;
+
+/**
+ * The GraphQL fields of one object (SPEC §4, §12), a thin transport over RecordsService:
+ * `<plural>`, `<singular>`, the four mutations, and the relation fields (`Person.company`,
+ * `Company.people`, …) batched through the request's DataLoaders.
+ */
+export function objectResolver(object: ObjectDeclaration): Type<unknown> {
+  const { plural, singular, typeName, pluralType } = object;
+  const types = GRAPHQL_TYPES.get(plural)!;
+  const schema = definitionFor(plural).schema;
+  const cls = serviceHolder<ObjectService>(`${pluralType}Resolver`, serviceFor(plural));
+  const P = CurrentPrincipal();
+
+  method(
+    cls,
+    'list',
+    async function (this: Self, principal: Principal, args: Record<string, unknown>, info: GraphQLResolveInfo) {
+      const withCount = selectedFields(info).has('totalCount');
+      return toConnection(await this.service.list(principal, toListArgs(args, schema, withCount)));
+    },
+    [Query(() => types.connection, { name: plural, complexity: connectionCost })],
+    [P, Args(), Info()],
+    [Object, types.args, Object],
+  );
+
+  method(
+    cls,
+    'one',
+    async function (this: Self, principal: Principal, filter: object) {
+      const page = await this.service.list(principal, toListArgs({ filter, first: 1 }, schema, false));
+      return page.records[0] ?? null;
+    },
+    [Query(() => types.object, { name: singular, nullable: true, complexity: singleRecordCost, description: `The first ${singular} matching the filter, or null.` })],
+    [P, Args('filter', { type: () => types.filter })],
+  );
+
+  method(
+    cls,
+    'create',
+    function (this: Self, principal: Principal, data: unknown) {
+      return this.service.create(principal, plain(data));
+    },
+    [Mutation(() => types.object, { name: `create${typeName}`, complexity: singleRecordCost })],
+    [P, Args('data', { type: () => types.create })],
+  );
+
+  method(
+    cls,
+    'createMany',
+    function (this: Self, principal: Principal, data: unknown) {
+      return this.service.createMany(principal, plain(data), 'data');
+    },
+    [Mutation(() => [types.object], { name: `create${pluralType}`, complexity: batchCost, description: `All or none; 1 to 60 ${plural}.` })],
+    [P, Args('data', { type: () => [types.create] })],
+  );
+
+  method(
+    cls,
+    'update',
+    function (this: Self, principal: Principal, id: string, data: unknown) {
+      return this.service.update(principal, id, plain(data));
+    },
+    [Mutation(() => types.object, { name: `update${typeName}`, complexity: singleRecordCost })],
+    [P, Args('id', { type: () => UUIDScalar }), Args('data', { type: () => types.update })],
+  );
+
+  method(
+    cls,
+    'remove',
+    async function (this: Self, principal: Principal, id: string, info: GraphQLResolveInfo) {
+      const deleted = await this.service.delete(principal, id);
+      if (onlyId(info)) return deleted;
+      const page = await this.service.list(
+        principal,
+        toListArgs({ filter: { id: { eq: id }, deletedAt: { is: 'NOT_NULL' } }, first: 1 }, schema, false),
+      );
+      return page.records[0] ?? deleted;
+    },
+    [
+      Mutation(() => types.object, {
+        name: `delete${typeName}`,
+        complexity: singleRecordCost,
+        description: `Soft delete: returns the ${singular} with deletedAt set.`,
+      }),
+    ],
+    [P, Args('id', { type: () => UUIDScalar }), Info()],
+  );
+
+  // Person.company, Opportunity.pointOfContact, …: one batched read per relation and request.
+  for (const field of object.fields) {
+    if (field.kind !== 'relation') continue;
+    const target = GRAPHQL_TYPES.get(field.target)!;
+    method(
+      cls,
+      `relation_${field.relation}`,
+      function (record: AnyRecord, context: GraphqlContext) {
+        const id = record[field.name];
+        return id ? context.loaders.byId(field.target).load(id) : null;
+      },
+      [ResolveField(field.relation, () => target.object, { nullable: true, complexity: singleRecordCost })],
+      [Parent(), Context()],
+    );
+  }
+
+  // Company.people, Company.opportunities, Person.pointOfContactForOpportunities: the 60
+  // oldest by default; with list arguments (`people(first: 3, filter: …)`) a page per parent.
+  for (const { source, field } of inversesOf(plural)) {
+    const sourceTypes = GRAPHQL_TYPES.get(source.plural)!;
+    const sourceSchema = definitionFor(source.plural).schema;
+    method(
+      cls,
+      `inverse_${field.inverse}`,
+      async function (record: AnyRecord, args: GraphqlListInput, context: GraphqlContext, info: GraphQLResolveInfo) {
+        if (!LIST_ARGS.some((name) => args[name] != null)) {
+          return embeddedConnection((await context.loaders.children(source.plural, field.column).load(record.id)) as {
+            records: { id: string; createdAt: string }[];
+            total: number;
+          });
+        }
+        const withCount = selectedFields(info).has('totalCount');
+        const listArgs = toListArgs(args, sourceSchema, withCount);
+        const key = `${withCount}:${JSON.stringify(args)}`;
+        return toConnection(await context.loaders.pages(source.plural, field.column, key, listArgs).load(record.id));
+      },
+      [
+        ResolveField(field.inverse, () => sourceTypes.connection, {
+          complexity: connectionCost,
+          description:
+            `The ${EMBEDDED_PER_RECORD} oldest ${source.plural} of the ${singular}; read on with ` +
+            `${source.plural}(filter: {${field.name}: {eq: id}}, after: pageInfo.endCursor).`,
+        }),
+      ],
+      [Parent(), Args(), Context(), Info()],
+      [Object, sourceTypes.args, Object, Object],
+    );
+  }
+
+  Resolver(() => types.object)(cls);
+  return cls as Type<unknown>;
+}
+
+export const OBJECT_RESOLVERS = OBJECTS.map(objectResolver);

@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.service.js';
+import { Sql } from '../../../../libs/database/src/sql.js';
+import { OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER } from '../objects/object-service.js';
+import { RecordsService } from '../objects/records.service.js';
+import { CountCache } from './count-cache.js';
+import { RecordStore } from './record-store.js';
+
+/**
+ * The one service layer of every record object, for the REST, GraphQL and MCP transports
+ * to import (STYLE 13): the store, the per-object services, and the bearer authentication
+ * the GraphQL context needs. The DataSource comes from the root TypeORM module (global).
+ */
+@Module({
+  providers: [Sql, CountCache, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, BearerAuthService],
+  exports: [Sql, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, BearerAuthService],
+})
+export class RecordsModule {}

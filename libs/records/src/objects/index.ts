@@ -1,0 +1,16 @@
+import { companyObject } from './company.object.js';
+import type { ObjectDeclaration } from './declaration.js';
+import { opportunityObject } from './opportunity.object.js';
+import { personObject } from './person.object.js';
+
+export * from './declaration.js';
+export * from './composites.js';
+
+/** Every record object, in the order the API lists them. Adding an object: its declaration here, and its migration. */
+export const OBJECTS: readonly ObjectDeclaration[] = [companyObject, personObject, opportunityObject];
+
+export function objectNamed(plural: string): ObjectDeclaration {
+  const found = OBJECTS.find((o) => o.plural === plural);
+  if (!found) throw new Error(`no record object ${plural}`);
+  return found;
+}
