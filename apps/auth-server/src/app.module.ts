@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../../libs/database/src/config.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
-import { HealthController } from './health.controller.js';
+import { HealthModule } from '../../../libs/ops/src/health.module.js';
 import { AccountPagesController } from './interactions/account-pages.controller.js';
 import { InteractionsController } from './interactions/interactions.controller.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
@@ -18,8 +18,9 @@ import { WebSessions } from './sessions/web-sessions.js';
       useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url, 10),
     }),
     SettingsModule,
+    HealthModule,
   ],
-  controllers: [HealthController, InteractionsController, AccountPagesController],
+  controllers: [InteractionsController, AccountPagesController],
   providers: [
     WebSessions,
     {

@@ -16,6 +16,7 @@ import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
+import { HealthModule } from '../../../libs/ops/src/health.module.js';
 
 @Module({
   imports: [
@@ -23,6 +24,7 @@ import { McpController } from './mcp/mcp.controller.js';
       useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url),
     }),
     GraphqlApiModule,
+    HealthModule,
   ],
   controllers: [WellKnownController, DocsController, CompaniesController, PeopleController, McpController],
   providers: [

@@ -3,6 +3,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '@nestjs/common';
 import { can, type Principal } from '../../../../libs/auth/src/principal.js';
+import { isDatabaseUnavailable } from '../../../../libs/ops/src/database-unavailable.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
 import type { RecordTool } from './record-tools.js';
 
@@ -24,9 +25,13 @@ function principalOf(authInfo: AuthInfo | undefined): Principal {
 }
 
 /** A domain error is a tool result the model can read and act on; anything else is a plain internal error. */
-function toolError(err: unknown, tool: string, requestId: string | undefined, logger: Logger): CallToolResult {
+function toolError(err: unknown, tool: string, requestId: string | undefined, logger: Logger, onUnavailable: () => void): CallToolResult {
   if (err instanceof AppError && err.status < 500) {
     return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.messages.join('; ')}` }] };
+  }
+  if (isDatabaseUnavailable(err)) {
+    onUnavailable();
+    return { isError: true, content: [{ type: 'text', text: 'SERVICE_UNAVAILABLE: The database is unavailable; retry later' }] };
   }
   logger.error(`tool ${tool} [${requestId}] ${(err as Error)?.stack ?? String(err)}`);
   return { isError: true, content: [{ type: 'text', text: `INTERNAL_ERROR: Internal server error (request id ${requestId})` }] };
@@ -45,6 +50,8 @@ export function createMcpServer(options: {
   requestId: string | undefined;
   logger: Logger;
   version: string;
+  /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
+  onUnavailable?: () => void;
 }): McpServer {
   const server = new McpServer(
     { name: 'workspace-records', title: 'Workspace Records Service', version: options.version },
@@ -73,7 +80,7 @@ export function createMcpServer(options: {
             ],
           };
         } catch (err) {
-          return toolError(err, tool.name, options.requestId, options.logger);
+          return toolError(err, tool.name, options.requestId, options.logger, options.onUnavailable ?? (() => undefined));
         }
       },
     );

@@ -10,6 +10,8 @@ import type { RequestWithId } from '../http/request-id.js';
 import { PeopleService } from '../people/people.service.js';
 import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
+import { databaseUnavailableBody, errorHeaders } from '../http/error-body.js';
+import { jsonRpcError } from '../http/rest-exception.filter.js';
 import { authInfoFor, calledTools, createMcpServer } from './mcp-server.js';
 import { recordTools, type RecordTool } from './record-tools.js';
 
@@ -33,7 +35,12 @@ export class McpController {
 
   @Post()
   async handle(@CurrentPrincipal() principal: Principal, @Req() req: McpRequest, @Res() res: Response): Promise<void> {
+    let unavailable = false;
+    answer503WhenUnavailable(req, res, () => unavailable);
     const server = createMcpServer({
+      onUnavailable: () => {
+        unavailable = true;
+      },
       principal,
       tools: this.tools,
       called: calledTools(req.body),
@@ -73,4 +80,31 @@ export class McpController {
     res.setHeader('Allow', 'POST');
     return { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; send JSON-RPC messages with POST.' }, id: null };
   }
+}
+
+/**
+ * SPEC §9: a tool call that failed because the database is away makes the whole reply
+ * HTTP 503 with a JSON-RPC error, as when authentication itself could not reach it. The
+ * SDK writes the JSON reply after the tools ran, so its status and body are swapped as
+ * they are written (a reply streamed as SSE has sent its 200 already and keeps the
+ * tool's SERVICE_UNAVAILABLE result).
+ */
+function answer503WhenUnavailable(req: McpRequest, res: Response, unavailable: () => boolean): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => Response;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  let swapped = false;
+  res.writeHead = ((status: number, ...rest: unknown[]) => {
+    const headers = rest.find((r) => r && typeof r === 'object') as Record<string, string> | undefined;
+    if (!unavailable() || headers?.['Content-Type'] === 'text/event-stream' || headers?.['content-type'] === 'text/event-stream') {
+      return writeHead(status, ...rest);
+    }
+    swapped = true;
+    const body = { ...databaseUnavailableBody(), requestId: req.id };
+    return writeHead(503, { 'Content-Type': 'application/json', ...errorHeaders(body) });
+  }) as Response['writeHead'];
+  res.end = ((...args: unknown[]) => {
+    if (!swapped) return end(...args);
+    const body = { ...databaseUnavailableBody(), requestId: req.id };
+    return end(JSON.stringify(jsonRpcError(body, req.body)));
+  }) as Response['end'];
 }
