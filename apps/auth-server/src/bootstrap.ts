@@ -6,7 +6,10 @@ import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { DataSource } from 'typeorm';
-import { loadConfig, logLevels } from '../../../libs/database/src/config.js';
+import { loadConfig } from '../../../libs/database/src/config.js';
+import { createLogger, requestLogging } from '../../../libs/ops/src/logging.js';
+import { resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
+import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
 import { deleteExpired } from './adapter/postgres-adapter.js';
 import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
@@ -22,16 +25,17 @@ export async function createAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
   const app = await NestFactory.create<NestExpressApplication>(AuthServerModule, {
     bodyParser: false,
-    logger: logLevels(config.logLevel),
+    logger: createLogger(config),
   });
   app.set('trust proxy', 'loopback');
   app.disable('x-powered-by');
-  app.enableShutdownHooks();
   const provider = app.get<OidcProvider>(OIDC_PROVIDER);
   const ds = app.get(DataSource);
 
   // RFC 7591 registration is open, so it is rate limited per client address.
   app.use('/oauth/register', rateLimit({ windowMs: 60_000, limit: config.registrationsPerMinute, standardHeaders: 'draft-7', legacyHeaders: false }));
+  const logRequests = requestLogging(config);
+  if (logRequests) app.use(logRequests);
   const callback = provider.callback();
   app.use((req: Request, res: Response, next: NextFunction) => {
     if ((req.path.startsWith('/oauth/') && !OWN_PAGES.test(req.path)) || req.path.startsWith('/.well-known/')) {
@@ -54,7 +58,14 @@ export async function startAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
   const app = await createAuthServer();
   // Internal: reached through the records API's forwarding.
+  const logger = new Logger('auth-server');
+  closeOnSignals(app, {
+    graceMs: config.shutdownGraceMs,
+    logger,
+    afterClose: async () => (await resolveDatabaseUrl()).embedded?.stop(),
+  });
   await app.listen(config.authPort, '127.0.0.1');
-  new Logger('auth-server').log(`Auth server on 127.0.0.1:${config.authPort} (issuer ${config.publicUrl})`);
+  logger.log(`Auth server on 127.0.0.1:${config.authPort} (issuer ${config.publicUrl})`);
+  process.send?.({ ready: 'auth-server' });
   return app;
 }

@@ -3,8 +3,10 @@ import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
-import { loadConfig, logLevels } from '../../../libs/database/src/config.js';
-import { runMigrations } from '../../../libs/database/src/data-source.js';
+import { loadConfig } from '../../../libs/database/src/config.js';
+import { createLogger, requestLogging } from '../../../libs/ops/src/logging.js';
+import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
+import { resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
 import { AppModule } from './app.module.js';
 import { authProxy } from './http/auth-proxy.js';
 import { jsonBodies } from './http/body-parsing.js';
@@ -18,19 +20,20 @@ export async function createRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
     bodyParser: false,
-    logger: logLevels(config.logLevel),
+    logger: createLogger(config),
   });
   app.set('trust proxy', 'loopback');
   app.disable('x-powered-by');
   // No ETag: list pages change with every write, and hashing each body costs CPU on the hot path.
   app.set('etag', false);
   app.use(requestId);
+  const logRequests = requestLogging(config);
+  if (logRequests) app.use(logRequests);
   if (config.authProxy) app.use(authProxy(config.authPort));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
   app.use(jsonBodies());
   serveOpenApi(app, config.publicUrl);
-  app.enableShutdownHooks();
   await runMigrations(app.get(DataSource));
   return app;
 }
@@ -38,7 +41,14 @@ export async function createRecordsApi(): Promise<INestApplication> {
 export async function startRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();
   const app = await createRecordsApi();
+  const logger = new Logger('records-api');
+  closeOnSignals(app, {
+    graceMs: config.shutdownGraceMs,
+    logger,
+    afterClose: async () => (await resolveDatabaseUrl()).embedded?.stop(),
+  });
   await app.listen(config.port, '0.0.0.0');
-  new Logger('records-api').log(`Records API on ${config.publicUrl} (port ${config.port})`);
+  logger.log(`Records API on ${config.publicUrl} (port ${config.port})`);
+  process.send?.({ ready: 'records-api' });
   return app;
 }

@@ -21,6 +21,10 @@ export interface AppConfig {
   /** Dynamic client registrations per minute per client address. */
   registrationsPerMinute: number;
   logLevel: string;
+  /** `json`: one JSON object per line, one line per request (SPEC §9); `text`: Nest's console format. */
+  logFormat: 'json' | 'text';
+  /** On SIGTERM, how long requests in flight may take before their connections are closed. */
+  shutdownGraceMs: number;
 }
 
 let loaded = false;
@@ -78,6 +82,8 @@ export function loadConfig(): AppConfig {
     registrationsPerMinute: intFrom('REGISTRATIONS_PER_MINUTE', 10),
     authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 120),
     logLevel: process.env.LOG_LEVEL || 'log',
+    logFormat: process.env.LOG_FORMAT === 'json' ? 'json' : 'text',
+    shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 10_000),
   };
 }
 

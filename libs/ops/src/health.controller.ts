@@ -1,5 +1,6 @@
 import { Controller, Get, Res, SetMetadata } from '@nestjs/common';
-import { TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { DataSource } from 'typeorm';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { isDraining } from './shutdown-state.js';
@@ -17,7 +18,10 @@ const PUBLIC = SetMetadata('auth:public', true);
 @ApiExcludeController()
 @Controller('health')
 export class HealthController {
-  constructor(private readonly db: TypeOrmHealthIndicator) {}
+  constructor(
+    private readonly health: HealthIndicatorService,
+    private readonly dataSource: DataSource,
+  ) {}
 
   @Get('live')
   live(@Res({ passthrough: true }) res: Response) {
@@ -28,7 +32,9 @@ export class HealthController {
   @Get('ready')
   async ready(@Res({ passthrough: true }) res: Response) {
     res.setHeader('Cache-Control', 'no-store');
-    const database = isDraining() ? 'draining' : (await this.db.pingCheck('database', { timeout: 1000 })).database.status;
+    const database = isDraining()
+      ? 'draining'
+      : (await this.health.check('database').attempt(async () => void (await this.dataSource.query('SELECT 1'))).withTimeout(1000)).database.status;
     if (database !== 'up') {
       res.status(503);
       return { status: 'unavailable', checks: { database } };
