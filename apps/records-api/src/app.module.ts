@@ -7,6 +7,7 @@ import { dataSourceOptions, resolveDatabaseUrl } from '../../../libs/database/sr
 import { Sql } from '../../../libs/database/src/sql.js';
 import { CompaniesController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
+import { IdempotencyStore } from './http/idempotency.js';
 import { RestExceptionFilter } from './http/rest-exception.filter.js';
 import { PeopleController } from './people/people.controller.js';
 import { PeopleService } from './people/people.service.js';
@@ -34,9 +35,10 @@ import { HealthModule } from '../../../libs/ops/src/health.module.js';
     CompaniesService,
     PeopleService,
     BearerAuthService,
+    IdempotencyStore,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],
-  exports: [RecordStore, CompaniesService, PeopleService, BearerAuthService],
+  exports: [RecordStore, CompaniesService, PeopleService, BearerAuthService, IdempotencyStore],
 })
 export class AppModule {}

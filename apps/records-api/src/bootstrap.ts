@@ -9,7 +9,9 @@ import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
 import { resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
 import { AppModule } from './app.module.js';
 import { authProxy } from './http/auth-proxy.js';
+import { BearerAuthService } from '../../../libs/auth/src/bearer-auth.service.js';
 import { jsonBodies } from './http/body-parsing.js';
+import { IdempotencyStore, restIdempotency } from './http/idempotency.js';
 import { rateLimitAuthFailures, rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { serveOpenApi } from './well-known/open-api.js';
@@ -33,6 +35,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
   app.use(jsonBodies());
+  app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
   serveOpenApi(app, config.publicUrl);
   await runMigrations(app.get(DataSource));
   return app;

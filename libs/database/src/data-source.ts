@@ -7,8 +7,9 @@ import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-s
 import { OAuth1763900000000 } from './migrations/1763900000000-oauth.js';
 import { FilterOrderIndexes1764100000000 } from './migrations/1764100000000-filter-order-indexes.js';
 import { Settings1764000000000 } from './migrations/1764000000000-settings.js';
+import { Operations1764000000100 } from './migrations/1764000000100-operations.js';
 
-export const MIGRATIONS = [InitialSchema1763800000000, OAuth1763900000000, Settings1764000000000, FilterOrderIndexes1764100000000];
+export const MIGRATIONS = [InitialSchema1763800000000, OAuth1763900000000, Settings1764000000000, Operations1764000000100, FilterOrderIndexes1764100000000];
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
   return {

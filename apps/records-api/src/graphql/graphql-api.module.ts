@@ -9,6 +9,8 @@ import { CompaniesService } from '../companies/companies.service.js';
 import { PeopleService } from '../people/people.service.js';
 import { CompaniesResolver } from './companies.resolver.js';
 import { graphqlContextFactory } from './graphql-context.js';
+import { IdempotencyStore } from '../http/idempotency.js';
+import { graphqlIdempotencyPlugin } from './graphql-idempotency.js';
 import { formatGraphqlError, graphqlRequestIdPlugin } from './graphql-errors.js';
 import { PeopleResolver } from './people.resolver.js';
 import { complexityLimitPlugin, depthLimitRule } from './query-limits.js';
@@ -16,7 +18,7 @@ import { complexityLimitPlugin, depthLimitRule } from './query-limits.js';
 /** Relative to the working directory (the repository root for `npm start` and the tests). */
 export const SCHEMA_FILE = 'apps/records-api/schema.gql';
 
-function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, people: PeopleService): ApolloDriverConfig {
+function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, people: PeopleService, idempotency: IdempotencyStore): ApolloDriverConfig {
   const production = process.env.NODE_ENV === 'production';
   return {
     path: '/graphql',
@@ -31,7 +33,7 @@ function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, pe
     includeStacktraceInErrorResponses: false,
     validationRules: [depthLimitRule()],
     // Cache control would wrap every field resolver; we send no cache hints.
-    plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin(), ApolloServerPluginCacheControlDisabled()],
+    plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin(), ApolloServerPluginCacheControlDisabled(), graphqlIdempotencyPlugin(idempotency)],
   };
 }
 
@@ -46,7 +48,7 @@ function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, pe
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
       imports: [forwardRef(() => AppModule)],
-      inject: [BearerAuthService, CompaniesService, PeopleService],
+      inject: [BearerAuthService, CompaniesService, PeopleService, IdempotencyStore],
       useFactory: graphqlOptions,
     }),
   ],
