@@ -4,9 +4,12 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator } from 'express-rate-limit';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../../libs/database/src/config.js';
+import { poolOf } from '../../../libs/database/src/sql.js';
+import { SharedLimit } from '../../../libs/ops/src/rate-limits.js';
 import { createLogger, requestLogging } from '../../../libs/ops/src/logging.js';
 import { resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
 import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
@@ -20,6 +23,26 @@ import { settingsApiBodyErrors, settingsHeaders } from './settings/http.js';
 const OWN_PAGES = /^\/oauth\/(interaction|assets)\//;
 const CLEANUP_EVERY_MS = 10 * 60 * 1000;
 
+/** Registrations (POST) per minute per client address; 429 with Retry-After past it, as an RFC 6749-style JSON error. */
+function registrationLimit(perMinute: number, pool: Pool) {
+  const limit = new SharedLimit(pool, 'reg', perMinute);
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST' || perMinute === 0) return next();
+    try {
+      const outcome = await limit.consume(`ip:${ipKeyGenerator(req.ip ?? '')}`);
+      res.set(outcome.headers);
+      if (!outcome.allowed) {
+        res.setHeader('Retry-After', String(outcome.retryAfter));
+        res.status(429).json({ error: 'too_many_requests', error_description: `At most ${perMinute} registrations per minute; retry after ${outcome.retryAfter} s` });
+        return;
+      }
+    } catch {
+      // Counting failed: register rather than refuse.
+    }
+    next();
+  };
+}
+
 /** The auth server, configured but not listening (tests listen on a port of their own). */
 export async function createAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
@@ -32,8 +55,8 @@ export async function createAuthServer(): Promise<INestApplication> {
   const provider = app.get<OidcProvider>(OIDC_PROVIDER);
   const ds = app.get(DataSource);
 
-  // RFC 7591 registration is open, so it is rate limited per client address.
-  app.use('/oauth/register', rateLimit({ windowMs: 60_000, limit: config.registrationsPerMinute, standardHeaders: 'draft-7', legacyHeaders: false }));
+  // RFC 7591 registration is open, so it is rate limited per client address, across instances.
+  app.use('/oauth/register', registrationLimit(config.registrationsPerMinute, poolOf(ds)));
   const logRequests = requestLogging(config);
   if (logRequests) app.use(logRequests);
   const callback = provider.callback();
