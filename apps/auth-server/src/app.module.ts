@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '../../../libs/database/src/config.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
 import { HealthModule } from '../../../libs/ops/src/health.module.js';
+import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
 import { AccountPagesController } from './interactions/account-pages.controller.js';
 import { InteractionsController } from './interactions/interactions.controller.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
@@ -23,6 +24,7 @@ import { WebSessions } from './sessions/web-sessions.js';
   controllers: [InteractionsController, AccountPagesController],
   providers: [
     WebSessions,
+    RateLimitPool.provider(),
     {
       provide: OIDC_PROVIDER,
       inject: [DataSource],

@@ -8,8 +8,7 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../../libs/database/src/config.js';
-import { poolOf } from '../../../libs/database/src/sql.js';
-import { SharedLimit } from '../../../libs/ops/src/rate-limits.js';
+import { RateLimitPool, SharedLimit } from '../../../libs/ops/src/rate-limits.js';
 import { createLogger, requestLogging } from '../../../libs/ops/src/logging.js';
 import { resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
 import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
@@ -56,7 +55,7 @@ export async function createAuthServer(): Promise<INestApplication> {
   const ds = app.get(DataSource);
 
   // RFC 7591 registration is open, so it is rate limited per client address, across instances.
-  app.use('/oauth/register', registrationLimit(config.registrationsPerMinute, poolOf(ds)));
+  app.use('/oauth/register', registrationLimit(config.registrationsPerMinute, app.get(RateLimitPool).pool));
   const logRequests = requestLogging(config);
   if (logRequests) app.use(logRequests);
   const callback = provider.callback();

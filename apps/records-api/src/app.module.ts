@@ -18,6 +18,7 @@ import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { HealthModule } from '../../../libs/ops/src/health.module.js';
+import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
 
 @Module({
   imports: [
@@ -36,6 +37,7 @@ import { HealthModule } from '../../../libs/ops/src/health.module.js';
     PeopleService,
     BearerAuthService,
     IdempotencyStore,
+    RateLimitPool.provider(),
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],

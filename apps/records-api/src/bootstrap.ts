@@ -7,7 +7,7 @@ import { loadConfig } from '../../../libs/database/src/config.js';
 import { createLogger, requestLogging } from '../../../libs/ops/src/logging.js';
 import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
 import { resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
-import { poolOf } from '../../../libs/database/src/sql.js';
+import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
 import { AppModule } from './app.module.js';
 import { authProxy } from './http/auth-proxy.js';
 import { BearerAuthService } from '../../../libs/auth/src/bearer-auth.service.js';
@@ -33,7 +33,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   const logRequests = requestLogging(config);
   if (logRequests) app.use(logRequests);
   if (config.authProxy) app.use(authProxy(config.authPort));
-  const pool = poolOf(app.get(DataSource));
+  const pool = app.get(RateLimitPool).pool;
   app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute, pool));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool));
   app.use(jsonBodies());

@@ -1,4 +1,6 @@
-import type { Pool } from 'pg';
+import { Injectable, type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
+import pg, { type Pool } from 'pg';
+import { resolveDatabaseUrl } from '../../database/src/data-source.js';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 
 const WINDOW_SECONDS = 60;
@@ -100,5 +102,28 @@ export class SharedFailureLimit {
     // The limit-th failure is still answered; what comes after it is refused.
     if (!outcome.allowed || outcome.remaining <= 0) this.blocked.set(key, Date.now() + outcome.retryAfter * 1000);
     if (this.blocked.size > 10_000) this.blocked.clear(); // bounded: a flood of addresses cannot grow it without end
+  }
+}
+
+/**
+ * The counters' own small pool (same database): a flood of counted requests queues here,
+ * not in front of the record queries, and the per-request statement of the limiter stays
+ * out of the data pool's statement budget.
+ */
+@Injectable()
+export class RateLimitPool implements OnModuleDestroy {
+  readonly pool: Pool;
+
+  constructor(url: string) {
+    this.pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+    this.pool.on('error', () => undefined); // an idle connection dropped (Postgres restarting): the pool replaces it
+  }
+
+  static provider(): FactoryProvider<RateLimitPool> {
+    return { provide: RateLimitPool, useFactory: async () => new RateLimitPool((await resolveDatabaseUrl()).url) };
+  }
+
+  async onModuleDestroy() {
+    await this.pool.end();
   }
 }
