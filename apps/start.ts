@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import '../libs/ops/src/json-console.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';

@@ -32,7 +32,7 @@ const REDACT = [
 ];
 
 let root: Pino | undefined;
-function pinoRoot(config: AppConfig): Pino {
+export function pinoRoot(config: AppConfig): Pino {
   const levels = logLevels(config.logLevel);
   root ??= pino({
     level: PINO_LEVEL[levels[levels.length - 1]],
