@@ -31,6 +31,9 @@ function graphqlOptions(auth: BearerAuthService, companies: CompaniesService, pe
     context: graphqlContextFactory({ auth, companies, people, publicUrl: loadConfig().publicUrl }),
     formatError: formatGraphqlError,
     includeStacktraceInErrorResponses: false,
+    // Nest's driver otherwise resets the status of any response with `data` to 200,
+    // which hid the 503 of a mutation that lost the database midway (SPEC §9).
+    preserveHttpStatusForExecutionErrors: false,
     validationRules: [depthLimitRule()],
     // Cache control would wrap every field resolver; we send no cache hints.
     plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin(), ApolloServerPluginCacheControlDisabled(), graphqlIdempotencyPlugin(idempotency)],

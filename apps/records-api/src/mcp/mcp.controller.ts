@@ -102,6 +102,8 @@ function answer503WhenUnavailable(req: McpRequest, res: Response, unavailable: (
     const body = { ...databaseUnavailableBody(), requestId: req.id };
     return writeHead(503, { 'Content-Type': 'application/json', ...errorHeaders(body) });
   }) as Response['writeHead'];
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  res.write = ((...args: unknown[]) => (swapped ? true : write(...args))) as Response['write'];
   res.end = ((...args: unknown[]) => {
     if (!swapped) return end(...args);
     const body = { ...databaseUnavailableBody(), requestId: req.id };
