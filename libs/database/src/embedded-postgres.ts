@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
+import { placeForRoot, RootPostgres } from './postgres-as-root.js';
 import pg from 'pg';
 
 /**
@@ -142,7 +143,12 @@ export async function startEmbeddedPostgres(options: {
   mkdirSync(options.dataDir, { recursive: true });
   // As root the server runs as user `postgres`, which must be able to enter the folder.
   if (isRoot) chmodSync(options.dataDir, 0o755);
-  const clusterDir = join(options.dataDir, 'pg');
+  const placement = await placeForRoot(options.dataDir);
+  if (placement) log(`User postgres cannot enter ${options.dataDir}: ${placement.moved.join(', ')}`);
+  const clusterDir = placement?.clusterDir ?? join(options.dataDir, 'pg');
+  type Server = { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> };
+  const makeServer = (settings: ConstructorParameters<typeof EmbeddedPostgres>[0] & { databaseDir: string; port: number; password: string }): Server =>
+    placement ? new RootPostgres(placement, { ...settings, user: USER }) : new EmbeddedPostgres(settings);
   const credentialsFile = join(options.dataDir, 'pg.json');
   const ownerFile = join(options.dataDir, 'pg.owner');
 
@@ -152,7 +158,7 @@ export async function startEmbeddedPostgres(options: {
     rmSync(clusterDir, { recursive: true, force: true });
     writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
     log(`Initialising embedded PostgreSQL in ${clusterDir}`);
-    const init = new EmbeddedPostgres({
+    const init = makeServer({
       databaseDir: clusterDir,
       user: USER,
       password: credentials.password,
@@ -195,7 +201,7 @@ export async function startEmbeddedPostgres(options: {
       writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
     }
     writeFileSync(ownerFile, JSON.stringify(process.pid));
-    const server = new EmbeddedPostgres({
+    const server = makeServer({
       databaseDir: clusterDir,
       user: USER,
       password: credentials.password,
