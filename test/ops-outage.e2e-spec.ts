@@ -1,7 +1,4 @@
-import { DataSource } from 'typeorm';
-import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
-import { dataSourceOptions } from '../libs/database/src/data-source.js';
-import { ownPostgres, spawnApp, waitUntil, type AppProcess, type OwnPostgres } from './processes.js';
+import { ownPostgresWithKey, spawnApp, waitUntil, type AppProcess, type OwnPostgres } from './processes.js';
 
 /**
  * SPEC §9 "Database unreachable": a records API process (started alone, as in a
@@ -13,11 +10,7 @@ describe('database outage', () => {
   let key: string;
 
   beforeAll(async () => {
-    pg = await ownPostgres('outage');
-    const ds = await new DataSource(dataSourceOptions(pg.url, 2)).initialize();
-    const workspace = await createWorkspace(ds, 'outage');
-    key = (await createApiKey(ds, { workspaceId: workspace.id, role: await findRole(ds, workspace.id, 'Admin'), name: 'k', expiresAt: new Date(Date.now() + 86_400_000) })).secret;
-    await ds.destroy();
+    ({ pg, key } = await ownPostgresWithKey('outage'));
     api = await spawnApp('records-api', { DATABASE_URL: pg.url });
   }, 60_000);
 
@@ -45,7 +38,7 @@ describe('database outage', () => {
     const r = await rest();
     expect(r.status).toBe(503);
     expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
-    const body = await r.json();
+    const body = (await r.json()) as any;
     expect(body).toMatchObject({ statusCode: 503, code: 'SERVICE_UNAVAILABLE', requestId: expect.any(String) });
     expect(body.messages[0]).toMatch(/database is unavailable/);
 
@@ -55,7 +48,7 @@ describe('database outage', () => {
     const g = await graphql();
     expect(g.status).toBe(503);
     expect(g.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect((await g.json()).errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
+    expect(((await g.json()) as any).errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
 
     const m = await mcp();
     expect(m.status).toBe(503);
@@ -78,7 +71,7 @@ describe('database outage', () => {
     expect((await mcp()).status).toBe(200);
     expect((await fetch(`${api.url}/health/ready`)).status).toBe(200);
     // The body of the write refused during the outage was not kept.
-    const list = await (await fetch(`${api.url}/rest/companies?filter=${encodeURIComponent('name[eq]:"during outage"')}`, { headers: auth() })).json();
+    const list = (await (await fetch(`${api.url}/rest/companies?filter=${encodeURIComponent('name[eq]:"during outage"')}`, { headers: auth() })).json()) as any;
     expect(list.totalCount).toBe(0);
     expect(api.output()).not.toMatch(/INTERNAL_ERROR|Internal server error/);
   }, 60_000);

@@ -34,7 +34,7 @@ const asRoot = process.getuid?.() === 0;
   });
 
   async function start(): Promise<{ launcher: ChildProcess; output: () => string; exited: Promise<number | null> }> {
-    const env = { ...process.env, PORT: String(port), AUTH_PORT: String(authPort), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'log' };
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), AUTH_PORT: String(authPort), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'log' };
     delete env.DATABASE_URL;
     delete env.DATA_DIR;
     delete env.WRS_ROOT;
@@ -58,7 +58,7 @@ const asRoot = process.getuid?.() === 0;
     const list = () => fetch(`http://127.0.0.1:${port}/rest/companies?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
     const before = await list();
     expect(before.status).toBe(200);
-    expect((await before.json()).totalCount).toBe(20);
+    expect(((await before.json()) as any).totalCount).toBe(20);
     expect(existsSync(join(relocated, 'pg', 'PG_VERSION'))).toBe(true);
     first.launcher.kill('SIGTERM');
     expect(await first.exited).toBe(0);
@@ -67,7 +67,7 @@ const asRoot = process.getuid?.() === 0;
     expect(second.output()).not.toMatch(/API key:/); // not a fresh database
     const after = await list();
     expect(after.status).toBe(200);
-    expect((await after.json()).totalCount).toBe(20);
+    expect(((await after.json()) as any).totalCount).toBe(20);
     second.launcher.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   }, 240_000);

@@ -1,8 +1,5 @@
 import pg from 'pg';
-import { DataSource } from 'typeorm';
-import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
-import { dataSourceOptions } from '../libs/database/src/data-source.js';
-import { httpJson, ownPostgres, spawnApp, waitUntil, type OwnPostgres } from './processes.js';
+import { httpJson, ownPostgresWithKey, spawnApp, waitUntil, type OwnPostgres } from './processes.js';
 
 /**
  * SPEC §9 "SIGTERM": requests in flight get their normal answers. To have requests
@@ -15,12 +12,7 @@ describe('SIGTERM with requests in flight', () => {
   let workspaceId: string;
 
   beforeAll(async () => {
-    pgOwn = await ownPostgres('shutdown');
-    const ds = await new DataSource(dataSourceOptions(pgOwn.url, 2)).initialize();
-    const workspace = await createWorkspace(ds, 'shutdown');
-    workspaceId = workspace.id;
-    key = (await createApiKey(ds, { workspaceId, role: await findRole(ds, workspaceId, 'Admin'), name: 'k', expiresAt: new Date(Date.now() + 86_400_000) })).secret;
-    await ds.destroy();
+    ({ pg: pgOwn, key, workspaceId } = await ownPostgresWithKey('shutdown'));
   }, 60_000);
   afterAll(async () => pgOwn?.remove());
 

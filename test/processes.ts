@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
 import { projectRoot } from '../libs/database/src/config.js';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations } from '../libs/database/src/data-source.js';
@@ -48,6 +49,20 @@ export async function ownPostgres(label: string): Promise<OwnPostgres> {
   await runMigrations(ds);
   await ds.destroy();
   return own;
+}
+
+/** An own Postgres (see ownPostgres) with one workspace and an Admin API key in it. */
+export async function ownPostgresWithKey(label: string): Promise<{ pg: OwnPostgres; key: string; workspaceId: string }> {
+  const pg = await ownPostgres(label);
+  const ds = await new DataSource(dataSourceOptions(pg.url, 2)).initialize();
+  try {
+    const workspace = await createWorkspace(ds, label);
+    const role = await findRole(ds, workspace.id, 'Admin');
+    const { secret } = await createApiKey(ds, { workspaceId: workspace.id, role, name: label, expiresAt: new Date(Date.now() + 86_400_000) });
+    return { pg, key: secret, workspaceId: workspace.id };
+  } finally {
+    await ds.destroy();
+  }
 }
 
 export interface AppProcess {
