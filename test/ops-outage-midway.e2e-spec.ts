@@ -28,15 +28,15 @@ describe('database lost in the middle of a request', () => {
     await app.close();
   });
 
-  async function terminatedMidway<T>(send: () => Promise<T>): Promise<T> {
+  async function terminatedMidway<T>(send: () => Promise<T>, table = 'companies'): Promise<T> {
     await locker.query('BEGIN');
-    await locker.query('LOCK TABLE companies IN EXCLUSIVE MODE');
+    await locker.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
     try {
       const pending = send();
       let pid: number | undefined;
       for (let i = 0; i < 100 && !pid; i++) {
         await locker.query('SELECT pg_stat_clear_snapshot()');
-        const { rows } = await locker.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'INSERT INTO companies%'`);
+        const { rows } = await locker.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'INSERT INTO ' || $1 || '%'`, [table]);
         pid = rows[0]?.pid;
         if (!pid) await new Promise((r) => setTimeout(r, 50));
       }
@@ -80,5 +80,28 @@ describe('database lost in the middle of a request', () => {
     expect(res.status).toBe(503);
     expect(res.headers['retry-after']).toBe('5');
     expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32000, data: { code: 'SERVICE_UNAVAILABLE' } } });
+  });
+
+  it('Idempotency-Key: losing the database while claiming the key is 503 too (REST and GraphQL)', async () => {
+    const rest = await terminatedMidway(
+      () => request(http).post('/rest/companies').set(auth()).set('Idempotency-Key', 'midway-rest').send({ name: 'Midway key' }).then((r) => r),
+      'idempotency_keys',
+    );
+    expectError(rest, 503, 'SERVICE_UNAVAILABLE');
+    const gql = await terminatedMidway(
+      () =>
+        request(http)
+          .post('/graphql')
+          .set(auth())
+          .set('Idempotency-Key', 'midway-gql')
+          .send({ query: 'mutation { createCompany(data: {name: "Midway key GQL"}) { id } }' })
+          .then((r) => r),
+      'idempotency_keys',
+    );
+    expect(gql.status).toBe(503);
+    expect(gql.headers['retry-after']).toBe('5');
+    expect(gql.body.errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
+    const [row] = await ds.query(`SELECT count(*)::int AS n FROM companies WHERE workspace_id = $1 AND name LIKE 'Midway key%'`, [ws.id]);
+    expect(row.n).toBe(0);
   });
 });

@@ -1,7 +1,9 @@
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
 import { ErrorCode } from '../../../../libs/records/src/errors.js';
 import { fingerprint, IDEMPOTENCY_HEADER, invalidKey, isValidKey, keyInUse, keyReused, type IdempotencyStore } from '../http/idempotency.js';
 import type { GraphqlContext } from './graphql-context.js';
+import { databaseUnavailableError } from './graphql-errors.js';
 
 /** Errors that mean "not done, try again": such a response is not kept (SPEC §9, status ≥ 500). */
 const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE]);
@@ -30,7 +32,16 @@ export function graphqlIdempotencyPlugin(store: IdempotencyStore): ApolloServerP
           if (!isValidKey(key)) return refusal(400, invalidKey().code, invalidKey().message);
           const workspaceId = contextValue.principal.workspaceId;
           const print = fingerprint('POST', '/graphql', { query: request.query, operationName: request.operationName ?? null, variables: request.variables ?? null });
-          const claim = await store.claim(workspaceId, key, 'POST', '/graphql', print);
+          let claim;
+          try {
+            claim = await store.claim(workspaceId, key, 'POST', '/graphql', print);
+          } catch (err) {
+            if (!isDatabaseUnavailable(err)) throw err;
+            const unavailable = databaseUnavailableError();
+            const response = refusal(503, 'SERVICE_UNAVAILABLE', unavailable.message);
+            response.http.headers.set('retry-after', String(RETRY_AFTER_SECONDS));
+            return response;
+          }
           if (claim.kind === 'reused' || claim.kind === 'in_use') {
             const error = claim.kind === 'reused' ? keyReused() : keyInUse();
             return refusal(error.status, error.code, error.message);
