@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../bench/form-browser.js';
 import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**

@@ -26,6 +26,15 @@ function testCertificate() {
 
 export default async function globalSetup() {
   testCertificate();
+  // Rate limits are counted across instances, in the database (SPEC §9), and requests
+  // without credentials and failed authentications per client address. Here every test
+  // file is one address (127.0.0.1) on one database, so the suite's many deliberate 401s
+  // and anonymous calls would add up to the production defaults (120 and 600 a minute)
+  // and throttle unrelated files. The limiters still run, with budgets the suite cannot
+  // reach; files that test a limit set their own (each limit size counts apart). The
+  // workers inherit this environment.
+  process.env.AUTH_FAILURES_PER_MINUTE ??= '100000';
+  process.env.RATE_LIMIT_PER_MINUTE ??= '100000';
   const config = loadConfig();
   let url = config.databaseUrl;
   if (!url) {

@@ -13,7 +13,7 @@ import type { DataSource } from 'typeorm';
 import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
 import { createServerApp } from '../libs/auth/src/server-apps.js';
 import { newWorkspace } from './factories.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../bench/form-browser.js';
 import { startPublicOrigin, type PublicOrigin } from './public-origin.js';
 
 process.env.LOG_LEVEL ??= 'error';

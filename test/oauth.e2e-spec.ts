@@ -7,7 +7,7 @@ import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
 import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
 import { createServerApp } from '../libs/auth/src/server-apps.js';
 import { rotateSigningKey } from '../libs/auth/src/signing-keys.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../bench/form-browser.js';
 import { pkceAuthorizationUrl } from './oauth-flow.js';
 import { freePort } from './public-origin.js';
 

@@ -1,5 +1,5 @@
 import { findRole } from '../libs/auth/src/accounts.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../bench/form-browser.js';
 import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /** The roles page lists opportunities (SPEC §12): a column, a fieldset, and what a saved role records. */

@@ -49,6 +49,15 @@ describe('REST errors', () => {
       expect(await count('companies')).toBe(0);
     });
 
+    it('says a missing company name is required, not that it is too long', async () => {
+      for (const body of [{}, { domainName: { primaryLinkUrl: 'a.io' } }]) {
+        const res = await api.post('/rest/companies', body);
+        expectError(res, 400, 'VALIDATION_FAILED');
+        expect(res.body.messages).toEqual(['name is required']);
+      }
+      expect(await count('companies')).toBe(0);
+    });
+
     it('refuses unknown fields, naming them (never silently dropped)', async () => {
       const cases: [string, unknown, string][] = [
         ['/rest/companies', { name: 'x', industry: 'tech' }, 'industry is not a known field'],

@@ -1,6 +1,6 @@
 import { addMember, createApiKey, createUser, findRole } from '../libs/auth/src/accounts.js';
 import { createServerApp } from '../libs/auth/src/server-apps.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../bench/form-browser.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**

@@ -3,7 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../../libs/database/src/config.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
-import { HealthController } from './health.controller.js';
+import { HealthModule } from '../../../libs/ops/src/health.module.js';
+import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
 import { AccountPagesController } from './interactions/account-pages.controller.js';
 import { InteractionsController } from './interactions/interactions.controller.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
@@ -19,11 +20,13 @@ import { WebSessions } from './sessions/web-sessions.js';
       useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url, 10),
     }),
     SettingsModule,
+    HealthModule,
   ],
-  controllers: [HealthController, InteractionsController, AccountPagesController],
+  controllers: [InteractionsController, AccountPagesController],
   providers: [
     WebSessions,
     SignInThrottle,
+    RateLimitPool.provider(),
     {
       provide: OIDC_PROVIDER,
       inject: [DataSource],

@@ -4,9 +4,14 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator } from 'express-rate-limit';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfig, logLevels } from '../../../libs/database/src/config.js';
+import { loadConfig } from '../../../libs/database/src/config.js';
+import { RateLimitPool, SharedLimit } from '../../../libs/ops/src/rate-limits.js';
+import { createLogger, requestLogging } from '../../../libs/ops/src/logging.js';
+import { resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
+import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
 import { deleteExpired } from './adapter/postgres-adapter.js';
 import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
@@ -19,19 +24,38 @@ import { settingsApiBodyErrors, settingsHeaders } from './settings/http.js';
 const OWN_PAGES = /^\/oauth\/(interaction|assets)\//;
 const CLEANUP_EVERY_MS = 10 * 60 * 1000;
 
+/** Registrations (POST) per minute per client address; 429 with Retry-After past it, as an RFC 6749-style JSON error. */
+function registrationLimit(perMinute: number, pool: Pool) {
+  const limit = new SharedLimit(pool, 'reg', perMinute);
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST' || perMinute === 0) return next();
+    try {
+      const outcome = await limit.consume(`ip:${ipKeyGenerator(req.ip ?? '')}`);
+      res.set(outcome.headers);
+      if (!outcome.allowed) {
+        res.setHeader('Retry-After', String(outcome.retryAfter));
+        res.status(429).json({ error: 'too_many_requests', error_description: `At most ${perMinute} registrations per minute; retry after ${outcome.retryAfter} s` });
+        return;
+      }
+    } catch {
+      // Counting failed: register rather than refuse.
+    }
+    next();
+  };
+}
+
 /** The auth server, configured but not listening (tests listen on a port of their own). */
 export async function createAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
   const app = await NestFactory.create<NestExpressApplication>(AuthServerModule, {
     bodyParser: false,
-    logger: logLevels(config.logLevel),
+    logger: createLogger(config),
   });
   // Behind the records API, the one hop to trust is the loopback connection it forwards on
   // (it replaces X-Forwarded-For with the address it resolved); behind an ingress of its
   // own (AUTH_PROXY=off), TRUST_PROXY says which proxies to trust.
   app.set('trust proxy', config.authProxy ? (address: string, hop: number) => hop === 0 && isLoopback(address) : config.trustProxy);
   app.disable('x-powered-by');
-  app.enableShutdownHooks();
   const provider = app.get<OidcProvider>(OIDC_PROVIDER);
   const ds = app.get(DataSource);
   await loadCsrfKey(ds);
@@ -39,8 +63,10 @@ export async function createAuthServer(): Promise<INestApplication> {
   app.use(publicOriginHeaders(config.publicUrl));
   app.use(forbidFraming);
 
-  // RFC 7591 registration is open, so it is rate limited per client address.
-  app.use('/oauth/register', rateLimit({ windowMs: 60_000, limit: config.registrationsPerMinute, standardHeaders: 'draft-7', legacyHeaders: false }));
+  // RFC 7591 registration is open, so it is rate limited per client address, across instances.
+  app.use('/oauth/register', registrationLimit(config.registrationsPerMinute, app.get(RateLimitPool).pool));
+  const logRequests = requestLogging(config);
+  if (logRequests) app.use(logRequests);
   const callback = provider.callback();
   app.use((req: Request, res: Response, next: NextFunction) => {
     if ((req.path.startsWith('/oauth/') && !OWN_PAGES.test(req.path)) || req.path.startsWith('/.well-known/')) {
@@ -83,7 +109,14 @@ export async function startAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
   const app = await createAuthServer();
   // Internal: reached through the records API's forwarding.
+  const logger = new Logger('auth-server');
+  closeOnSignals(app, {
+    graceMs: config.shutdownGraceMs,
+    logger,
+    afterClose: async () => (await resolveDatabaseUrl()).embedded?.stop(),
+  });
   await app.listen(config.authPort, '127.0.0.1');
-  new Logger('auth-server').log(`Auth server on 127.0.0.1:${config.authPort} (issuer ${config.publicUrl})`);
+  logger.log(`Auth server on 127.0.0.1:${config.authPort} (issuer ${config.publicUrl})`);
+  process.send?.({ ready: 'auth-server' });
   return app;
 }

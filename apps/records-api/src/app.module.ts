@@ -11,6 +11,8 @@ import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
+import { HealthModule } from '../../../libs/ops/src/health.module.js';
+import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
 
 @Module({
   imports: [
@@ -19,10 +21,12 @@ import { McpController } from './mcp/mcp.controller.js';
     }),
     RecordsModule,
     GraphqlApiModule,
+    HealthModule,
   ],
   // One REST controller per declared object (objects/object.controller.ts).
   controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, McpController],
   providers: [
+    RateLimitPool.provider(),
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],

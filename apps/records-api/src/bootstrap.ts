@@ -3,12 +3,17 @@ import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
-import { loadConfig, logLevels } from '../../../libs/database/src/config.js';
-import { runMigrations } from '../../../libs/database/src/data-source.js';
 import { forbidFraming } from '../../../libs/auth/src/frame-headers.js';
+import { loadConfig } from '../../../libs/database/src/config.js';
+import { createLogger, requestLogging } from '../../../libs/ops/src/logging.js';
+import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
+import { resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
+import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
 import { AppModule } from './app.module.js';
 import { authProxy } from './http/auth-proxy.js';
+import { BearerAuthService } from '../../../libs/auth/src/bearer-auth.service.js';
 import { jsonBodies } from './http/body-parsing.js';
+import { IdempotencyStore, restIdempotency } from './http/idempotency.js';
 import { mcpOriginCheck } from './http/mcp-origin.js';
 import { rateLimitAuthFailures, rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
@@ -20,7 +25,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
     bodyParser: false,
-    logger: logLevels(config.logLevel),
+    logger: createLogger(config),
   });
   // Client addresses (rate limits, logs) come through the proxies TRUST_PROXY names, and no others.
   app.set('trust proxy', config.trustProxy);
@@ -29,13 +34,16 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.set('etag', false);
   app.use(requestId);
   app.use(forbidFraming);
+  const logRequests = requestLogging(config);
+  if (logRequests) app.use(logRequests);
   if (config.authProxy) app.use(authProxy(config.authPort, config.publicUrl));
   app.use('/mcp', mcpOriginCheck(config.publicUrl, config.mcpAllowedOrigins));
-  app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute));
-  app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute));
+  const pool = app.get(RateLimitPool).pool;
+  app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute, pool));
+  app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool));
   app.use(jsonBodies());
+  app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
   serveOpenApi(app, config.publicUrl);
-  app.enableShutdownHooks();
   await runMigrations(app.get(DataSource));
   return app;
 }
@@ -43,7 +51,14 @@ export async function createRecordsApi(): Promise<INestApplication> {
 export async function startRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();
   const app = await createRecordsApi();
+  const logger = new Logger('records-api');
+  closeOnSignals(app, {
+    graceMs: config.shutdownGraceMs,
+    logger,
+    afterClose: async () => (await resolveDatabaseUrl()).embedded?.stop(),
+  });
   await app.listen(config.port, '0.0.0.0');
-  new Logger('records-api').log(`Records API on ${config.publicUrl} (port ${config.port})`);
+  logger.log(`Records API on ${config.publicUrl} (port ${config.port})`);
+  process.send?.({ ready: 'records-api' });
   return app;
 }

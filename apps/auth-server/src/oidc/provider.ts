@@ -2,6 +2,7 @@ import Provider from 'oidc-provider';
 import type { DataSource } from 'typeorm';
 import { hashSecret } from '../../../../libs/auth/src/secrets.js';
 import { ensureOidcKeys } from '../../../../libs/auth/src/signing-keys.js';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
 import { buildConfiguration } from './configuration.js';
 
@@ -46,5 +47,26 @@ export async function createProvider(ds: DataSource, publicUrl: string): Promise
   provider.Client.prototype.compareClientSecret = function (this: unknown, actual: string) {
     return compare.call(this, hashSecret(actual));
   };
+  answer503WhileDatabaseIsAway(provider);
   return provider;
+}
+
+/**
+ * SPEC §9: a token request (a refresh, say) while Postgres is away is not the server's
+ * fault to report as 500 `server_error`: it is 503 with `Retry-After`, and in JSON
+ * replies RFC 6749's `temporarily_unavailable`, so clients retry instead of giving up.
+ */
+function answer503WhileDatabaseIsAway(provider: OidcProvider): void {
+  provider.on('server_error', (ctx, err) => {
+    if (isDatabaseUnavailable(err)) ctx.state.databaseUnavailable = true;
+  });
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.status !== 500 || !ctx.state.databaseUnavailable) return;
+    ctx.status = 503;
+    ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+    if (ctx.body && typeof ctx.body === 'object') {
+      ctx.body = { error: 'temporarily_unavailable', error_description: `The database is unavailable; retry after ${RETRY_AFTER_SECONDS} s` };
+    }
+  });
 }

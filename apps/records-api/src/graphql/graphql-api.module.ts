@@ -8,13 +8,15 @@ import { OBJECT_RESOLVERS } from '../objects/object.resolver.js';
 import { RecordsService } from '../objects/records.service.js';
 import { RecordsModule } from '../records/records.module.js';
 import { graphqlContextFactory } from './graphql-context.js';
+import { IdempotencyStore } from '../http/idempotency.js';
+import { graphqlIdempotencyPlugin } from './graphql-idempotency.js';
 import { formatGraphqlError, graphqlRequestIdPlugin } from './graphql-errors.js';
 import { complexityLimitPlugin, depthLimitRule } from './query-limits.js';
 
 /** Relative to the working directory (the repository root for `npm start` and the tests). */
 export const SCHEMA_FILE = 'apps/records-api/schema.gql';
 
-function graphqlOptions(auth: BearerAuthService, records: RecordsService): ApolloDriverConfig {
+function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempotency: IdempotencyStore): ApolloDriverConfig {
   const production = process.env.NODE_ENV === 'production';
   return {
     path: '/graphql',
@@ -27,9 +29,12 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService): Apoll
     context: graphqlContextFactory({ auth, records, publicUrl: loadConfig().publicUrl }),
     formatError: formatGraphqlError,
     includeStacktraceInErrorResponses: false,
+    // Nest's driver otherwise resets the status of any response with `data` to 200,
+    // which hid the 503 of a mutation that lost the database midway (SPEC §9).
+    preserveHttpStatusForExecutionErrors: false,
     validationRules: [depthLimitRule()],
     // Cache control would wrap every field resolver; we send no cache hints.
-    plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin(), ApolloServerPluginCacheControlDisabled()],
+    plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin(), ApolloServerPluginCacheControlDisabled(), graphqlIdempotencyPlugin(idempotency)],
   };
 }
 
@@ -43,7 +48,7 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService): Apoll
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
       imports: [RecordsModule],
-      inject: [BearerAuthService, RecordsService],
+      inject: [BearerAuthService, RecordsService, IdempotencyStore],
       useFactory: graphqlOptions,
     }),
   ],

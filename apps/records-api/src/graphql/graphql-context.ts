@@ -3,9 +3,11 @@ import type { AuthenticatedRequest } from '../../../../libs/auth/src/auth.guard.
 import type { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.service.js';
 import type { Principal } from '../../../../libs/auth/src/principal.js';
 import { wwwAuthenticate } from '../../../../libs/auth/src/www-authenticate.js';
+import { isDatabaseUnavailable } from '../../../../libs/ops/src/database-unavailable.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
 import type { RequestWithId } from '../http/request-id.js';
 import type { RecordsService } from '../objects/records.service.js';
+import { databaseUnavailableError } from './graphql-errors.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 export type GraphqlRequest = AuthenticatedRequest & RequestWithId;
@@ -32,6 +34,7 @@ export function graphqlContextFactory(deps: {
     try {
       principal = await deps.auth.authenticate(req.headers.authorization);
     } catch (err) {
+      if (isDatabaseUnavailable(err)) throw databaseUnavailableError(req.id);
       if (!(err instanceof AppError) || err.status !== 401) throw err;
       throw new GraphQLError(err.message, {
         extensions: {

@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Logger } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
 import type { GraphqlContext } from './graphql-context.js';
 
@@ -14,6 +15,18 @@ const CODE_BY_STATUS: Record<number, string> = {
 };
 
 const INTERNAL = 'INTERNAL_SERVER_ERROR';
+const UNAVAILABLE = 'SERVICE_UNAVAILABLE';
+
+/** SPEC §9: the database is away → `extensions.code: SERVICE_UNAVAILABLE` and HTTP 503 with Retry-After. */
+export function databaseUnavailableError(requestId?: string): GraphQLError {
+  return new GraphQLError(`The database is unavailable; retry after ${RETRY_AFTER_SECONDS} s`, {
+    extensions: {
+      code: UNAVAILABLE,
+      requestId,
+      http: { status: 503, headers: new Map([['retry-after', String(RETRY_AFTER_SECONDS)]]) },
+    },
+  });
+}
 
 /**
  * graphql-js stops coercing variables after 50 errors with an uncoded error of its own
@@ -40,6 +53,7 @@ function codeOf(error: unknown): unknown {
 
 /** Neither a domain error with a client status nor an error Apollo or graphql-js coded. */
 function isInternal(error: unknown, original = originalOf(error)): boolean {
+  if (isDatabaseUnavailable(original) || codeOf(error) === UNAVAILABLE) return false;
   if (original instanceof AppError) return !CODE_BY_STATUS[original.status];
   if (isTooManyVariableErrors(original)) return false;
   const code = codeOf(error);
@@ -57,6 +71,10 @@ export function formatGraphqlError(formatted: GraphQLFormattedError, error: unkn
   const original = originalOf(error);
   const { message, locations, path } = formatted;
   if (isTooManyVariableErrors(original)) return { message, locations, path, extensions: { code: 'BAD_USER_INPUT' } };
+  if (formatted.extensions?.code === UNAVAILABLE || isDatabaseUnavailable(original)) {
+    const { message: unavailable } = databaseUnavailableError();
+    return { message: unavailable, locations, path, extensions: { code: UNAVAILABLE } };
+  }
   if (isInternal(error, original) && formatted.extensions?.code === INTERNAL) {
     return { message: 'Internal server error', locations, path, extensions: { code: INTERNAL } };
   }
@@ -91,6 +109,10 @@ export function graphqlRequestIdPlugin(): ApolloServerPlugin<GraphqlContext> {
         },
         async willSendResponse({ contextValue, response }) {
           if (response.body.kind !== 'single' || !response.body.singleResult.errors) return;
+          if (response.body.singleResult.errors.some((e) => e.extensions?.code === UNAVAILABLE)) {
+            response.http.status = 503;
+            response.http.headers.set('retry-after', String(RETRY_AFTER_SECONDS));
+          }
           const requestId = contextValue.req?.id;
           response.body.singleResult.errors = response.body.singleResult.errors.map((e) => ({
             ...e,

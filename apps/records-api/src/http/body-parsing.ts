@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
-import { toErrorBody } from './error-body.js';
+import { errorHeaders, toErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
 
 export const BODY_LIMIT = '1mb';
@@ -8,7 +8,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export function sendError(req: RequestWithId, res: Response, exception: unknown): void {
   const body = { ...toErrorBody(exception), requestId: req.id };
-  res.status(body.statusCode).json(body);
+  res.set(errorHeaders(body)).status(body.statusCode).json(body);
 }
 
 function hasBody(req: Request): boolean {

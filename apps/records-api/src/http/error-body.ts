@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
 import { AppError, CODE_BY_STATUS, ErrorCode } from '../../../../libs/records/src/errors.js';
 
 export interface ErrorBody {
@@ -36,5 +37,21 @@ export function toErrorBody(exception: unknown): ErrorBody {
       return make(status, CODE_BY_STATUS[status] ?? 'BAD_REQUEST', [message]);
     }
   }
+  if (isDatabaseUnavailable(exception)) return databaseUnavailableBody();
   return make(500, ErrorCode.INTERNAL_ERROR, ['Internal server error']);
+}
+
+/** SPEC §9: the database is away; nothing was written, try again (with `Retry-After`). */
+export function databaseUnavailableBody(): ErrorBody {
+  return {
+    statusCode: 503,
+    error: STATUS_CODES[503]!,
+    code: ErrorCode.SERVICE_UNAVAILABLE,
+    messages: [`The database is unavailable; retry after ${RETRY_AFTER_SECONDS} s`],
+  };
+}
+
+/** The headers that go with an error body: `Retry-After` on 503. */
+export function errorHeaders(body: ErrorBody): Record<string, string> {
+  return body.statusCode === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {};
 }

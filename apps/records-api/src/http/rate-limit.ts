@@ -1,54 +1,63 @@
 import type { NextFunction, Response } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator } from 'express-rate-limit';
+import type { Pool } from 'pg';
 import { hashSecret } from '../../../../libs/auth/src/secrets.js';
+import { SharedFailureLimit, SharedLimit } from '../../../../libs/ops/src/rate-limits.js';
 import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 
-const WINDOW_MS = 60_000;
+const pass = (_req: RequestWithId, _res: Response, next: NextFunction) => next();
+const addressOf = (req: RequestWithId) => `ip:${ipKeyGenerator(req.ip ?? '')}`;
+
+function refuse(req: RequestWithId, res: Response, perMinute: number, what: string, seconds: number): void {
+  res.setHeader('Retry-After', String(seconds));
+  sendError(req, res, new AppError(429, ErrorCode.RATE_LIMITED, [`Rate limit of ${perMinute} ${what} per minute exceeded; retry after ${seconds} s`]));
+}
 
 /**
  * Requests per minute per credential (its hash, never the secret) or, without one, per
- * client address. In-memory: each instance counts its own traffic. 0 turns it off.
+ * client address, counted across every instance in Postgres (SPEC §9); each response
+ * carries the draft-7 `RateLimit` and `RateLimit-Policy` headers. 0 turns it off.
  */
-export function rateLimitPerCredential(perMinute: number) {
-  if (perMinute === 0) return (_req: RequestWithId, _res: Response, next: NextFunction) => next();
-  return limiter(perMinute, 'requests', {
-    keyGenerator: (req) => {
-      // The token, not the raw header: `bearer  X` and `Bearer X` are one credential and share one budget.
-      const token = /^Bearer +(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-      return token ? hashSecret(token) : `ip:${ipKeyGenerator(req.ip ?? '')}`;
-    },
-  });
+export function rateLimitPerCredential(perMinute: number, pool: Pool) {
+  if (perMinute === 0) return pass;
+  const limit = new SharedLimit(pool, 'req', perMinute);
+  return async (req: RequestWithId, res: Response, next: NextFunction) => {
+    // The token, not the raw header: `bearer  X` and `Bearer X` are one credential and share one budget.
+    const token = /^Bearer +(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    try {
+      const outcome = await limit.consume(token ? hashSecret(token) : addressOf(req));
+      res.set(outcome.headers);
+      if (!outcome.allowed) return refuse(req, res, perMinute, 'requests', outcome.retryAfter);
+    } catch {
+      // Counting failed (not the database being away: the insurance limiter covers that); serve rather than refuse.
+    }
+    next();
+  };
 }
 
 /**
- * Failed authentications (401) per minute per client address: made-up tokens each have a
- * budget of their own above, so guessing or flooding with them is capped here. Only
- * failures count; past the limit the address waits out the window, valid credentials
- * included (as GitHub's API does after repeated bad credentials).
+ * Failed authentications (401) per minute per client address, across instances: made-up
+ * tokens each have a budget of their own above, so guessing or flooding with them is
+ * capped here. Only failures count (successes cost no query); past the limit the address
+ * waits out the window, valid credentials included (as GitHub's API does after repeated
+ * bad credentials).
  */
-export function rateLimitAuthFailures(perMinute: number) {
-  if (perMinute === 0) return (_req: RequestWithId, _res: Response, next: NextFunction) => next();
-  return limiter(perMinute, 'failed authentications', {
-    keyGenerator: (req) => `ip:${ipKeyGenerator(req.ip ?? '')}`,
-    skipSuccessfulRequests: true,
-    requestWasSuccessful: (_req, res) => res.statusCode !== 401,
-  });
-}
-
-function limiter(perMinute: number, what: string, options: Partial<Parameters<typeof rateLimit>[0]>) {
-  return rateLimit({
-    windowMs: WINDOW_MS,
-    limit: perMinute,
-    standardHeaders: 'draft-7',
-    legacyHeaders: false,
-    ...options,
-    handler: (req, res, _next, used) => {
-      const resetTime = (req as RequestWithId & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const seconds = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : used.windowMs / 1000;
-      res.setHeader('Retry-After', String(seconds));
-      sendError(req, res, new AppError(429, ErrorCode.RATE_LIMITED, [`Rate limit of ${perMinute} ${what} per minute exceeded; retry after ${seconds} s`]));
-    },
-  });
+export function rateLimitAuthFailures(perMinute: number, pool: Pool) {
+  if (perMinute === 0) return pass;
+  const failures = new SharedFailureLimit(pool, 'fail', perMinute);
+  return (req: RequestWithId, res: Response, next: NextFunction) => {
+    const address = addressOf(req);
+    const wait = failures.blockedFor(address);
+    if (wait > 0) return refuse(req, res, perMinute, 'failed authentications', wait);
+    // Counted before the 401 is sent, so the client's next request already sees it.
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    res.end = ((...args: unknown[]) => {
+      if (res.statusCode !== 401) return end(...args);
+      void failures.fail(address).catch(() => undefined).finally(() => end(...args));
+      return res;
+    }) as Response['end'];
+    next();
+  };
 }

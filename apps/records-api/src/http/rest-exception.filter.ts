@@ -1,8 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
+import { isMcpPath } from '../../../../libs/auth/src/auth.guard.js';
 import { MCP_RESOURCE_PATH, MCP_SCOPE, wwwAuthenticate } from '../../../../libs/auth/src/www-authenticate.js';
 import { loadConfig } from '../../../../libs/database/src/config.js';
-import { toErrorBody } from './error-body.js';
+import { errorHeaders, toErrorBody, type ErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
 
 /** The one error filter of the HTTP transport (REST and the plain routes). */
@@ -21,12 +22,31 @@ export class RestExceptionFilter implements ExceptionFilter {
     }
     if (body.statusCode === 401) {
       const withToken = Boolean(req.headers.authorization);
-      const mcp = req.path === MCP_RESOURCE_PATH || req.path.startsWith(`${MCP_RESOURCE_PATH}/`);
+      const mcp = isMcpPath(req.path);
       res.setHeader(
         'WWW-Authenticate',
         mcp ? wwwAuthenticate(this.publicUrl, MCP_RESOURCE_PATH, withToken, MCP_SCOPE) : wwwAuthenticate(this.publicUrl, '', withToken),
       );
     }
+    res.set(errorHeaders(body));
+    if (body.statusCode >= 500 && isMcpPath(req.path)) {
+      res.status(body.statusCode).json(jsonRpcError(body, req.body));
+      return;
+    }
     res.status(body.statusCode).json(body);
   }
+}
+
+/**
+ * An MCP client reads JSON-RPC, not the REST shape: server-side failures on `/mcp`
+ * (503 while the database is away, 500) answer a JSON-RPC error (SPEC §9), with the REST
+ * code and request id in `data`. -32000 is JSON-RPC 2.0's "server error" range.
+ */
+export function jsonRpcError(body: ErrorBody, request: unknown) {
+  const id = !Array.isArray(request) && request && typeof request === 'object' ? ((request as { id?: unknown }).id ?? null) : null;
+  return {
+    jsonrpc: '2.0',
+    error: { code: -32000, message: `${body.code}: ${body.messages.join('; ')}`, data: { code: body.code, requestId: body.requestId } },
+    id,
+  };
 }

@@ -2,6 +2,7 @@ import { McpServer, type AuthInfo, type CallToolResult } from '@modelcontextprot
 import type { Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { can, type Principal } from '../../../../libs/auth/src/principal.js';
+import { isDatabaseUnavailable } from '../../../../libs/ops/src/database-unavailable.js';
 import { AppError } from '../../../../libs/records/src/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
@@ -17,6 +18,8 @@ export interface McpCall {
   principal: Principal;
   called: ReadonlySet<string>;
   requestId: string | undefined;
+  /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
+  onUnavailable?: () => void;
 }
 
 /** The principal the bearer guard resolved, with the call's details, as the SDK passes auth through (`req.auth`). */
@@ -31,9 +34,13 @@ export function callOf(authInfo: AuthInfo | undefined): McpCall {
 }
 
 /** A domain error is a tool result the model can read and act on; anything else is a plain internal error. */
-function toolError(err: unknown, tool: string, requestId: string | undefined, logger: Logger): CallToolResult {
+function toolError(err: unknown, tool: string, requestId: string | undefined, logger: Logger, onUnavailable: () => void): CallToolResult {
   if (err instanceof AppError && err.status < 500) {
     return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.messages.join('; ')}` }] };
+  }
+  if (isDatabaseUnavailable(err)) {
+    onUnavailable();
+    return { isError: true, content: [{ type: 'text', text: 'SERVICE_UNAVAILABLE: The database is unavailable; retry later' }] };
   }
   logger.error(`tool ${tool} [${requestId}] ${(err as Error)?.stack ?? String(err)}`);
   return { isError: true, content: [{ type: 'text', text: `INTERNAL_ERROR: Internal server error (request id ${requestId})` }] };
@@ -52,6 +59,8 @@ export function createMcpServer(options: {
   requestId: string | undefined;
   logger: Logger;
   version: string;
+  /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
+  onUnavailable?: () => void;
 }): McpServer {
   const server = new McpServer(
     { name: 'workspace-records', title: 'Workspace Records Service', version: options.version },
@@ -80,7 +89,7 @@ export function createMcpServer(options: {
             ],
           };
         } catch (err) {
-          return toolError(err, tool.name, options.requestId, options.logger);
+          return toolError(err, tool.name, options.requestId, options.logger, options.onUnavailable ?? (() => undefined));
         }
       },
     );

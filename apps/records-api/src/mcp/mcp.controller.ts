@@ -10,6 +10,8 @@ import type { RequestWithId } from '../http/request-id.js';
 import { ObjectServices } from '../objects/object-service.js';
 import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
+import { databaseUnavailableBody, errorHeaders } from '../http/error-body.js';
+import { jsonRpcError } from '../http/rest-exception.filter.js';
 import { authInfoFor, callOf, calledTools, createMcpServer, type McpCall } from './mcp-server.js';
 import { recordTools, type RecordTool } from './record-tools.js';
 
@@ -55,7 +57,16 @@ export class McpController implements OnApplicationShutdown {
       res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per POST' }, id: null });
       return;
     }
-    const call: McpCall = { principal, called: calledTools(req.body), requestId: req.id };
+    let unavailable = false;
+    answer503WhenUnavailable(req, res, () => unavailable);
+    const call: McpCall = {
+      principal,
+      called: calledTools(req.body),
+      requestId: req.id,
+      onUnavailable: () => {
+        unavailable = true;
+      },
+    };
     req.auth = authInfoFor(bearerToken(req.headers.authorization), call);
     if (!(await isLegacyRequest(await toWebRequest(req, req.body), req.body))) {
       await this.serveModern(req, res, req.body);
@@ -97,4 +108,33 @@ export class McpController implements OnApplicationShutdown {
     res.setHeader('Allow', 'POST');
     return { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; send JSON-RPC messages with POST.' }, id: null };
   }
+}
+
+/**
+ * SPEC §9: a tool call that failed because the database is away makes the whole reply
+ * HTTP 503 with a JSON-RPC error, as when authentication itself could not reach it. The
+ * SDK writes the JSON reply after the tools ran, so its status and body are swapped as
+ * they are written (a reply streamed as SSE has sent its 200 already and keeps the
+ * tool's SERVICE_UNAVAILABLE result).
+ */
+function answer503WhenUnavailable(req: McpRequest, res: Response, unavailable: () => boolean): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => Response;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  let swapped = false;
+  res.writeHead = ((status: number, ...rest: unknown[]) => {
+    const headers = rest.find((r) => r && typeof r === 'object') as Record<string, string> | undefined;
+    if (!unavailable() || headers?.['Content-Type'] === 'text/event-stream' || headers?.['content-type'] === 'text/event-stream') {
+      return writeHead(status, ...rest);
+    }
+    swapped = true;
+    const body = { ...databaseUnavailableBody(), requestId: req.id };
+    return writeHead(503, { 'Content-Type': 'application/json', ...errorHeaders(body) });
+  }) as Response['writeHead'];
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  res.write = ((...args: unknown[]) => (swapped ? true : write(...args))) as Response['write'];
+  res.end = ((...args: unknown[]) => {
+    if (!swapped) return end(...args);
+    const body = { ...databaseUnavailableBody(), requestId: req.id };
+    return end(JSON.stringify(jsonRpcError(body, req.body)));
+  }) as Response['end'];
 }

@@ -4,6 +4,7 @@ import { Sql } from '../../../../libs/database/src/sql.js';
 import { OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER } from '../objects/object-service.js';
 import { RecordsService } from '../objects/records.service.js';
 import { CountCache } from './count-cache.js';
+import { IdempotencyStore } from '../http/idempotency.js';
 import { RecordStore } from './record-store.js';
 
 /**
@@ -12,7 +13,7 @@ import { RecordStore } from './record-store.js';
  * the GraphQL context needs. The DataSource comes from the root TypeORM module (global).
  */
 @Module({
-  providers: [Sql, CountCache, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, BearerAuthService],
-  exports: [Sql, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, BearerAuthService],
+  providers: [Sql, CountCache, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, BearerAuthService, IdempotencyStore],
+  exports: [Sql, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, BearerAuthService, IdempotencyStore],
 })
 export class RecordsModule {}

@@ -5,6 +5,11 @@ import { BadInputError, ErrorCode } from '../../../../libs/records/src/errors.js
 function flatten(errors: ValidationError[], prefix: string, out: string[]): string[] {
   for (const error of errors) {
     const path = prefix ? `${prefix}.${error.property}` : error.property;
+    // A required field left out: say so, not the length or type rules it also fails.
+    if (error.value === undefined && error.constraints && !error.constraints.whitelistValidation) {
+      out.push(`${path} is required`);
+      continue;
+    }
     for (const [rule, message] of Object.entries(error.constraints ?? {})) {
       if (rule === 'whitelistValidation') out.push(`${path} is not a known field`);
       else out.push(message.startsWith(error.property) ? path + message.slice(error.property.length) : `${path}: ${message}`);

@@ -32,9 +32,4 @@ export class WellKnownController {
   mcp() {
     return resourceMetadata(`${this.publicUrl}/mcp`, this.publicUrl);
   }
-
-  @Get('healthz')
-  health() {
-    return { status: 'ok' };
-  }
 }

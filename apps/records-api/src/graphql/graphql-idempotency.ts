@@ -1,0 +1,69 @@
+import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
+import { ErrorCode } from '../../../../libs/records/src/errors.js';
+import { fingerprint, IDEMPOTENCY_HEADER, invalidKey, isValidKey, keyInUse, keyReused, type IdempotencyStore } from '../http/idempotency.js';
+import type { GraphqlContext } from './graphql-context.js';
+import { databaseUnavailableError } from './graphql-errors.js';
+
+/** Errors that mean "not done, try again": such a response is not kept (SPEC §9, status ≥ 500). */
+const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE]);
+
+function refusal(status: number, code: string, message: string): GraphQLResponse {
+  return {
+    http: { status, headers: new HeaderMap() },
+    body: { kind: 'single', singleResult: { errors: [{ message, extensions: { code } }] } },
+  };
+}
+
+/**
+ * `Idempotency-Key` on GraphQL mutations (SPEC §9), with the same store and rules as
+ * `/rest` (http/idempotency.ts). The fingerprint is the query, operation name and
+ * variables. Queries ignore the header. Listed last, so it keeps the final response.
+ */
+export function graphqlIdempotencyPlugin(store: IdempotencyStore): ApolloServerPlugin<GraphqlContext> {
+  return {
+    async requestDidStart({ request }) {
+      const key = request.http?.headers.get(IDEMPOTENCY_HEADER);
+      if (key === undefined) return;
+      let claimed: { workspaceId: string } | undefined;
+      return {
+        async responseForOperation({ operation, contextValue }) {
+          if (operation.operation !== 'mutation') return null;
+          if (!isValidKey(key)) return refusal(400, invalidKey().code, invalidKey().message);
+          const workspaceId = contextValue.principal.workspaceId;
+          const print = fingerprint('POST', '/graphql', { query: request.query, operationName: request.operationName ?? null, variables: request.variables ?? null });
+          let claim;
+          try {
+            claim = await store.claim(workspaceId, key, 'POST', '/graphql', print);
+          } catch (err) {
+            if (!isDatabaseUnavailable(err)) throw err;
+            const unavailable = databaseUnavailableError();
+            const response = refusal(503, 'SERVICE_UNAVAILABLE', unavailable.message);
+            response.http.headers.set('retry-after', String(RETRY_AFTER_SECONDS));
+            return response;
+          }
+          if (claim.kind === 'reused' || claim.kind === 'in_use') {
+            const error = claim.kind === 'reused' ? keyReused() : keyInUse();
+            return refusal(error.status, error.code, error.message);
+          }
+          if (claim.kind === 'replay') {
+            return {
+              http: { status: claim.response.status, headers: new HeaderMap([['idempotent-replayed', 'true']]) },
+              body: { kind: 'single', singleResult: JSON.parse(claim.response.body) },
+            };
+          }
+          claimed = { workspaceId };
+          return null;
+        },
+        async willSendResponse({ response }) {
+          if (!claimed) return;
+          const status = response.http.status ?? 200;
+          const single = response.body.kind === 'single' ? response.body.singleResult : undefined;
+          const failed = status >= 500 || !single || single.errors?.some((e) => NOT_KEPT.has(String(e.extensions?.code)));
+          if (failed) await store.release(claimed.workspaceId, key).catch(() => undefined);
+          else await store.complete(claimed.workspaceId, key, { status, contentType: 'application/json', body: JSON.stringify(single) }).catch(() => undefined);
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * Is this error the database being unreachable (stopped, restarting, network gone), as
+ * opposed to a bug or a bad statement? Those become 503 SERVICE_UNAVAILABLE with
+ * Retry-After (SPEC §9), never 500: the client should retry, and nothing was written.
+ */
+
+/** Seconds a client is told to wait (`Retry-After`) while the database is away. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * SQLSTATE class 08 (connection exception), 57P01–57P03 (admin/crash shutdown, cannot
+ * connect now), 53300 (too many connections) — PostgreSQL Appendix A.
+ */
+const SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '08007', '57P01', '57P02', '57P03', '53300']);
+const ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** node-postgres reports these without a code. */
+const MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (starting up|shutting down|in recovery mode)/i;
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [error];
+  while (queue.length) {
+    const current = queue.shift();
+    if (!current || typeof current !== 'object' || seen.has(current)) continue;
+    seen.add(current);
+    const e = current as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+    if (typeof e.code === 'string' && (SQLSTATES.has(e.code) || ERRNOS.has(e.code))) return true;
+    if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
+    queue.push(e.driverError, e.cause, e.originalError);
+    if (Array.isArray(e.errors)) queue.push(...e.errors); // AggregateError (connect to several addresses)
+  }
+  return false;
+}

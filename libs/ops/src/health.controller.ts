@@ -1,0 +1,44 @@
+import { Controller, Get, Res, SetMetadata } from '@nestjs/common';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { DataSource } from 'typeorm';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { isDraining } from './shutdown-state.js';
+
+/** The records API's bearer guard lets routes with this metadata through (libs/auth `Public`). */
+const PUBLIC = SetMetadata('auth:public', true);
+
+/**
+ * SPEC §9 health checks, public and without credentials, on both apps:
+ * `/health/live` is 200 while the process serves (a restart is the only cure when it is
+ * not); `/health/ready` is 200 when the database answers within a second, 503 otherwise
+ * and while the process drains for shutdown (take it out of the load balancer).
+ */
+@PUBLIC
+@ApiExcludeController()
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthIndicatorService,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  @Get('live')
+  live(@Res({ passthrough: true }) res: Response) {
+    res.setHeader('Cache-Control', 'no-store');
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(@Res({ passthrough: true }) res: Response) {
+    res.setHeader('Cache-Control', 'no-store');
+    const database = isDraining()
+      ? 'draining'
+      : (await this.health.check('database').attempt(async () => void (await this.dataSource.query('SELECT 1'))).withTimeout(1000)).database.status;
+    if (database !== 'up') {
+      res.status(503);
+      return { status: 'unavailable', checks: { database } };
+    }
+    return { status: 'ok', checks: { database } };
+  }
+}

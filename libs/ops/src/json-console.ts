@@ -1,0 +1,19 @@
+import { format } from 'node:util';
+import { loadConfig } from '../../database/src/config.js';
+import { pinoRoot } from './logging.js';
+
+/**
+ * With LOG_FORMAT=json every line is JSON (SPEC §9), including what libraries print with
+ * `console.*` (oidc-provider's runtime notice, for one). Imported first by each entry
+ * point, before the modules that print while they load.
+ */
+const config = loadConfig();
+if (config.logFormat === 'json') {
+  const logger = pinoRoot(config);
+  const to = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => logger[level]({ context: 'console' }, format(...args));
+  console.debug = to('debug');
+  console.log = to('info');
+  console.info = to('info');
+  console.warn = to('warn');
+  console.error = to('error');
+}

@@ -1,0 +1,195 @@
+import type { INestApplication } from '@nestjs/common';
+import { createServer, type Server } from 'node:http';
+import pg from 'pg';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { fingerprint } from '../apps/records-api/src/http/idempotency.js';
+import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { expectError, type Http } from './rest-helpers.js';
+
+/** SPEC §9 Idempotency-Key (Stripe semantics) on /rest writes and GraphQL mutations. */
+describe('Idempotency-Key', () => {
+  let app: INestApplication;
+  let ds: DataSource;
+  let http: Http;
+  let ws: TestWorkspace;
+  let n = 0;
+  const newKey = () => `key-${process.pid}-${Date.now()}-${n++}`;
+
+  beforeAll(async () => {
+    ({ app, ds, http } = await startApi());
+    ws = await newWorkspace(ds, 'idem');
+  });
+  afterAll(() => app.close());
+
+  const auth = () => ({ Authorization: `Bearer ${ws.keys.Admin}` });
+  const post = (path: string, body: unknown, key?: string, secret = ws.keys.Admin) => {
+    const r = request(http).post(path).set({ Authorization: `Bearer ${secret}` });
+    return (key === undefined ? r : r.set('Idempotency-Key', key)).send(body as object);
+  };
+  const companiesNamed = async (name: string, workspaceId = ws.id) =>
+    (await ds.query('SELECT count(*)::int AS n FROM companies WHERE workspace_id = $1 AND name = $2', [workspaceId, name]))[0].n as number;
+
+  it('replays the first response to a retry, with Idempotent-Replayed, and writes once', async () => {
+    const key = newKey();
+    const first = await post('/rest/companies', { name: 'Idem One' }, key);
+    expect(first.status).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await post('/rest/companies', { name: 'Idem One' }, key);
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.headers['content-type']).toMatch(/^application\/json/);
+    expect(again.body).toEqual(first.body);
+    expect(await companiesNamed('Idem One')).toBe(1);
+  });
+
+  it('20 concurrent retries of one create make one record (each gets the answer, a replay, or 409 in use)', async () => {
+    const key = newKey();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post('/rest/companies', { name: 'Idem Storm' }, key)));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 201).length).toBeGreaterThanOrEqual(1);
+    for (const a of answers) {
+      if (a.status === 409) expectError(a, 409, 'IDEMPOTENCY_KEY_IN_USE');
+      else expect(a.status).toBe(201);
+    }
+    const ids = new Set(answers.filter((a) => a.status === 201).map((a) => a.body.data.createCompany.id));
+    expect(ids.size).toBe(1);
+    expect(await companiesNamed('Idem Storm')).toBe(1);
+  });
+
+  it('refuses the same key with another body, path or method: 422 IDEMPOTENCY_KEY_REUSED, nothing written', async () => {
+    const key = newKey();
+    expect((await post('/rest/companies', { name: 'Idem Two' }, key)).status).toBe(201);
+    expect(expectError(await post('/rest/companies', { name: 'Idem Two b' }, key), 422, 'IDEMPOTENCY_KEY_REUSED')).toMatch(/another method, path or body/);
+    expectError(await post('/rest/people', { name: { firstName: 'x' } }, key), 422, 'IDEMPOTENCY_KEY_REUSED');
+    expect(await companiesNamed('Idem Two b')).toBe(0);
+  });
+
+  it('checks the key: 1–255 printable ASCII characters, else 400 INVALID_IDEMPOTENCY_KEY', async () => {
+    for (const bad of ['x'.repeat(256), 'tab\there', '']) {
+      const res = await post('/rest/companies', { name: 'Idem Bad' }, bad);
+      expect(expectError(res, 400, 'INVALID_IDEMPOTENCY_KEY')).toMatch(/1 to 255 printable ASCII/);
+    }
+    expect((await post('/rest/companies', { name: 'Idem Ok' }, 'x'.repeat(255))).status).toBe(201);
+    expect(await companiesNamed('Idem Bad')).toBe(0);
+  });
+
+  it('keeps keys per workspace, and keeps 4xx answers (a bad request stays bad on retry)', async () => {
+    const key = newKey();
+    const other = await newWorkspace(ds, 'idem-other');
+    expect((await post('/rest/companies', { name: 'Idem Ws' }, key)).status).toBe(201);
+    expect((await post('/rest/companies', { name: 'Idem Ws' }, key, other.keys.Admin)).status).toBe(201);
+    expect(await companiesNamed('Idem Ws', other.id)).toBe(1);
+
+    const badKey = newKey();
+    const refused = await post('/rest/companies', { domainName: { primaryLinkUrl: 'x.com' } }, badKey);
+    expectError(refused, 400, 'VALIDATION_FAILED');
+    const replay = await post('/rest/companies', { domainName: { primaryLinkUrl: 'x.com' } }, badKey);
+    expect(replay.status).toBe(400);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    // The first response, byte for byte: its requestId names the request that ran.
+    expect(replay.body).toEqual(refused.body);
+  });
+
+  it('works for PATCH and DELETE, and for batch creates', async () => {
+    const created = (await post('/rest/companies', { name: 'Idem Patch' })).body.data.createCompany;
+    const key = newKey();
+    const patch = () => request(http).patch(`/rest/companies/${created.id}`).set(auth()).set('Idempotency-Key', key).send({ name: 'Idem Patched' });
+    const p1 = await patch();
+    const p2 = await patch();
+    expect(p1.status).toBe(200);
+    expect(p2.headers['idempotent-replayed']).toBe('true');
+    expect(p2.body).toEqual(p1.body);
+
+    const delKey = newKey();
+    const del = () => request(http).delete(`/rest/companies/${created.id}`).set(auth()).set('Idempotency-Key', delKey);
+    expect((await del()).status).toBe(200);
+    const d2 = await del();
+    expect(d2.status).toBe(200); // not 404: the first answer again
+    expect(d2.headers['idempotent-replayed']).toBe('true');
+
+    const batchKey = newKey();
+    const batch = [{ name: 'Idem Batch' }, { name: 'Idem Batch' }];
+    expect((await post('/rest/batch/companies', batch, batchKey)).status).toBe(201);
+    expect((await post('/rest/batch/companies', batch, batchKey)).headers['idempotent-replayed']).toBe('true');
+    expect(await companiesNamed('Idem Batch')).toBe(2);
+  });
+
+  it('answers 409 IDEMPOTENCY_KEY_IN_USE while the first request runs, then replays it', async () => {
+    const server: Server = createServer(app.getHttpAdapter().getInstance());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const locker = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await locker.connect();
+    try {
+      const key = newKey();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE companies IN EXCLUSIVE MODE');
+      const first = request(base).post('/rest/companies').set(auth()).set('Idempotency-Key', key).send({ name: 'Idem Slow' }).then((r) => r);
+      await new Promise((r) => setTimeout(r, 300));
+      const busy = await request(base).post('/rest/companies').set(auth()).set('Idempotency-Key', key).send({ name: 'Idem Slow' });
+      expectError(busy, 409, 'IDEMPOTENCY_KEY_IN_USE');
+      await locker.query('COMMIT');
+      expect((await first).status).toBe(201);
+      const replay = await request(base).post('/rest/companies').set(auth()).set('Idempotency-Key', key).send({ name: 'Idem Slow' });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(await companiesNamed('Idem Slow')).toBe(1);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('lets a retry take over a key whose first request died (lease over); the create is still made once', async () => {
+    const key = newKey();
+    const body = { name: 'Idem Orphan' };
+    // An instance SIGKILLed after its INSERT committed, before it kept the response.
+    const first = await post('/rest/companies', body, key);
+    expect(first.status).toBe(201);
+    await ds.query(`UPDATE idempotency_keys SET status = NULL, body = NULL, locked_until = now() - interval '1 second' WHERE workspace_id = $1 AND key = $2`, [ws.id, key]);
+    const retry = await post('/rest/companies', body, key);
+    expectError(retry, 409, 'CONFLICT'); // the derived id exists: no second record
+    expect(await companiesNamed('Idem Orphan')).toBe(1);
+
+    // A lease still running is not taken over.
+    const key2 = newKey();
+    await ds.query(
+      `INSERT INTO idempotency_keys (workspace_id, key, fingerprint, method, path, locked_until) VALUES ($1, $2, $3, 'POST', '/rest/companies', now() + interval '1 minute')`,
+      [ws.id, key2, fingerprint('POST', '/rest/companies', body)],
+    );
+    expectError(await post('/rest/companies', body, key2), 409, 'IDEMPOTENCY_KEY_IN_USE');
+  });
+
+  describe('GraphQL mutations', () => {
+    const gql = (query: string, variables: unknown, key?: string) => {
+      const r = request(http).post('/graphql').set(auth());
+      return (key === undefined ? r : r.set('Idempotency-Key', key)).send({ query, variables });
+    };
+    const CREATE = 'mutation($data: CompanyCreateInput!) { createCompany(data: $data) { id name } }';
+
+    it('replays a mutation to a retry and creates once; another body is 422; queries ignore the key', async () => {
+      const key = newKey();
+      const first = await gql(CREATE, { data: { name: 'Idem GQL' } }, key);
+      expect(first.status).toBe(200);
+      expect(first.body.data.createCompany.name).toBe('Idem GQL');
+      const again = await gql(CREATE, { data: { name: 'Idem GQL' } }, key);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.data).toEqual(first.body.data);
+      expect(await companiesNamed('Idem GQL')).toBe(1);
+
+      const reused = await gql(CREATE, { data: { name: 'Idem GQL 2' } }, key);
+      expect(reused.status).toBe(422);
+      expect(reused.body.errors[0].extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+      expect(await companiesNamed('Idem GQL 2')).toBe(0);
+
+      const bad = await gql(CREATE, { data: { name: 'Idem GQL 3' } }, 'é');
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors[0].extensions.code).toBe('INVALID_IDEMPOTENCY_KEY');
+
+      const q1 = await gql('{ companies(first: 1) { totalCount } }', {}, key);
+      expect(q1.status).toBe(200);
+      expect(q1.headers['idempotent-replayed']).toBeUndefined();
+    });
+  });
+});

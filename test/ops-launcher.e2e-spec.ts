@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from './public-origin.js';
+import { alive, childrenOf, commandOf, postmasterOf, ROOT, waitUntil } from './processes.js';
+
+/**
+ * SPEC §9 "The launcher": `npm start`'s process (dist/apps/start.js) as a supervisor, with
+ * its own embedded Postgres under a data directory of its own, killed for real.
+ */
+describe('launcher (npm start)', () => {
+  const dataDir = join(ROOT, '.data', `test-launcher-${process.pid}`);
+  let port: number;
+  let authPort: number;
+  const launchers: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    port = await freePort();
+    authPort = await freePort();
+  });
+  afterAll(() => {
+    for (const l of launchers) if (l.exitCode === null) l.kill('SIGKILL');
+    const pg = postmasterOf(dataDir);
+    if (pg && alive(pg)) process.kill(pg, 'SIGINT');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function launch(): Promise<{ launcher: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+    const launcher = spawn(process.execPath, [join(ROOT, 'dist/apps/start.js')], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), AUTH_PORT: String(authPort), PUBLIC_URL: `http://127.0.0.1:${port}`, DATABASE_URL: '', LOG_LEVEL: 'log' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    launchers.push(launcher);
+    let out = '';
+    launcher.stdout!.on('data', (d) => (out += d));
+    launcher.stderr!.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+    await waitUntil(() => /Serving on/.test(out), 60_000, () => `the launcher to serve:\n${out}`);
+    return { launcher, output: () => out, exited };
+  }
+
+  const status = (url: string) => fetch(url).then((r) => r.status, () => 0);
+  const appPid = (launcherPid: number, entry: string) => childrenOf(launcherPid).find((pid) => commandOf(pid).includes(entry));
+
+  it('restarts a killed app while the other keeps serving; a SIGKILLed launcher takes its apps and Postgres down within 10 s', async () => {
+    const { launcher, output } = await launch();
+    // The first-start banner comes last, after the apps' own start lines.
+    expect(output().trimEnd()).toMatch(/API key: +wrs_\S+[\s\S]*curl[^\n]*$/);
+    expect(output()).not.toMatch(/Mapped \{/);
+
+    const api = appPid(launcher.pid!, 'records-api')!;
+    const auth = appPid(launcher.pid!, 'auth-server')!;
+    expect(api).toBeDefined();
+    expect(auth).toBeDefined();
+    expect(await status(`http://127.0.0.1:${port}/health/ready`)).toBe(200);
+
+    process.kill(api, 'SIGKILL');
+    await waitUntil(() => !alive(api), 5_000);
+    expect(await status(`http://127.0.0.1:${authPort}/health/live`)).toBe(200);
+    expect(await status(`http://127.0.0.1:${port}/health/live`)).toBe(0);
+    await waitUntil(async () => (await status(`http://127.0.0.1:${port}/health/ready`)) === 200, 15_000, () => `records API back:\n${output()}`);
+    expect(appPid(launcher.pid!, 'records-api')).not.toBe(api);
+    expect(alive(auth)).toBe(true);
+    expect(output()).toMatch(/records-api exited \(SIGKILL\); restarting in \d+ ms/);
+
+    const apps = childrenOf(launcher.pid!).filter((pid) => /records-api|auth-server/.test(commandOf(pid)));
+    const postgres = postmasterOf(dataDir)!;
+    expect(alive(postgres)).toBe(true);
+    launcher.kill('SIGKILL');
+    const killedAt = Date.now();
+    await waitUntil(() => !apps.some(alive) && !alive(postgres), 10_000, () => `apps ${apps.filter(alive)} and postgres ${alive(postgres)} to stop`);
+    expect(Date.now() - killedAt).toBeLessThan(10_000);
+  }, 120_000);
+
+  it('starts again on the same data (no new demo), and stops cleanly on SIGTERM', async () => {
+    const { launcher, output, exited } = await launch();
+    expect(output()).not.toMatch(/API key/);
+    const postgres = postmasterOf(dataDir)!;
+    const apps = childrenOf(launcher.pid!).filter((pid) => /records-api|auth-server/.test(commandOf(pid)));
+    expect(apps).toHaveLength(2);
+    launcher.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(apps.some(alive)).toBe(false);
+    expect(alive(postgres)).toBe(false);
+  }, 120_000);
+});

@@ -1,0 +1,74 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT_HOME } from '../libs/database/src/postgres-as-root.js';
+import { createHash } from 'node:crypto';
+import { freePort } from './public-origin.js';
+import { ROOT, waitUntil } from './processes.js';
+
+/**
+ * SPEC §9 "As root": `npm start` in a checkout under a mode-700 directory (like /root/app),
+ * which user postgres cannot enter, starts, and keeps its data across a restart. The
+ * checkout is a hard-linked copy of this one inside such a directory.
+ */
+const asRoot = process.getuid?.() === 0;
+(asRoot ? describe : describe.skip)('as root, in a checkout under a mode-700 directory', () => {
+  const privateDir = join(ROOT, '.data', `private-${process.pid}`);
+  const app = join(privateDir, 'app');
+  const relocated = join(ROOT_HOME, 'data', createHash('sha256').update(join(app, '.data')).digest('hex').slice(0, 16));
+  let port: number;
+  let authPort: number;
+
+  beforeAll(async () => {
+    rmSync(privateDir, { recursive: true, force: true });
+    mkdirSync(app, { recursive: true, mode: 0o700 });
+    mkdirSync(privateDir, { recursive: true, mode: 0o700 });
+    // Hard links (cp -al): a real copy of node_modules would take most of a minute.
+    execFileSync('cp', ['-al', ...['package.json', 'dist', 'node_modules', 'docs'].map((e) => join(ROOT, e)), app]);
+    port = await freePort();
+    authPort = await freePort();
+  }, 120_000);
+  afterAll(() => {
+    rmSync(privateDir, { recursive: true, force: true });
+    rmSync(relocated, { recursive: true, force: true });
+  });
+
+  async function start(): Promise<{ launcher: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), AUTH_PORT: String(authPort), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'log' };
+    delete env.DATABASE_URL;
+    delete env.DATA_DIR;
+    delete env.WRS_ROOT;
+    const launcher = spawn(process.execPath, [join(app, 'dist/apps/start.js')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    launcher.stdout!.on('data', (d) => (out += d));
+    launcher.stderr!.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+    await waitUntil(() => {
+      if (launcher.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
+      return /Serving on/.test(out);
+    }, 90_000, () => `npm start to serve:\n${out}`);
+    return { launcher, output: () => out, exited };
+  }
+
+  it('starts, serves, and finds its data again after a restart', async () => {
+    const first = await start();
+    expect(first.output()).toMatch(/User postgres cannot enter/);
+    const key = /API key: +(wrs_\S+)/.exec(first.output())?.[1];
+    expect(key).toBeDefined();
+    const list = () => fetch(`http://127.0.0.1:${port}/rest/companies?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+    const before = await list();
+    expect(before.status).toBe(200);
+    expect(((await before.json()) as any).totalCount).toBe(20);
+    expect(existsSync(join(relocated, 'pg', 'PG_VERSION'))).toBe(true);
+    first.launcher.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const second = await start();
+    expect(second.output()).not.toMatch(/API key:/); // not a fresh database
+    const after = await list();
+    expect(after.status).toBe(200);
+    expect(((await after.json()) as any).totalCount).toBe(20);
+    second.launcher.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 240_000);
+});

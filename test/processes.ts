@@ -1,0 +1,185 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
+import { projectRoot } from '../libs/database/src/config.js';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, runMigrations } from '../libs/database/src/data-source.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../libs/database/src/embedded-postgres.js';
+import { freePort } from './public-origin.js';
+
+/**
+ * Process-level tests (crashes, outages, shutdown) need a Postgres of their own: stopping
+ * the suite's shared one would fail every other test file running in parallel.
+ */
+export const ROOT = projectRoot();
+
+export interface OwnPostgres {
+  dataDir: string;
+  db: EmbeddedDatabase;
+  url: string;
+  stop(): Promise<void>;
+  /** Start it again on the same data (and port, when free). */
+  restart(): Promise<void>;
+  remove(): Promise<void>;
+}
+
+export async function ownPostgres(label: string): Promise<OwnPostgres> {
+  const dataDir = join(ROOT, '.data', `test-${label}-${process.pid}`);
+  rmSync(dataDir, { recursive: true, force: true });
+  const own: OwnPostgres = {
+    dataDir,
+    db: await startEmbeddedPostgres({ dataDir, database: 'records' }),
+    get url() {
+      return own.db.url;
+    },
+    async stop() {
+      await own.db.stop();
+    },
+    async restart() {
+      own.db = await startEmbeddedPostgres({ dataDir, database: 'records' });
+    },
+    async remove() {
+      await own.db.stop().catch(() => undefined);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  const ds = await new DataSource(dataSourceOptions(own.url, 2)).initialize();
+  await runMigrations(ds);
+  await ds.destroy();
+  return own;
+}
+
+/** An own Postgres (see ownPostgres) with one workspace and an Admin API key in it. */
+export async function ownPostgresWithKey(label: string): Promise<{ pg: OwnPostgres; key: string; workspaceId: string }> {
+  const pg = await ownPostgres(label);
+  const ds = await new DataSource(dataSourceOptions(pg.url, 2)).initialize();
+  try {
+    const workspace = await createWorkspace(ds, label);
+    const role = await findRole(ds, workspace.id, 'Admin');
+    const { secret } = await createApiKey(ds, { workspaceId: workspace.id, role, name: label, expiresAt: new Date(Date.now() + 86_400_000) });
+    return { pg, key: secret, workspaceId: workspace.id };
+  } finally {
+    await ds.destroy();
+  }
+}
+
+export interface AppProcess {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** `node dist/apps/<app>/src/main.js` on a free port (SPEC §9: each app starts alone). */
+export async function spawnApp(app: 'records-api' | 'auth-server', env: Record<string, string>): Promise<AppProcess> {
+  const port = await freePort();
+  const portVar = app === 'records-api' ? { PORT: String(port) } : { AUTH_PORT: String(port) };
+  const child = spawn(process.execPath, [join(ROOT, 'dist/apps', app, 'src/main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'error', AUTH_PROXY: 'off', PUBLIC_URL: `http://127.0.0.1:${port}`, ...portVar, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil(
+    async () => {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${app} exited while starting:\n${out}`);
+      return (await fetch(`${url}/health/live`).catch(() => undefined))?.status === 200;
+    },
+    30_000,
+    () => `${app} to start:\n${out}`,
+  );
+  return { child, port, url, output: () => out, exited };
+}
+
+export async function waitUntil(check: () => Promise<boolean> | boolean, ms: number, what: () => string = () => 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`Timed out after ${ms} ms waiting for ${what()}`);
+}
+
+/** True when a process with this pid exists (and is not a zombie). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Pids whose parent is `pid` (from /proc). */
+export function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+export function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
+/** The postmaster of an embedded cluster, from its `postmaster.pid`. */
+export function postmasterOf(dataDir: string): number | undefined {
+  try {
+    return Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON request with node:http (Jest's sandboxed fetch did not start concurrent bodies reliably). */
+export function httpJson(url: string, options: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+  return new Promise((resolve, reject) => {
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const req = httpRequest(url, {
+      method: options.method ?? 'GET',
+      headers: { ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) } : {}), ...options.headers },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
