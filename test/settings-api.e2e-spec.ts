@@ -190,7 +190,7 @@ describe('Workspace settings over HTTP', () => {
       const form = await create('name=x', { 'content-type': 'application/x-www-form-urlencoded' });
       expect(form.status).toBe(415);
       expect(form.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
-      const missing = await json(b, 'GET', '/settings/api/webhooks');
+      const missing = await json(b, 'GET', '/settings/api/nowhere');
       expect(missing.status).toBe(404);
       expect(missing.body).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
       await b.go(`${url}/settings/nowhere`);

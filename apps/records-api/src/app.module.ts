@@ -16,6 +16,7 @@ import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
+import { WebhooksWorker } from './webhooks/webhooks-worker.js';
 
 @Module({
   imports: [
@@ -32,6 +33,7 @@ import { McpController } from './mcp/mcp.controller.js';
     CompaniesService,
     PeopleService,
     BearerAuthService,
+    WebhooksWorker,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],

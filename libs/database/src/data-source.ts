@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import type { Pool } from 'pg';
 import { loadConfig } from './config.js';
+import { migrateJobQueue } from './job-queue.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
 import { ENTITIES } from './entities/index.js';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
@@ -8,8 +10,9 @@ import { OAuth1763900000000 } from './migrations/1763900000000-oauth.js';
 import { FilterOrderIndexes1764100000000 } from './migrations/1764100000000-filter-order-indexes.js';
 import { Settings1764000000000 } from './migrations/1764000000000-settings.js';
 import { Security1764200000000 } from './migrations/1764200000000-security.js';
+import { Webhooks1764300000000 } from './migrations/1764300000000-webhooks.js';
 
-export const MIGRATIONS = [InitialSchema1763800000000, OAuth1763900000000, Settings1764000000000, FilterOrderIndexes1764100000000, Security1764200000000];
+export const MIGRATIONS = [InitialSchema1763800000000, OAuth1763900000000, Settings1764000000000, FilterOrderIndexes1764100000000, Security1764200000000, Webhooks1764300000000];
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
   return {
@@ -48,6 +51,7 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
   try {
     await runner.query('SELECT pg_advisory_lock(727274)');
     await dataSource.runMigrations({ transaction: 'each' });
+    await migrateJobQueue((dataSource.driver as unknown as { master: Pool }).master);
   } finally {
     await runner.query('SELECT pg_advisory_unlock(727274)').catch(() => undefined);
     await runner.release();

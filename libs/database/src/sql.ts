@@ -42,6 +42,30 @@ export class Sql {
     const name = options.prepared ? statementName(sql) : undefined;
     return (await this.pool.query({ name, text: sql, values: params, types })).rows as T[];
   }
+
+  /** `work` on one connection between BEGIN and COMMIT (ROLLBACK when it throws). */
+  async transaction<T>(work: (tx: SqlTx) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work({
+        rows: async <R = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
+          (await client.query({ text: sql, values: params, types })).rows as R[],
+      });
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** Statements inside one open transaction. */
+export interface SqlTx {
+  rows<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
 const names = new Map<string, string>();
