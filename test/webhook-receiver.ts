@@ -45,7 +45,7 @@ export class Receiver {
   }
 
   /** Resolves once `n` requests arrived in all (rejects after `timeoutMs`). */
-  waitFor(n: number, timeoutMs = 20_000): Promise<void> {
+  waitFor(n: number, timeoutMs = 60_000): Promise<void> {
     if (this.receipts.length >= n) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`expected ${n} deliveries, got ${this.receipts.length}`)), timeoutMs);

@@ -95,7 +95,7 @@ describe('Webhooks across processes', () => {
       { action: 'webhook.create', actor_email: 'operator (CLI)' },
       { action: 'webhook.delete', actor_email: 'operator (CLI)' },
     ]);
-  });
+  }, 120_000);
 
   it('a records API killed (SIGKILL) right after its commits loses no event, and no event exists without its record', async () => {
     const { workspace, key } = await workspaceWithKey('wh-kill');
@@ -150,7 +150,7 @@ describe('Webhooks across processes', () => {
       await worker?.close();
       await receiver.close();
     }
-  });
+  }, 120_000);
 
   it('two workers never deliver the same attempt twice, even with every job queued twice', async () => {
     const { workspace, key } = await workspaceWithKey('wh-two');
@@ -198,5 +198,5 @@ describe('Webhooks across processes', () => {
       await writer.close();
       await receiver.close();
     }
-  });
+  }, 120_000);
 });

@@ -277,6 +277,7 @@ describe('Webhooks', () => {
           expect(e).toEqual({ id: expect.any(String), type: expect.any(String), workspaceId: workspace.id, occurredAt: expect.any(String), data: expect.any(Object) });
           expect(receiver.receipts[i].headers['webhook-id']).toBe(e.id);
           expect(receiver.receipts[i].headers['content-type']).toBe('application/json');
+          expect(receiver.receipts[i].body).toMatch(/^\{"id":"[^"]+","type":"[^"]+","workspaceId":"[^"]+","occurredAt":"[^"]+","data":\{"record":\{"id":/);
         }
         const renamed = events.find((e) => e.type === 'company.updated' && e.data.record.name === 'Acme Corp');
         expect(renamed.data.previous).toEqual({ name: 'Acme' });
@@ -294,7 +295,7 @@ describe('Webhooks', () => {
       } finally {
         await receiver.close();
       }
-    });
+    }, 90_000);
 
     it('operation filters hold, and another workspace’s changes never reach this webhook', async () => {
       const { workspace } = await workspaceWith(origin.ds, [], 'wh-filter');
@@ -323,7 +324,7 @@ describe('Webhooks', () => {
         await onlyCompanyCreated.close();
         await people.close();
       }
-    });
+    }, 90_000);
 
     it('a failing batch or update sends nothing and stores no event', async () => {
       const { workspace } = await workspaceWith(origin.ds, [], 'wh-fail');
@@ -347,7 +348,7 @@ describe('Webhooks', () => {
       } finally {
         await receiver.close();
       }
-    });
+    }, 90_000);
 
     it('retries with backoff: 500, 500, 200 gets the same event id three times, then nothing; attempts are logged; Redeliver sends it again', async () => {
       const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'wh-retry');
@@ -390,7 +391,7 @@ describe('Webhooks', () => {
       } finally {
         await receiver.close();
       }
-    });
+    }, 90_000);
 
     it('a webhook failing for the whole disable window is switched off, and its admins see why', async () => {
       const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'wh-disable');
@@ -424,6 +425,30 @@ describe('Webhooks', () => {
       } finally {
         await receiver.close();
       }
+    }, 90_000);
+  });
+
+  describe('docs', () => {
+    it('/docs/webhooks is listed in /llms.txt and documents every event type, the headers, the schedule and standardwebhooks', async () => {
+      expect(await (await fetch(`${url}/llms.txt`)).text()).toContain(`[Webhooks](${url}/docs/webhooks.md)`);
+      const md = await (await fetch(`${url}/docs/webhooks.md`)).text();
+      for (const type of ['company.created', 'company.updated', 'company.deleted', 'person.created', 'person.updated', 'person.deleted']) {
+        expect({ type, documented: md.includes(`\`${type}\``) && md.includes(`"type":"${type}"`) }).toEqual({ type, documented: true });
+      }
+      for (const text of ['webhook-id', 'webhook-timestamp', 'webhook-signature', "from 'standardwebhooks'", 'wh.verify(', '30 s', '1 h', '24 h', '3 days', 'WEBHOOKS_ALLOW_PRIVATE']) expect(md).toContain(text);
+      expect((await fetch(`${url}/docs/webhooks`)).status).toBe(200);
+    });
+
+    it('the OpenAPI document describes each event in its webhooks section', async () => {
+      const doc = (await (await fetch(`${url}/rest/open-api`)).json()) as any;
+      expect(Object.keys(doc.webhooks).sort()).toEqual(['company.created', 'company.deleted', 'company.updated', 'person.created', 'person.deleted', 'person.updated']);
+      const updated = doc.webhooks['person.updated'].post;
+      expect(updated.parameters.map((p: any) => [p.in, p.name])).toEqual([['header', 'webhook-id'], ['header', 'webhook-timestamp'], ['header', 'webhook-signature']]);
+      const schema = doc.components.schemas[updated.requestBody.content['application/json'].schema.$ref.split('/').pop()];
+      expect(schema.properties.type.const).toBe('person.updated');
+      expect(schema.properties.data.properties.record.$ref).toBe('#/components/schemas/PersonModel');
+      expect(schema.properties.data.properties.previous).toBeDefined();
+      expect(doc.components.schemas.CompanyCreatedEvent.properties.data.properties.previous).toBeUndefined();
     });
   });
 

@@ -49,7 +49,7 @@ export async function recordEvents(tx: TxRunner, workspaceId: string, changes: R
   await tx.rows(
     `WITH input AS (
        SELECT e.ord, (e.body->>'id')::uuid AS id, e.body->>'type' AS type, e.body AS body
-         FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(body, ord)
+         FROM json_array_elements($2::json) WITH ORDINALITY AS e(body, ord)
      ), targets AS (
        SELECT i.id AS event_id, i.ord, w.id AS webhook_id
          FROM input i JOIN webhooks w ON w.workspace_id = $1 AND w.enabled

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { packageVersion } from './docs-pages.js';
+import { addWebhooks } from './open-api-webhooks.js';
 
 export const OPEN_API_PATH = '/rest/open-api';
 export const API_REFERENCE_PATH = '/docs/api-reference';
@@ -24,6 +25,7 @@ export function buildOpenApiDocument(app: INestApplication, publicUrl: string): 
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key (wrs_…) or an OAuth 2.1 access token.' }, 'bearer')
     .addTag('companies', 'Companies: name, domainName; soft-deleted with deletedAt.')
     .addTag('people', 'People: name, emails, companyId; soft-deleted with deletedAt.')
+    .addTag('webhooks', 'Events POSTed to your endpoints (managed on /settings/webhooks), signed the Standard Webhooks way.')
     .setExternalDoc('REST guide', `${publicUrl}/docs/rest`)
     .build();
   const document = SwaggerModule.createDocument(app, config);
@@ -31,6 +33,7 @@ export function buildOpenApiDocument(app: INestApplication, publicUrl: string): 
   for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) {
     if (name.endsWith('Input') && 'properties' in schema) schema.additionalProperties = false;
   }
+  addWebhooks(document, publicUrl);
   return document;
 }
 

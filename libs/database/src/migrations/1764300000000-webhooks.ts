@@ -5,6 +5,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * delivery per (event, webhook) and every attempt. Events and deliveries are written in
  * the transaction of the record change; the queue jobs that drive delivery live in
  * graphile-worker's own schema (installed by its migrations, see data-source.ts).
+ * The payload is `json`, not `jsonb`, so the body keeps its key order as written.
  * `webhook_secret_keys` holds the AES-256-GCM key that seals signing secrets at rest.
  */
 export class Webhooks1764300000000 implements MigrationInterface {
@@ -39,7 +40,7 @@ export class Webhooks1764300000000 implements MigrationInterface {
         workspace_id uuid NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
         id uuid NOT NULL,
         type varchar(100) NOT NULL,
-        payload jsonb NOT NULL,
+        payload json NOT NULL,
         created_at timestamptz(3) NOT NULL DEFAULT now(),
         PRIMARY KEY (workspace_id, id)
       );
