@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
@@ -56,6 +57,7 @@ export async function webhookBench(): Promise<void> {
     const api = await startChild<{ port: number }>('./api-server.js', { DATABASE_URL: dbUrl.toString(), WEBHOOKS_ALLOW_PRIVATE: '1', LOG_LEVEL: 'warn' });
     children.push(api.child);
     log(`Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections for ${DURATION_S} s; one webhook on company.created; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`);
+    const loadBefore = os.loadavg().map((l) => l.toFixed(1)).join(', ');
     const result = await autocannon({
       url: `http://127.0.0.1:${api.message.port}/rest/companies`,
       method: 'POST',
@@ -64,6 +66,8 @@ export async function webhookBench(): Promise<void> {
       headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench Hooks' }),
     });
+    // Requests still in flight when autocannon stops commit a moment later: count after a pause.
+    await new Promise((r) => setTimeout(r, 1000));
     const [{ n }] = await ds.query('SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1', [workspace.id]);
     // Wait for the queue to drain (at most 60 s).
     let receipts: { receivedAt: number; occurredAt: string; headers: Record<string, unknown>; body: string }[] = [];
@@ -76,6 +80,7 @@ export async function webhookBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const latencies = receipts.map((r) => r.receivedAt - Date.parse(r.occurredAt)).sort((a, b) => a - b);
+    log(`Load average before the run: ${loadBefore}; after: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} (${os.availableParallelism()} cores).`);
     log(`Writes: ${result.requests.total} requests, ${result.requests.total - result.non2xx} created, ${Math.round(result.requests.average)} req/s (p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms).`);
     log(`Events committed: ${n}; delivered: ${receipts.length}; unique ids: ${new Set(receipts.map((r) => r.headers['webhook-id'])).size}.`);
     log(`Delivery latency, commit → receipt: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms.`);
