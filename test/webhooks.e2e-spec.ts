@@ -1,8 +1,9 @@
 import { createApiKey, findRole } from '../libs/auth/src/accounts.js';
 import { postEvent, retryDelayMs } from '../libs/webhooks/src/delivery.js';
 import { createWebhook } from '../libs/webhooks/src/webhooks.js';
-import { FormBrowser } from './form-browser.js';
-import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
+import type { FormBrowser } from './form-browser.js';
+import { settingsJson, signInAt } from './settings-client.js';
+import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 import { Receiver, sleep } from './webhook-receiver.js';
 
 /**
@@ -23,33 +24,10 @@ describe('Webhooks', () => {
     await origin?.close();
   });
 
-  async function signIn(email: string): Promise<FormBrowser> {
-    const b = new FormBrowser();
-    await b.go(`${url}/login`);
-    await b.submit('Sign in', { email, password: PASSWORD });
-    expect(b.lastUrl).toBe(`${url}/settings`);
-    return b;
-  }
-
-  async function json(b: FormBrowser | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: {
-        ...(b ? { cookie: b.cookieHeader(), 'x-csrf-token': b.cookie('wrs_csrf')! } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: any;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
-    return { status: res.status, body: parsed };
-  }
+  const signIn = (email: string) => signInAt(url, email);
+  /** The settings JSON API, with the CSRF token on every call. */
+  const json = (b: FormBrowser | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    settingsJson(url, b, method, path, body, { ...(b ? { 'x-csrf-token': b.cookie('wrs_csrf')! } : {}), ...headers }).then(({ status, body }) => ({ status, body }));
 
   const count = async (table: string, workspaceId: string) => Number((await origin.ds.query(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`, [workspaceId]))[0].n);
 
