@@ -65,3 +65,15 @@ export class Receiver {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The settings of every webhook worker the tests run. The suites share one database and so
+ * one queue, and any worker may take any job: they must all behave alike (retries every
+ * 300 ms doubling, disabled after 4 s of failures, loopback http targets allowed).
+ */
+export const TEST_WORKER_ENV = {
+  WEBHOOKS_WORKER: 'on',
+  WEBHOOKS_ALLOW_PRIVATE: '1',
+  WEBHOOK_RETRY_BASE_MS: '300',
+  WEBHOOK_DISABLE_AFTER_MS: '4000',
+};

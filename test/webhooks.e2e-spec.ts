@@ -4,7 +4,7 @@ import { createWebhook } from '../libs/webhooks/src/webhooks.js';
 import type { FormBrowser } from './form-browser.js';
 import { settingsJson, signInAt } from './settings-client.js';
 import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
-import { Receiver, sleep } from './webhook-receiver.js';
+import { Receiver, TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
 
 /**
  * Webhooks end to end (SPEC §11): the settings JSON API and page, and deliveries from every
@@ -16,7 +16,7 @@ describe('Webhooks', () => {
   const DAY = 86_400_000;
 
   beforeAll(async () => {
-    origin = await startPublicOrigin({ WEBHOOKS_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_BASE_MS: '300', WEBHOOK_DISABLE_AFTER_MS: '4000' });
+    origin = await startPublicOrigin(TEST_WORKER_ENV);
     url = origin.url;
   });
 
