@@ -289,6 +289,7 @@ function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measur
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--webhooks')) return (await import('./webhooks.js')).webhookBench();
   const cpus = os.availableParallelism();
   log(`Records API bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per run, one server at a time.`);
   log(`Records API runs with the rate limit OFF (RATE_LIMIT_PER_MINUTE=0), NODE_ENV=production, LOG_LEVEL=warn.`);

@@ -51,6 +51,10 @@ export default async function globalSetup() {
     url = db.url.replace(/\/postgres$/, `/${name}`);
   }
   process.env.DATABASE_URL = url;
+  // Every suite shares this database and so graphile-worker's queue: only the webhook suites
+  // run delivery workers (all with the same settings, TEST_WORKER_ENV in test/webhook-receiver.ts),
+  // so no other suite's records API takes their jobs with other settings.
+  process.env.WEBHOOKS_WORKER = 'off';
   const ds = new typeorm.DataSource(dataSourceOptions(url, 2));
   await ds.initialize();
   await runMigrations(ds);

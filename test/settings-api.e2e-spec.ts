@@ -1,6 +1,7 @@
 import { addMember, createApiKey, createUser, findRole } from '../libs/auth/src/accounts.js';
 import { createServerApp } from '../libs/auth/src/server-apps.js';
 import { FormBrowser } from '../bench/form-browser.js';
+import { settingsJson, signInAt } from './settings-client.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**
@@ -22,33 +23,9 @@ describe('Workspace settings over HTTP', () => {
     await origin?.close();
   });
 
-  async function signIn(email: string): Promise<FormBrowser> {
-    const b = new FormBrowser();
-    await b.go(`${url}/login`);
-    await b.submit('Sign in', { email, password: PASSWORD });
-    expect(b.lastUrl).toBe(`${url}/settings`);
-    return b;
-  }
-
-  async function json(b: FormBrowser | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: {
-        ...(b ? { cookie: b.cookieHeader() } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: any;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
-    return { status: res.status, body: parsed, headers: res.headers };
-  }
+  const signIn = (email: string) => signInAt(url, email);
+  const json = (b: FormBrowser | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    settingsJson(url, b, method, path, body, headers);
 
   const csrf = (b: FormBrowser) => ({ 'x-csrf-token': b.cookie('wrs_csrf')! });
   const post = (b: FormBrowser, path: string, form: Record<string, string | string[]> = {}) =>
@@ -190,7 +167,7 @@ describe('Workspace settings over HTTP', () => {
       const form = await create('name=x', { 'content-type': 'application/x-www-form-urlencoded' });
       expect(form.status).toBe(415);
       expect(form.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
-      const missing = await json(b, 'GET', '/settings/api/webhooks');
+      const missing = await json(b, 'GET', '/settings/api/nowhere');
       expect(missing.status).toBe(404);
       expect(missing.body).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
       await b.go(`${url}/settings/nowhere`);

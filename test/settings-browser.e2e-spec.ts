@@ -223,6 +223,38 @@ const SLOW = 120_000;
   );
 
   it(
+    'adds a webhook, shows its secret once, edits it and reveals the secret again; the pages fit both widths',
+    async () => {
+      const { people } = await workspaceWith(origin.ds, ['Admin'], 'webhooks');
+      const page = await newPage();
+      await signIn(page, people[0].email);
+      await page.goto(`${url}/settings/webhooks`);
+      await screenshotBoth(page, 'webhooks-empty');
+      await page.getByLabel('URL').fill('https://hooks.example.com/crm/a-fairly-long-path/that-should-still-fit-on-a-phone');
+      await page.getByLabel('Description').fill('CRM sync');
+      await page.getByLabel('Operations').fill('company.*, person.created');
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      await page.waitForURL(/\/settings\/webhooks\/created\//);
+      const secret = await page.getByLabel(/^Signing secret for/).inputValue();
+      expect(secret).toMatch(/^whsec_/);
+      await screenshotBoth(page, 'webhook-created');
+      await page.getByRole('link', { name: 'Done' }).click();
+      await page.waitForURL(/\/settings\/webhooks\/[0-9a-f-]{36}$/);
+      await page.getByLabel('Enabled').uncheck();
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.waitForURL(/notice=saved/);
+      expect(await page.getByLabel('Enabled').isChecked()).toBe(false);
+      await screenshotBoth(page, 'webhook');
+      await page.getByRole('button', { name: 'Reveal signing secret' }).click();
+      expect(await page.getByLabel(/^Signing secret for/).inputValue()).toBe(secret);
+      await page.goto(`${url}/settings/webhooks`);
+      await page.getByRole('cell', { name: /a-fairly-long-path.* CRM sync$/ }).waitFor();
+      await screenshotBoth(page, 'webhooks');
+    },
+    SLOW,
+  );
+
+  it(
     'registers a server app, shows its secret once, and the secret gets tokens',
     async () => {
       const { people } = await workspaceWith(origin.ds, ['Admin'], 'apps');

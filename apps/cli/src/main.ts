@@ -15,6 +15,10 @@ import { RECORD_ACTIONS, RECORD_OBJECTS } from '../../../libs/database/src/entit
 import { createServerApp } from '../../../libs/auth/src/server-apps.js';
 import { rotateSigningKey } from '../../../libs/auth/src/signing-keys.js';
 import { ErrorCode } from '../../../libs/records/src/errors.js';
+import { recordAudit } from '../../../libs/auth/src/audit-log.js';
+import { splitOperations } from '../../../libs/webhooks/src/operations.js';
+import { webhookSettings } from '../../../libs/webhooks/src/settings.js';
+import { createWebhook, deleteWebhookById, listWebhooks } from '../../../libs/webhooks/src/webhooks.js';
 import { describeError, reportError, runCommand, type OutputOptions } from './run.js';
 
 const program = new Command()
@@ -169,6 +173,70 @@ command('app:create', 'Register a server app (OAuth client_credentials); its sec
         `  ${r.clientSecret}`,
         'Get a token: curl -u "<clientId>:<clientSecret>" -d grant_type=client_credentials -d scope=api <PUBLIC_URL>/oauth/token',
       ],
+    ),
+  );
+
+/** Webhook changes made from the CLI are audited with the operator as actor (no user). */
+const OPERATOR = { userId: null as unknown as string, email: 'operator (CLI)' };
+
+command('webhook:create', 'Add a webhook to a workspace; its signing secret (whsec_…) is printed once')
+  .requiredOption(...workspaceOption)
+  .requiredOption('--url <url>', 'https URL that receives the events (http and private addresses only with WEBHOOKS_ALLOW_PRIVATE=1)')
+  .option('--operations <patterns>', 'comma-separated <object>.<action> patterns, * for any part', '*.*')
+  .option('--description <text>', 'what the webhook is for (at most 500 characters)')
+  .action((opts: OutputOptions & { workspace: string; url: string; operations: string; description?: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        return ds.transaction(async (tx) => {
+          const webhook = await createWebhook(tx, workspace.id, { url: opts.url, operations: splitOperations(opts.operations), description: opts.description }, { allowPrivate: webhookSettings().allowPrivate });
+          await recordAudit(tx, {
+            workspaceId: workspace.id,
+            actor: OPERATOR,
+            action: 'webhook.create',
+            target: { type: 'webhook', id: webhook.id, label: webhook.url },
+            details: { operations: webhook.operations, enabled: webhook.enabled },
+          });
+          return { id: webhook.id, url: webhook.url, operations: webhook.operations, secret: webhook.secret };
+        });
+      },
+      (r) => [
+        `Added webhook ${r.id} → ${r.url} for ${r.operations.join(', ')}.`,
+        'Signing secret (store it in a secret manager; a signed-in admin can reveal it on /settings/webhooks):',
+        `  ${r.secret}`,
+      ],
+    ),
+  );
+
+command('webhook:list', "List a workspace's webhooks (never their secrets)")
+  .requiredOption(...workspaceOption)
+  .action((opts: OutputOptions & { workspace: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        return { workspaceId: workspace.id, webhooks: await listWebhooks(ds, workspace.id) };
+      },
+      (r) =>
+        r.webhooks.length
+          ? r.webhooks.map((w) => `${w.id}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.url}  ${w.operations.join(',')}${w.disabledReason ? `  (${w.disabledReason})` : ''}`)
+          : ['No webhooks.'],
+    ),
+  );
+
+command('webhook:delete', 'Delete a webhook (pending retries are dropped)')
+  .requiredOption('--id <id>', 'webhook id')
+  .action((opts: OutputOptions & { id: string }) =>
+    runCommand(
+      opts,
+      (ds) =>
+        ds.transaction(async (tx) => {
+          const deleted = await deleteWebhookById(tx, opts.id);
+          await recordAudit(tx, { workspaceId: deleted.workspaceId, actor: OPERATOR, action: 'webhook.delete', target: { type: 'webhook', id: deleted.id, label: deleted.url } });
+          return { id: deleted.id, deleted: true };
+        }),
+      (r) => [`Deleted webhook ${r.id}.`],
     ),
   );
 

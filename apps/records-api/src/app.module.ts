@@ -13,6 +13,7 @@ import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { HealthModule } from '../../../libs/ops/src/health.module.js';
 import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
+import { WebhooksWorker } from './webhooks/webhooks-worker.js';
 
 @Module({
   imports: [
@@ -27,6 +28,7 @@ import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
   controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, McpController],
   providers: [
     RateLimitPool.provider(),
+    WebhooksWorker,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],

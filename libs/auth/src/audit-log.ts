@@ -18,7 +18,12 @@ export type AuditAction =
   | 'member.remove'
   | 'invite.create'
   | 'invite.revoke'
-  | 'invite.accept';
+  | 'invite.accept'
+  | 'webhook.create'
+  | 'webhook.update'
+  | 'webhook.delete'
+  | 'webhook.reveal_secret'
+  | 'webhook.redeliver';
 
 export interface AuditEntry {
   workspaceId: string;

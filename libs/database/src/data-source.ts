@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import type { Pool } from 'pg';
 import { loadConfig } from './config.js';
+import { migrateJobQueue } from './job-queue.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
 import { ENTITIES } from './entities/index.js';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
@@ -10,6 +12,7 @@ import { Settings1764000000000 } from './migrations/1764000000000-settings.js';
 import { Operations1764000000100 } from './migrations/1764000000100-operations.js';
 import { Security1764200000000 } from './migrations/1764200000000-security.js';
 import { Opportunities1764000000300 } from './migrations/1764000000300-opportunities.js';
+import { Webhooks1764300000000 } from './migrations/1764300000000-webhooks.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -19,6 +22,7 @@ export const MIGRATIONS = [
   Opportunities1764000000300,
   FilterOrderIndexes1764100000000,
   Security1764200000000,
+  Webhooks1764300000000,
 ];
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
@@ -59,6 +63,7 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
   try {
     await runner.query('SELECT pg_advisory_lock(727274)');
     await dataSource.runMigrations({ transaction: 'each' });
+    await migrateJobQueue((dataSource.driver as unknown as { master: Pool }).master);
   } finally {
     await runner.query('SELECT pg_advisory_unlock(727274)').catch(() => undefined);
     await runner.release();

@@ -42,6 +42,37 @@ export class Sql {
     const name = options.prepared ? statementName(sql) : undefined;
     return (await this.pool.query({ name, text: sql, values: params, types })).rows as T[];
   }
+
+  /** `work` on one connection between BEGIN and COMMIT (ROLLBACK when it throws). */
+  async transaction<T>(work: (tx: SqlTx) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    // A connection lost while checked out emits 'error' on the client itself (the pool only
+    // listens to idle ones): keep it, so it fails this transaction's next query instead of
+    // crashing the process, and destroy the client rather than pool it.
+    let lost: Error | undefined;
+    const onError = (err: Error) => (lost = err);
+    client.on('error', onError);
+    try {
+      await client.query('BEGIN');
+      const result = await work({
+        rows: async <R = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
+          (await client.query({ text: sql, values: params, types })).rows as R[],
+      });
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      if (!lost) await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.off('error', onError);
+      client.release(lost);
+    }
+  }
+}
+
+/** Statements inside one open transaction. */
+export interface SqlTx {
+  rows<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
 /** The pg pool TypeORM's postgres driver manages (its `master` pool). */

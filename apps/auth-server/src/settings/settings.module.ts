@@ -13,6 +13,9 @@ import { OneTimeSecrets } from './one-time-secrets.js';
 import { RolesController } from './roles/roles.controller.js';
 import { RolesService } from './roles/roles.service.js';
 import { SettingsGuard } from './settings.guard.js';
+import { WebhooksApiController } from './webhooks/webhooks.api.controller.js';
+import { WebhooksController } from './webhooks/webhooks.controller.js';
+import { WebhooksService } from './webhooks/webhooks.service.js';
 
 /** The workspace settings pages for signed-in members, and the JSON API they share a service layer with. */
 @Module({
@@ -22,11 +25,13 @@ import { SettingsGuard } from './settings.guard.js';
     ApiKeysController,
     SettingsApiController,
     ServerAppsController,
+    WebhooksController,
+    WebhooksApiController,
     RolesController,
     MembersController,
     InvitesController,
     SettingsNotFoundController,
   ],
-  providers: [WebSessions, SettingsGuard, OneTimeSecrets, ApiKeysService, ServerAppsService, RolesService, MembersService],
+  providers: [WebSessions, SettingsGuard, OneTimeSecrets, ApiKeysService, ServerAppsService, RolesService, MembersService, WebhooksService],
 })
 export class SettingsModule {}

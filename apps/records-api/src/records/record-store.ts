@@ -12,6 +12,7 @@ import {
   orderWithTieBreaker,
 } from '../../../../libs/records/src/query/index.js';
 import type { CursorPayload, FilterNode, OrderTerm } from '../../../../libs/records/src/query/types.js';
+import { changedFields, recordEvents } from '../../../../libs/webhooks/src/webhook-outbox.js';
 import { CountCache } from './count-cache.js';
 import { iso, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';
@@ -310,8 +311,14 @@ export class RecordStore {
     );
     const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
-    const rows = await this.sql.rows(sql, params).catch((err) => mapDbError(err, def));
-    return rows.map((row) => def.toRecord(row));
+    const records = await this.sql
+      .transaction(async (tx) => {
+        const created = (await tx.rows(sql, params)).map((row) => def.toRecord(row));
+        await recordEvents(tx, principal.workspaceId, created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })));
+        return created;
+      })
+      .catch((err) => mapDbError(err, def));
+    return records;
   }
 
   async update<T, U extends object>(def: RecordDefinition<T, unknown, U>, principal: Principal, id: string, body: unknown): Promise<T> {
@@ -322,27 +329,40 @@ export class RecordStore {
     await this.assertRelationsExist(def, principal.workspaceId, [columns]);
     const params: unknown[] = [principal.workspaceId, id];
     const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
-    const rows = await this.sql
-      .rows(
-        `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
-          WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
-        params,
-      )
+    const updated = await this.sql
+      .transaction(async (tx) => {
+        const [before] = await tx.rows(
+          `SELECT ${def.columns.join(', ')} FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+          [principal.workspaceId, id],
+        );
+        if (!before) return undefined;
+        const [row] = await tx.rows(
+          `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
+            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
+          params,
+        );
+        const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
+        await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'updated', record, previous: changedFields(previous, record) }]);
+        return record as T;
+      })
       .catch((err) => mapDbError(err, def));
-    const updated = rows[0];
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-    return def.toRecord(updated);
+    return updated;
   }
 
   async softDelete(def: RecordDefinition<unknown, unknown, unknown>, principal: Principal, id: string): Promise<{ id: string }> {
     assertCan(principal, def.object, 'delete');
     this.assertId(id);
-    const rows = await this.sql.rows(
-      `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
-        WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING id`,
-      [principal.workspaceId, id],
-    );
-    if (!rows[0]) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+    const deleted = await this.sql.transaction(async (tx) => {
+      const [row] = await tx.rows(
+        `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
+          WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
+        [principal.workspaceId, id],
+      );
+      if (row) await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> }]);
+      return row;
+    });
+    if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
   }
 

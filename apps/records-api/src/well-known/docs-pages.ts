@@ -29,6 +29,11 @@ export const DOC_PAGES: readonly DocPage[] = [
     description: 'Bearer tokens, API keys and roles, OAuth 2.1 (authorization code + PKCE, refresh, client credentials, dynamic registration) with curl.',
   },
   { slug: 'mcp', title: 'MCP server', description: 'Adding /mcp to an MCP client (OAuth sign-in or an API key), and its tools with their arguments.' },
+  {
+    slug: 'webhooks',
+    title: 'Webhooks',
+    description: 'Signed events (company.created, person.updated …) POSTed on every change: payloads, headers, verifying with standardwebhooks, retries.',
+  },
 ];
 
 /** Where the sources are written: links and examples use this origin, replaced by PUBLIC_URL when served. */
@@ -123,7 +128,7 @@ export class DocsLibrary {
       '> `Authorization: Bearer <token>`: a role-scoped API key or an OAuth 2.1 access token.',
       '',
       `All endpoints live under ${url}: \`/rest\`, \`/graphql\`, \`/mcp\`, OAuth under \`/oauth\`. ` +
-        'Each page below is markdown; the same path without `.md` is the HTML version. Webhooks are not available yet.',
+        'Each page below is markdown; the same path without `.md` is the HTML version.',
       '',
       '## Docs',
       '',

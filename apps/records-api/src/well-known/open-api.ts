@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { OBJECTS } from '../../../../libs/records/src/objects/index.js';
 import { packageVersion } from './docs-pages.js';
 import { objectList } from './field-tables.js';
+import { addWebhooks } from './open-api-webhooks.js';
 
 export const OPEN_API_PATH = '/rest/open-api';
 export const API_REFERENCE_PATH = '/docs/api-reference';
@@ -27,12 +28,14 @@ export function buildOpenApiDocument(app: INestApplication, publicUrl: string): 
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key (wrs_…) or an OAuth 2.1 access token.' }, 'bearer')
     .setExternalDoc('REST guide', `${publicUrl}/docs/rest`);
   for (const object of OBJECTS) builder.addTag(object.plural, object.docs.tag);
+  builder.addTag('webhooks', 'Events POSTed to your endpoints (managed on /settings/webhooks), signed the Standard Webhooks way.');
   const config = builder.build();
   const document = SwaggerModule.createDocument(app, config);
   // Unknown body fields are refused (SPEC §2): say so, so generated clients and validators agree.
   for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) {
     if (name.endsWith('Input') && 'properties' in schema) schema.additionalProperties = false;
   }
+  addWebhooks(document, publicUrl);
   return document;
 }
 

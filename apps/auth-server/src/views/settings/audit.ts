@@ -17,6 +17,11 @@ const ACTIONS: Record<string, string> = {
   'invite.create': 'Created invite link',
   'invite.revoke': 'Cancelled invite',
   'invite.accept': 'Joined by invite',
+  'webhook.create': 'Created webhook',
+  'webhook.update': 'Changed webhook',
+  'webhook.delete': 'Deleted webhook',
+  'webhook.reveal_secret': 'Revealed webhook secret',
+  'webhook.redeliver': 'Redelivered webhook event',
 };
 
 const HIDDEN = new Set(['inviteId']);

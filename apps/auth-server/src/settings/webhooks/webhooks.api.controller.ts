@@ -1,0 +1,89 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Req, UseFilters, UseGuards } from '@nestjs/common';
+import type { Request } from 'express';
+import { AppError, BadInputError, ErrorCode } from '../../../../../libs/records/src/errors.js';
+import type { WebhookInput } from '../../../../../libs/webhooks/src/webhooks.js';
+import type { SettingsContext } from '../settings-context.js';
+import { SettingsExceptionFilter } from '../settings-exception.filter.js';
+import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
+import { WebhooksService } from './webhooks.service.js';
+
+const FIELDS = ['url', 'description', 'operations', 'enabled'];
+
+/**
+ * The webhooks part of the settings JSON API: session cookie + X-CSRF-Token, never a
+ * bearer token (SPEC §11: API keys and OAuth tokens can neither manage nor read webhooks).
+ */
+@Controller('settings/api/webhooks')
+@UseGuards(SettingsGuard)
+@UseFilters(SettingsExceptionFilter)
+@Requires('API_KEYS_AND_WEBHOOKS')
+export class WebhooksApiController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Get()
+  async list(@CurrentSettings() ctx: SettingsContext) {
+    const webhooks = await this.webhooks.list(ctx);
+    return { data: { webhooks }, totalCount: webhooks.length };
+  }
+
+  @Post()
+  @HttpCode(201)
+  async create(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Body() body: unknown) {
+    requireJson(req);
+    const input = parseBody(body);
+    if (input.url === undefined) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url is required: the https URL that receives the events');
+    return { data: { createWebhook: await this.webhooks.create(ctx, input) } };
+  }
+
+  @Get(':id')
+  async get(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string) {
+    return { data: { webhook: await this.webhooks.find(ctx, id) } };
+  }
+
+  @Patch(':id')
+  async update(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Param('id') id: string, @Body() body: unknown) {
+    requireJson(req);
+    return { data: { updateWebhook: await this.webhooks.update(ctx, id, parseBody(body)) } };
+  }
+
+  @Delete(':id')
+  async remove(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string) {
+    const { id: deleted } = await this.webhooks.delete(ctx, id);
+    return { data: { deleteWebhook: { id: deleted } } };
+  }
+
+  /** The signing secret, to a signed-in member with the permission (audited). */
+  @Post(':id/reveal-secret')
+  @HttpCode(200)
+  async reveal(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string) {
+    const { webhook, secret } = await this.webhooks.reveal(ctx, id);
+    return { data: { webhookSecret: { id: webhook.id, secret } } };
+  }
+
+  /** The latest 50 attempts: time, status, duration, the start of the answer. */
+  @Get(':id/attempts')
+  async attempts(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string) {
+    const attempts = await this.webhooks.attempts(ctx, id);
+    return { data: { attempts }, totalCount: attempts.length };
+  }
+
+  @Post(':id/deliveries/:deliveryId/redeliver')
+  @HttpCode(202)
+  async redeliver(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Param('deliveryId') deliveryId: string) {
+    return { data: { redeliver: await this.webhooks.redeliver(ctx, id, deliveryId) } };
+  }
+}
+
+function requireJson(req: Request): void {
+  if (!req.is('application/json')) {
+    throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, [`Content-Type must be application/json; got "${req.headers['content-type'] ?? 'none'}"`]);
+  }
+}
+
+function parseBody(body: unknown): WebhookInput {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'The body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  const unknown = Object.keys(b).filter((k) => !FIELDS.includes(k) && k !== '_csrf');
+  if (unknown.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; allowed: ${FIELDS.join(', ')}`);
+  return { url: b.url, description: b.description, operations: b.operations, enabled: b.enabled };
+}

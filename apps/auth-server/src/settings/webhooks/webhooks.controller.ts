@@ -1,0 +1,106 @@
+import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AppError } from '../../../../../libs/records/src/errors.js';
+import { eventTypes, splitOperations } from '../../../../../libs/webhooks/src/operations.js';
+import type { CreatedWebhook, WebhookInput } from '../../../../../libs/webhooks/src/webhooks.js';
+import { secretGonePage } from '../../views/settings/api-keys.js';
+import { confirmDeleteWebhookPage, editWebhookPage, webhookCreatedPage, webhookSecretPage, webhooksPage } from '../../views/settings/webhooks.js';
+import { OneTimeSecrets } from '../one-time-secrets.js';
+import type { SettingsContext } from '../settings-context.js';
+import { SettingsExceptionFilter } from '../settings-exception.filter.js';
+import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
+import { WebhooksService } from './webhooks.service.js';
+
+/** The form's fields as the service takes them: operations one per line or comma-separated; a checkbox for enabled. */
+function formInput(body: Record<string, unknown>, withEnabled: boolean): WebhookInput {
+  const ops = Array.isArray(body.operations) ? body.operations.join(',') : String(body.operations ?? '');
+  return {
+    url: String(body.url ?? ''),
+    description: String(body.description ?? ''),
+    operations: splitOperations(ops),
+    enabled: withEnabled ? body.enabled === 'on' : undefined,
+  };
+}
+
+/** /settings/webhooks: list, create (secret shown once), edit, delete, reveal the secret, attempts with Redeliver. */
+@Controller('settings/webhooks')
+@UseGuards(SettingsGuard)
+@UseFilters(SettingsExceptionFilter)
+@Requires('API_KEYS_AND_WEBHOOKS')
+export class WebhooksController {
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly secrets: OneTimeSecrets,
+  ) {}
+
+  @Get()
+  async list(@CurrentSettings() ctx: SettingsContext, @Query('deleted') deleted: unknown, @Res() res: Response) {
+    res.send(webhooksPage(ctx, { webhooks: await this.webhooks.list(ctx), eventTypes: eventTypes(), notice: typeof deleted === 'string' ? 'Webhook deleted.' : undefined }));
+  }
+
+  @Post()
+  async create(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Res() res: Response) {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    let created: CreatedWebhook;
+    try {
+      created = await this.webhooks.create(ctx, formInput(body, false));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      const page = webhooksPage(ctx, { webhooks: await this.webhooks.list(ctx), eventTypes: eventTypes(), error: err.messages.join(' '), values: body as Record<string, string> });
+      return res.status(err.status).send(page);
+    }
+    const flash = await this.secrets.put(req, 'webhook', { id: created.id, url: created.url, secret: created.secret });
+    res.redirect(303, `/settings/webhooks/created/${flash}`);
+  }
+
+  @Get('created/:flash')
+  async created(@CurrentSettings() ctx: SettingsContext, @Param('flash') flash: string, @Req() req: Request, @Res() res: Response) {
+    const created = await this.secrets.take<{ id: string; url: string; secret: string }>(req, 'webhook', flash);
+    if (!created) return res.status(410).send(secretGonePage(ctx, { what: 'webhook signing secret', active: 'webhooks', back: '/settings/webhooks' }));
+    res.send(webhookCreatedPage(ctx, created));
+  }
+
+  @Get(':id')
+  async edit(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Query('notice') notice: unknown, @Res() res: Response) {
+    const webhook = await this.webhooks.find(ctx, id);
+    const notices: Record<string, string> = { saved: 'Saved.', redelivered: 'Queued for redelivery.' };
+    res.send(editWebhookPage(ctx, { webhook, attempts: await this.webhooks.attempts(ctx, id), notice: typeof notice === 'string' ? notices[notice] : undefined }));
+  }
+
+  @Post(':id')
+  async update(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    try {
+      await this.webhooks.update(ctx, id, formInput(body, true));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
+      const webhook = await this.webhooks.find(ctx, id);
+      const page = editWebhookPage(ctx, { webhook, attempts: await this.webhooks.attempts(ctx, id), error: err.messages.join(' '), values: body as Record<string, string> });
+      return res.status(err.status).send(page);
+    }
+    res.redirect(303, `/settings/webhooks/${id}?notice=saved`);
+  }
+
+  @Post(':id/secret')
+  async reveal(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
+    const { webhook, secret } = await this.webhooks.reveal(ctx, id);
+    res.send(webhookSecretPage(ctx, { webhook, secret }));
+  }
+
+  @Post(':id/deliveries/:deliveryId/redeliver')
+  async redeliver(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Param('deliveryId') deliveryId: string, @Res() res: Response) {
+    await this.webhooks.redeliver(ctx, id, deliveryId);
+    res.redirect(303, `/settings/webhooks/${id}?notice=redelivered`);
+  }
+
+  @Get(':id/delete')
+  async confirmDelete(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
+    res.send(confirmDeleteWebhookPage(ctx, await this.webhooks.find(ctx, id)));
+  }
+
+  @Post(':id/delete')
+  async remove(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
+    await this.webhooks.delete(ctx, id);
+    res.redirect(303, '/settings/webhooks?deleted=1');
+  }
+}

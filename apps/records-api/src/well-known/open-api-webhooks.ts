@@ -1,0 +1,70 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { RECORD_OBJECTS } from '../../../../libs/database/src/entities/role.entity.js';
+import { eventObjectOf } from '../../../../libs/webhooks/src/operations.js';
+
+/** Actions that happen today; `restored` is reserved in SPEC §11 but nothing restores a record yet. */
+const ACTIONS = ['created', 'updated', 'deleted'] as const;
+
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+const HEADERS = [
+  { name: 'webhook-id', description: 'The event id (the same on every retry and redelivery of this event: deduplicate on it).', schema: { type: 'string', format: 'uuid' } },
+  { name: 'webhook-timestamp', description: 'Unix seconds when this attempt was signed; refuse values far from now (5 minutes) against replays.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  {
+    name: 'webhook-signature',
+    description: 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`.',
+    schema: { type: 'string', pattern: '^v1,' },
+  },
+];
+
+/**
+ * OpenAPI 3.1's `webhooks`: one entry per event type (`company.created` …), derived from
+ * the record objects, each POST body referencing the REST record schema (`CompanyModel` …).
+ */
+export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
+  const schemas = (document.components ??= {}).schemas ??= {};
+  const webhooks: Record<string, unknown> = {};
+  for (const object of RECORD_OBJECTS) {
+    const singular = eventObjectOf(object);
+    const modelName = `${capital(singular)}Model`;
+    const record = schemas[modelName] ? { $ref: `#/components/schemas/${modelName}` } : { type: 'object' };
+    for (const action of ACTIONS) {
+      const type = `${singular}.${action}`;
+      const schemaName = `${capital(singular)}${capital(action)}Event`;
+      const data: Record<string, unknown> = {
+        type: 'object',
+        required: ['record'],
+        properties: {
+          record: { ...record, description: action === 'deleted' ? `The ${singular} as it was deleted (deletedAt set).` : `The ${singular} as REST returns it, after the change.` },
+          ...(action === 'updated'
+            ? { previous: { type: 'object', description: `The changed fields' previous values, in the ${singular}'s shape (a composite field such as name is given whole).`, additionalProperties: true } }
+            : {}),
+        },
+      };
+      schemas[schemaName] = {
+        type: 'object',
+        description: `Sent when a ${singular} is ${action}.`,
+        required: ['id', 'type', 'workspaceId', 'occurredAt', 'data'],
+        properties: {
+          id: { type: 'string', format: 'uuid', description: 'The event id (also the webhook-id header).' },
+          type: { type: 'string', const: type },
+          workspaceId: { type: 'string', format: 'uuid' },
+          occurredAt: { type: 'string', format: 'date-time', description: 'When the change was made (UTC, in its transaction).' },
+          data,
+        },
+      } as never;
+      webhooks[type] = {
+        post: {
+          summary: `${capital(singular)} ${action}`,
+          description: `POSTed to each enabled webhook of the workspace whose operations select \`${type}\`. Answer 2xx within 10 s; anything else is retried with exponential backoff for 24 hours. Guide: ${publicUrl}/docs/webhooks`,
+          operationId: `webhook_${singular}_${action}`,
+          tags: ['webhooks'],
+          parameters: HEADERS.map((h) => ({ in: 'header', required: true, ...h })),
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } } },
+          responses: { '200': { description: 'Any 2xx marks the event delivered.' }, default: { description: 'Anything else, a timeout or a refused connection is retried.' } },
+        },
+      };
+    }
+  }
+  (document as unknown as { webhooks: Record<string, unknown> }).webhooks = webhooks;
+}

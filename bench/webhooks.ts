@@ -1,0 +1,103 @@
+import autocannon from 'autocannon';
+import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
+import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../libs/database/src/data-source.js';
+import { createWebhook } from '../libs/webhooks/src/webhooks.js';
+
+/**
+ * `npm run bench -- --webhooks`: webhook delivery latency under write load. The records API
+ * (worker on, in its own process) takes POST /rest/companies from autocannon at 16
+ * connections; every create is an event delivered to a receiver in a third process. The
+ * latency of an event is its arrival at the receiver minus its `occurredAt` (taken inside
+ * the writing transaction, just before COMMIT). Database: records_bench_webhooks.
+ */
+const CONNECTIONS = 16;
+const DURATION_S = Number(process.env.BENCH_DURATION) || 10;
+const DB = 'records_bench_webhooks';
+const log = (m: string) => console.log(m);
+
+function startChild<M>(file: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: M }> {
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env } });
+    child.once('message', (message) => resolve({ child, message: message as M }));
+    child.once('exit', (code) => reject(new Error(`${file} exited (code ${code}) before listening`)));
+  });
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+export async function webhookBench(): Promise<void> {
+  const { url, embedded } = await resolveDatabaseUrl(log);
+  const dbUrl = new URL(url);
+  dbUrl.pathname = `/${DB}`;
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+  await client.query(`CREATE DATABASE ${DB}`);
+  await client.end();
+
+  const ds = new DataSource(dataSourceOptions(dbUrl.toString(), 2));
+  await ds.initialize();
+  await runMigrations(ds);
+  const workspace = await createWorkspace(ds, 'Bench Webhooks');
+  const role = await findRole(ds, workspace.id, 'Admin');
+  const key = await createApiKey(ds, { workspaceId: workspace.id, role, name: 'bench', expiresAt: new Date(Date.now() + 86_400_000) });
+
+  const children: ChildProcess[] = [];
+  try {
+    const receiver = await startChild<{ port: number }>('./webhook-receiver.js', {});
+    children.push(receiver.child);
+    await createWebhook(ds, workspace.id, { url: `http://127.0.0.1:${receiver.message.port}/hook`, operations: ['company.created'] }, { allowPrivate: true });
+    const api = await startChild<{ port: number }>('./api-server.js', { DATABASE_URL: dbUrl.toString(), WEBHOOKS_ALLOW_PRIVATE: '1', LOG_LEVEL: 'warn' });
+    children.push(api.child);
+    log(`Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections for ${DURATION_S} s; one webhook on company.created; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`);
+    const loadBefore = os.loadavg().map((l) => l.toFixed(1)).join(', ');
+    const result = await autocannon({
+      url: `http://127.0.0.1:${api.message.port}/rest/companies`,
+      method: 'POST',
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench Hooks' }),
+    });
+    // Requests still in flight when autocannon stops commit a moment later: count after a pause.
+    await new Promise((r) => setTimeout(r, 1000));
+    const [{ n }] = await ds.query('SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1', [workspace.id]);
+    // Wait for the queue to drain (at most 60 s).
+    let receipts: { receivedAt: number; occurredAt: string; headers: Record<string, unknown>; body: string }[] = [];
+    for (let i = 0; i < 600; i++) {
+      receipts = await new Promise((resolve) => {
+        receiver.child.once('message', (m: any) => resolve(m.receipts));
+        receiver.child.send('report');
+      });
+      if (receipts.length >= n) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const latencies = receipts.map((r) => r.receivedAt - Date.parse(r.occurredAt)).sort((a, b) => a - b);
+    log(`Load average before the run: ${loadBefore}; after: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} (${os.availableParallelism()} cores).`);
+    log(`Writes: ${result.requests.total} requests, ${result.requests.total - result.non2xx} created, ${Math.round(result.requests.average)} req/s (p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms).`);
+    log(`Events committed: ${n}; delivered: ${receipts.length}; unique ids: ${new Set(receipts.map((r) => r.headers['webhook-id'])).size}.`);
+    log(`Delivery latency, commit → receipt: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms.`);
+    const sample = receipts[receipts.length - 1];
+    if (sample) {
+      const h = sample.headers;
+      log('A delivery as received:');
+      for (const name of ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent']) log(`  ${name}: ${h[name]}`);
+      log(`  ${sample.body}`);
+    }
+  } finally {
+    for (const child of children) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    }
+    await ds.destroy();
+    await embedded?.stop();
+  }
+}

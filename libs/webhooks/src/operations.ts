@@ -1,0 +1,64 @@
+import { RECORD_OBJECTS } from '../../database/src/entities/role.entity.js';
+import { BadInputError, ErrorCode } from '../../records/src/errors.js';
+import { objectNamed } from '../../records/src/objects/index.js';
+
+/** What an event says happened to a record (SPEC §11). `restored` is reserved: records cannot be restored yet. */
+export const WEBHOOK_ACTIONS = ['created', 'updated', 'deleted', 'restored'] as const;
+export type WebhookAction = (typeof WEBHOOK_ACTIONS)[number];
+
+/** `companies` → `company`, `people` → `person`: the object's declared singular names its events. */
+export function eventObjectOf(object: string): string {
+  return objectNamed(object).singular;
+}
+
+/** Every object that has events, derived from the record objects roles know about. */
+export function eventObjects(): string[] {
+  return RECORD_OBJECTS.map(eventObjectOf);
+}
+
+/** Every event type, e.g. `company.created`. */
+export function eventTypes(): string[] {
+  return eventObjects().flatMap((object) => WEBHOOK_ACTIONS.map((action) => `${object}.${action}`));
+}
+
+const MAX_OPERATIONS = 50;
+
+/**
+ * Operation patterns `<object>.<action>` where either part may be `*`: `company.created`,
+ * `person.*`, `*.deleted`, `*.*`. Duplicates are dropped, order kept. An empty list, an
+ * unknown object or action, or anything else is a 400 naming the pattern.
+ */
+export function parseOperations(value: unknown, field = 'operations'): string[] {
+  const list = value;
+  if (!Array.isArray(list)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} must be a list of patterns such as "company.created", "person.*" or "*.*"`);
+  if (!list.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} must name at least one pattern, e.g. "*.*" for every event`);
+  if (list.length > MAX_OPERATIONS) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} holds at most ${MAX_OPERATIONS} patterns; got ${list.length}`);
+  const objects = eventObjects();
+  const problems: string[] = [];
+  for (const op of list) {
+    if (typeof op !== 'string') {
+      problems.push(`${field}: every pattern must be a string`);
+      continue;
+    }
+    const [object, action, ...rest] = op.split('.');
+    if (rest.length || action === undefined || !(object === '*' || objects.includes(object)) || !(action === '*' || (WEBHOOK_ACTIONS as readonly string[]).includes(action))) {
+      problems.push(`${field}: unknown pattern "${op.slice(0, 100)}"; use <object>.<action> with object one of ${objects.join(', ')} or *, action one of ${WEBHOOK_ACTIONS.join(', ')} or *`);
+    }
+  }
+  if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
+  return [...new Set(list as string[])];
+}
+
+/** Whether one of the patterns selects the event type (the same rule as the SQL in webhook-outbox.ts). */
+/** `"company.*, person.created"` (the CLI's and the form's spelling) as a list. */
+export function splitOperations(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean);
+}
+
+export function operationsMatch(operations: string[], type: string): boolean {
+  const [object, action] = type.split('.');
+  return operations.some((op) => {
+    const [o, a] = op.split('.');
+    return (o === '*' || o === object) && (a === '*' || a === action);
+  });
+}

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { eventObjectOf, type WebhookAction } from './operations.js';
+
+/** Statements run inside the caller's open transaction. */
+export interface TxRunner {
+  rows<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** One change to one record, as the record store saw it. */
+export interface RecordChange {
+  /** The record object (`companies`, `people`, …): the event type's object is its singular. */
+  object: string;
+  action: WebhookAction;
+  /** The record as REST returns it, after the change. */
+  record: Record<string, unknown>;
+  /** For `updated`: the changed fields' previous values, in the record's shape. */
+  previous?: Record<string, unknown>;
+}
+
+/** The body every target receives (SPEC §11). */
+export interface WebhookEventBody {
+  id: string;
+  type: string;
+  workspaceId: string;
+  occurredAt: string;
+  data: { record: Record<string, unknown>; previous?: Record<string, unknown> };
+}
+
+export const DELIVER_TASK = 'webhook_deliver';
+
+/**
+ * The transactional outbox: called by the record store inside the transaction of the
+ * change, so an event exists exactly when its change does. One statement stores each event
+ * that at least one enabled webhook of the workspace selects, one delivery per (event,
+ * webhook), and one graphile-worker job per delivery (`graphile_worker.add_job`, in the same
+ * transaction: a crash after the commit loses nothing, a rollback sends nothing). A
+ * workspace without webhooks pays one indexed lookup and stores nothing.
+ */
+export async function recordEvents(tx: TxRunner, workspaceId: string, changes: RecordChange[]): Promise<void> {
+  if (!changes.length) return;
+  const occurredAt = new Date().toISOString();
+  const events: WebhookEventBody[] = changes.map((c) => ({
+    id: randomUUID(),
+    type: `${eventObjectOf(c.object)}.${c.action}`,
+    workspaceId,
+    occurredAt,
+    data: c.previous ? { record: c.record, previous: c.previous } : { record: c.record },
+  }));
+  await tx.rows(
+    `WITH input AS (
+       SELECT e.ord, (e.body->>'id')::uuid AS id, e.body->>'type' AS type, e.body AS body
+         FROM json_array_elements($2::json) WITH ORDINALITY AS e(body, ord)
+     ), targets AS (
+       SELECT i.id AS event_id, i.ord, w.id AS webhook_id
+         FROM input i JOIN webhooks w ON w.workspace_id = $1 AND w.enabled
+        WHERE EXISTS (SELECT 1 FROM unnest(w.operations) op
+                       WHERE split_part(op, '.', 1) IN ('*', split_part(i.type, '.', 1))
+                         AND split_part(op, '.', 2) IN ('*', split_part(i.type, '.', 2)))
+     ), stored AS (
+       INSERT INTO webhook_events (workspace_id, id, type, payload)
+       SELECT $1, i.id, i.type, i.body FROM input i WHERE i.id IN (SELECT event_id FROM targets)
+     ), deliveries AS (
+       INSERT INTO webhook_deliveries (workspace_id, webhook_id, event_id)
+       SELECT $1, t.webhook_id, t.event_id FROM targets t ORDER BY t.ord
+       RETURNING id
+     )
+     SELECT graphile_worker.add_job($3, json_build_object('workspaceId', $1::uuid, 'deliveryId', d.id, 'attempt', 1)) FROM deliveries d`,
+    [workspaceId, JSON.stringify(events), DELIVER_TASK],
+  );
+}
+
+/**
+ * The fields of `after` whose value differs from `before`, with `before`'s values: the
+ * `previous` of an update. Composite fields (`name`, `emails`, `domainName`) are compared
+ * and reported whole; `updatedAt` always changes and is left out.
+ */
+export function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+  const previous: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(before)) {
+    if (key === 'updatedAt') continue;
+    if (JSON.stringify(value) !== JSON.stringify(after[key])) previous[key] = value;
+  }
+  return previous;
+}

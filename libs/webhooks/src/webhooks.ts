@@ -1,0 +1,300 @@
+import { isUUID } from 'class-validator';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { DataSource, EntityManager } from 'typeorm';
+import { assertNotLiteralSpecialUse, hostOf } from '../../net/src/public-address.js';
+import { BadInputError, ErrorCode, NotFoundError } from '../../records/src/errors.js';
+import { parseOperations } from './operations.js';
+import { DELIVER_TASK } from './webhook-outbox.js';
+
+export type Db = DataSource | EntityManager;
+
+export interface WebhookSummary {
+  id: string;
+  url: string;
+  description: string;
+  operations: string[];
+  enabled: boolean;
+  /** Why the webhook was switched off automatically (3 days of failures); null otherwise. */
+  disabledReason: string | null;
+  disabledAt: string | null;
+  failingSince: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreatedWebhook extends WebhookSummary {
+  secret: string;
+}
+
+export interface WebhookInput {
+  url?: unknown;
+  description?: unknown;
+  operations?: unknown;
+  enabled?: unknown;
+}
+
+export interface WebhookAttempt {
+  id: string;
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  attemptedAt: string;
+  statusCode: number | null;
+  durationMs: number;
+  responseExcerpt: string;
+  error: string | null;
+  deliveryStatus: string;
+}
+
+const MAX_URL = 2048;
+const MAX_DESCRIPTION = 500;
+
+/** TypeORM answers an UPDATE … RETURNING with [rows, count]. */
+async function query<T = Record<string, unknown>>(db: Db, sql: string, params: unknown[] = []): Promise<T[]> {
+  const result = await db.query(sql, params);
+  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
+}
+
+function iso(value: unknown): string | null {
+  return value == null ? null : value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
+}
+
+function summary(row: Record<string, unknown>): WebhookSummary {
+  return {
+    id: row.id as string,
+    url: row.url as string,
+    description: row.description as string,
+    operations: row.operations as string[],
+    enabled: row.enabled as boolean,
+    disabledReason: (row.disabled_reason as string | null) ?? null,
+    disabledAt: iso(row.disabled_at),
+    failingSince: iso(row.failing_since),
+    createdAt: iso(row.created_at)!,
+    updatedAt: iso(row.updated_at)!,
+  };
+}
+
+const COLUMNS = 'id, url, description, operations, enabled, disabled_reason, disabled_at, failing_since, created_at, updated_at';
+
+/**
+ * A target URL: https (http too with `allowPrivate`), no user-info, no fragment, at most
+ * 2048 characters; without `allowPrivate` a literal private address or `localhost` is
+ * refused here, and every name is checked again on the address actually connected to.
+ */
+export function parseTargetUrl(value: unknown, allowPrivate: boolean): string {
+  if (typeof value !== 'string' || !value.trim()) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url is required: the https URL that receives the events');
+  if (value.length > MAX_URL) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `url must be at most ${MAX_URL} characters`);
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `url must be an absolute https URL; got "${value.slice(0, 100)}"`);
+  }
+  const allowed = allowPrivate ? ['https:', 'http:'] : ['https:'];
+  if (!allowed.includes(url.protocol)) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      allowPrivate ? `url must be http or https; got "${url.protocol}"` : `url must be https; got "${url.protocol}" (http targets need WEBHOOKS_ALLOW_PRIVATE=1)`,
+    );
+  }
+  if (url.username || url.password) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url must not carry a user name or password');
+  if (url.hash) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url must not have a fragment (#…)');
+  if (!allowPrivate) {
+    const host = hostOf(url).toLowerCase();
+    if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivate(url))) {
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `url must reach a public address; ${host} is private, loopback or special-use (allowed only with WEBHOOKS_ALLOW_PRIVATE=1)`);
+    }
+  }
+  return url.toString();
+}
+
+function isPrivate(url: URL): boolean {
+  try {
+    assertNotLiteralSpecialUse(url);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function parseDescription(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'description must be a string');
+  if (value.length > MAX_DESCRIPTION) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `description must be at most ${MAX_DESCRIPTION} characters; got ${value.length}`);
+  return value;
+}
+
+function assertWebhookId(id: string): void {
+  if (!isUUID(id)) throw new BadInputError(ErrorCode.INVALID_ID, `id must be a UUID; got "${id.slice(0, 100)}"`);
+}
+
+// ---- secrets: `whsec_` + base64 of 32 random bytes, sealed with AES-256-GCM at rest ----
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+async function sealingKey(db: Db): Promise<Buffer> {
+  await query(db, 'INSERT INTO webhook_secret_keys (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [randomBytes(32)]);
+  const [row] = await query<{ key: Buffer }>(db, 'SELECT key FROM webhook_secret_keys WHERE id = 1');
+  return row.key;
+}
+
+export async function sealSecret(db: Db, secret: string): Promise<string> {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', await sealingKey(db), iv);
+  const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+  return `v1.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+}
+
+export async function openSecret(db: Db, sealed: string): Promise<string> {
+  const raw = Buffer.from(sealed.replace(/^v1\./, ''), 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', await sealingKey(db), raw.subarray(0, 12));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+}
+
+// ---- subscriptions ----
+
+export async function listWebhooks(db: Db, workspaceId: string): Promise<WebhookSummary[]> {
+  const rows = await query(db, `SELECT ${COLUMNS} FROM webhooks WHERE workspace_id = $1 ORDER BY created_at, id`, [workspaceId]);
+  return rows.map(summary);
+}
+
+/** Another workspace's webhook behaves as missing. */
+export async function findWebhook(db: Db, workspaceId: string, id: string): Promise<WebhookSummary> {
+  assertWebhookId(id);
+  const [row] = await query(db, `SELECT ${COLUMNS} FROM webhooks WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+  if (!row) throw new NotFoundError(`No webhook with id ${id} in this workspace`);
+  return summary(row);
+}
+
+export async function createWebhook(
+  db: Db,
+  workspaceId: string,
+  input: WebhookInput,
+  o: { allowPrivate: boolean; createdByUserId?: string },
+): Promise<CreatedWebhook> {
+  const problems: string[] = [];
+  const attempt = <T>(parse: () => T): T | undefined => {
+    try {
+      return parse();
+    } catch (err) {
+      if (err instanceof BadInputError) problems.push(...err.messages);
+      else throw err;
+      return undefined;
+    }
+  };
+  const url = attempt(() => parseTargetUrl(input.url, o.allowPrivate));
+  const description = attempt(() => parseDescription(input.description));
+  const operations = attempt(() => parseOperations(input.operations ?? ['*.*']));
+  if (input.enabled !== undefined && typeof input.enabled !== 'boolean') problems.push('enabled must be true or false');
+  if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
+  const secret = newWebhookSecret();
+  const [row] = await query(
+    db,
+    `INSERT INTO webhooks (workspace_id, url, description, operations, enabled, secret_sealed, created_by_user_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [workspaceId, url, description, operations, input.enabled ?? true, await sealSecret(db, secret), o.createdByUserId ?? null],
+  );
+  return { ...summary(row), secret };
+}
+
+/** A partial change; turning a webhook on again clears the reason it was switched off. */
+export async function updateWebhook(db: Db, workspaceId: string, id: string, input: WebhookInput, o: { allowPrivate: boolean }): Promise<{ before: WebhookSummary; after: WebhookSummary }> {
+  const before = await findWebhook(db, workspaceId, id);
+  const sets: string[] = [];
+  const params: unknown[] = [workspaceId, id];
+  const problems: string[] = [];
+  const take = (column: string, parse: () => unknown) => {
+    try {
+      sets.push(`${column} = $${params.push(parse())}`);
+    } catch (err) {
+      if (err instanceof BadInputError) problems.push(...err.messages);
+      else throw err;
+    }
+  };
+  if (input.url !== undefined) take('url', () => parseTargetUrl(input.url, o.allowPrivate));
+  if (input.description !== undefined) take('description', () => parseDescription(input.description));
+  if (input.operations !== undefined) take('operations', () => parseOperations(input.operations));
+  if (input.enabled !== undefined) {
+    if (typeof input.enabled !== 'boolean') problems.push('enabled must be true or false');
+    else {
+      sets.push(`enabled = $${params.push(input.enabled)}`);
+      if (input.enabled) sets.push('disabled_reason = NULL, disabled_at = NULL, failing_since = NULL');
+    }
+  }
+  if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
+  if (!sets.length) return { before, after: before };
+  const [row] = await query(db, `UPDATE webhooks SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`, params);
+  return { before, after: summary(row) };
+}
+
+export async function deleteWebhook(db: Db, workspaceId: string, id: string): Promise<WebhookSummary> {
+  const webhook = await findWebhook(db, workspaceId, id);
+  await query(db, 'DELETE FROM webhooks WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  return webhook;
+}
+
+/** For the CLI, which has no workspace context: the webhook's workspace with it. */
+export async function deleteWebhookById(db: Db, id: string): Promise<{ id: string; workspaceId: string; url: string }> {
+  assertWebhookId(id);
+  const [row] = await query<{ id: string; workspace_id: string; url: string }>(db, 'DELETE FROM webhooks WHERE id = $1 RETURNING id, workspace_id, url', [id]);
+  if (!row) throw new NotFoundError(`No webhook with id ${id}`);
+  return { id: row.id, workspaceId: row.workspace_id, url: row.url };
+}
+
+export async function revealWebhookSecret(db: Db, workspaceId: string, id: string): Promise<string> {
+  assertWebhookId(id);
+  const [row] = await query<{ secret_sealed: string }>(db, 'SELECT secret_sealed FROM webhooks WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  if (!row) throw new NotFoundError(`No webhook with id ${id} in this workspace`);
+  return openSecret(db, row.secret_sealed);
+}
+
+/** The latest attempts of one webhook, newest first. */
+export async function listAttempts(db: Db, workspaceId: string, webhookId: string, limit = 50): Promise<WebhookAttempt[]> {
+  await findWebhook(db, workspaceId, webhookId);
+  const rows = await query(
+    db,
+    `SELECT a.id, a.delivery_id, d.event_id, e.type, a.attempt, a.attempted_at, a.status_code, a.duration_ms, a.response_excerpt, a.error, d.status
+       FROM webhook_attempts a
+       JOIN webhook_deliveries d ON d.workspace_id = a.workspace_id AND d.id = a.delivery_id
+       JOIN webhook_events e ON e.workspace_id = d.workspace_id AND e.id = d.event_id
+      WHERE a.workspace_id = $1 AND a.webhook_id = $2
+      ORDER BY a.attempted_at DESC, a.id DESC LIMIT $3`,
+    [workspaceId, webhookId, limit],
+  );
+  return rows.map((r) => ({
+    id: r.id as string,
+    deliveryId: r.delivery_id as string,
+    eventId: r.event_id as string,
+    eventType: r.type as string,
+    attempt: Number(r.attempt),
+    attemptedAt: iso(r.attempted_at)!,
+    statusCode: (r.status_code as number | null) ?? null,
+    durationMs: Number(r.duration_ms),
+    responseExcerpt: r.response_excerpt as string,
+    error: (r.error as string | null) ?? null,
+    deliveryStatus: r.status as string,
+  }));
+}
+
+/**
+ * Sends a delivered or failed event again: a new delivery of the same event (same
+ * `Webhook-Id`, so a receiver that deduplicates skips it) with one attempt, queued now.
+ */
+export async function redeliver(db: Db, workspaceId: string, webhookId: string, deliveryId: string): Promise<{ deliveryId: string; eventId: string }> {
+  await findWebhook(db, workspaceId, webhookId);
+  if (!isUUID(deliveryId)) throw new BadInputError(ErrorCode.INVALID_ID, `deliveryId must be a UUID; got "${deliveryId.slice(0, 100)}"`);
+  const [source] = await query<{ event_id: string }>(db, 'SELECT event_id FROM webhook_deliveries WHERE workspace_id = $1 AND webhook_id = $2 AND id = $3', [workspaceId, webhookId, deliveryId]);
+  if (!source) throw new NotFoundError(`No delivery with id ${deliveryId} for this webhook`);
+  const [row] = await query<{ id: string }>(
+    db,
+    `WITH d AS (INSERT INTO webhook_deliveries (workspace_id, webhook_id, event_id, manual) VALUES ($1, $2, $3, true) RETURNING id)
+     SELECT d.id, graphile_worker.add_job($4, json_build_object('workspaceId', $1::uuid, 'deliveryId', d.id, 'attempt', 1)) IS NOT NULL AS queued FROM d`,
+    [workspaceId, webhookId, source.event_id, DELIVER_TASK],
+  );
+  return { deliveryId: row.id, eventId: source.event_id };
+}

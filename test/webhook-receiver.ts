@@ -1,0 +1,79 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+
+export interface Receipt {
+  at: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  json: any;
+}
+
+/**
+ * A real HTTP endpoint on loopback that records every POST. `answers` are the statuses to
+ * give, in order (then `fallback`); `hold` delays every answer.
+ */
+export class Receiver {
+  readonly receipts: Receipt[] = [];
+  answers: number[] = [];
+  fallback = 200;
+  private server?: Server;
+  private waiters: { n: number; resolve: () => void }[] = [];
+  url = '';
+
+  async start(path = '/hook'): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        let json: any;
+        try {
+          json = JSON.parse(body);
+        } catch {
+          json = undefined;
+        }
+        this.receipts.push({ at: Date.now(), headers: req.headers, body, json });
+        const status = this.answers.length ? this.answers.shift()! : this.fallback;
+        res.writeHead(status, { 'content-type': 'text/plain' }).end(`answer ${status}`);
+        this.waiters = this.waiters.filter((w) => (this.receipts.length >= w.n ? (w.resolve(), false) : true));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as { port: number };
+    this.url = `http://127.0.0.1:${port}${path}`;
+    return this;
+  }
+
+  /** Resolves once `n` requests arrived in all (rejects after `timeoutMs`). */
+  waitFor(n: number, timeoutMs = 60_000): Promise<void> {
+    if (this.receipts.length >= n) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`expected ${n} deliveries, got ${this.receipts.length}`)), timeoutMs);
+      this.waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+    });
+  }
+
+  /** Every receipt checked with the standardwebhooks package (not our code); returns the parsed bodies. */
+  verified(secret: string): any[] {
+    const wh = new Webhook(secret);
+    return this.receipts.map((r) => wh.verify(r.body, r.headers as Record<string, string>));
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The settings of every webhook worker the tests run. The suites share one database and so
+ * one queue, and any worker may take any job: they must all behave alike (retries every
+ * 300 ms doubling, disabled after 4 s of failures, loopback http targets allowed).
+ */
+export const TEST_WORKER_ENV = {
+  WEBHOOKS_WORKER: 'on',
+  WEBHOOKS_ALLOW_PRIVATE: '1',
+  WEBHOOK_RETRY_BASE_MS: '300',
+  WEBHOOK_DISABLE_AFTER_MS: '4000',
+};
