@@ -10,7 +10,11 @@ const transform = {
 };
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // package.json "imports": #<lib>/<path>.js is libs/<lib>/src/<path>.ts
+    '^#([a-z-]+)/(.*)\\.js$': '<rootDir>/libs/$1/src/$2',
+  },
   transform,
   testEnvironment: 'node',
 };

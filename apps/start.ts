@@ -1,12 +1,12 @@
 import 'reflect-metadata';
-import '../libs/ops/src/json-console.js';
+import '#ops/json-console.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
-import { seedDemoIfEmpty } from '../libs/auth/src/demo-seed.js';
-import { loadConfig } from '../libs/database/src/config.js';
-import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../libs/database/src/data-source.js';
-import { createLogger } from '../libs/ops/src/logging.js';
+import { seedDemoIfEmpty } from '#identity/demo-seed.js';
+import { loadConfig } from '#database/config.js';
+import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
+import { createLogger } from '#ops/logging.js';
 
 /**
  * `npm start`: the database (embedded unless DATABASE_URL is set; this process owns it),

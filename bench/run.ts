@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { resolveDatabaseUrl } from '../libs/database/src/data-source.js';
+import { resolveDatabaseUrl } from '#database/data-source.js';
 import { BENCH_DB, CREATED_MARK, MAIN_ROWS, benchDatabaseUrl, ensureBenchDatabase, prepareBenchData } from './seed.js';
 
 /**

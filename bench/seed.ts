@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
-import { dataSourceOptions, runMigrations } from '../libs/database/src/data-source.js';
+import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
+import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 
 /**
  * The bench data: its own database (`records_bench`, beside the dev database on the same

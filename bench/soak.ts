@@ -5,10 +5,10 @@ import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { addMember, createApiKey, createUser, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
-import { projectRoot } from '../libs/database/src/config.js';
-import { dataSourceOptions, runMigrations } from '../libs/database/src/data-source.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../libs/database/src/embedded-postgres.js';
+import { addMember, createApiKey, createUser, createWorkspace, findRole } from '#identity/accounts.js';
+import { projectRoot } from '#database/config.js';
+import { dataSourceOptions, runMigrations } from '#database/data-source.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '#database/embedded-postgres.js';
 import { FormBrowser } from './form-browser.js';
 
 /**

@@ -4,9 +4,9 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
-import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../libs/database/src/data-source.js';
-import { createWebhook } from '../libs/webhooks/src/webhooks.js';
+import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
+import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
+import { createWebhook } from '#webhooks/webhooks.js';
 
 /**
  * `npm run bench -- --webhooks`: webhook delivery latency under write load. The records API

@@ -25,7 +25,7 @@ if (!node22 || !conformance) {
 const db = await import('../dist/libs/database/src/index.js');
 const { createAuthServer } = await import('../dist/apps/auth-server/src/bootstrap.js');
 const { createRecordsApi } = await import('../dist/apps/records-api/src/bootstrap.js');
-const accounts = await import('../dist/libs/auth/src/accounts.js');
+const accounts = await import('../dist/libs/identity/src/accounts.js');
 
 const freePort = () =>
   new Promise((resolve) => {

@@ -1,4 +1,4 @@
-import { createApiKey, findRole } from '../libs/auth/src/accounts.js';
+import { createApiKey, findRole } from '#identity/accounts.js';
 import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /** SPEC §13: /mcp's Origin check, the RFC 9727 API catalog and the MCP server card. */

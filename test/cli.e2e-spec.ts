@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { DEMO_ADMIN_EMAIL, seedDemoIfEmpty } from '../libs/auth/src/demo-seed.js';
-import { dataSourceOptions, runMigrations } from '../libs/database/src/data-source.js';
+import { DEMO_ADMIN_EMAIL, seedDemoIfEmpty } from '#identity/demo-seed.js';
+import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 
 // Runs the built CLI (`npm test` builds first) as an operator would, against the test database.
 const CLI = resolve(process.cwd(), 'dist/apps/cli/src/main.js');

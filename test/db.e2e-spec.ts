@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../libs/database/src/index.js';
-import { createWorkspace } from '../libs/auth/src/accounts.js';
+import { dataSourceOptions } from '#database/index.js';
+import { createWorkspace } from '#identity/accounts.js';
 
 describe('database', () => {
   let ds: DataSource;

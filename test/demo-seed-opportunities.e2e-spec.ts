@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { seedDemoIfEmpty } from '../libs/auth/src/demo-seed.js';
-import { dataSourceOptions, runMigrations } from '../libs/database/src/data-source.js';
+import { seedDemoIfEmpty } from '#identity/demo-seed.js';
+import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 
 /** The demo workspace has a few deals per company, each linked to a person of that company (issue 11). */
 describe('demo seed: opportunities', () => {

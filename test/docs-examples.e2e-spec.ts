@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../libs/database/src/config.js';
+import { projectRoot } from '#database/config.js';
 
 /** The copy-paste examples of README.md and docs/ work as pasted, and the pages stand alone in a clone. */
 describe('README and docs examples', () => {

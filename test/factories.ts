@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
+import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
 
 /** One records API on the test database (DATABASE_URL from the global setup) per test file. */

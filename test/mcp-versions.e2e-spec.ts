@@ -1,7 +1,7 @@
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createApiKey, findRole } from '../libs/auth/src/accounts.js';
+import { createApiKey, findRole } from '#identity/accounts.js';
 import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**

@@ -10,8 +10,8 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
-import { createServerApp } from '../libs/auth/src/server-apps.js';
+import { addMember, createUser, createWorkspace, findRole } from '#identity/accounts.js';
+import { createServerApp } from '#identity/server-apps.js';
 import { newWorkspace } from './factories.js';
 import { FormBrowser } from '../bench/form-browser.js';
 import { startPublicOrigin, type PublicOrigin } from './public-origin.js';

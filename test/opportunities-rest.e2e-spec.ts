@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { findRole } from '../libs/auth/src/accounts.js';
-import { RoleEntity } from '../libs/database/src/entities/index.js';
+import { findRole } from '#identity/accounts.js';
+import { RoleEntity } from '#database/entities/index.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { allPermissions, client, expectError, ids, ISO, keyWithRole, UUID, type Client, type Http } from './rest-helpers.js';
 

@@ -1,4 +1,4 @@
-import { findRole } from '../libs/auth/src/accounts.js';
+import { findRole } from '#identity/accounts.js';
 import { FormBrowser } from '../bench/form-browser.js';
 import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 

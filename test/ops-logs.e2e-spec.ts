@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../libs/database/src/data-source.js';
+import { dataSourceOptions } from '#database/data-source.js';
 import { newWorkspace } from './factories.js';
 import { spawnApp, waitUntil, type AppProcess } from './processes.js';
 

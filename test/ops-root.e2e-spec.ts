@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT_HOME } from '../libs/database/src/postgres-as-root.js';
+import { ROOT_HOME } from '#database/postgres-as-root.js';
 import { createHash } from 'node:crypto';
 import { freePort } from './public-origin.js';
 import { ROOT, waitUntil } from './processes.js';

@@ -2,11 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
-import { projectRoot } from '../libs/database/src/config.js';
+import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
+import { projectRoot } from '#database/config.js';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, runMigrations } from '../libs/database/src/data-source.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../libs/database/src/embedded-postgres.js';
+import { dataSourceOptions, runMigrations } from '#database/data-source.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '#database/embedded-postgres.js';
 import { freePort } from './public-origin.js';
 
 /**

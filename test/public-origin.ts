@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { DataSource } from 'typeorm';
 import { createAuthServer } from '../apps/auth-server/src/bootstrap.js';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
-import { addMember, createUser, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
+import { addMember, createUser, createWorkspace, findRole } from '#identity/accounts.js';
 
 process.env.LOG_LEVEL ??= 'error';
 

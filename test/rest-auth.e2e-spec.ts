@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { createApiKey, findRole, revokeApiKey } from '../libs/auth/src/accounts.js';
+import { createApiKey, findRole, revokeApiKey } from '#identity/accounts.js';
 import { bearer, newWorkspace, startApi } from './factories.js';
 import { allPermissions, client, expectError, expectListEnvelope, keyWithRole, type Http } from './rest-helpers.js';
 

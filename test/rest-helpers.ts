@@ -2,8 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Response } from 'supertest';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { createApiKey } from '../libs/auth/src/accounts.js';
-import { RoleEntity, type ObjectPermissions } from '../libs/database/src/entities/index.js';
+import { createApiKey } from '#identity/accounts.js';
+import { RoleEntity, type ObjectPermissions } from '#database/entities/index.js';
 import { bearer } from './factories.js';
 
 /** Shared helpers of the REST e2e suites (test/rest-*.e2e-spec.ts). */

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Browser } from 'playwright-core';
-import { findRole } from '../libs/auth/src/accounts.js';
+import { findRole } from '#identity/accounts.js';
 import { BROWSER_AVAILABLE, launchChromium } from './playwright.js';
 import { PASSWORD, freePort, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import * as oidc from 'openid-client';
-import { createApiKey, findRole } from '../libs/auth/src/accounts.js';
+import { createApiKey, findRole } from '#identity/accounts.js';
 import { FormBrowser } from '../bench/form-browser.js';
 import { pkceAuthorizationUrl } from './oauth-flow.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';

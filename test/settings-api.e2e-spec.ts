@@ -1,5 +1,5 @@
-import { addMember, createApiKey, createUser, findRole } from '../libs/auth/src/accounts.js';
-import { createServerApp } from '../libs/auth/src/server-apps.js';
+import { addMember, createApiKey, createUser, findRole } from '#identity/accounts.js';
+import { createServerApp } from '#identity/server-apps.js';
 import { FormBrowser } from '../bench/form-browser.js';
 import { settingsJson, signInAt } from './settings-client.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';

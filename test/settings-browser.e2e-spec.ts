@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { findRole } from '../libs/auth/src/accounts.js';
+import { findRole } from '#identity/accounts.js';
 import { BROWSER_AVAILABLE, SCREENSHOTS, WIDTHS, launchChromium, overflowingElements, screenshotBoth } from './playwright.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
 

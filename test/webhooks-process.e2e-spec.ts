@@ -3,9 +3,9 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
-import { createApiKey, createWorkspace, findRole } from '../libs/auth/src/accounts.js';
-import { dataSourceOptions } from '../libs/database/src/data-source.js';
-import { createWebhook } from '../libs/webhooks/src/webhooks.js';
+import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
+import { dataSourceOptions } from '#database/data-source.js';
+import { createWebhook } from '#webhooks/webhooks.js';
 import { freePort, unique } from './public-origin.js';
 import { Receiver, TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
 

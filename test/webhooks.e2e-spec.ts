@@ -1,6 +1,6 @@
-import { createApiKey, findRole } from '../libs/auth/src/accounts.js';
-import { postEvent, retryDelayMs } from '../libs/webhooks/src/delivery.js';
-import { createWebhook } from '../libs/webhooks/src/webhooks.js';
+import { createApiKey, findRole } from '#identity/accounts.js';
+import { postEvent, retryDelayMs } from '#webhooks/delivery.js';
+import { createWebhook } from '#webhooks/webhooks.js';
 import type { FormBrowser } from '../bench/form-browser.js';
 import { settingsJson, signInAt } from './settings-client.js';
 import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../../../libs/database/src/config.js';
-import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
-import { HealthModule } from '../../../libs/ops/src/health.module.js';
-import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
+import { loadConfig } from '#database/config.js';
+import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
+import { HealthModule } from '#ops/health.module.js';
+import { RateLimitPool } from '#ops/rate-limits.js';
 import { AccountPagesController } from './interactions/account-pages.controller.js';
 import { InteractionsController } from './interactions/interactions.controller.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';

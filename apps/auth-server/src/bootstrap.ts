@@ -7,16 +7,16 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../../../libs/database/src/config.js';
-import { RateLimitPool, SharedLimit } from '../../../libs/ops/src/rate-limits.js';
-import { createLogger, requestLogging } from '../../../libs/ops/src/logging.js';
-import { resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
-import { closeOnSignals } from '../../../libs/ops/src/shutdown.js';
+import { loadConfig } from '#database/config.js';
+import { RateLimitPool, SharedLimit } from '#ops/rate-limits.js';
+import { createLogger, requestLogging } from '#ops/logging.js';
+import { resolveDatabaseUrl } from '#database/data-source.js';
+import { closeOnSignals } from '#ops/shutdown.js';
 import { deleteExpired } from './adapter/postgres-adapter.js';
 import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
 import type { OidcProvider } from './oidc/provider.js';
-import { forbidFraming } from '../../../libs/auth/src/frame-headers.js';
+import { forbidFraming } from '#auth/frame-headers.js';
 import { loadCsrfKey } from './sessions/web-sessions.js';
 import { settingsApiBodyErrors, settingsHeaders } from './settings/http.js';
 

@@ -1,4 +1,4 @@
-import '../../../libs/ops/src/json-console.js';
+import '#ops/json-console.js';
 import { startAuthServer } from './bootstrap.js';
 
 // Started by `npm start` (apps/start.ts): go down with the launcher, even when it is killed.

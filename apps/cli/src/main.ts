@@ -9,16 +9,16 @@ import {
   findWorkspace,
   listRoles,
   revokeApiKey,
-} from '../../../libs/auth/src/accounts.js';
-import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, expiryFromChoice } from '../../../libs/auth/src/api-key-expiry.js';
-import { RECORD_ACTIONS, RECORD_OBJECTS } from '../../../libs/database/src/entities/role.entity.js';
-import { createServerApp } from '../../../libs/auth/src/server-apps.js';
-import { rotateSigningKey } from '../../../libs/auth/src/signing-keys.js';
-import { ErrorCode } from '../../../libs/records/src/errors.js';
-import { recordAudit } from '../../../libs/auth/src/audit-log.js';
-import { splitOperations } from '../../../libs/webhooks/src/operations.js';
-import { webhookSettings } from '../../../libs/webhooks/src/settings.js';
-import { createWebhook, deleteWebhookById, listWebhooks } from '../../../libs/webhooks/src/webhooks.js';
+} from '#identity/accounts.js';
+import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, expiryFromChoice } from '#identity/api-key-expiry.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS } from '#database/entities/role.entity.js';
+import { createServerApp } from '#identity/server-apps.js';
+import { rotateSigningKey } from '#identity/signing-keys.js';
+import { ErrorCode } from '#records/errors.js';
+import { recordAudit } from '#identity/audit-log.js';
+import { splitOperations } from '#webhooks/operations.js';
+import { webhookSettings } from '#webhooks/settings.js';
+import { createWebhook, deleteWebhookById, listWebhooks } from '#webhooks/webhooks.js';
 import { describeError, reportError, runCommand, type OutputOptions } from './run.js';
 
 const program = new Command()

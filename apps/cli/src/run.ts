@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '../../../libs/database/src/data-source.js';
-import { AppError, ErrorCode } from '../../../libs/records/src/errors.js';
+import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
+import { AppError, ErrorCode } from '#records/errors.js';
 
 export interface OutputOptions {
   json?: boolean;

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { BearerAuthGuard } from '../../../libs/auth/src/auth.guard.js';
-import { dataSourceOptions, resolveDatabaseUrl } from '../../../libs/database/src/data-source.js';
+import { BearerAuthGuard } from '#auth/auth.guard.js';
+import { dataSourceOptions, resolveDatabaseUrl } from '#database/data-source.js';
 import { RestExceptionFilter } from './http/rest-exception.filter.js';
 import { OBJECT_CONTROLLERS } from './objects/object.controller.js';
 import { RecordsModule } from './records/records.module.js';
@@ -11,8 +11,8 @@ import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
-import { HealthModule } from '../../../libs/ops/src/health.module.js';
-import { RateLimitPool } from '../../../libs/ops/src/rate-limits.js';
+import { HealthModule } from '#ops/health.module.js';
+import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
 
 @Module({

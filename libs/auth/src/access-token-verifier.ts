@@ -1,7 +1,7 @@
 import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { DataSource } from 'typeorm';
-import { UnauthenticatedError } from '../../records/src/errors.js';
-import { publicSigningKeys } from './signing-keys.js';
+import { UnauthenticatedError } from '#records/errors.js';
+import { publicSigningKeys } from '#identity/signing-keys.js';
 
 /** A kid that was still unknown after a fresh read is not looked up again for this long. */
 const UNKNOWN_KID_MEMORY_MS = 30_000;

@@ -1,12 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { Sql } from '../../database/src/sql.js';
+import { Sql } from '#database/sql.js';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../../database/src/config.js';
-import { UnauthenticatedError } from '../../records/src/errors.js';
+import { loadConfig } from '#database/config.js';
+import { UnauthenticatedError } from '#records/errors.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
 import type { Principal } from './principal.js';
-import { API_KEY_PREFIX, hashSecret } from './secrets.js';
+import { API_KEY_PREFIX, hashSecret } from '#identity/secrets.js';
 
 interface ApiKeyRow {
   workspace_id: string;

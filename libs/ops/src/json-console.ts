@@ -1,5 +1,5 @@
 import { format } from 'node:util';
-import { loadConfig } from '../../database/src/config.js';
+import { loadConfig } from '#database/config.js';
 import { pinoRoot } from './logging.js';
 
 /**

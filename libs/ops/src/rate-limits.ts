@@ -1,6 +1,6 @@
 import { Injectable, type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
 import pg, { type Pool } from 'pg';
-import { resolveDatabaseUrl } from '../../database/src/data-source.js';
+import { resolveDatabaseUrl } from '#database/data-source.js';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 
 const WINDOW_SECONDS = 60;

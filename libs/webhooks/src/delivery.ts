@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { PoolClient } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { assertNotLiteralSpecialUse, publicOnlyLookup } from '../../net/src/public-address.js';
+import { assertNotLiteralSpecialUse, publicOnlyLookup } from '#net/public-address.js';
 import type { WebhookSettings } from './settings.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 import { openSecret } from './webhooks.js';

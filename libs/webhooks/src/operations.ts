@@ -1,6 +1,6 @@
-import { RECORD_OBJECTS } from '../../database/src/entities/role.entity.js';
-import { BadInputError, ErrorCode } from '../../records/src/errors.js';
-import { objectNamed } from '../../records/src/objects/index.js';
+import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
+import { BadInputError, ErrorCode } from '#records/errors.js';
+import { objectNamed } from '#records/objects/index.js';
 
 /** What an event says happened to a record (SPEC §11). `restored` is reserved: records cannot be restored yet. */
 export const WEBHOOK_ACTIONS = ['created', 'updated', 'deleted', 'restored'] as const;

@@ -2,8 +2,8 @@ import { isUUID } from 'class-validator';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { DataSource, EntityManager } from 'typeorm';
-import { assertNotLiteralSpecialUse, hostOf } from '../../net/src/public-address.js';
-import { BadInputError, ErrorCode, NotFoundError } from '../../records/src/errors.js';
+import { assertNotLiteralSpecialUse, hostOf } from '#net/public-address.js';
+import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
 import { parseOperations } from './operations.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 

@@ -1,6 +1,6 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { DataSource } from 'typeorm';
-import { hashSecret } from '../../../../libs/auth/src/secrets.js';
+import { hashSecret } from '#identity/secrets.js';
 
 /**
  * Models whose id is public (a client_id) and stays readable; every other id is a bearer

@@ -1,8 +1,8 @@
 import { Controller, Get, Header, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
-import { signUp } from '../../../../libs/auth/src/accounts.js';
-import { AppError } from '../../../../libs/records/src/errors.js';
+import { signUp } from '#identity/accounts.js';
+import { AppError } from '#records/errors.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
 import { SignInThrottle, Throttled, clientAddress, throttledMessage } from '../sessions/sign-in-throttle.js';
 import { WebSessions, csrfToken, csrfValid, providerSessionCookie, safeReturn } from '../sessions/web-sessions.js';

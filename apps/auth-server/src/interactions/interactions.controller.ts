@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
-import { workspacesOf } from '../../../../libs/auth/src/accounts.js';
+import { workspacesOf } from '#identity/accounts.js';
 import type { OidcProvider } from '../oidc/provider.js';
 import { OIDC_PROVIDER } from '../oidc/oidc.tokens.js';
 import { SignInThrottle, Throttled, clientAddress, throttledMessage } from '../sessions/sign-in-throttle.js';

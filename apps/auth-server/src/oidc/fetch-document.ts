@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { rootCertificates } from 'node:tls';
-import { assertNotLiteralSpecialUse, publicOnlyLookup } from '../../../../libs/net/src/public-address.js';
+import { assertNotLiteralSpecialUse, publicOnlyLookup } from '#net/public-address.js';
 
 /**
  * Fetches a small https document for the authorization server (client ID metadata

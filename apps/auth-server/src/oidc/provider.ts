@@ -1,8 +1,8 @@
 import Provider from 'oidc-provider';
 import type { DataSource } from 'typeorm';
-import { hashSecret } from '../../../../libs/auth/src/secrets.js';
-import { ensureOidcKeys } from '../../../../libs/auth/src/signing-keys.js';
-import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
+import { hashSecret } from '#identity/secrets.js';
+import { ensureOidcKeys } from '#identity/signing-keys.js';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
 import { buildConfiguration } from './configuration.js';
 

@@ -3,8 +3,8 @@ import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { DataSource } from 'typeorm';
-import { verifyCredentials } from '../../../../libs/auth/src/accounts.js';
-import { loadConfig } from '../../../../libs/database/src/config.js';
+import { verifyCredentials } from '#identity/accounts.js';
+import { loadConfig } from '#database/config.js';
 
 /** Where the counters live: one table in our database, so every auth-server instance shares them. */
 const TABLE = 'auth_throttle';

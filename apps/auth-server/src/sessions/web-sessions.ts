@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { hashSecret } from '../../../../libs/auth/src/secrets.js';
-import { ensureOidcKeys } from '../../../../libs/auth/src/signing-keys.js';
-import { loadConfig } from '../../../../libs/database/src/config.js';
+import { hashSecret } from '#identity/secrets.js';
+import { ensureOidcKeys } from '#identity/signing-keys.js';
+import { loadConfig } from '#database/config.js';
 
 /** `__Host-` names when the origin is https: no sibling host or path can set them (RFC 6265bis §4.1.3.2). */
 export function cookieName(base: string): string {

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { recordAudit, type AuditEntry } from '../../../../libs/auth/src/audit-log.js';
+import { recordAudit, type AuditEntry } from '#identity/audit-log.js';
 import type { SettingsContext } from './settings-context.js';
 
 export type AuditNote = Omit<AuditEntry, 'workspaceId' | 'actor'>;

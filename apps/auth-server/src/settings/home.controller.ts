@@ -1,9 +1,9 @@
 import { All, Controller, Get, Header, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
-import { listAudit } from '../../../../libs/auth/src/audit-log.js';
-import { membershipOf } from '../../../../libs/auth/src/members.js';
-import { BadInputError, ErrorCode, NotFoundError } from '../../../../libs/records/src/errors.js';
+import { listAudit } from '#identity/audit-log.js';
+import { membershipOf } from '#identity/members.js';
+import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
 import { WebSessions, safeReturn } from '../sessions/web-sessions.js';
 import { auditPage } from '../views/settings/audit.js';
 import { homePage } from '../views/settings/home.js';

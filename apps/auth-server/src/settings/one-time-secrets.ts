@@ -3,7 +3,7 @@ import { isUUID } from 'class-validator';
 import type { Request } from 'express';
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { hashSecret } from '../../../../libs/auth/src/secrets.js';
+import { hashSecret } from '#identity/secrets.js';
 import { sessionCookie } from '../sessions/web-sessions.js';
 
 const TTL_MINUTES = 10;

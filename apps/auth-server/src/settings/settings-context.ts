@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import type { SettingsPermission } from '../../../../libs/database/src/entities/index.js';
-import type { RolePermissions } from '../../../../libs/auth/src/roles.js';
+import type { SettingsPermission } from '#database/entities/index.js';
+import type { RolePermissions } from '#identity/roles.js';
 
 /** What a settings page or action needs: one settings permission, any of them, or just membership. */
 export type Requirement = SettingsPermission | 'ANY_SETTINGS' | 'MEMBER';

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { AppError, CODE_BY_STATUS, ErrorCode } from '../../../../libs/records/src/errors.js';
+import { AppError, CODE_BY_STATUS, ErrorCode } from '#records/errors.js';
 import { safeReturn } from '../sessions/web-sessions.js';
 import { messagePage } from '../views/pages.js';
 import { settingsMessagePage } from '../views/settings/layout.js';

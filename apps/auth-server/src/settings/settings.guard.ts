@@ -2,10 +2,10 @@ import { CanActivate, ExecutionContext, Injectable, SetMetadata, createParamDeco
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
-import { workspacesOf } from '../../../../libs/auth/src/accounts.js';
-import { membershipOf } from '../../../../libs/auth/src/members.js';
-import { SETTINGS_PERMISSION_LABELS } from '../../../../libs/auth/src/roles.js';
-import { ForbiddenError, UnauthenticatedError } from '../../../../libs/records/src/errors.js';
+import { workspacesOf } from '#identity/accounts.js';
+import { membershipOf } from '#identity/members.js';
+import { SETTINGS_PERMISSION_LABELS } from '#identity/roles.js';
+import { ForbiddenError, UnauthenticatedError } from '#records/errors.js';
 import { WebSessions, csrfToken, csrfValid } from '../sessions/web-sessions.js';
 import { allows, type Requirement, type SettingsContext, type SettingsRequest } from './settings-context.js';
 

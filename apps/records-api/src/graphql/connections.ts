@@ -1,4 +1,4 @@
-import { DEFAULT_ORDER, encodeCursor } from '../../../../libs/records/src/query/index.js';
+import { DEFAULT_ORDER, encodeCursor } from '#records/query/index.js';
 import type { ListResult } from '../records/record-store.js';
 
 export interface Connection<T> {

@@ -1,10 +1,10 @@
 import { GraphQLError } from 'graphql';
-import type { AuthenticatedRequest } from '../../../../libs/auth/src/auth.guard.js';
-import type { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.service.js';
-import type { Principal } from '../../../../libs/auth/src/principal.js';
-import { wwwAuthenticate } from '../../../../libs/auth/src/www-authenticate.js';
-import { isDatabaseUnavailable } from '../../../../libs/ops/src/database-unavailable.js';
-import { AppError } from '../../../../libs/records/src/errors.js';
+import type { AuthenticatedRequest } from '#auth/auth.guard.js';
+import type { BearerAuthService } from '#auth/bearer-auth.service.js';
+import type { Principal } from '#auth/principal.js';
+import { wwwAuthenticate } from '#auth/www-authenticate.js';
+import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
+import { AppError } from '#records/errors.js';
 import type { RequestWithId } from '../http/request-id.js';
 import type { RecordsService } from '../objects/records.service.js';
 import { databaseUnavailableError } from './graphql-errors.js';

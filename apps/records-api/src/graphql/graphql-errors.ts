@@ -1,8 +1,8 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Logger } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
-import { AppError } from '../../../../libs/records/src/errors.js';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
+import { AppError } from '#records/errors.js';
 import type { GraphqlContext } from './graphql-context.js';
 
 /** AppError status → GraphQL `extensions.code` (SPEC §4). */

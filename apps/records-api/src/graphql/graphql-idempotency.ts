@@ -1,6 +1,6 @@
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
-import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
-import { ErrorCode } from '../../../../libs/records/src/errors.js';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
+import { ErrorCode } from '#records/errors.js';
 import { fingerprint, IDEMPOTENCY_HEADER, invalidKey, isValidKey, keyInUse, keyReused, type IdempotencyStore } from '../http/idempotency.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { databaseUnavailableError } from './graphql-errors.js';

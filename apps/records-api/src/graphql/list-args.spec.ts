@@ -1,5 +1,5 @@
-import { AppError } from '../../../../libs/records/src/errors.js';
-import { companySchema, personSchema } from '../../../../libs/records/src/schemas.js';
+import { AppError } from '#records/errors.js';
+import { companySchema, personSchema } from '#records/schemas.js';
 import { toFilterNode, toListArgs, toOrderTerms } from './list-args.js';
 
 const UUID = '0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10';

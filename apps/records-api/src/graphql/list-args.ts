@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '../../../../libs/records/src/errors.js';
+import { BadInputError, ErrorCode } from '#records/errors.js';
 import {
   DEFAULT_ORDER,
   DIRECTIONS,
@@ -12,7 +12,7 @@ import {
   type FilterNode,
   type ObjectSchema,
   type OrderTerm,
-} from '../../../../libs/records/src/query/index.js';
+} from '#records/query/index.js';
 import type { ListArgs } from '../records/record-store.js';
 
 /*

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { Principal } from '../../../../libs/auth/src/principal.js';
+import type { Principal } from '#auth/principal.js';
 import type { AnyRecord } from '../objects/object-definitions.js';
 import type { RecordsService } from '../objects/records.service.js';
 import type { ListArgs, ListResult } from '../records/record-store.js';

@@ -9,7 +9,7 @@ import {
 } from 'graphql';
 import { fieldExtensionsEstimator, getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import { EMBEDDED_PER_RECORD } from '../objects/constants.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../../libs/records/src/query/index.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '#records/query/index.js';
 
 /** `companies { edges { node { people { edges { node { company { name } } } } } } }` is 8 deep. */
 export const MAX_DEPTH = 8;

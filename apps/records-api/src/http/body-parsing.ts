@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
+import { AppError, ErrorCode } from '#records/errors.js';
 import { errorHeaders, toErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
 

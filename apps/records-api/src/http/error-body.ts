@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
-import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../../../../libs/ops/src/database-unavailable.js';
-import { AppError, CODE_BY_STATUS, ErrorCode } from '../../../../libs/records/src/errors.js';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
+import { AppError, CODE_BY_STATUS, ErrorCode } from '#records/errors.js';
 
 export interface ErrorBody {
   statusCode: number;

@@ -1,10 +1,10 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { NextFunction, Response } from 'express';
-import type { AuthenticatedRequest } from '../../../../libs/auth/src/auth.guard.js';
-import type { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.service.js';
-import { Sql } from '../../../../libs/database/src/sql.js';
-import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
+import type { AuthenticatedRequest } from '#auth/auth.guard.js';
+import type { BearerAuthService } from '#auth/bearer-auth.service.js';
+import { Sql } from '#database/sql.js';
+import { AppError, ErrorCode } from '#records/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 

@@ -1,9 +1,9 @@
 import type { NextFunction, Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Pool } from 'pg';
-import { hashSecret } from '../../../../libs/auth/src/secrets.js';
-import { SharedFailureLimit, SharedLimit } from '../../../../libs/ops/src/rate-limits.js';
-import { AppError, ErrorCode } from '../../../../libs/records/src/errors.js';
+import { hashSecret } from '#identity/secrets.js';
+import { SharedFailureLimit, SharedLimit } from '#ops/rate-limits.js';
+import { AppError, ErrorCode } from '#records/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 

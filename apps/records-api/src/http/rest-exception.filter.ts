@@ -1,8 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { isMcpPath } from '../../../../libs/auth/src/auth.guard.js';
-import { MCP_RESOURCE_PATH, MCP_SCOPE, wwwAuthenticate } from '../../../../libs/auth/src/www-authenticate.js';
-import { loadConfig } from '../../../../libs/database/src/config.js';
+import { isMcpPath } from '#auth/auth.guard.js';
+import { MCP_RESOURCE_PATH, MCP_SCOPE, wwwAuthenticate } from '#auth/www-authenticate.js';
+import { loadConfig } from '#database/config.js';
 import { errorHeaders, toErrorBody, type ErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
 

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '@nestjs/common';
-import { assertCan, type Principal } from '../../../../libs/auth/src/principal.js';
+import { assertCan, type Principal } from '#auth/principal.js';
 import type { CompaniesService } from '../companies/companies.service.js';
 import type { PeopleService } from '../people/people.service.js';
 import { prefersEventStream } from './accept.js';

@@ -1,9 +1,9 @@
 import { McpServer, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from '@nestjs/common';
 import { z } from 'zod';
-import { can, type Principal } from '../../../../libs/auth/src/principal.js';
-import { isDatabaseUnavailable } from '../../../../libs/ops/src/database-unavailable.js';
-import { AppError } from '../../../../libs/records/src/errors.js';
+import { can, type Principal } from '#auth/principal.js';
+import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
+import { AppError } from '#records/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
 

@@ -3,9 +3,9 @@ import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server'
 import { Controller, Delete, Get, HttpCode, Logger, Post, Req, Res, type OnApplicationShutdown } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CurrentPrincipal, type AuthenticatedRequest } from '../../../../libs/auth/src/auth.guard.js';
-import { bearerToken } from '../../../../libs/auth/src/bearer-auth.service.js';
-import type { Principal } from '../../../../libs/auth/src/principal.js';
+import { CurrentPrincipal, type AuthenticatedRequest } from '#auth/auth.guard.js';
+import { bearerToken } from '#auth/bearer-auth.service.js';
+import type { Principal } from '#auth/principal.js';
 import type { RequestWithId } from '../http/request-id.js';
 import { ObjectServices } from '../objects/object-service.js';
 import { packageVersion } from '../well-known/docs-pages.js';

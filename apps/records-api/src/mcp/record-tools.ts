@@ -1,7 +1,7 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
-import type { Principal } from '../../../../libs/auth/src/principal.js';
-import { OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
+import type { Principal } from '#auth/principal.js';
+import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '../objects/embedded-text.js';
 import { definitionFor, type AnyRecord } from '../objects/object-definitions.js';
 import type { ObjectService } from '../objects/object-service.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import {
   composite, LINK, OBJECTS, type FieldDeclaration, type ObjectDeclaration, type SubField, type TextField,
-} from '../../../../libs/records/src/objects/index.js';
-import { MAX_LIMIT, DEFAULT_LIMIT, DIRECTIONS, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '../../../../libs/records/src/query/index.js';
+} from '#records/objects/index.js';
+import { MAX_LIMIT, DEFAULT_LIMIT, DIRECTIONS, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
 import { EMBEDDED_PER_RECORD } from '../objects/constants.js';
 
 /*

@@ -1,4 +1,4 @@
-import type { ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
+import type { ObjectDeclaration } from '#records/objects/index.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { inversesOf } from './records.service.js';
 

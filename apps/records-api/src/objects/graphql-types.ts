@@ -2,7 +2,7 @@ import type { Type } from '@nestjs/common';
 import { ArgsType, Field, InputType, ObjectType, registerEnumType } from '@nestjs/graphql';
 import {
   composite, OBJECTS, type CompositeType, type EnumField, type FieldDeclaration, type ObjectDeclaration, type SubField,
-} from '../../../../libs/records/src/objects/index.js';
+} from '#records/objects/index.js';
 import { ArrayFilter, BigFloatFilter, Connection, DateFilter, FilterIs, OrderByDirection, StringFilter, UUIDFilter } from '../graphql/types/common.types.js';
 import { PageArgs } from '../graphql/types/page.args.js';
 import { BigFloatScalar, DateTimeScalar, UUIDScalar } from '../graphql/types/scalars.js';

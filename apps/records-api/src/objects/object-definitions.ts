@@ -1,6 +1,6 @@
-import { composite, OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
-import { querySchemaOf } from '../../../../libs/records/src/objects/query-schema.js';
-import { normalizeTimestamp } from '../../../../libs/records/src/query/index.js';
+import { composite, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { querySchemaOf } from '#records/objects/query-schema.js';
+import { normalizeTimestamp } from '#records/query/index.js';
 import type { RecordDefinition } from '../records/record-definition.js';
 import { restClasses } from './rest-classes.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, type Type } from '@nestjs/common';
-import type { Principal } from '../../../../libs/auth/src/principal.js';
-import { OBJECTS } from '../../../../libs/records/src/objects/index.js';
+import type { Principal } from '#auth/principal.js';
+import { OBJECTS } from '#records/objects/index.js';
 import type { ListArgs, ListResult } from '../records/record-store.js';
 import type { AnyRecord } from './object-definitions.js';
 import { RecordsService } from './records.service.js';

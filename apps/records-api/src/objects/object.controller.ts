@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, type Type } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal } from '../../../../libs/auth/src/auth.guard.js';
-import type { Principal } from '../../../../libs/auth/src/principal.js';
-import { OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
+import { CurrentPrincipal } from '#auth/auth.guard.js';
+import type { Principal } from '#auth/principal.js';
+import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { parseRestGetQuery, parseRestListQuery } from '../records/list-query.js';
 import {
   ApiBatchBody, ApiDataResponse, ApiDepthQuery, ApiErrors, ApiIdParam, ApiListQuery, ApiListResponse, ApiRecordBody, DeletedModel, SHARED_MODELS,

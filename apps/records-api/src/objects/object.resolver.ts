@@ -1,9 +1,9 @@
 import type { Type } from '@nestjs/common';
 import { Args, Context, Info, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { CurrentPrincipal } from '../../../../libs/auth/src/auth.guard.js';
-import type { Principal } from '../../../../libs/auth/src/principal.js';
-import { OBJECTS, type ObjectDeclaration } from '../../../../libs/records/src/objects/index.js';
+import { CurrentPrincipal } from '#auth/auth.guard.js';
+import type { Principal } from '#auth/principal.js';
+import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedConnection, toConnection } from '../graphql/connections.js';
 import type { GraphqlContext } from '../graphql/graphql-context.js';
 import { toListArgs, type GraphqlListInput } from '../graphql/list-args.js';

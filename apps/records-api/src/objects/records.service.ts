@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { assertCan, type Principal } from '../../../../libs/auth/src/principal.js';
-import { OBJECTS, type ObjectDeclaration, type RelationField } from '../../../../libs/records/src/objects/index.js';
+import { assertCan, type Principal } from '#auth/principal.js';
+import { OBJECTS, type ObjectDeclaration, type RelationField } from '#records/objects/index.js';
 import { RecordStore, type ListArgs, type ListResult } from '../records/record-store.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';

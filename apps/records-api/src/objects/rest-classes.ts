@@ -4,8 +4,8 @@ import {
   ArrayMaxSize, IsArray, IsEmail, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, IsUrl, Matches, Max, MaxLength, Min,
   ValidateBy, ValidateIf, ValidateNested,
 } from 'class-validator';
-import { composite, LINK, type CompositeType, type FieldDeclaration, type ObjectDeclaration, type SubField } from '../../../../libs/records/src/objects/index.js';
-import { normalizeTimestamp } from '../../../../libs/records/src/query/index.js';
+import { composite, LINK, type CompositeType, type FieldDeclaration, type ObjectDeclaration, type SubField } from '#records/objects/index.js';
+import { normalizeTimestamp } from '#records/query/index.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { namedClass, property, type Ctor } from './decorate.js';
 

@@ -1,6 +1,6 @@
-import { BadInputError, ErrorCode } from '../../../../libs/records/src/errors.js';
-import { parseFilter, parseLimit, parseOrderBy } from '../../../../libs/records/src/query/index.js';
-import type { ObjectSchema } from '../../../../libs/records/src/query/types.js';
+import { BadInputError, ErrorCode } from '#records/errors.js';
+import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
+import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs } from './record-store.js';
 
 const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_before', 'depth'];

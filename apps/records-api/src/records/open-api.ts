@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiProperty, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import { ErrorCode } from '../../../../libs/records/src/errors.js';
+import { ErrorCode } from '#records/errors.js';
 import {
   DEFAULT_LIMIT,
   DIRECTIONS,
@@ -8,7 +8,7 @@ import {
   OPS_BY_TYPE,
   sortableFields,
   type ObjectSchema,
-} from '../../../../libs/records/src/query/index.js';
+} from '#records/query/index.js';
 import { MAX_BATCH } from './record-store.js';
 
 /*

@@ -1,5 +1,5 @@
-import type { ObjectDeclaration, RelationField } from '../../../../libs/records/src/objects/index.js';
-import type { ObjectSchema } from '../../../../libs/records/src/query/types.js';
+import type { ObjectDeclaration, RelationField } from '#records/objects/index.js';
+import type { ObjectSchema } from '#records/query/types.js';
 
 /** What the generic record store needs to know about one object, made from its declaration (objects/object-definitions.ts). */
 export interface RecordDefinition<TRecord, TCreate, TUpdate> {

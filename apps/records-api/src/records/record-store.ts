@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { assertCan, type Principal } from '../../../../libs/auth/src/principal.js';
-import { Sql } from '../../../../libs/database/src/sql.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '../../../../libs/records/src/errors.js';
+import { assertCan, type Principal } from '#auth/principal.js';
+import { Sql } from '#database/sql.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
 import {
   compileFilter,
   compileKeyset,
@@ -10,9 +10,9 @@ import {
   decodeCursor,
   encodeCursor,
   orderWithTieBreaker,
-} from '../../../../libs/records/src/query/index.js';
-import type { CursorPayload, FilterNode, OrderTerm } from '../../../../libs/records/src/query/types.js';
-import { changedFields, recordEvents } from '../../../../libs/webhooks/src/webhook-outbox.js';
+} from '#records/query/index.js';
+import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
+import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
 import { CountCache } from './count-cache.js';
 import { iso, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { BearerAuthService } from '../../../../libs/auth/src/bearer-auth.service.js';
-import { Sql } from '../../../../libs/database/src/sql.js';
+import { BearerAuthService } from '#auth/bearer-auth.service.js';
+import { Sql } from '#database/sql.js';
 import { OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER } from '../objects/object-service.js';
 import { RecordsService } from '../objects/records.service.js';
 import { CountCache } from './count-cache.js';

@@ -2,9 +2,9 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import graphileWorker, { type Runner } from 'graphile-worker';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { deliverOnce, type DeliverJob } from '../../../../libs/webhooks/src/delivery.js';
-import { webhookSettings } from '../../../../libs/webhooks/src/settings.js';
-import { DELIVER_TASK } from '../../../../libs/webhooks/src/webhook-outbox.js';
+import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
+import { webhookSettings } from '#webhooks/settings.js';
+import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
 
 /**
  * Delivers webhook events (SPEC §11) from graphile-worker's queue in this process, unless

@@ -1,8 +1,8 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
-import { Public } from '../../../../libs/auth/src/auth.guard.js';
-import { loadConfig } from '../../../../libs/database/src/config.js';
+import { Public } from '#auth/auth.guard.js';
+import { loadConfig } from '#database/config.js';
 import { packageVersion } from './docs-pages.js';
 
 /** RFC 9727 §4.1: the api-catalog linkset's media type, with the profile that names it. */

@@ -1,9 +1,9 @@
 import { Controller, Get, Header, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Public } from '../../../../libs/auth/src/auth.guard.js';
-import { loadConfig } from '../../../../libs/database/src/config.js';
-import { NotFoundError } from '../../../../libs/records/src/errors.js';
+import { Public } from '#auth/auth.guard.js';
+import { loadConfig } from '#database/config.js';
+import { NotFoundError } from '#records/errors.js';
 import { DocsLibrary } from './docs-pages.js';
 
 /** Pages are ours (no user content), so they may run no script and load nothing from elsewhere. */

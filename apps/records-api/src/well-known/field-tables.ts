@@ -1,6 +1,6 @@
-import { composite, OBJECTS, type FieldDeclaration, type ObjectDeclaration, type SubField } from '../../../../libs/records/src/objects/index.js';
-import { querySchemaOf } from '../../../../libs/records/src/objects/query-schema.js';
-import { OPS_BY_TYPE, sortableFields } from '../../../../libs/records/src/query/index.js';
+import { composite, OBJECTS, type FieldDeclaration, type ObjectDeclaration, type SubField } from '#records/objects/index.js';
+import { querySchemaOf } from '#records/objects/query-schema.js';
+import { OPS_BY_TYPE, sortableFields } from '#records/query/index.js';
 
 /*
  * The docs' field tables, written from the declarations (issue 11): a docs page holding

@@ -1,6 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { RECORD_OBJECTS } from '../../../../libs/database/src/entities/role.entity.js';
-import { eventObjectOf } from '../../../../libs/webhooks/src/operations.js';
+import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
+import { eventObjectOf } from '#webhooks/operations.js';
 
 /** Actions that happen today; `restored` is reserved in SPEC §11 but nothing restores a record yet. */
 const ACTIONS = ['created', 'updated', 'deleted'] as const;

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { OBJECTS } from '../../../../libs/records/src/objects/index.js';
+import { OBJECTS } from '#records/objects/index.js';
 import { packageVersion } from './docs-pages.js';
 import { objectList } from './field-tables.js';
 import { addWebhooks } from './open-api-webhooks.js';

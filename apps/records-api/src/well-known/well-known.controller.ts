@@ -1,7 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { Public } from '../../../../libs/auth/src/auth.guard.js';
-import { loadConfig } from '../../../../libs/database/src/config.js';
+import { Public } from '#auth/auth.guard.js';
+import { loadConfig } from '#database/config.js';
 
 /** RFC 9728 protected resource metadata: how a client finds our authorization server. */
 function resourceMetadata(resource: string, publicUrl: string) {

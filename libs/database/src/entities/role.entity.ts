@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { OBJECTS } from '../../../records/src/objects/index.js';
+import { OBJECTS } from '#records/objects/index.js';
 
 /** Every declared record object has its permissions (SPEC §5, §12). */
 export const RECORD_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural);

@@ -1,9 +1,9 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { expiryFromChoice } from '../../../../../libs/auth/src/api-key-expiry.js';
-import type { CreatedApiKey } from '../../../../../libs/auth/src/accounts.js';
-import { loadConfig } from '../../../../../libs/database/src/config.js';
-import { AppError } from '../../../../../libs/records/src/errors.js';
+import { expiryFromChoice } from '#identity/api-key-expiry.js';
+import type { CreatedApiKey } from '#identity/accounts.js';
+import { loadConfig } from '#database/config.js';
+import { AppError } from '#records/errors.js';
 import { apiKeyCreatedPage, apiKeysPage, revokeApiKeyPage, secretGonePage } from '../../views/settings/api-keys.js';
 import { OneTimeSecrets } from '../one-time-secrets.js';
 import type { SettingsContext } from '../settings-context.js';

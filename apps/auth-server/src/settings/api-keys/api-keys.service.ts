@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
-import { createApiKey, findRole, listRoles, revokeApiKey, type CreatedApiKey, type Db } from '../../../../../libs/auth/src/accounts.js';
-import { findApiKeySummary, listApiKeys, type ApiKeySummary } from '../../../../../libs/auth/src/api-keys.js';
-import { assertCanGrant, findRoleById } from '../../../../../libs/auth/src/roles.js';
-import type { RoleEntity } from '../../../../../libs/database/src/entities/index.js';
-import { BadInputError, ErrorCode, NotFoundError } from '../../../../../libs/records/src/errors.js';
+import { createApiKey, findRole, listRoles, revokeApiKey, type CreatedApiKey, type Db } from '#identity/accounts.js';
+import { findApiKeySummary, listApiKeys, type ApiKeySummary } from '#identity/api-keys.js';
+import { assertCanGrant, findRoleById } from '#identity/roles.js';
+import type { RoleEntity } from '#database/entities/index.js';
+import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 

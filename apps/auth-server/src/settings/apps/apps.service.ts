@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { listRoles } from '../../../../../libs/auth/src/accounts.js';
-import { assertCanGrant, findRoleById } from '../../../../../libs/auth/src/roles.js';
+import { listRoles } from '#identity/accounts.js';
+import { assertCanGrant, findRoleById } from '#identity/roles.js';
 import {
   createServerApp,
   deleteServerApp,
@@ -10,9 +10,9 @@ import {
   rotateServerAppSecret,
   type CreatedServerApp,
   type ServerAppSummary,
-} from '../../../../../libs/auth/src/server-apps.js';
-import type { RoleEntity } from '../../../../../libs/database/src/entities/index.js';
-import { BadInputError, ErrorCode, NotFoundError } from '../../../../../libs/records/src/errors.js';
+} from '#identity/server-apps.js';
+import type { RoleEntity } from '#database/entities/index.js';
+import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 

@@ -1,9 +1,9 @@
 import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource, type EntityManager } from 'typeorm';
-import { createUser } from '../../../../../libs/auth/src/accounts.js';
-import { acceptInvite, findInvite, type Invite } from '../../../../../libs/auth/src/invites.js';
-import { AppError } from '../../../../../libs/records/src/errors.js';
+import { createUser } from '#identity/accounts.js';
+import { acceptInvite, findInvite, type Invite } from '#identity/invites.js';
+import { AppError } from '#records/errors.js';
 import { WebSessions, csrfToken, csrfValid } from '../../sessions/web-sessions.js';
 import { messagePage } from '../../views/pages.js';
 import { invitePage } from '../../views/settings/invites.js';

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { DataSource } from 'typeorm';
-import { listRoles } from '../../../../../libs/auth/src/accounts.js';
-import { createInvite, listInvites, revokeInvite, type Invite } from '../../../../../libs/auth/src/invites.js';
-import { changeMemberRole, listMembers, removeMember, type Member } from '../../../../../libs/auth/src/members.js';
-import { assertCanGrant, findRoleById, permissionsBeyond } from '../../../../../libs/auth/src/roles.js';
-import type { RoleEntity } from '../../../../../libs/database/src/entities/index.js';
-import { BadInputError, ErrorCode, ForbiddenError, NotFoundError } from '../../../../../libs/records/src/errors.js';
+import { listRoles } from '#identity/accounts.js';
+import { createInvite, listInvites, revokeInvite, type Invite } from '#identity/invites.js';
+import { changeMemberRole, listMembers, removeMember, type Member } from '#identity/members.js';
+import { assertCanGrant, findRoleById, permissionsBeyond } from '#identity/roles.js';
+import type { RoleEntity } from '#database/entities/index.js';
+import { BadInputError, ErrorCode, ForbiddenError, NotFoundError } from '#records/errors.js';
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 

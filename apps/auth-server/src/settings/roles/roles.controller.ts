@@ -1,8 +1,8 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { RoleInput } from '../../../../../libs/auth/src/roles.js';
-import { RECORD_ACTIONS, RECORD_OBJECTS, type ObjectPermissions, type SettingsPermission } from '../../../../../libs/database/src/entities/index.js';
-import { AppError } from '../../../../../libs/records/src/errors.js';
+import type { RoleInput } from '#identity/roles.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS, type ObjectPermissions, type SettingsPermission } from '#database/entities/index.js';
+import { AppError } from '#records/errors.js';
 import { deleteRolePage, roleFormPage, rolesPage } from '../../views/settings/roles.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';

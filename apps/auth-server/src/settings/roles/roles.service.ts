@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
-import { listRoles } from '../../../../../libs/auth/src/accounts.js';
+import { listRoles } from '#identity/accounts.js';
 import {
   SETTINGS_PERMISSION_LABELS,
   assertCanGrant,
@@ -13,8 +13,8 @@ import {
   validateRoleInput,
   type RoleInput,
   type RoleUsage,
-} from '../../../../../libs/auth/src/roles.js';
-import { RECORD_ACTIONS, RECORD_OBJECTS, type RoleEntity } from '../../../../../libs/database/src/entities/index.js';
+} from '#identity/roles.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS, type RoleEntity } from '#database/entities/index.js';
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 

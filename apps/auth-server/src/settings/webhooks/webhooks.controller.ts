@@ -1,8 +1,8 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AppError } from '../../../../../libs/records/src/errors.js';
-import { eventTypes, splitOperations } from '../../../../../libs/webhooks/src/operations.js';
-import type { CreatedWebhook, WebhookInput } from '../../../../../libs/webhooks/src/webhooks.js';
+import { AppError } from '#records/errors.js';
+import { eventTypes, splitOperations } from '#webhooks/operations.js';
+import type { CreatedWebhook, WebhookInput } from '#webhooks/webhooks.js';
 import { secretGonePage } from '../../views/settings/api-keys.js';
 import { confirmDeleteWebhookPage, editWebhookPage, webhookCreatedPage, webhookSecretPage, webhooksPage } from '../../views/settings/webhooks.js';
 import { OneTimeSecrets } from '../one-time-secrets.js';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { webhookSettings } from '../../../../../libs/webhooks/src/settings.js';
+import { webhookSettings } from '#webhooks/settings.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -14,7 +14,7 @@ import {
   type WebhookAttempt,
   type WebhookInput,
   type WebhookSummary,
-} from '../../../../../libs/webhooks/src/webhooks.js';
+} from '#webhooks/webhooks.js';
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 

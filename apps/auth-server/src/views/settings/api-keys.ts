@@ -1,7 +1,7 @@
-import type { ApiKeySummary } from '../../../../../libs/auth/src/api-keys.js';
-import type { CreatedApiKey } from '../../../../../libs/auth/src/accounts.js';
-import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY } from '../../../../../libs/auth/src/api-key-expiry.js';
-import type { RoleEntity } from '../../../../../libs/database/src/entities/index.js';
+import type { ApiKeySummary } from '#identity/api-keys.js';
+import type { CreatedApiKey } from '#identity/accounts.js';
+import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY } from '#identity/api-key-expiry.js';
+import type { RoleEntity } from '#database/entities/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorBox, html, type Html } from '../html.js';
 import { COPY_STATUS, UTC_NOTE, relative, secretField, settingsPage, when } from './layout.js';

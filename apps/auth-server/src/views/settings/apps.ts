@@ -1,5 +1,5 @@
-import type { ServerAppSummary } from '../../../../../libs/auth/src/server-apps.js';
-import type { RoleEntity } from '../../../../../libs/database/src/entities/index.js';
+import type { ServerAppSummary } from '#identity/server-apps.js';
+import type { RoleEntity } from '#database/entities/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorBox, html } from '../html.js';
 import { COPY_STATUS, UTC_NOTE, secretField, settingsPage, when } from './layout.js';

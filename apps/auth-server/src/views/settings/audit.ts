@@ -1,4 +1,4 @@
-import type { AuditRow } from '../../../../../libs/auth/src/audit-log.js';
+import type { AuditRow } from '#identity/audit-log.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { html, type Html } from '../html.js';
 import { UTC_NOTE, settingsPage, when } from './layout.js';

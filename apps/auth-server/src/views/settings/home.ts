@@ -1,5 +1,5 @@
-import { SETTINGS_PERMISSION_LABELS } from '../../../../../libs/auth/src/roles.js';
-import { RECORD_ACTIONS, RECORD_OBJECTS } from '../../../../../libs/database/src/entities/index.js';
+import { SETTINGS_PERMISSION_LABELS } from '#identity/roles.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS } from '#database/entities/index.js';
 import { SECTIONS, allows, type SettingsContext } from '../../settings/settings-context.js';
 import { html } from '../html.js';
 import { settingsPage } from './layout.js';

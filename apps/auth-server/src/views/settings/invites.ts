@@ -1,4 +1,4 @@
-import type { Invite } from '../../../../../libs/auth/src/invites.js';
+import type { Invite } from '#identity/invites.js';
 import { csrfField, errorBox, html, page } from '../html.js';
 
 /** The page behind an invite link: join (signed in), or sign in / create an account first. */

@@ -1,6 +1,6 @@
-import { INVITE_TTL_DAYS, type Invite } from '../../../../../libs/auth/src/invites.js';
-import type { Member } from '../../../../../libs/auth/src/members.js';
-import type { RoleEntity } from '../../../../../libs/database/src/entities/index.js';
+import { INVITE_TTL_DAYS, type Invite } from '#identity/invites.js';
+import type { Member } from '#identity/members.js';
+import type { RoleEntity } from '#database/entities/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorBox, html, type Html } from '../html.js';
 import { COPY_STATUS, UTC_NOTE, relative, secretField, settingsPage, when } from './layout.js';

@@ -1,6 +1,6 @@
-import { SETTINGS_PERMISSION_LABELS, describeUsage, type RoleInput, type RoleUsage } from '../../../../../libs/auth/src/roles.js';
-import { RECORD_ACTIONS, RECORD_OBJECTS, SETTINGS_PERMISSIONS, type RoleEntity } from '../../../../../libs/database/src/entities/index.js';
-import { OBJECTS } from '../../../../../libs/records/src/objects/index.js';
+import { SETTINGS_PERMISSION_LABELS, describeUsage, type RoleInput, type RoleUsage } from '#identity/roles.js';
+import { RECORD_ACTIONS, RECORD_OBJECTS, SETTINGS_PERMISSIONS, type RoleEntity } from '#database/entities/index.js';
+import { OBJECTS } from '#records/objects/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorBox, html, type Html } from '../html.js';
 import { settingsPage } from './layout.js';

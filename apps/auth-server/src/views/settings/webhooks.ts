@@ -1,4 +1,4 @@
-import type { WebhookAttempt, WebhookSummary } from '../../../../../libs/webhooks/src/webhooks.js';
+import type { WebhookAttempt, WebhookSummary } from '#webhooks/webhooks.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorBox, html, type Html } from '../html.js';
 import { COPY_STATUS, UTC_NOTE, secretField, settingsPage, when } from './layout.js';

@@ -6,9 +6,9 @@ import {
   SETTINGS_PERMISSIONS,
   type ObjectPermissions,
   type SettingsPermission,
-} from '../../database/src/entities/index.js';
-import { BadInputError, ConflictError, ErrorCode, ForbiddenError, NotFoundError } from '../../records/src/errors.js';
-import { OBJECTS } from '../../records/src/objects/index.js';
+} from '#database/entities/index.js';
+import { BadInputError, ConflictError, ErrorCode, ForbiddenError, NotFoundError } from '#records/errors.js';
+import { OBJECTS } from '#records/objects/index.js';
 import type { Db } from './accounts.js';
 
 /**

@@ -10,8 +10,8 @@ import {
   WorkspaceEntity,
   WorkspaceMemberEntity,
   type ObjectPermissions,
-} from '../../database/src/entities/index.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '../../records/src/errors.js';
+} from '#database/entities/index.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
 import { capExpiry } from './api-key-expiry.js';
 import { hashSecret, newApiKeySecret } from './secrets.js';
 

@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '../../records/src/errors.js';
+import { BadInputError, ErrorCode } from '#records/errors.js';
 import type { Db } from './accounts.js';
 
 /**
