@@ -3,12 +3,15 @@ import pg from 'pg';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { ownPostgres, type OwnPostgres } from './processes.js';
 import { expectError, type Http } from './rest-helpers.js';
 
 /**
  * SPEC §9: the database going away *during* a request (after authentication) is a 503 too,
  * on every transport. The test makes an INSERT wait on a lock, then terminates the
- * backend running it (SQLSTATE 57P01, as when Postgres shuts down).
+ * backend running it (SQLSTATE 57P01, as when Postgres shuts down). On a Postgres of its
+ * own: locking the suite's shared tables would stall, and the backend search could pick,
+ * another file's INSERT.
  */
 describe('database lost in the middle of a request', () => {
   let app: INestApplication;
@@ -16,16 +19,22 @@ describe('database lost in the middle of a request', () => {
   let http: Http;
   let ws: TestWorkspace;
   let locker: pg.Client;
+  let own: OwnPostgres;
+  const sharedUrl = process.env.DATABASE_URL;
 
   beforeAll(async () => {
+    own = await ownPostgres('midway');
+    process.env.DATABASE_URL = own.url;
     ({ app, ds, http } = await startApi());
     ws = await newWorkspace(ds, 'midway');
-    locker = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    locker = new pg.Client({ connectionString: own.url });
     await locker.connect();
-  });
+  }, 60_000);
   afterAll(async () => {
-    await locker.end();
-    await app.close();
+    await locker?.end();
+    await app?.close();
+    process.env.DATABASE_URL = sharedUrl;
+    await own?.remove();
   });
 
   async function terminatedMidway<T>(send: () => Promise<T>, table = 'companies'): Promise<T> {
