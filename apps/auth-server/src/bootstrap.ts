@@ -17,6 +17,7 @@ import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
 import type { OidcProvider } from './oidc/provider.js';
 import { forbidFraming } from '#auth/frame-headers.js';
+import { isLoopbackAddress } from '#net/loopback.js';
 import { loadCsrfKey } from './sessions/web-sessions.js';
 import { settingsApiBodyErrors, settingsHeaders } from './settings/http.js';
 
@@ -54,7 +55,7 @@ export async function createAuthServer(): Promise<INestApplication> {
   // Behind the records API, the one hop to trust is the loopback connection it forwards on
   // (it replaces X-Forwarded-For with the address it resolved); behind an ingress of its
   // own (AUTH_PROXY=off), TRUST_PROXY says which proxies to trust.
-  app.set('trust proxy', config.authProxy ? (address: string, hop: number) => hop === 0 && isLoopback(address) : config.trustProxy);
+  app.set('trust proxy', config.authProxy ? (address: string, hop: number) => hop === 0 && isLoopbackAddress(address) : config.trustProxy);
   app.disable('x-powered-by');
   const provider = app.get<OidcProvider>(OIDC_PROVIDER);
   const ds = app.get(DataSource);
@@ -83,10 +84,6 @@ export async function createAuthServer(): Promise<INestApplication> {
   const timer = setInterval(() => void deleteExpired(ds).catch(() => undefined), CLEANUP_EVERY_MS);
   timer.unref();
   return app;
-}
-
-function isLoopback(address: string): boolean {
-  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { JWK } from 'jose';
+import { isLoopbackHost } from '#net/loopback.js';
 import { fetchDocument } from './fetch-document.js';
 import { knownResources, normaliseResource } from './resources.js';
 
@@ -24,7 +25,6 @@ export interface ConfigurationDeps {
 
 /** Client metadata documents: at most 5 KB (SPEC §13). */
 const CIMD_MAX_BYTES = 5 * 1024;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /**
  * Why a redirect URI is refused, or undefined (SPEC §10; RFC 8252 §7; OAuth 2.1 §2.3.1):
@@ -41,7 +41,7 @@ export function unsafeRedirectUri(uri: string): string | undefined {
   if (url.hash) return 'redirect_uris must not have a fragment';
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:') {
-    return LOOPBACK_HOSTS.has(url.hostname) ? undefined : `http redirect_uris are for loopback only (127.0.0.1, [::1], localhost); use https for ${url.host}`;
+    return isLoopbackHost(url.hostname) ? undefined : `http redirect_uris are for loopback only (127.0.0.1, [::1], localhost); use https for ${url.host}`;
   }
   // A private-use scheme names a domain the app's owner controls, reversed: at least one dot.
   if (/^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol)) return undefined;

@@ -1,11 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+import { isLoopbackHost } from '#net/loopback.js';
 
 function isLoopbackOrigin(origin: string): boolean {
   if (!URL.canParse(origin)) return false;
   const url = new URL(origin);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK.has(url.hostname);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
 }
 
 /**
