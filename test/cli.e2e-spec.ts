@@ -4,9 +4,8 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 import { DEMO_ADMIN_EMAIL, seedDemoIfEmpty } from '#identity/demo-seed.js';
-import { dataSourceOptions, runMigrations } from '#database/data-source.js';
+import { useEmptyDatabase } from './factories.js';
 
 // Runs the built CLI (`npm test` builds first) as an operator would, against the test database.
 const CLI = resolve(process.cwd(), 'dist/apps/cli/src/main.js');
@@ -227,31 +226,14 @@ describe('operator CLI', () => {
 });
 
 describe('seedDemoIfEmpty', () => {
-  const name = `seed_${Date.now()}_${randomBytes(3).toString('hex')}`;
-  const url = new URL(process.env.DATABASE_URL!);
-  url.pathname = `/${name}`;
-  let admin: pg.Client;
-  let ds: DataSource;
-
-  beforeAll(async () => {
-    admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    ds = await new DataSource(dataSourceOptions(url.toString(), 2)).initialize();
-    await runMigrations(ds);
-  });
-  afterAll(async () => {
-    await ds?.destroy();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
-  });
+  const db = useEmptyDatabase('seed');
 
   it('fills an empty database once, then does nothing', async () => {
-    const text = await seedDemoIfEmpty(ds, 'http://localhost:4321');
+    const text = await seedDemoIfEmpty(db.ds, 'http://localhost:4321');
     expect(text).toContain('http://localhost:4321/login');
     expect(text).toContain(DEMO_ADMIN_EMAIL);
 
-    const count = async (sql: string) => Number((await ds.query(sql))[0].n);
+    const count = async (sql: string) => Number((await db.ds.query(sql))[0].n);
     expect(await count('SELECT count(*) AS n FROM workspaces')).toBe(1);
     expect(await count('SELECT count(*) AS n FROM companies')).toBeGreaterThanOrEqual(18);
     expect(await count('SELECT count(*) AS n FROM companies')).toBeLessThanOrEqual(22);
@@ -267,13 +249,13 @@ describe('seedDemoIfEmpty', () => {
       ),
     ).toBe(0);
 
-    const members = await ds.query(
+    const members = await db.ds.query(
       `SELECT u.email, r.name AS role FROM workspace_members m JOIN users u ON u.id = m.user_id
        JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id`,
     );
     expect(members).toEqual([{ email: DEMO_ADMIN_EMAIL, role: 'Admin' }]);
 
-    const keys = await ds.query('SELECT k.secret_hash, k.expires_at, r.name AS role FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id');
+    const keys = await db.ds.query('SELECT k.secret_hash, k.expires_at, r.name AS role FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id');
     expect(keys).toHaveLength(1);
     expect(keys[0].role).toBe('Admin');
     expectDaysFromNow(keys[0].expires_at.toISOString(), 90);
@@ -281,7 +263,7 @@ describe('seedDemoIfEmpty', () => {
     expect(keys[0].secret_hash).toBe(createHash('sha256').update(secret).digest('hex'));
     expect(text).toContain(`curl -H "Authorization: Bearer ${secret}" "http://localhost:4321/rest/companies?limit=5"`);
 
-    expect(await seedDemoIfEmpty(ds, 'http://localhost:4321')).toBeUndefined();
+    expect(await seedDemoIfEmpty(db.ds, 'http://localhost:4321')).toBeUndefined();
     expect(await count('SELECT count(*) AS n FROM workspaces')).toBe(1);
     expect(await count('SELECT count(*) AS n FROM api_keys')).toBe(1);
   });

@@ -1,34 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { DataSource } from 'typeorm';
 import { seedDemoIfEmpty } from '#identity/demo-seed.js';
-import { dataSourceOptions, runMigrations } from '#database/data-source.js';
+import { useEmptyDatabase } from './factories.js';
 
 /** The demo workspace has a few deals per company, each linked to a person of that company (issue 11). */
 describe('demo seed: opportunities', () => {
-  const name = `seed_opp_${Date.now()}_${randomBytes(3).toString('hex')}`;
-  const url = new URL(process.env.DATABASE_URL!);
-  url.pathname = `/${name}`;
-  let admin: pg.Client;
-  let ds: DataSource;
-
-  beforeAll(async () => {
-    admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    ds = await new DataSource(dataSourceOptions(url.toString(), 2)).initialize();
-    await runMigrations(ds);
-  });
-  afterAll(async () => {
-    await ds?.destroy();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
-  });
+  const db = useEmptyDatabase('seed_opp');
 
   it('creates two opportunities per demo company, in several stages, with a contact of that company', async () => {
-    const text = await seedDemoIfEmpty(ds, 'http://localhost:4321');
+    const text = await seedDemoIfEmpty(db.ds, 'http://localhost:4321');
     expect(text).toContain('20 companies, 50 people and 40 opportunities');
-    const [row] = await ds.query(`
+    const [row] = await db.ds.query(`
       SELECT count(*)::int AS n,
              count(DISTINCT o.company_id)::int AS companies,
              count(DISTINCT o.stage)::int AS stages,
@@ -38,7 +18,7 @@ describe('demo seed: opportunities', () => {
         LEFT JOIN people p ON p.workspace_id = o.workspace_id AND p.id = o.point_of_contact_id`);
     expect(row).toEqual({ n: 40, companies: 20, stages: 5, contacts_of_the_company: 40, priced: 40 });
     // The counters the list endpoints read agree.
-    const [counter] = await ds.query(`SELECT live_count::int AS n FROM record_counts WHERE object = 'opportunities'`);
+    const [counter] = await db.ds.query(`SELECT live_count::int AS n FROM record_counts WHERE object = 'opportunities'`);
     expect(counter.n).toBe(40);
   });
 });

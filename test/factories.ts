@@ -1,7 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
+import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
 
 /** One records API on the test database (DATABASE_URL from the global setup) per test file. */
@@ -33,3 +35,32 @@ export async function newWorkspace(ds: DataSource, label = 'ws'): Promise<TestWo
 }
 
 export const bearer = (secret: string) => ({ Authorization: `Bearer ${secret}` });
+
+/**
+ * A database of its own on the test server, migrated and otherwise empty, for code that acts
+ * only on an empty database (the demo seed); dropped after the file. Call in a describe body.
+ */
+export function useEmptyDatabase(label: string): { readonly ds: DataSource } {
+  const name = `${label}_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const url = new URL(process.env.DATABASE_URL!);
+  url.pathname = `/${name}`;
+  let admin: pg.Client;
+  let ds: DataSource;
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    ds = await new DataSource(dataSourceOptions(url.toString(), 2)).initialize();
+    await runMigrations(ds);
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  });
+  return {
+    get ds() {
+      return ds;
+    },
+  };
+}
