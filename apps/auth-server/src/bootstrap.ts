@@ -4,11 +4,10 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '#database/config.js';
-import { RateLimitPool, SharedLimit } from '#ops/rate-limits.js';
+import { RateLimitPool, SharedLimit, addressKey } from '#ops/rate-limits.js';
 import { createLogger, requestLogging } from '#ops/logging.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { closeOnSignals } from '#ops/shutdown.js';
@@ -31,7 +30,7 @@ function registrationLimit(perMinute: number, pool: Pool) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'POST' || perMinute === 0) return next();
     try {
-      const outcome = await limit.consume(`ip:${ipKeyGenerator(req.ip ?? '')}`);
+      const outcome = await limit.consume(addressKey(req));
       res.set(outcome.headers);
       if (!outcome.allowed) {
         res.setHeader('Retry-After', String(outcome.retryAfter));

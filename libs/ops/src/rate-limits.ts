@@ -1,7 +1,17 @@
 import { Injectable, type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
 import pg, { type Pool } from 'pg';
 import { resolveDatabaseUrl } from '#database/data-source.js';
+import { ipKeyGenerator } from 'express-rate-limit';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+
+/**
+ * The client address a per-address limit counts, as `trust proxy` resolved it: an IPv4
+ * address, or the IPv6 /56 it belongs to (one host holds a whole prefix, so counting single
+ * IPv6 addresses would give an attacker billions of budgets).
+ */
+export function addressKey(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
+  return `ip:${ipKeyGenerator(req.ip ?? req.socket?.remoteAddress ?? '')}`;
+}
 
 const WINDOW_SECONDS = 60;
 

@@ -4,7 +4,8 @@ import { DataSource } from 'typeorm';
 import { signUp } from '#identity/accounts.js';
 import { AppError } from '#records/errors.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
-import { SignInThrottle, Throttled, clientAddress, throttledMessage } from '../sessions/sign-in-throttle.js';
+import { addressKey } from '#ops/rate-limits.js';
+import { SignInThrottle, Throttled, throttledMessage } from '../sessions/sign-in-throttle.js';
 import { WebSessions, csrfToken, csrfValid, providerSessionCookie, safeReturn } from '../sessions/web-sessions.js';
 import { loginPage, logoutPage, messagePage, signupPage } from '../views/pages.js';
 import { STYLESHEET } from '../views/style.js';
@@ -40,7 +41,7 @@ export class AccountPagesController {
     const again = (status: number, error: string) =>
       res.status(status).send(loginPage({ action: '/login', csrf, email: body.email, error, returnTo, signupHref: '/signup' }));
     if (!csrfValid(req)) return again(403, 'The form expired; please try again.');
-    const user = await this.throttle.signIn(this.ds, String(body.email ?? ''), String(body.password ?? ''), clientAddress(req));
+    const user = await this.throttle.signIn(this.ds, String(body.email ?? ''), String(body.password ?? ''), addressKey(req));
     if (user instanceof Throttled) return again(429, throttledMessage(res, user));
     if (!user) return again(401, 'Wrong e-mail or password.');
     await this.sessions.start(req, res, user.id);
@@ -60,7 +61,7 @@ export class AccountPagesController {
     const again = (status: number, error: string) =>
       res.status(status).send(signupPage({ csrf, email: body.email, workspace: body.workspace, error, returnTo }));
     if (!csrfValid(req)) return again(403, 'The form expired; please try again.');
-    const throttled = await this.throttle.signUp(clientAddress(req));
+    const throttled = await this.throttle.signUp(addressKey(req));
     if (throttled) return again(429, throttledMessage(res, throttled));
     try {
       const { user } = await signUp(this.ds, String(body.email ?? ''), String(body.password ?? ''), String(body.workspace ?? ''));

@@ -4,7 +4,8 @@ import { DataSource } from 'typeorm';
 import { workspacesOf } from '#identity/accounts.js';
 import type { OidcProvider } from '../oidc/provider.js';
 import { OIDC_PROVIDER } from '../oidc/oidc.tokens.js';
-import { SignInThrottle, Throttled, clientAddress, throttledMessage } from '../sessions/sign-in-throttle.js';
+import { addressKey } from '#ops/rate-limits.js';
+import { SignInThrottle, Throttled, throttledMessage } from '../sessions/sign-in-throttle.js';
 import { WebSessions, csrfToken, csrfValid } from '../sessions/web-sessions.js';
 import { consentPage, loginPage, messagePage, workspacePickerPage } from '../views/pages.js';
 
@@ -58,7 +59,7 @@ export class InteractionsController {
     const page = (error: string) =>
       loginPage({ action: `/oauth/interaction/${uid}/login`, csrf, email: body.email, error, signupHref: `/signup?return=${encodeURIComponent(`/oauth/interaction/${uid}`)}` });
     if (!csrfValid(req)) return res.status(403).send(page('The form expired; please try again.'));
-    const user = await this.throttle.signIn(this.ds, String(body.email ?? ''), String(body.password ?? ''), clientAddress(req));
+    const user = await this.throttle.signIn(this.ds, String(body.email ?? ''), String(body.password ?? ''), addressKey(req));
     if (user instanceof Throttled) return res.status(429).send(page(throttledMessage(res, user)));
     if (!user) return res.status(401).send(page('Wrong e-mail or password.'));
     await this.sessions.start(req, res, user.id);

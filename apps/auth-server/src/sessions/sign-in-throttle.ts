@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { createHash } from 'node:crypto';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { DataSource } from 'typeorm';
@@ -98,9 +98,4 @@ export function throttledMessage(res: Response, throttled: Throttled): string {
   res.setHeader('Retry-After', String(seconds));
   const wait = seconds < 90 ? `${seconds} second${seconds === 1 ? '' : 's'}` : `${Math.ceil(seconds / 60)} minutes`;
   return `Too many attempts. Try again in ${wait}.`;
-}
-
-/** The client address as `trust proxy` resolved it (the records API's forwarding, or TRUST_PROXY). */
-export function clientAddress(req: Request): string {
-  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }

@@ -1,14 +1,13 @@
 import type { NextFunction, Response } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
 import type { Pool } from 'pg';
 import { hashSecret } from '#identity/secrets.js';
-import { SharedFailureLimit, SharedLimit } from '#ops/rate-limits.js';
+import { SharedFailureLimit, SharedLimit, addressKey } from '#ops/rate-limits.js';
 import { AppError, ErrorCode } from '#records/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 
 const pass = (_req: RequestWithId, _res: Response, next: NextFunction) => next();
-const addressOf = (req: RequestWithId) => `ip:${ipKeyGenerator(req.ip ?? '')}`;
+const addressOf = (req: RequestWithId) => addressKey(req);
 
 function refuse(req: RequestWithId, res: Response, perMinute: number, what: string, seconds: number): void {
   res.setHeader('Retry-After', String(seconds));
