@@ -40,12 +40,13 @@ export const bearer = (secret: string) => ({ Authorization: `Bearer ${secret}` }
  * A database of its own on the test server, migrated and otherwise empty, for code that acts
  * only on an empty database (the demo seed); dropped after the file. Call in a describe body.
  */
-export function useEmptyDatabase(label: string): { readonly ds: DataSource } {
+export function useEmptyDatabase(label: string): { readonly ds: DataSource; readonly url: string; beforeDrop(close: () => Promise<void>): void } {
   const name = `${label}_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const url = new URL(process.env.DATABASE_URL!);
   url.pathname = `/${name}`;
   let admin: pg.Client;
   let ds: DataSource;
+  const closers: (() => Promise<void>)[] = [];
   beforeAll(async () => {
     admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await admin.connect();
@@ -54,6 +55,7 @@ export function useEmptyDatabase(label: string): { readonly ds: DataSource } {
     await runMigrations(ds);
   });
   afterAll(async () => {
+    for (const close of closers) await close();
     await ds?.destroy();
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.end();
@@ -62,5 +64,8 @@ export function useEmptyDatabase(label: string): { readonly ds: DataSource } {
     get ds() {
       return ds;
     },
+    url: url.toString(),
+    /** What must stop before the database is dropped (apps and clients connected to it). */
+    beforeDrop: (close) => void closers.push(close),
   };
 }

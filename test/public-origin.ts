@@ -18,6 +18,8 @@ export const freePort = () =>
 
 export interface PublicOrigin {
   url: string;
+  /** The records API. */
+  api: INestApplication;
   ds: DataSource;
   close(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function startPublicOrigin(env: Record<string, string> = {}): Promi
   }
   return {
     url,
+    api,
     ds: api.get(DataSource),
     async close() {
       await api?.close();

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import * as oidc from 'openid-client';
 import { createApiKey, findRole } from '#identity/accounts.js';
 import { FormBrowser } from '../bench/form-browser.js';
-import { pkceAuthorizationUrl } from './oauth-flow.js';
+import { authorizationCode, pkceAuthorizationUrl } from './oauth-flow.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**
@@ -104,15 +104,8 @@ describe('Security (SPEC §10)', () => {
   }
 
   /** Runs the authorization-code flow up to the redirect; returns the code and verifier (not exchanged). */
-  async function codeFor(config: oidc.Configuration, email: string, browser = new FormBrowser(REDIRECT), extra: Record<string, string> = {}) {
-    const { url: authUrl, verifier } = await pkceAuthorizationUrl(config, REDIRECT, extra);
-    await browser.go(authUrl);
-    if (browser.labels().includes('Password')) await browser.submit('Sign in', { email, password: PASSWORD });
-    const consent = browser.lastBody;
-    await browser.submit('Allow');
-    expect(browser.lastUrl.startsWith(REDIRECT)).toBe(true);
-    return { redirect: new URL(browser.lastUrl), verifier, consent, browser };
-  }
+  const codeFor = (config: oidc.Configuration, email: string, browser?: FormBrowser, extra: Record<string, string> = {}) =>
+    authorizationCode(config, REDIRECT, email, browser, extra);
 
   describe('sign-in and sign-up throttling', () => {
     it('blocks an account after a few wrong passwords, from any address, before checking the password again', async () => {

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '#database/config.js';
 import { UnauthenticatedError } from '#records/errors.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
+import { CredentialCache } from './credential-cache.js';
 import type { Principal } from './principal.js';
 import { API_KEY_PREFIX, hashSecret } from '#identity/secrets.js';
 
@@ -13,6 +14,8 @@ interface ApiKeyRow {
   id: string;
   revoked: boolean;
   expired: boolean;
+  /** expires_at in epoch ms. */
+  expires_ms: string;
   /** last_used_at is older than a minute (or unset): worth writing again. */
   use_stale: boolean;
   role_id: string;
@@ -29,16 +32,23 @@ export type Resource = 'api' | 'mcp';
 interface RoleRow {
   /** Person tokens: the grant is still there (not revoked, not expired). */
   granted?: boolean;
+  /** Person tokens: the grant's expires_at in epoch ms (null: none). */
+  grant_expires_ms?: string | null;
   role_id: string;
   role_name: string;
   object_permissions: Principal['role']['objectPermissions'];
   settings_permissions: Principal['role']['settingsPermissions'];
 }
 
+/** A once-a-minute `last_used_at` keeps a busy key from turning every read into a write. */
+const KEY_USE_RESOLUTION_MS = 60_000;
+
 /**
  * Turns the `Authorization: Bearer` header, and nothing else, into a Principal.
- * Nothing is cached: revocation, expiry and role changes apply to the next request on
- * every instance.
+ * Resolved principals are kept in the CredentialCache, which every instance empties when
+ * Postgres announces a change to keys, roles, members, apps or grants; each entry also
+ * stops at its credential's own expiry. So revocation, expiry and role changes still
+ * apply to the next request on every instance.
  */
 @Injectable()
 export class BearerAuthService {
@@ -49,14 +59,27 @@ export class BearerAuthService {
   constructor(
     dataSource: DataSource,
     private readonly sql: Sql,
+    private readonly cache: CredentialCache,
   ) {
     this.tokens = new AccessTokenVerifier(dataSource, this.publicUrl);
   }
 
   async authenticate(authorization: string | string[] | undefined, resource: Resource = 'api'): Promise<Principal> {
     const token = bearerToken(authorization);
-    if (token.startsWith(API_KEY_PREFIX)) return this.fromApiKey(token);
-    if (JWT_SHAPE.test(token)) return this.fromAccessToken(token, resource);
+    if (token.startsWith(API_KEY_PREFIX)) {
+      const hash = hashSecret(token);
+      const cached = this.cache.get(hash);
+      if (!cached) return this.fromApiKey(hash);
+      if (Date.now() - cached.touched >= KEY_USE_RESOLUTION_MS) {
+        cached.touched = Date.now();
+        this.touchKey(cached.principal);
+      }
+      return cached.principal;
+    }
+    if (JWT_SHAPE.test(token)) {
+      const key = `${resource}:${hashSecret(token)}`;
+      return this.cache.get(key)?.principal ?? this.fromAccessToken(token, resource, key);
+    }
     throw new UnauthenticatedError('The bearer token is not a valid API key or access token');
   }
 
@@ -65,7 +88,8 @@ export class BearerAuthService {
    * the token's workspace, or the server app's role. Read on every request, so removing a
    * member or changing a role applies to the next one.
    */
-  private async fromAccessToken(token: string, resource: Resource): Promise<Principal> {
+  private async fromAccessToken(token: string, resource: Resource, cacheKey: string): Promise<Principal> {
+    const ticket = this.cache.ticket();
     const audiences = resource === 'mcp' ? [`${this.publicUrl}/mcp`, this.publicUrl] : [this.publicUrl];
     const claims = await this.tokens.verify(token, audiences);
     const workspaceId = claims.workspace_id;
@@ -81,9 +105,9 @@ export class BearerAuthService {
         )
       : await this.sql.rows<RoleRow>(
           `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
-                  EXISTS (SELECT 1 FROM oidc_models g WHERE g.model = 'Grant' AND g.id = $3
-                             AND (g.expires_at IS NULL OR g.expires_at > now())) AS granted
+                  g.id IS NOT NULL AS granted, (extract(epoch FROM g.expires_at) * 1000)::bigint AS grant_expires_ms
              FROM workspace_members m JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
+                  LEFT JOIN oidc_models g ON g.model = 'Grant' AND g.id = $3 AND (g.expires_at IS NULL OR g.expires_at > now())
             WHERE m.user_id::text = $1 AND m.workspace_id = $2`,
           [claims.sub, workspaceId, claims.grant ?? ''],
           { prepared: true },
@@ -94,7 +118,7 @@ export class BearerAuthService {
     // Refresh-token or code reuse, revocation (RFC 7009) and sign-out revoke the grant:
     // its access tokens stop at once, not when they expire (SPEC §10).
     if (!isApp && !rows[0].granted) throw new UnauthenticatedError('The access token\'s grant has been revoked; authorize again');
-    return {
+    const principal: Principal = {
       kind: isApp ? 'app' : 'user',
       subjectId: claims.sub,
       workspaceId,
@@ -105,29 +129,28 @@ export class BearerAuthService {
         settingsPermissions: rows[0].settings_permissions,
       },
     };
+    const grantExpires = rows[0].grant_expires_ms ? Number(rows[0].grant_expires_ms) : Infinity;
+    this.cache.set(cacheKey, ticket, principal, Math.min((claims.exp ?? 0) * 1000, grantExpires));
+    return principal;
   }
 
-  private async fromApiKey(secret: string): Promise<Principal> {
+  private async fromApiKey(hash: string): Promise<Principal> {
+    const ticket = this.cache.ticket();
     const rows = await this.sql.rows<ApiKeyRow>(
       `SELECT k.workspace_id, k.id, k.revoked_at IS NOT NULL AS revoked, k.expires_at <= now() AS expired,
+              (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms,
               (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS use_stale,
               r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
          FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
         WHERE k.secret_hash = $1`,
-      [hashSecret(secret)],
+      [hash],
       { prepared: true },
     );
     const key = rows[0];
     if (!key) throw new UnauthenticatedError('The API key is not valid');
     if (key.revoked) throw new UnauthenticatedError('The API key has been revoked');
     if (key.expired) throw new UnauthenticatedError('The API key has expired');
-    if (key.use_stale) {
-      // Minute resolution keeps a busy key from turning every read into a write.
-      this.sql
-        .rows('UPDATE api_keys SET last_used_at = now() WHERE workspace_id = $1 AND id = $2', [key.workspace_id, key.id])
-        .catch((err) => this.logger.warn(`last_used_at not updated: ${err.message}`));
-    }
-    return {
+    const principal: Principal = {
       kind: 'apiKey',
       subjectId: key.id,
       workspaceId: key.workspace_id,
@@ -138,6 +161,15 @@ export class BearerAuthService {
         settingsPermissions: key.settings_permissions,
       },
     };
+    if (key.use_stale) this.touchKey(principal);
+    this.cache.set(hash, ticket, principal, Number(key.expires_ms));
+    return principal;
+  }
+
+  private touchKey(key: Principal): void {
+    this.sql
+      .rows('UPDATE api_keys SET last_used_at = now() WHERE workspace_id = $1 AND id = $2', [key.workspaceId, key.subjectId])
+      .catch((err) => this.logger.warn(`last_used_at not updated: ${err.message}`));
   }
 }
 

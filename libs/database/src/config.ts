@@ -39,6 +39,12 @@ export interface AppConfig {
   logFormat: 'json' | 'text';
   /** On SIGTERM, how long requests in flight may take before their connections are closed. */
   shutdownGraceMs: number;
+  /**
+   * How long the records API may keep a resolved credential in memory (ms; 0 = off). Any
+   * change to keys, roles, members, apps or grants drops every kept one at once on every
+   * instance (Postgres NOTIFY); this bounds how long one is kept without any change.
+   */
+  credentialCacheMs: number;
 }
 
 let loaded = false;
@@ -104,6 +110,7 @@ export function loadConfig(): AppConfig {
     mcpAllowedOrigins: originsFrom(process.env.MCP_ALLOWED_ORIGINS),
     logFormat: process.env.LOG_FORMAT === 'json' ? 'json' : 'text',
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 10_000),
+    credentialCacheMs: intFrom('CREDENTIAL_CACHE_MS', 300_000),
   };
 }
 

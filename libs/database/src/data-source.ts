@@ -13,6 +13,7 @@ import { Operations1764000000100 } from './migrations/1764000000100-operations.j
 import { Security1764200000000 } from './migrations/1764200000000-security.js';
 import { Opportunities1764000000300 } from './migrations/1764000000300-opportunities.js';
 import { Webhooks1764300000000 } from './migrations/1764300000000-webhooks.js';
+import { CredentialChanges1764400000000 } from './migrations/1764400000000-credential-changes.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   FilterOrderIndexes1764100000000,
   Security1764200000000,
   Webhooks1764300000000,
+  CredentialChanges1764400000000,
 ];
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {

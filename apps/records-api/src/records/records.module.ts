@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BearerAuthService } from '#auth/bearer-auth.service.js';
+import { CredentialCache } from '#auth/credential-cache.js';
 import { Sql } from '#database/sql.js';
 import { OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER } from '../objects/object-service.js';
 import { RecordsService } from '../objects/records.service.js';
@@ -13,7 +14,7 @@ import { RecordStore } from './record-store.js';
  * the GraphQL context needs. The DataSource comes from the root TypeORM module (global).
  */
 @Module({
-  providers: [Sql, CountCache, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, BearerAuthService, IdempotencyStore],
-  exports: [Sql, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, BearerAuthService, IdempotencyStore],
+  providers: [Sql, CountCache, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, CredentialCache, BearerAuthService, IdempotencyStore],
+  exports: [Sql, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, CredentialCache, BearerAuthService, IdempotencyStore],
 })
 export class RecordsModule {}

@@ -1,0 +1,181 @@
+import type { INestApplication } from '@nestjs/common';
+import * as oidc from 'openid-client';
+import pg from 'pg';
+import { CredentialCache } from '#auth/credential-cache.js';
+import { createApiKey, findRole, revokeApiKey } from '#identity/accounts.js';
+import { removeMember } from '#identity/members.js';
+import { createRole, updateRole, type RoleInput } from '#identity/roles.js';
+import { createServerApp, deleteServerApp } from '#identity/server-apps.js';
+import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
+import { useEmptyDatabase } from './factories.js';
+import { authorizationCode } from './oauth-flow.js';
+import { freePort, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
+
+/**
+ * Issue 12: the records API keeps resolved credentials in memory, yet revocation, expiry
+ * and role changes apply on the next request on every instance. Two records APIs (A, with
+ * the auth server, and B) on a database of their own, so no other suite's writes announce
+ * changes here; each request below says which instance it goes to.
+ */
+const REDIRECT = 'http://127.0.0.1:8766/callback';
+const insecure = { execute: [oidc.allowInsecureRequests] };
+const LISTENER = 'records-api credential listener';
+
+describe('credential cache across two instances', () => {
+  const db = useEmptyDatabase('credcache');
+  let origin: PublicOrigin;
+  let b: INestApplication;
+  let urlB: string;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    origin = await startPublicOrigin({ DATABASE_URL: db.url });
+    const saved = { ...process.env };
+    const port = await freePort();
+    Object.assign(process.env, { DATABASE_URL: db.url, PUBLIC_URL: origin.url, PORT: String(port) });
+    try {
+      b = await createRecordsApi();
+      await b.listen(port, '127.0.0.1');
+    } finally {
+      process.env = saved;
+    }
+    urlB = `http://127.0.0.1:${port}`;
+    admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+  });
+  db.beforeDrop(async () => {
+    await admin?.end();
+    await b?.close();
+    await origin?.close();
+  });
+
+  const cacheOf = (instance: 'A' | 'B') => (instance === 'A' ? origin.api : b).get(CredentialCache);
+  const get = async (instance: 'A' | 'B', token: string, path = '/rest/companies') => {
+    const res = await fetch(`${instance === 'A' ? origin.url : urlB}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    return { status: res.status, messages: res.status >= 400 ? ((await res.json()) as { messages: string[] }).messages : [] };
+  };
+  const statuses = async (token: string, path?: string) => [(await get('A', token, path)).status, (await get('B', token, path)).status];
+
+  /** A change written with triggers off (session_replication_role = replica): nothing is announced. */
+  const silently = async (sql: string, params: unknown[]) => {
+    await admin.query('SET session_replication_role = replica');
+    try {
+      await admin.query(sql, params);
+    } finally {
+      await admin.query('SET session_replication_role = DEFAULT');
+    }
+  };
+
+  async function adminKey(label: string, expiresAt = new Date(Date.now() + 86_400_000)) {
+    const { workspace } = await workspaceWith(db.ds, [], label);
+    const key = await createApiKey(db.ds, { workspaceId: workspace.id, role: await findRole(db.ds, workspace.id, 'Admin'), name: label, expiresAt });
+    return { workspaceId: workspace.id, ...key };
+  }
+
+  it('serves a credential it has seen from memory, and drops it when Postgres announces a change', async () => {
+    await waitFor(() => cacheOf('A').active && cacheOf('B').active);
+    const key = await adminKey('served');
+    expect((await get('A', key.secret)).status).toBe(200);
+    await silently('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+    // A kept the principal; B never saw the key and reads the database.
+    expect((await get('A', key.secret)).status).toBe(200);
+    expect((await get('B', key.secret)).status).toBe(401);
+    await admin.query(`SELECT pg_notify('wrs_credentials', 'test')`);
+    await waitFor(async () => (await get('A', key.secret)).status === 401);
+  });
+
+  it('refuses a revoked API key on the next request on both instances', async () => {
+    const key = await adminKey('revoked');
+    expect(await statuses(key.secret)).toEqual([200, 200]);
+    expect(await statuses(key.secret)).toEqual([200, 200]);
+    await revokeApiKey(db.ds, key.id);
+    expect(await statuses(key.secret)).toEqual([401, 401]);
+    expect((await get('B', key.secret)).messages[0]).toMatch(/revoked/);
+  });
+
+  it('applies a role change on the next request on both instances', async () => {
+    const { workspace } = await workspaceWith(db.ds, [], 'role-change');
+    const input: RoleInput = {
+      name: 'Readers',
+      description: '',
+      objectPermissions: { companies: { read: true, create: false, update: false, delete: false } } as RoleInput['objectPermissions'],
+      settingsPermissions: [],
+      assignableToUsers: true,
+      assignableToApiKeys: true,
+    };
+    const role = await createRole(db.ds, workspace.id, input);
+    const key = await createApiKey(db.ds, { workspaceId: workspace.id, role, name: 'reader', expiresAt: new Date(Date.now() + 86_400_000) });
+    expect(await statuses(key.secret)).toEqual([200, 200]);
+    await updateRole(db.ds, workspace.id, role.id, { ...input, objectPermissions: { companies: { read: false, create: false, update: false, delete: false } } as RoleInput['objectPermissions'] });
+    expect(await statuses(key.secret)).toEqual([403, 403]);
+  });
+
+  it('refuses an API key once it expires, without any announcement', async () => {
+    const key = await adminKey('expiring', new Date(Date.now() + 1500));
+    expect(await statuses(key.secret)).toEqual([200, 200]);
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    expect(await statuses(key.secret)).toEqual([401, 401]);
+    expect((await get('A', key.secret)).messages[0]).toMatch(/expired/);
+  });
+
+  it('refuses a deleted server app\'s access token on both instances', async () => {
+    const { workspace } = await workspaceWith(db.ds, [], 'app');
+    const app = await createServerApp(db.ds, { workspaceId: workspace.id, role: await findRole(db.ds, workspace.id, 'Admin'), name: 'sync job' });
+    const res = await fetch(`${origin.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api' }).toString(),
+    });
+    const { access_token: token } = (await res.json()) as { access_token: string };
+    expect(await statuses(token)).toEqual([200, 200]);
+    await deleteServerApp(db.ds, workspace.id, app.id);
+    expect(await statuses(token)).toEqual([401, 401]);
+  });
+
+  it('refuses a person\'s access token on both instances once the grant is revoked, or the person removed', async () => {
+    const { workspace, people } = await workspaceWith(db.ds, ['Admin', 'Member'], 'person');
+    const config = await oidc.dynamicClientRegistration(new URL(origin.url), { redirect_uris: [REDIRECT], client_name: 'Cache test' }, undefined, insecure);
+    const first = await authorizationCode(config, REDIRECT, people[1].email);
+    const tokens = await oidc.authorizationCodeGrant(config, first.redirect, { pkceCodeVerifier: first.verifier });
+    expect(await statuses(tokens.access_token)).toEqual([200, 200]);
+    expect(await statuses(tokens.access_token, '/mcp')).not.toContain(401);
+    await oidc.tokenRevocation(config, tokens.refresh_token!);
+    expect(await statuses(tokens.access_token)).toEqual([401, 401]);
+
+    const second = await authorizationCode(config, REDIRECT, people[1].email, first.browser);
+    const more = await oidc.authorizationCodeGrant(config, second.redirect, { pkceCodeVerifier: second.verifier });
+    expect(await statuses(more.access_token)).toEqual([200, 200]);
+    await removeMember(db.ds, workspace.id, people[1].id);
+    expect(await statuses(more.access_token)).toEqual([401, 401]);
+    expect((await get('B', more.access_token)).messages[0]).toMatch(/no longer a member/);
+  });
+
+  it('reads every credential again while its LISTEN connection is down, and serves from memory once it is back', async () => {
+    const key = await adminKey('listener');
+    expect((await get('A', key.secret)).status).toBe(200);
+    const before = cacheOf('A').ticket();
+    const { rowCount } = await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()',
+      [LISTENER],
+    );
+    expect(rowCount).toBe(2);
+    // Whatever changes while nobody listens is seen: the cache was dropped with the connection.
+    await silently('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+    await waitFor(() => cacheOf('A').ticket() !== before); // A has seen its connection go
+    expect((await get('A', key.secret)).status).toBe(401);
+    await waitFor(() => cacheOf('A').active && cacheOf('B').active);
+
+    const next = await adminKey('listener-back');
+    expect((await get('A', next.secret)).status).toBe(200);
+    await silently('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [next.id]);
+    expect((await get('A', next.secret)).status).toBe(200);
+  });
+});
+
+async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
