@@ -399,6 +399,34 @@ describe('GraphQL API', () => {
     });
   });
 
+  describe('reading only the selected columns', () => {
+    it('a list reads the columns of the selected fields (aliases and fragments too) and still pages and links', async () => {
+      const ws = await newWorkspace(ds, 'gql-columns');
+      const [acme] = await seedCompanies(ws, ['Acme']);
+      await ok(ws.keys.Admin, `mutation($data: [PersonCreateInput!]!) { createPeople(data: $data) { id } }`, {
+        data: ['Ada', 'Bo', 'Cy'].map((firstName) => ({ name: { firstName, lastName: 'Projection' }, emails: { primaryEmail: `${firstName.toLowerCase()}@example.com` }, companyId: acme.id })),
+      });
+      const read = (query: string) => countingQueries(() => ok(ws.keys.Viewer, query));
+      const select = (statements: string[]) => statements.find((sql) => /\bFROM people\b/.test(sql))!;
+
+      // Only the id: the row has no name, e-mail or company columns.
+      const onlyIds = await read(`{ people(first: 2, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { cursor node { id } } pageInfo { endCursor } } }`);
+      expect(select(onlyIds.statements)).not.toMatch(/primary_email|company_id/);
+      // The order's columns are read for the cursors, which continue where the page ended.
+      const next = await ok(ws.keys.Viewer, `query($after: String) { people(first: 2, after: $after, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { name { firstName } } } } }`, {
+        after: onlyIds.result.people.pageInfo.endCursor,
+      });
+      expect(next.people.edges).toEqual([{ node: { name: { firstName: 'Cy' } } }]);
+
+      // A fragment, an alias, a composite and a relation (whose column is read for it).
+      const full = await read(`{ people(first: 1, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { ...P mail: emails { primaryEmail } } } } }
+        fragment P on Person { name { firstName } employer: company { name } }`);
+      expect(full.result.people.edges).toEqual([{ node: { name: { firstName: 'Ada' }, mail: { primaryEmail: 'ada@example.com' }, employer: { name: 'Acme' } } }]);
+      expect(select(full.statements)).toMatch(/primary_email/);
+      expect(select(full.statements)).toMatch(/company_id/);
+    });
+  });
+
   describe('errors and tenancy', () => {
     it('Viewer createCompany: FORBIDDEN, nothing written', async () => {
       const ws = await newWorkspace(ds, 'gql-viewer');

@@ -57,6 +57,31 @@ function columnsOf(object: ObjectDeclaration): string[] {
   return [...columns, 'created_at', 'updated_at', 'deleted_at'];
 }
 
+/** API field name (and relation name: `company`) → the columns it is read from. */
+function fieldColumnsOf(object: ObjectDeclaration): Map<string, string[]> {
+  const byField = new Map<string, string[]>([
+    ['id', ['id']],
+    ['createdAt', ['created_at']],
+    ['updatedAt', ['updated_at']],
+    ['deletedAt', ['deleted_at']],
+  ]);
+  for (const field of object.fields) {
+    if (field.kind === 'composite') byField.set(field.name, composite(field.type).subFields.map((sub) => field.columns[sub.name]));
+    else byField.set(field.name, [field.column]);
+    if (field.kind === 'relation') byField.set(field.relation, [field.column]);
+  }
+  return byField;
+}
+
+function columnsForOf(object: ObjectDeclaration) {
+  const byField = fieldColumnsOf(object);
+  return (fields: ReadonlySet<string>): string[] => {
+    const columns = new Set(['id', 'created_at']);
+    for (const name of fields) for (const column of byField.get(name) ?? []) columns.add(column);
+    return [...columns];
+  };
+}
+
 /** Validated input → the columns it writes; keys left out of the input are left out here. */
 function toColumnsOf(object: ObjectDeclaration) {
   return (input: Record<string, any>): Record<string, unknown> => {
@@ -94,6 +119,7 @@ function definitionOf(object: ObjectDeclaration): ObjectDefinition {
     declaration: object,
     schema: querySchemaOf(object),
     columns: columnsOf(object),
+    columnsFor: columnsForOf(object),
     toRecord: new Function('row', recordSource(object)) as (row: Record<string, unknown>) => AnyRecord,
     createInput: classes.create as new () => object,
     updateInput: classes.update as new () => object,

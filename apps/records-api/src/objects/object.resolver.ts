@@ -8,7 +8,7 @@ import { embeddedConnection, toConnection } from '../graphql/connections.js';
 import type { GraphqlContext } from '../graphql/graphql-context.js';
 import { toListArgs, type GraphqlListInput } from '../graphql/list-args.js';
 import { batchCost, connectionCost, singleRecordCost } from '../graphql/query-limits.js';
-import { onlyId, plain, selectedFields } from '../graphql/resolver-utils.js';
+import { onlyId, plain, selectedFields, selectedFieldsAt } from '../graphql/resolver-utils.js';
 import { UUIDScalar } from '../graphql/types/scalars.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { method, serviceHolder } from './decorate.js';
@@ -38,7 +38,9 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
     'list',
     async function (this: Self, principal: Principal, args: Record<string, unknown>, info: GraphQLResolveInfo) {
       const withCount = selectedFields(info).has('totalCount');
-      return toConnection(await this.service.list(principal, toListArgs(args, schema, withCount)));
+      // Only the columns of the selected record fields are read (and those the order needs).
+      const fields = selectedFieldsAt(info, ['edges', 'node']);
+      return toConnection(await this.service.list(principal, { ...toListArgs(args, schema, withCount), fields }));
     },
     [Query(() => types.connection, { name: plural, complexity: connectionCost })],
     [P, Args(), Info()],

@@ -11,6 +11,12 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   schema: ObjectSchema;
   /** Columns read for a record (the order fields are always among them). */
   columns: readonly string[];
+  /**
+   * The columns behind these API field names (GraphQL's selection), `id` and `created_at`
+   * always among them; names that are not stored fields (inverse relations,
+   * `__typename`) add nothing. A record made from these columns has only these fields.
+   */
+  columnsFor(fields: ReadonlySet<string>): string[];
   toRecord(row: Record<string, unknown>): TRecord;
   createInput: new () => TCreate;
   updateInput: new () => TUpdate;

@@ -29,6 +29,11 @@ export interface ListArgs {
   cursorParams?: { after: string; before: string };
   /** GraphQL skips the count when `totalCount` is not selected. */
   withCount?: boolean;
+  /**
+   * GraphQL reads only the columns of the fields its operation selects (and those of the
+   * order, for cursors); the records then carry only those fields. Unset: every field.
+   */
+  fields?: ReadonlySet<string>;
 }
 
 export interface PageInfo {
@@ -117,7 +122,7 @@ export class RecordStore {
                 FROM (SELECT 1) one
                 LEFT JOIN record_counts rc ON rc.workspace_id = $1 AND rc.object = ${objectParam}) c
         LEFT JOIN LATERAL (
-          SELECT ${def.columns.map((col) => `t.${col}`).join(', ')}
+          SELECT ${this.columns(def, args, order).map((col) => `t.${col}`).join(', ')}
             FROM ${def.schema.table} t
            WHERE ${scope}${keyset}
            ORDER BY ${compileOrderBy(order, def.schema, backwards)}
@@ -379,6 +384,17 @@ export class RecordStore {
       backwards,
       cursor: raw ? decodeCursor(raw, args.orderBy, backwards ? names.before : names.after, def.schema) : undefined,
     };
+  }
+
+  /** The columns a page reads: every one, or those of the selected fields and of the order. */
+  private columns(def: RecordDefinition<unknown, unknown, unknown>, args: ListArgs, order: OrderTerm[]): readonly string[] {
+    if (!args.fields) return def.columns;
+    const columns = def.columnsFor(args.fields);
+    for (const term of order) {
+      const column = def.schema.fields[term.field]?.column ?? term.field;
+      if (!columns.includes(column)) columns.push(column);
+    }
+    return columns;
   }
 
   /** Soft-deleted records stay hidden unless the filter asks about `deletedAt` (SPEC §3). */
