@@ -415,6 +415,7 @@ function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measur
   for (const { s, m } of rows) {
     for (const [key, v] of Object.entries(m)) {
       if (v && (v.non2xx || v.errors)) log(`  ! ${s.label} / ${key}: ${v.non2xx} non-2xx, ${v.errors} errors, status codes ${JSON.stringify(v.statusCodes)}`);
+      if (v && !v.requests) log(`  ! ${s.label} / ${key}: no request completed within the ${DURATION_S} s run (its req/s and latencies are not measured; a longer BENCH_DURATION would)`);
     }
   }
 }
