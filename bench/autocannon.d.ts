@@ -8,18 +8,22 @@ declare module 'autocannon' {
     max: number;
     total: number;
   }
-  interface RequestSpec {
+  export interface RequestSpec {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
     body?: string;
     setupRequest?: (request: RequestSpec, context: Record<string, unknown>) => RequestSpec | null;
+    /** Called with each answer (status, body as text, the connection's context, headers) before the next request is built. */
+    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
   }
   interface Options {
     url: string;
     connections?: number;
     /** Seconds. */
     duration?: number;
+    /** Total requests to send (over all connections) instead of a duration. */
+    amount?: number;
     method?: string;
     headers?: Record<string, string>;
     body?: string;

@@ -5,12 +5,19 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { resolveDatabaseUrl } from '#database/data-source.js';
-import { BENCH_DB, CREATED_MARK, MAIN_ROWS, benchDatabaseUrl, ensureBenchDatabase, prepareBenchData } from './seed.js';
+import { MIXED_SHARES, mixedRun, type MixedResult } from './mixed.js';
+import { RssSampler, readMemory, type MemoryReading } from './rss.js';
+import { CREATED_MARK, DEFAULT_ROWS, benchDatabaseName, benchDatabaseUrl, ensureBenchDatabase, prepareBenchData } from './seed.js';
 
 /**
  * `npm run bench`: the records API against a bare node:http + pg server (with and without
- * a count) on the same requests, one server at a time, with autocannon; results also go
- * to bench/results.json. BENCH_DURATION=<seconds> shortens or lengthens each measured run.
+ * a count) on the same requests, one server at a time, with autocannon; then a mixed run
+ * of a fixed number of requests against the records API alone. Results also go to
+ * bench/results.json (bench/results-<rows>.json for another size). BENCH_DURATION=<seconds>
+ * shortens or lengthens each measured run.
+ *
+ * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
+ * (requests in the mixed run, default 50,000), --no-mixed, --webhooks (another bench).
  */
 
 const CONNECTIONS = 16;
@@ -18,9 +25,39 @@ const WARMUP_S = 1.5;
 const DURATION_S = Number(process.env.BENCH_DURATION) || 6;
 const DEEP_PAGES = 1500;
 const LIMIT = 60;
-const RESULTS_FILE = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
+const MIXED_DEFAULT = 50_000;
+/** The records API's memory budget (issue 12); a higher peak is flagged. */
+const RSS_LIMIT_MB = 200;
+/** The size target (issue 12): at another size, a scenario's cost within this factor of its 100k figure. */
+const SIZE_TARGET = 1.5;
+const resultsFile = (rows: number) =>
+  fileURLToPath(new URL(`../../bench/results${rows === DEFAULT_ROWS ? '' : `-${rows}`}.json`, import.meta.url));
 
 const log = (message: string) => console.log(message);
+
+interface Args {
+  rows: number;
+  /** Requests in the mixed run; 0 skips it. */
+  mixed: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { rows: DEFAULT_ROWS, mixed: MIXED_DEFAULT };
+  const count = (flag: string, raw: string | undefined, min: number): number => {
+    const value = Number(raw?.replace(/_/g, ''));
+    if (!Number.isInteger(value) || value < min) throw new Error(`${flag} needs a whole number ≥ ${min}; got "${raw ?? ''}"`);
+    return value;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2);
+    const value = () => inline ?? argv[++i];
+    if (flag === '--rows') args.rows = count(flag, value(), DEEP_PAGES * LIMIT + LIMIT); // the deep walk needs its 1,501 pages
+    else if (flag === '--mixed') args.mixed = count(flag, value(), CONNECTIONS);
+    else if (flag === '--no-mixed') args.mixed = 0;
+    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --webhooks)`);
+  }
+  return args;
+}
 
 interface Scenario {
   key: string;
@@ -40,6 +77,23 @@ interface Target {
   base: string;
   pid: number;
 }
+
+/** The server processes whose memory is followed (the bare server's two ports are one process). */
+interface ServerProcess {
+  key: 'recordsApi' | 'bareServer';
+  label: string;
+  pid: number;
+}
+
+type RssByProcess = Partial<Record<ServerProcess['key'], number>>;
+
+function rssOf(processes: ServerProcess[]): RssByProcess {
+  return Object.fromEntries(processes.map((p) => [p.key, readMemory(p.pid)?.rssMb]));
+}
+
+const mb = (v?: number) => (v === undefined ? '-' : `${v.toFixed(1)} MB`);
+const rssLine = (processes: ServerProcess[], rss: RssByProcess) => processes.map((p) => `${p.label} ${mb(rss[p.key])}`).join(', ');
+
 
 interface Measurement {
   rps: number;
@@ -165,6 +219,8 @@ function describe(status: number, json: any): string {
   return `${status} ${text.slice(0, 200)}`;
 }
 
+const perSecond = (rate: number) => (rate < 10 ? Math.round(rate * 10) / 10 : Math.round(rate));
+
 async function measure(target: Target, s: Scenario, headers: Record<string, string>, pgPids: () => Promise<number[]>): Promise<Measurement> {
   let n = 0;
   const rotate = s.paths.length > 1 || (s.bodies?.length ?? 0) > 1;
@@ -190,7 +246,8 @@ async function measure(target: Target, s: Scenario, headers: Record<string, stri
   const r = await autocannon({ ...options, duration: DURATION_S });
   const cpuUs = cpuPerRequest(before, cpuSnapshot(target.pid, await pgPids()), r.requests.total);
   return {
-    rps: Math.round(r.requests.total / r.duration),
+    // Below 10 req/s (bare + count(*) at 1M rows) one decimal, so 1 request in 2 s does not read as 0.
+    rps: perSecond(r.requests.total / r.duration),
     p50: r.latency.p50,
     p99: r.latency.p99,
     requests: r.requests.total,
@@ -234,6 +291,85 @@ async function deepCursor(base: string, firstPage: string, headers: Record<strin
   await client.end();
   const computed = cursorFor(rows[0].created_at, rows[0].id);
   return { cursor, walkSeconds, msPerPageByDepth: byDepth.map((ms) => Number(ms.toFixed(2))), matchesOffset: computed === cursor };
+}
+
+// ---------------------------------------------------------------- first (uncached) filtered count
+
+interface FirstFilteredCount {
+  request: string;
+  /** Latency of the very first request the records API serves (its count cache is empty). */
+  firstRequestMs: number;
+  /** Another last name of the same share, uncached, on the now warm process. */
+  warmUncachedMs: number;
+  warmUncachedLastName: string;
+  /** The first request again: its count now comes from the cache. */
+  cachedMs: number;
+  totalCount: number;
+  /** The same count(*) run directly with pg: the first time and the fastest of three. */
+  sqlCount: { firstMs: number; minMs: number; count: number };
+}
+
+async function timedGet(base: string, path: string, headers: Record<string, string>): Promise<{ ms: number; json: any }> {
+  const started = performance.now();
+  const res = await fetch(base + path, { headers });
+  const text = await res.text();
+  const ms = performance.now() - started;
+  let json: any = text;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // reported below with the status
+  }
+  if (!res.ok) throw new Error(`GET ${path}: ${describe(res.status, json)}`);
+  return { ms: Number(ms.toFixed(2)), json };
+}
+
+/**
+ * Run first thing after the records API starts: the cost of a filtered list whose count is
+ * not cached yet (the records API keeps exact filtered counts per write version in memory,
+ * so only the first such request pays the count(*)), against the same SQL count with pg.
+ */
+async function firstFilteredCount(
+  base: string,
+  headers: Record<string, string>,
+  benchUrl: string,
+  workspaceId: string,
+  lastName: string,
+): Promise<FirstFilteredCount> {
+  const path = (name: string) => `/rest/people?${query({ filter: `name.lastName[eq]:"${name}"`, limit: String(LIMIT) })}`;
+  const first = await timedGet(base, path(lastName), headers);
+  const otherName = lastName === 'Martin' ? 'Garcia' : 'Martin';
+  const warm = await timedGet(base, path(otherName), headers);
+  const cached = await timedGet(base, path(lastName), headers);
+  if (cached.json.totalCount !== first.json.totalCount) log(`  ! the cached count (${cached.json.totalCount}) differs from the first (${first.json.totalCount})`);
+
+  const client = new pg.Client({ connectionString: benchUrl });
+  await client.connect();
+  const times: number[] = [];
+  let count = -1;
+  try {
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      const { rows } = await client.query(
+        'SELECT count(*)::bigint AS n FROM people t WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.last_name = $2',
+        [workspaceId, lastName],
+      );
+      times.push(performance.now() - started);
+      count = Number(rows[0].n);
+    }
+  } finally {
+    await client.end();
+  }
+  if (count !== first.json.totalCount) log(`  ! records API totalCount ${first.json.totalCount} ≠ SQL count(*) ${count}`);
+  return {
+    request: `GET ${path(lastName)}`,
+    firstRequestMs: first.ms,
+    warmUncachedMs: warm.ms,
+    warmUncachedLastName: otherName,
+    cachedMs: cached.ms,
+    totalCount: first.json.totalCount,
+    sqlCount: { firstMs: Number(times[0].toFixed(2)), minMs: Number(Math.min(...times).toFixed(2)), count },
+  };
 }
 
 // ---------------------------------------------------------------- output
@@ -282,14 +418,86 @@ function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measur
   for (const { s, m } of rows) {
     for (const [key, v] of Object.entries(m)) {
       if (v && (v.non2xx || v.errors)) log(`  ! ${s.label} / ${key}: ${v.non2xx} non-2xx, ${v.errors} errors, status codes ${JSON.stringify(v.statusCodes)}`);
+      if (v && !v.requests) log(`  ! ${s.label} / ${key}: no request completed within the ${DURATION_S} s run (its req/s and latencies are not measured; a longer BENCH_DURATION would)`);
     }
   }
+}
+
+// ---------------------------------------------------------------- another size against 100k
+
+type ScenarioResult = { key: string; label: string; skipped?: string; ours?: Measurement };
+
+interface SizeRatio {
+  key: string;
+  label: string;
+  /** 1M ÷ 100k (this size over the default) of the records API's figures; a cost over SIZE_TARGET is flagged. */
+  p50: number | null;
+  p99: number | null;
+  rps: number | null;
+  /** Server + Postgres CPU per request. */
+  cpuPerRequest: number | null;
+}
+
+/** Ratios of this run's records API figures over those of bench/results.json (the 100k run), when there is one. */
+function compareWithDefaultSize(rows: number, scenarios: ScenarioResult[], extra: Record<string, number | undefined>): SizeRatio[] | undefined {
+  const file = resultsFile(DEFAULT_ROWS);
+  if (!existsSync(file)) {
+    log(`No ${file} (a ${DEFAULT_ROWS} run) to compare this size with: run \`npm run bench\` for it.`);
+    return undefined;
+  }
+  const base = JSON.parse(readFileSync(file, 'utf8'));
+  if (base.data?.mainWorkspaceRows !== DEFAULT_ROWS) {
+    log(`! ${file} is not a ${DEFAULT_ROWS}-row run (it says ${base.data?.mainWorkspaceRows}); no size comparison.`);
+    return undefined;
+  }
+  const ratio = (a?: number, b?: number) => (a !== undefined && b ? Number((a / b).toFixed(2)) : null);
+  const cpu = (m?: Measurement) => (m?.cpuUs ? m.cpuUs.server + m.cpuUs.postgres : undefined);
+  const ratios: SizeRatio[] = [];
+  for (const s of scenarios) {
+    const b = (base.scenarios as ScenarioResult[]).find((x) => x.key === s.key);
+    if (!s.ours || !b?.ours) continue;
+    ratios.push({
+      key: s.key,
+      label: s.label,
+      p50: ratio(s.ours.p50, b.ours.p50),
+      p99: ratio(s.ours.p99, b.ours.p99),
+      rps: ratio(s.ours.rps, b.ours.rps),
+      cpuPerRequest: ratio(cpu(s.ours), cpu(b.ours)),
+    });
+  }
+  const baseExtra: Record<string, number | undefined> = {
+    deepWalkMsPerPage: base.deepCursor?.walkSeconds ? (base.deepCursor.walkSeconds * 1000) / base.deepCursor.pages : undefined,
+    firstFilteredRequestMs: base.firstFilteredCount?.firstRequestMs,
+    sqlFilteredCountMs: base.firstFilteredCount?.sqlCount?.minMs,
+  };
+  for (const [key, value] of Object.entries(extra)) {
+    const r = ratio(value, baseExtra[key]);
+    if (r !== null) ratios.push({ key, label: key, p50: r, p99: null, rps: null, cpuPerRequest: null });
+  }
+
+  const size = rows >= 1e6 && rows % 1e6 === 0 ? `${rows / 1e6}M` : String(rows);
+  log('');
+  log(`${size} ÷ 100k (records API; ${base.date?.slice(0, 10)} run of ${file.split('/').pop()}; costs over ${SIZE_TARGET}× are marked *):`);
+  const cells = ratios.map((r) => [
+    r.label,
+    r.p50 === null ? '-' : `${r.p50}x${r.p50 > SIZE_TARGET ? '*' : ''}`,
+    r.p99 === null ? '-' : `${r.p99}x`,
+    r.cpuPerRequest === null ? '-' : `${r.cpuPerRequest}x${r.cpuPerRequest > SIZE_TARGET ? '*' : ''}`,
+    r.rps === null ? '-' : `${r.rps}x`,
+  ]);
+  const head = ['scenario', 'p50 (or the figure)', 'p99', 'CPU/request', 'req/s'];
+  const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  for (const c of [head, ...cells]) log(c.map((v, i) => (i ? v.padStart(w[i]) : v.padEnd(w[i]))).join('  '));
+  log('(p50, p99 and CPU per request are costs: above 1 is slower at this size; req/s above 1 is faster.)');
+  return ratios;
 }
 
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
   if (process.argv.includes('--webhooks')) return (await import('./webhooks.js')).webhookBench();
+  const args = parseArgs(process.argv.slice(2));
+  const database = benchDatabaseName(args.rows);
   const cpus = os.availableParallelism();
   log(`Records API bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per run, one server at a time.`);
   log(`Records API runs with the rate limit OFF (RATE_LIMIT_PER_MINUTE=0), NODE_ENV=production, LOG_LEVEL=warn.`);
@@ -301,32 +509,49 @@ async function main(): Promise<void> {
   }
 
   const { url, embedded } = await resolveDatabaseUrl(log);
-  const benchUrl = benchDatabaseUrl(url);
+  const benchUrl = benchDatabaseUrl(url, database);
   const children: ChildProcess[] = [];
   const monitor = new pg.Client({ connectionString: benchUrl });
+  let sampler: RssSampler | undefined;
   try {
     await ensureBenchDatabase(benchUrl);
-    log(`Database: ${BENCH_DB} on ${new URL(benchUrl).host}${embedded ? ' (embedded PostgreSQL)' : ''}`);
-    const data = await prepareBenchData(benchUrl, log);
-    if (!data.seeded) log(`Reusing the seeded data (${MAIN_ROWS} companies + ${MAIN_ROWS} people in the main workspace)`);
+    log(`Database: ${database} on ${new URL(benchUrl).host}${embedded ? ' (embedded PostgreSQL)' : ''}`);
+    const data = await prepareBenchData(benchUrl, args.rows, log);
+    if (!data.seeded) log(`Reusing the seeded data (${args.rows} companies + ${args.rows} people in the main workspace)`);
 
     const env = { DATABASE_URL: benchUrl, BENCH_WORKSPACE_ID: data.workspaceId, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' };
+    const auth = { authorization: `Bearer ${data.secret}` };
+    const jsonHeaders = { ...auth, 'content-type': 'application/json' };
+
     const api = await startChild<{ port: number }>('./api-server.js', env);
     children.push(api.child);
+    const apiBase = `http://127.0.0.1:${api.message.port}`;
+    const processes: ServerProcess[] = [{ key: 'recordsApi', label: 'records API', pid: api.child.pid! }];
+    sampler = new RssSampler(() => processes.map((p) => p.pid));
+    sampler.start();
+    const rssAtBoot = readMemory(api.child.pid!)?.rssMb;
+
+    // First, before any other request: the filtered list whose count is not cached yet.
+    const firstCount = await firstFilteredCount(apiBase, auth, benchUrl, data.workspaceId, data.filterLastName);
+    log(
+      `First (uncached) filtered count, ${firstCount.request}: first request ${firstCount.firstRequestMs} ms ` +
+        `(totalCount ${firstCount.totalCount}); then uncached "${firstCount.warmUncachedLastName}" on the warm process ${firstCount.warmUncachedMs} ms, ` +
+        `cached ${firstCount.cachedMs} ms; the same count(*) with pg: ${firstCount.sqlCount.firstMs} ms first, ${firstCount.sqlCount.minMs} ms best of 3`,
+    );
+
     const bare = await startChild<{ withCount: number; noCount: number }>('./bare-server.js', env);
     children.push(bare.child);
+    processes.push({ key: 'bareServer', label: 'bare server', pid: bare.child.pid! });
     const targets: Target[] = [
-      { key: 'ours', label: 'records API', base: `http://127.0.0.1:${api.message.port}`, pid: api.child.pid! },
+      { key: 'ours', label: 'records API', base: apiBase, pid: api.child.pid! },
       { key: 'bareWithCount', label: 'bare + count(*)', base: `http://127.0.0.1:${bare.message.withCount}`, pid: bare.child.pid! },
       { key: 'bareNoCount', label: 'bare, no count', base: `http://127.0.0.1:${bare.message.noCount}`, pid: bare.child.pid! },
     ];
     await monitor.connect();
     const pgPids = async () =>
-      (await monitor.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [BENCH_DB])).rows.map(
+      (await monitor.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database])).rows.map(
         (r) => r.pid as number,
       );
-    const auth = { authorization: `Bearer ${data.secret}` };
-    const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 
     const firstPage = `/rest/companies?${query({ limit: String(LIMIT), order_by: 'createdAt[DescNullsLast]' })}`;
     log(`Walking ${DEEP_PAGES} pages of companies on the records API for the deep cursor…`);
@@ -336,6 +561,8 @@ async function main(): Promise<void> {
         `ms per page for pages 1–300, 301–600, …: ${deep.msPerPageByDepth.join(', ')}; ` +
         `endCursor ${deep.matchesOffset ? 'matches' : 'DOES NOT match'} the row at OFFSET ${DEEP_PAGES * LIMIT - 1}`,
     );
+    const rssAfterDeepWalk = rssOf(processes);
+    log(`  RSS after the walk: ${rssLine(processes, rssAfterDeepWalk)}`);
 
     const scenarios: Scenario[] = [
       { key: 'listCompanies', label: 'list companies, first page', method: 'GET', paths: [firstPage] },
@@ -381,7 +608,7 @@ async function main(): Promise<void> {
       },
     ];
 
-    const rows: { s: Scenario; m: Partial<Record<Target['key'], Measurement>> }[] = [];
+    const rows: { s: Scenario; m: Partial<Record<Target['key'], Measurement>>; rss?: RssByProcess }[] = [];
     for (const s of scenarios) {
       const headers = s.method === 'POST' ? jsonHeaders : auth;
       // One request to each server first: both must answer, and with the same records.
@@ -392,7 +619,8 @@ async function main(): Promise<void> {
         s.skipped = `records API answered ${describe(ours.status, ours.json)}`;
       }
       const m: Partial<Record<Target['key'], Measurement>> = {};
-      rows.push({ s, m });
+      const row: (typeof rows)[number] = { s, m };
+      rows.push(row);
       if (s.skipped) {
         log(`${s.label}: skipped (${s.skipped})`);
         continue;
@@ -408,35 +636,123 @@ async function main(): Promise<void> {
         m[target.key] = await measure(target, s, headers, pgPids);
         log(`${s.label} / ${target.label}: ${m[target.key]!.rps} req/s, p50 ${m[target.key]!.p50} ms, p99 ${m[target.key]!.p99} ms`);
       }
+      row.rss = rssOf(processes);
+      log(`  RSS after ${s.label}: ${rssLine(processes, row.rss)}`);
     }
 
     printTable(rows);
-    const results = {
+    const file = resultsFile(args.rows);
+    const scenarioResults = rows.map(({ s, m, rss }) => ({
+      key: s.key,
+      label: s.label,
+      request: `${s.method} ${s.paths[0]}${s.paths.length > 1 ? ` (+${s.paths.length - 1} more ids)` : ''}`,
+      ...(s.skipped
+        ? { skipped: s.skipped }
+        : {
+            ours: m.ours,
+            bareWithCount: m.bareWithCount,
+            bareNoCount: m.bareNoCount,
+            ratioRps: {
+              oursOverBareWithCount: m.ours && m.bareWithCount ? m.ours.rps / m.bareWithCount.rps : null,
+              oursOverBareNoCount: m.ours && m.bareNoCount ? m.ours.rps / m.bareNoCount.rps : null,
+            },
+            rssMbAfter: rss,
+          }),
+    }));
+    const results: Record<string, unknown> = {
       date: new Date().toISOString(),
       machine: { cpus, cpuModel: os.cpus()[0]?.model, node: process.version, platform: `${os.platform()} ${os.release()}` },
-      settings: { connections: CONNECTIONS, warmupSeconds: WARMUP_S, durationSeconds: DURATION_S, rateLimit: 'off', nodeEnv: 'production', database: BENCH_DB },
-      data: { mainWorkspaceRows: MAIN_ROWS, seededThisRun: data.seeded, seedSeconds: data.seedSeconds, filterLastName: data.filterLastName },
+      settings: {
+        connections: CONNECTIONS,
+        warmupSeconds: WARMUP_S,
+        durationSeconds: DURATION_S,
+        rateLimit: 'off',
+        nodeEnv: 'production',
+        database,
+        mixedRequests: args.mixed,
+      },
+      data: { mainWorkspaceRows: args.rows, seededThisRun: data.seeded, seedSeconds: data.seedSeconds, filterLastName: data.filterLastName },
+      firstFilteredCount: firstCount,
       deepCursor: { pages: DEEP_PAGES, walkSeconds: deep.walkSeconds, msPerPageByDepth: deep.msPerPageByDepth, matchesOffset: deep.matchesOffset },
-      scenarios: rows.map(({ s, m }) => ({
-        key: s.key,
-        label: s.label,
-        request: `${s.method} ${s.paths[0]}${s.paths.length > 1 ? ` (+${s.paths.length - 1} more ids)` : ''}`,
-        ...(s.skipped
-          ? { skipped: s.skipped }
-          : {
-              ours: m.ours,
-              bareWithCount: m.bareWithCount,
-              bareNoCount: m.bareNoCount,
-              ratioRps: {
-                oursOverBareWithCount: m.ours && m.bareWithCount ? m.ours.rps / m.bareWithCount.rps : null,
-                oursOverBareNoCount: m.ours && m.bareNoCount ? m.ours.rps / m.bareNoCount.rps : null,
-              },
-            }),
-      })),
+      scenarios: scenarioResults,
     };
-    writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
-    log(`Wrote ${RESULTS_FILE}`);
+    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`); // written again below with the mixed run and memory
+
+    // The mixed run: the records API alone, a fixed number of requests.
+    let mixed: (MixedResult & { rssMb: { before?: number; after?: number; maxDuring?: number }; cpuUs?: CpuSplit; shares: typeof MIXED_SHARES }) | undefined;
+    if (args.mixed) {
+      await monitor.query('VACUUM record_counts');
+      const before = readMemory(api.child.pid!);
+      const window = sampler.mark();
+      log('');
+      log(
+        `Mixed run: ${args.mixed} requests to the records API at ${CONNECTIONS} connections ` +
+          `(${Object.entries(MIXED_SHARES).map(([k, v]) => `${k} ${Math.round(v * 100)}%`).join(', ')})…`,
+      );
+      const cpuBefore = cpuSnapshot(api.child.pid!, await pgPids());
+      const r = await mixedRun({
+        base: apiBase,
+        secret: data.secret,
+        companyIds: data.companyIds,
+        personIds: data.personIds,
+        amount: args.mixed,
+        connections: CONNECTIONS,
+        limit: LIMIT,
+      });
+      const cpuUs = cpuPerRequest(cpuBefore, cpuSnapshot(api.child.pid!, await pgPids()), r.requests);
+      const after = readMemory(api.child.pid!);
+      mixed = { ...r, cpuUs, shares: MIXED_SHARES, rssMb: { before: before?.rssMb, after: after?.rssMb, maxDuring: sampler.maxSince(window, api.child.pid!) } };
+      log(
+        `  ${r.requests} requests in ${r.seconds} s: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms; status codes ${JSON.stringify(r.statusCodes)}` +
+          (cpuUs ? `; CPU per request µs ${cpuUs.server} / ${cpuUs.postgres} / ${cpuUs.autocannon} / ${cpuUs.other}` : ''),
+      );
+      log(`  by kind: ${Object.entries(r.byKind).map(([k, codes]) => `${k} ${JSON.stringify(codes)}`).join(', ')}`);
+      log(`  records API RSS: before ${mb(mixed.rssMb.before)}, after ${mb(mixed.rssMb.after)}, max during ${mb(mixed.rssMb.maxDuring)} (polled every 200 ms)`);
+      const bad = Object.values(r.byKind).reduce((sum, codes) => sum + Object.entries(codes).filter(([c]) => !c.startsWith('2')).reduce((a, [, v]) => a + v, 0), 0);
+      if (r.non2xx || r.errors || r.timeouts || bad || r.graphqlErrors || r.createsWithoutId || r.requests < r.amount) {
+        log(
+          `  ! mixed run: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ${r.requests} of ${r.amount} requests answered; ` +
+            `status codes ${JSON.stringify(r.statusCodes)}, ${r.graphqlErrors} GraphQL answers with errors, ${r.createsWithoutId} creates answered without an id`,
+        );
+      }
+    }
+
+    // Memory: every server process's peak over the whole bench (polled, and the kernel's high-water mark).
+    sampler.stop();
+    const memory = Object.fromEntries(
+      processes.map((p) => {
+        const reading: MemoryReading | undefined = readMemory(p.pid);
+        return [p.key, { label: p.label, rssMbNow: reading?.rssMb, maxPolledMb: sampler!.maxOf(p.pid), vmHwmMb: reading?.hwmMb }];
+      }),
+    );
+    const apiPeak = Math.max(memory.recordsApi.vmHwmMb ?? 0, memory.recordsApi.maxPolledMb ?? 0);
+    log('');
+    log(`Memory (RSS from /proc/<pid>/status; max = the larger of VmHWM and the 200 ms polls):`);
+    log(`  records API RSS: max ${apiPeak.toFixed(1)} MB (limit ${RSS_LIMIT_MB} MB); at boot ${mb(rssAtBoot)}, now ${mb(memory.recordsApi.rssMbNow)}`);
+    if (memory.bareServer) {
+      const barePeak = Math.max(memory.bareServer.vmHwmMb ?? 0, memory.bareServer.maxPolledMb ?? 0);
+      log(`  bare server RSS: max ${barePeak.toFixed(1)} MB, now ${mb(memory.bareServer.rssMbNow)}`);
+    }
+    if (apiPeak > RSS_LIMIT_MB) log(`  ! records API RSS peaked at ${apiPeak.toFixed(1)} MB, over the ${RSS_LIMIT_MB} MB limit`);
+
+    const sizeRatios =
+      args.rows === DEFAULT_ROWS
+        ? undefined
+        : compareWithDefaultSize(args.rows, scenarioResults, {
+            deepWalkMsPerPage: (deep.walkSeconds * 1000) / DEEP_PAGES,
+            firstFilteredRequestMs: firstCount.firstRequestMs,
+            sqlFilteredCountMs: firstCount.sqlCount.minMs,
+          });
+
+    Object.assign(results, {
+      memory: { limitMb: RSS_LIMIT_MB, recordsApiPeakMb: apiPeak, atBootMb: rssAtBoot, afterDeepWalkMb: rssAfterDeepWalk, processes: memory },
+      mixed: mixed ?? { skipped: '--no-mixed' },
+      ...(sizeRatios ? { comparedWith100k: { target: SIZE_TARGET, ratios: sizeRatios } } : {}),
+    });
+    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+    log(`Wrote ${file}`);
   } finally {
+    sampler?.stop();
     await monitor.end().catch(() => undefined);
     for (const child of children) await stopChild(child);
     if (embedded?.owned) await embedded.stop();

@@ -7,15 +7,21 @@ import { dataSourceOptions, runMigrations } from '#database/data-source.js';
  * The bench data: its own database (`records_bench`, beside the dev database on the same
  * server) so the dev data never holds 200k rows. Seeded once with INSERT … SELECT
  * generate_series and reused while the row counts are as expected.
+ *
+ * `--rows N` seeds a main workspace of N companies + N people in a database of its own
+ * (`records_bench_N`; the default size keeps `records_bench`), so switching sizes never
+ * reseeds the other one. The three other workspaces are the same at every size.
  */
 
-export const BENCH_DB = 'records_bench';
 export const MAIN_WORKSPACE = 'Bench Main';
-export const MAIN_ROWS = 100_000;
+export const DEFAULT_ROWS = 100_000;
 export const OTHER_WORKSPACES = ['Bench Other 1', 'Bench Other 2', 'Bench Other 3'];
 export const OTHER_ROWS = 2_000;
-/** Bump when the generated data changes: a records_bench seeded by another version is seeded again. */
-const SEED_VERSION = 2;
+/**
+ * Bump when the generated data changes: a records_bench seeded by another version is seeded
+ * again. 3: indexes built after the rows (same rows, denser indexes), at every size alike.
+ */
+const SEED_VERSION = 3;
 /** People made by the create-person run carry this last name and are removed on the next run. */
 export const CREATED_MARK = 'Bench-Created';
 
@@ -44,21 +50,28 @@ export const FILTER_LAST_NAME = 'Smith';
 const CREATED_AT = `CASE WHEN g % 100 = 0 THEN timestamptz '2024-06-01 12:00:00+00'
   ELSE date_trunc('minute', timestamptz '2023-01-01 00:00:00+00' + random() * interval '730 days') END`;
 
-/** The records_bench URL on the server of `url` (the dev database's URL). */
-export function benchDatabaseUrl(url: string): string {
+/** The bench database of a size: `records_bench` for the default 100k, `records_bench_<rows>` otherwise. */
+export function benchDatabaseName(rows: number): string {
+  return rows === DEFAULT_ROWS ? 'records_bench' : `records_bench_${rows}`;
+}
+
+/** The URL of database `name` on the server of `url` (the dev database's URL). */
+export function benchDatabaseUrl(url: string, name: string): string {
   const u = new URL(url);
-  u.pathname = `/${BENCH_DB}`;
+  u.pathname = `/${name}`;
   return u.toString();
 }
 
 export async function ensureBenchDatabase(benchUrl: string): Promise<void> {
+  const name = new URL(benchUrl).pathname.slice(1);
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`unexpected bench database name "${name}"`);
   const admin = new URL(benchUrl);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
   try {
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [BENCH_DB]);
-    if (!found.rowCount) await client.query(`CREATE DATABASE ${BENCH_DB}`);
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!found.rowCount) await client.query(`CREATE DATABASE ${name}`);
   } finally {
     await client.end();
   }
@@ -111,13 +124,19 @@ export interface BenchData {
   secret: string;
   /** Sample of live company ids of the main workspace (get-by-id and create-person bodies). */
   companyIds: string[];
+  /** Sample of seeded people ids of the main workspace (get-by-id in the mixed run). */
+  personIds: string[];
   filterLastName: string;
   seeded: boolean;
   seedSeconds: number;
 }
 
-/** Migrates records_bench, seeds it unless the counts are already there, and makes an API key. */
-export async function prepareBenchData(benchUrl: string, log: (m: string) => void): Promise<BenchData> {
+/**
+ * Migrates the bench database, seeds it (`mainRows` companies + people in the main workspace)
+ * unless the counts are already there, and makes an API key.
+ */
+export async function prepareBenchData(benchUrl: string, mainRows: number, log: (m: string) => void): Promise<BenchData> {
+  const database = new URL(benchUrl).pathname.slice(1);
   const ds = new DataSource(dataSourceOptions(benchUrl, 4));
   await ds.initialize();
   await runMigrations(ds);
@@ -131,7 +150,7 @@ export async function prepareBenchData(benchUrl: string, log: (m: string) => voi
 
     const counts = await liveCounts(pool);
     const expected = [
-      [MAIN_WORKSPACE, MAIN_ROWS] as const,
+      [MAIN_WORKSPACE, mainRows] as const,
       ...OTHER_WORKSPACES.map((name) => [name, OTHER_ROWS] as const),
     ];
     await pool.query('CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL)');
@@ -144,24 +163,49 @@ export async function prepareBenchData(benchUrl: string, log: (m: string) => voi
     let seedSeconds = 0;
     if (!ready) {
       const started = Date.now();
-      log(`Seeding ${BENCH_DB}: ${MAIN_ROWS} companies + ${MAIN_ROWS} people, and ${OTHER_WORKSPACES.length} workspaces of ${OTHER_ROWS} + ${OTHER_ROWS}`);
+      log(`Seeding ${database}: ${mainRows} companies + ${mainRows} people, and ${OTHER_WORKSPACES.length} workspaces of ${OTHER_ROWS} + ${OTHER_ROWS}`);
       await pool.query('TRUNCATE workspaces, users CASCADE');
+      const workspaces: [string, number][] = [];
+      for (const [name, n] of expected) workspaces.push([(await createWorkspace(ds, name)).id, n]);
       const client = await pool.connect();
+      let inserted = 0;
       try {
+        // One transaction: the secondary indexes are dropped, the rows inserted, and the same
+        // indexes (pg_get_indexdef) built again by sorting, instead of ~16 indexes updated row
+        // by row (at 1M rows that thrashed shared_buffers: 181 s against ~1 min). Any failure
+        // rolls the drops back with the rows.
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL maintenance_work_mem = '256MB'`);
+        const { rows: indexes } = await client.query<{ name: string; def: string }>(
+          `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def
+             FROM pg_index i
+            WHERE i.indrelid IN ('companies'::regclass, 'people'::regclass)
+              AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
+        );
+        for (const index of indexes) await client.query(`DROP INDEX ${index.name}`);
         await client.query('SELECT setseed(0.42)'); // same data on every seed
-        for (const [name, n] of expected) {
-          const ws = await createWorkspace(ds, name);
-          await seedCompanies(client, ws.id, n);
-          await seedPeople(client, ws.id, n);
+        for (const [workspaceId, n] of workspaces) {
+          await seedCompanies(client, workspaceId, n);
+          await seedPeople(client, workspaceId, n);
         }
+        inserted = (Date.now() - started) / 1000;
+        for (const index of indexes) await client.query(index.def);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
       } finally {
         client.release();
       }
+      const indexed = (Date.now() - started) / 1000;
       await pool.query('DELETE FROM bench_seed');
       await pool.query('INSERT INTO bench_seed (version) VALUES ($1)', [SEED_VERSION]);
       await pool.query('VACUUM (ANALYZE) companies, people, record_counts');
       seedSeconds = (Date.now() - started) / 1000;
-      log(`Seeded in ${seedSeconds.toFixed(1)} s`);
+      log(
+        `Seeded in ${seedSeconds.toFixed(1)} s (rows ${inserted.toFixed(1)} s, indexes ${(indexed - inserted).toFixed(1)} s, ` +
+          `VACUUM ANALYZE ${(seedSeconds - indexed).toFixed(1)} s)`,
+      );
     } else {
       await pool.query('ANALYZE companies, people');
     }
@@ -180,7 +224,13 @@ export async function prepareBenchData(benchUrl: string, log: (m: string) => voi
         [workspaceId],
       )
     ).rows.map((r) => r.id as string);
-    return { workspaceId, secret, companyIds, filterLastName: FILTER_LAST_NAME, seeded: !ready, seedSeconds };
+    const personIds = (
+      await pool.query(
+        `SELECT id FROM people WHERE workspace_id = $1 AND deleted_at IS NULL AND last_name <> $2 ORDER BY md5(id::text) LIMIT 1000`,
+        [workspaceId, CREATED_MARK],
+      )
+    ).rows.map((r) => r.id as string);
+    return { workspaceId, secret, companyIds, personIds, filterLastName: FILTER_LAST_NAME, seeded: !ready, seedSeconds };
   } finally {
     await pool.end();
     await ds.destroy();
