@@ -230,7 +230,8 @@ function node22(): { binary: string } | { skipped: string } {
       encoding: 'utf8',
     });
   } catch (err) {
-    const detail = String(err?.stderr || err?.message || err).trim().split('\n').slice(-2).join(' ');
+    const lines = String(err?.stderr || err?.message || err).trim().split('\n');
+    const detail = (lines.filter((l) => /^npm (error|ERR!) (code|errno|request|network)/.test(l)).join('; ') || lines[0]).trim();
     return { skipped: `npm install ${NODE22_PACKAGE} failed: ${detail}` };
   }
   const major = nodeMajor(binary);
