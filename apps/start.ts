@@ -4,7 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import { seedDemoIfEmpty } from '#identity/demo-seed.js';
-import { loadConfig } from '#database/config.js';
+import { apiNodeFlags, loadConfig } from '#database/config.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { createLogger } from '#ops/logging.js';
 
@@ -47,7 +47,10 @@ const apps: Supervised[] = [];
 
 function run(app: Supervised): void {
   app.startedAt = Date.now();
-  const child = fork(fileURLToPath(new URL(app.entry, import.meta.url)), { env: { ...process.env, DATABASE_URL: url } });
+  const child = fork(fileURLToPath(new URL(app.entry, import.meta.url)), {
+    env: { ...process.env, DATABASE_URL: url },
+    execArgv: [...process.execArgv, ...(app.name === 'records-api' ? apiNodeFlags(config) : [])],
+  });
   app.child = child;
   app.ready = new Promise((resolve) => child.on('message', (m: { ready?: string }) => m?.ready && resolve()));
   child.on('exit', (code, signal) => {

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { apiNodeFlags, loadConfig } from '#database/config.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { MIXED_SHARES, mixedRun, type MixedResult } from './mixed.js';
 import { RssSampler, readMemory, type MemoryReading } from './rss.js';
@@ -180,9 +181,9 @@ function cpuPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | und
 
 // ---------------------------------------------------------------- child processes
 
-function startChild<M>(file: string, env: Record<string, string>, execPath?: string): Promise<{ child: ChildProcess; message: M }> {
+function startChild<M>(file: string, env: Record<string, string>, execPath?: string, execArgv: string[] = []): Promise<{ child: ChildProcess; message: M }> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env }, ...(execPath ? { execPath } : {}) });
+    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env }, execArgv, ...(execPath ? { execPath } : {}) });
     child.once('message', (message) => resolve({ child, message: message as M }));
     child.once('exit', (code) => reject(new Error(`${file} exited (code ${code}) before listening`)));
   });
@@ -636,7 +637,8 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${data.secret}` };
     const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 
-    const api = await startChild<{ port: number }>('./api-server.js', env);
+    // With the node flags `npm start` gives the records API (API_HEAP_MB).
+    const api = await startChild<{ port: number }>('./api-server.js', env, undefined, apiNodeFlags(loadConfig()));
     children.push(api.child);
     const apiBase = `http://127.0.0.1:${api.message.port}`;
     const processes: ServerProcess[] = [{ key: 'recordsApi', label: 'records API', pid: api.child.pid! }];

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { addMember, createApiKey, createUser, createWorkspace, findRole } from '#identity/accounts.js';
-import { projectRoot } from '#database/config.js';
+import { apiNodeFlags, loadConfig, projectRoot } from '#database/config.js';
 import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '#database/embedded-postgres.js';
 import { FormBrowser } from './form-browser.js';
@@ -48,7 +48,8 @@ interface App {
 }
 
 function startApp(app: App): Promise<void> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/apps', app.entry, 'src/main.js')], {
+  const flags = app.entry === 'records-api' ? apiNodeFlags(loadConfig()) : [];
+  const child = spawn(process.execPath, [...flags, join(ROOT, 'dist/apps', app.entry, 'src/main.js')], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...app.env },
     stdio: ['ignore', 'ignore', 'pipe'],

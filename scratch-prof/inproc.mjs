@@ -2,8 +2,8 @@ process.env.NODE_ENV = 'production'; process.env.RATE_LIMIT_PER_MINUTE = '0'; pr
 const { resolveDatabaseUrl } = await import('/work/main/dist/libs/database/src/data-source.js');
 const seed = await import('/work/main/dist/bench/seed.js');
 const { url, embedded } = await resolveDatabaseUrl(() => {});
-const benchUrl = seed.benchDatabaseUrl(url);
-const data = await seed.prepareBenchData(benchUrl, () => {});
+const benchUrl = seed.benchDatabaseUrl(url, 'records_bench');
+const data = await seed.prepareBenchData(benchUrl, 100000, () => {});
 process.env.DATABASE_URL = benchUrl;
 const { createRecordsApi } = await import('/work/main/dist/apps/records-api/src/bootstrap.js');
 const app = await createRecordsApi(); await app.init();

@@ -1,0 +1,16 @@
+process.env.NODE_ENV = 'production'; process.env.RATE_LIMIT_PER_MINUTE = '0'; process.env.LOG_LEVEL = 'warn';
+const m = (l) => { const u = process.memoryUsage(); console.log(l, Object.fromEntries(Object.entries(u).map(([k, v]) => [k, Math.round(v / 1048576)]))); };
+m('start');
+const { resolveDatabaseUrl } = await import('/work/main/dist/libs/database/src/data-source.js');
+const seed = await import('/work/main/dist/bench/seed.js');
+const { url, embedded } = await resolveDatabaseUrl(() => {});
+process.env.DATABASE_URL = seed.benchDatabaseUrl(url, 'records_bench');
+m('before app');
+const { createRecordsApi } = await import('/work/main/dist/apps/records-api/src/bootstrap.js');
+m('imported');
+const app = await createRecordsApi(); await app.listen(0);
+m('listening');
+global.gc?.(); m('after gc');
+const v8 = await import('node:v8');
+console.log(v8.getHeapSpaceStatistics().map((s) => `${s.space_name} ${Math.round(s.space_used_size/1048576)}/${Math.round(s.space_size/1048576)}`).join(', '));
+await app.close(); if (embedded?.owned) await embedded.stop();
