@@ -18,6 +18,10 @@ import { mcpOriginCheck } from './http/mcp-origin.js';
 import { rateLimitAuthFailures, rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { serveOpenApi } from './well-known/open-api.js';
+import { GraphQLSchemaHost } from '@nestjs/graphql';
+import { graphqlContextFactory } from './graphql/graphql-context.js';
+import { graphqlFastPath } from './graphql/graphql-fast-path.js';
+import { RecordsService } from './objects/records.service.js';
 
 
 /** The records API, configured but not listening (tests use it with supertest). */
@@ -43,6 +47,21 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool));
   app.use(jsonBodies());
   app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
+  // Before Apollo's own middleware (mounted at init): successful queries are answered here.
+  const schemaHost = app.get(GraphQLSchemaHost);
+  app.use(
+    '/graphql',
+    graphqlFastPath({
+      schema: () => {
+        try {
+          return schemaHost.schema;
+        } catch {
+          return undefined; // not built yet
+        }
+      },
+      context: graphqlContextFactory({ auth: app.get(BearerAuthService), records: app.get(RecordsService), publicUrl: config.publicUrl }),
+    }),
+  );
   serveOpenApi(app, config.publicUrl);
   await runMigrations(app.get(DataSource));
   return app;

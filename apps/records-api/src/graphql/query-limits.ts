@@ -4,6 +4,8 @@ import {
   Kind,
   getNamedType,
   isLeafType,
+  type DocumentNode,
+  type GraphQLSchema,
   type SelectionSetNode,
   type ValidationRule,
 } from 'graphql';
@@ -90,30 +92,32 @@ const recordCost: ComplexityEstimator = ({ field, childComplexity }) =>
   isLeafType(getNamedType(field.type)) ? 0 : childComplexity;
 
 /**
+ * The most records an operation may return (see `recordCost`), or `undefined` when its
+ * variables are invalid (execution reports them as BAD_USER_INPUT). Throws the
+ * GRAPHQL_VALIDATION_FAILED error an operation with too many fields gets.
+ */
+export function operationCost(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined): number | undefined {
+  try {
+    return getComplexity({ schema, query: document, operationName, variables, estimators: [fieldExtensionsEstimator(), recordCost] });
+  } catch (err) {
+    if (/maximum allowed number of nodes/.test((err as Error).message)) throw refuse('The operation has too many fields');
+    return undefined;
+  }
+}
+
+const refuse = (message: string) => new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
+
+/**
  * Refuses operations above MAX_COST before they run. A plugin rather than a validation
  * rule because the cost depends on variables (`first: $n`), which rules do not see.
  */
 export function complexityLimitPlugin(max = MAX_COST): ApolloServerPlugin {
-  const refuse = (message: string) =>
-    new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ request, document, schema }) {
-          let cost: number;
-          try {
-            cost = getComplexity({
-              schema,
-              query: document,
-              operationName: request.operationName ?? undefined,
-              variables: request.variables,
-              estimators: [fieldExtensionsEstimator(), recordCost],
-            });
-          } catch (err) {
-            if (/maximum allowed number of nodes/.test((err as Error).message)) throw refuse('The operation has too many fields');
-            return; // invalid variables: execution reports them as BAD_USER_INPUT
-          }
-          if (cost > max) {
+          const cost = operationCost(schema, document, request.operationName ?? undefined, request.variables);
+          if (cost !== undefined && cost > max) {
             throw refuse(
               `The operation may return ${cost} records; at most ${max} are allowed. Each list multiplies what it ` +
                 `selects by its page size (first or last, default ${DEFAULT_LIMIT}; Company.people counts ${EMBEDDED_PER_RECORD}): ` +

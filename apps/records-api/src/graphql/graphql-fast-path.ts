@@ -1,0 +1,106 @@
+import type { NextFunction, Response } from 'express';
+import { execute, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { GraphqlContext, GraphqlRequest } from './graphql-context.js';
+import { MAX_COST, depthLimitRule, operationCost } from './query-limits.js';
+
+/** Query documents kept parsed and validated (by text and operation name); the oldest goes first. */
+const MAX_DOCUMENTS = 500;
+/** Longer documents are left to Apollo alone rather than kept. */
+const MAX_QUERY_CHARS = 20_000;
+
+interface Prepared {
+  document: DocumentNode;
+  operationName: string | undefined;
+  /** The cost of an operation without variables (it cannot change). */
+  fixedCost?: number;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Answers the client would get from Apollo as `application/json` (what `*` / no Accept negotiate to). */
+function acceptsJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return !accept.includes('graphql-response') && (accept.includes('application/json') || accept.includes('*/*'));
+}
+
+/**
+ * `POST /graphql` queries that succeed, answered without Apollo's request pipeline: the
+ * document is parsed and validated (graphql-js's rules and our depth limit, as Apollo
+ * does) once per text, the cost is checked with the same function as Apollo's
+ * complexity plugin, and graphql-js executes it with the same context (bearer
+ * authentication, DataLoaders) and resolvers. Everything else goes on to Apollo untouched —
+ * mutations (Idempotency-Key), GET, other Accept or body shapes, invalid or too costly
+ * documents, a missing credential — and so does any query whose execution reports an
+ * error: a query changes nothing, so Apollo runs it again and answers with the codes,
+ * statuses and request ids it always gives. Issue 12: Apollo's request pipeline (plugins,
+ * header maps, negotiation, per-request parse-cache lookups and complexity walks) cost
+ * about as much Node CPU as the query itself.
+ */
+export function graphqlFastPath(deps: {
+  schema: () => GraphQLSchema | undefined;
+  context: (args: { req: GraphqlRequest }) => Promise<GraphqlContext>;
+}) {
+  const prepared = new Map<string, Prepared | null>();
+  let schemaOfCache: GraphQLSchema | undefined;
+
+  function prepare(schema: GraphQLSchema, query: string, operationName: string | undefined): Prepared | null {
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch {
+      return null;
+    }
+    if (validate(schema, document, [...specifiedRules, depthLimitRule()]).length) return null;
+    const operation = getOperationAST(document, operationName);
+    if (operation?.operation !== 'query') return null;
+    const fixedCost = operation.variableDefinitions?.length ? undefined : (operationCost(schema, document, operationName, {}) ?? Infinity);
+    return { document, operationName, fixedCost };
+  }
+
+  function preparedFor(schema: GraphQLSchema, query: string, operationName: string | undefined): Prepared | null {
+    if (schema !== schemaOfCache) {
+      prepared.clear();
+      schemaOfCache = schema;
+    }
+    const key = `${operationName ?? ''}\n${query}`;
+    let entry = prepared.get(key);
+    if (entry === undefined) {
+      try {
+        entry = prepare(schema, query, operationName);
+      } catch {
+        entry = null; // too many fields, or anything else Apollo reports
+      }
+      if (prepared.size >= MAX_DOCUMENTS) prepared.delete(prepared.keys().next().value!);
+      prepared.set(key, entry);
+    }
+    return entry;
+  }
+
+  return async (req: GraphqlRequest, res: Response, next: NextFunction) => {
+    const body: unknown = req.body;
+    if (req.method !== 'POST' || !acceptsJson(req.headers.accept) || !isPlainObject(body)) return next();
+    const { query, variables, operationName, extensions } = body;
+    if (typeof query !== 'string' || query.length > MAX_QUERY_CHARS || extensions !== undefined) return next();
+    if (!(variables == null || isPlainObject(variables)) || !(operationName == null || typeof operationName === 'string')) return next();
+    if (!req.is('application/json')) return next();
+    const schema = deps.schema();
+    if (!schema) return next();
+    const entry = preparedFor(schema, query, operationName ?? undefined);
+    if (!entry) return next();
+    try {
+      const cost = entry.fixedCost ?? operationCost(schema, entry.document, entry.operationName, variables ?? undefined);
+      if (cost === undefined || cost > MAX_COST) return next();
+      const context = await deps.context({ req });
+      const result = await execute({ schema, document: entry.document, operationName: entry.operationName, contextValue: context, variableValues: variables ?? undefined });
+      if (result.errors?.length || !result.data) return next();
+      const json = `${JSON.stringify({ data: result.data })}\n`;
+      res.status(200);
+      res.setHeader('content-type', 'application/json; charset=utf-8');
+      res.setHeader('content-length', Buffer.byteLength(json));
+      res.end(json);
+    } catch {
+      next(); // Apollo answers (401, 503, …) as it always does
+    }
+  };
+}

@@ -1,0 +1,115 @@
+import { ApolloServer } from '@apollo/server';
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
+
+/**
+ * Issue 12: successful `POST /graphql` queries are executed by graphql-js without
+ * Apollo's request pipeline (graphql/graphql-fast-path.ts); everything else goes to Apollo. The
+ * answers must be the ones Apollo gives, byte for byte, and Apollo must still see every
+ * request the fast path does not take. Apollo's own handler is counted (not replaced) to
+ * tell which one answered.
+ */
+describe('GraphQL queries without Apollo\'s pipeline', () => {
+  let app: INestApplication;
+  let ds: DataSource;
+  let http: Parameters<typeof request>[0];
+  let ws: TestWorkspace;
+  let apolloCalls = 0;
+  const original = ApolloServer.prototype.executeHTTPGraphQLRequest;
+
+  beforeAll(async () => {
+    ({ app, ds, http } = await startApi());
+    ws = await newWorkspace(ds, 'gql-fast');
+    const companies = await post({ query: 'mutation($d: [CompanyCreateInput!]!) { createCompanies(data: $d) { id name } }', variables: { d: [{ name: 'Fast A' }, { name: 'Fast B' }, { name: 'Fast C' }] } });
+    await post({
+      query: 'mutation($d: [PersonCreateInput!]!) { createPeople(data: $d) { id } }',
+      variables: { d: companies.body.data.createCompanies.map((c: { id: string }, i: number) => ({ name: { firstName: `P${i}` }, companyId: c.id })) },
+    });
+    ApolloServer.prototype.executeHTTPGraphQLRequest = function (this: ApolloServer, ...args: Parameters<ApolloServer['executeHTTPGraphQLRequest']>) {
+      apolloCalls++;
+      return original.apply(this, args);
+    } as ApolloServer['executeHTTPGraphQLRequest'];
+  });
+  afterAll(async () => {
+    ApolloServer.prototype.executeHTTPGraphQLRequest = original;
+    await app.close();
+  });
+
+  function post(body: object, headers: Record<string, string> = {}, secret = ws?.keys.Admin) {
+    return request(http).post('/graphql').set({ ...bearer(secret), ...headers }).send(body);
+  }
+
+  /** The answer, and whether Apollo handled it. */
+  async function answer(body: object, headers: Record<string, string> = {}, secret?: string) {
+    const before = apolloCalls;
+    const res = await post(body, headers, secret);
+    return { status: res.status, type: res.headers['content-type'], text: res.text, byApollo: apolloCalls > before };
+  }
+
+  const QUERIES: [string, object][] = [
+    ['a list with a filter, an order and variables', {
+      query: 'query($n: Int, $f: CompanyFilterInput) { companies(first: $n, filter: $f, orderBy: [{name: DescNullsLast}]) { totalCount edges { cursor node { id name createdAt } } pageInfo { hasNextPage endCursor } } }',
+      variables: { n: 2, f: { name: { like: 'Fast%' } } },
+    }],
+    ['aliases, fragments, nested relations both ways', {
+      query: `{ all: people(orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { ...P employer: company { name people { totalCount edges { node { id } } } } } } } }
+              fragment P on Person { id name { firstName lastName } emails { primaryEmail additionalEmails } }`,
+    }],
+    ['a single record by filter, and null when there is none', {
+      query: 'query($missing: UUID!) { company(filter: {name: {eq: "Fast B"}}) { name domainName { primaryLinkUrl secondaryLinks { url } } } none: company(filter: {id: {eq: $missing}}) { id } }',
+      variables: { missing: '00000000-0000-4000-8000-000000000000' },
+    }],
+    ['a named operation among several', {
+      query: 'query One { companies(first: 1) { totalCount } } query Two { people(first: 1) { totalCount } }',
+      operationName: 'Two',
+    }],
+    ['introspection', { query: '{ __typename __schema { queryType { name } } __type(name: "Company") { fields { name } } }' }],
+  ];
+
+  it.each(QUERIES)('%s: answered without Apollo, exactly as Apollo answers it', async (_label, body) => {
+    const fast = await answer(body);
+    // Accept: application/graphql-response+json is Apollo's alone; only the media type differs.
+    const apollo = await answer(body, { accept: 'application/graphql-response+json' });
+    expect(apollo.byApollo).toBe(true);
+    expect(fast).toEqual({ status: 200, type: 'application/json; charset=utf-8', text: apollo.text, byApollo: false });
+    expect(JSON.parse(fast.text).errors).toBeUndefined();
+  });
+
+  it('leaves mutations, errors, bad input and missing credentials to Apollo, which answers as before', async () => {
+    const mutation = await answer({ query: 'mutation { createCompany(data: {name: "Fast D"}) { name } }' });
+    expect(mutation).toMatchObject({ status: 200, byApollo: true });
+    expect(JSON.parse(mutation.text).data.createCompany.name).toBe('Fast D');
+
+    // A query whose execution fails (a filter value that is not a UUID).
+    const failing = await answer({ query: '{ companies(filter: {id: {eq: "not-a-uuid"}}) { totalCount } }' });
+    expect(failing.byApollo).toBe(true);
+    expect(JSON.parse(failing.text).errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
+
+    const invalid = await answer({ query: '{ companies { nope } }' });
+    expect(invalid).toMatchObject({ status: 400, byApollo: true });
+    expect(JSON.parse(invalid.text).errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+
+    const badVariables = await answer({ query: 'query($n: Int) { companies(first: $n) { totalCount } }', variables: { n: 'many' } });
+    expect(badVariables).toMatchObject({ status: 400, byApollo: true });
+
+    const tooCostly = await answer({ query: '{ companies(first: 200) { edges { node { people(first: 200) { edges { node { id } } } } } } }' });
+    expect(tooCostly).toMatchObject({ status: 400, byApollo: true });
+    expect(JSON.parse(tooCostly.text).errors[0].message).toMatch(/at most 5000/);
+
+    const unauthenticated = await request(http).post('/graphql').send({ query: '{ companies { totalCount } }' });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers['www-authenticate']).toMatch(/^Bearer /);
+  });
+
+  it('answers a repeated query from its kept document, with each request\'s own variables and workspace', async () => {
+    const other = await newWorkspace(ds, 'gql-fast-other');
+    const body = { query: 'query($n: Int) { companies(first: $n) { totalCount edges { node { name } } } }' };
+    const mine = await answer({ ...body, variables: { n: 1 } });
+    const theirs = await answer({ ...body, variables: { n: 5 } }, {}, other.keys.Admin);
+    expect([mine.byApollo, theirs.byApollo]).toEqual([false, false]);
+    expect(JSON.parse(mine.text).data.companies.edges).toHaveLength(1);
+    expect(JSON.parse(theirs.text).data.companies).toEqual({ totalCount: 0, edges: [] });
+  });
+});
