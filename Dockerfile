@@ -16,4 +16,4 @@ COPY --from=build /app/docs ./docs
 COPY package.json ./
 USER node
 # API_HEAP_MB (160): the heap bound `npm start` gives the records API (README, Configuration).
-CMD ["node", "--max-old-space-size=160", "--max-semi-space-size=8", "dist/apps/records-api/src/main.js"]
+CMD ["node", "--max-old-space-size=160", "dist/apps/records-api/src/main.js"]

@@ -56,7 +56,7 @@ describe('launcher (npm start)', () => {
     expect(auth).toBeDefined();
     expect(await status(`http://127.0.0.1:${port}/health/ready`)).toBe(200);
     // The records API runs with its heap bounded (API_HEAP_MB, default 160); the auth server as Node sizes it.
-    expect(commandOf(api)).toMatch(/--max-old-space-size=160 --max-semi-space-size=8 .*records-api/);
+    expect(commandOf(api)).toMatch(/--max-old-space-size=160 .*records-api/);
     expect(commandOf(auth)).not.toMatch(/max-old-space-size/);
 
     process.kill(api, 'SIGKILL');

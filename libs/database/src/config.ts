@@ -154,10 +154,10 @@ export function logLevels(level: string): LogLevel[] {
 
 /**
  * Node flags of the records API process: V8 otherwise sizes its heap from the machine's
- * memory and collects lazily, and the process grew from 166 to 360 MB RSS in a 50,000
- * request run whose live heap stayed near 60 MB. With the old generation bounded (and
- * 8 MB semi-spaces) it stays under 200 MB for ~5% more CPU per request (README, Benchmark).
+ * memory and collects lazily, and the process grew from 166 to 360 MB RSS in a mixed run
+ * whose live heap stayed near 60 MB. With the old generation bounded it stays under 200 MB
+ * (smaller semi-spaces saved another 14 MB but cost GraphQL ~30% more CPU in GC).
  */
 export function apiNodeFlags(config: Pick<AppConfig, 'apiHeapMb'>): string[] {
-  return config.apiHeapMb > 0 ? [`--max-old-space-size=${config.apiHeapMb}`, '--max-semi-space-size=8'] : [];
+  return config.apiHeapMb > 0 ? [`--max-old-space-size=${config.apiHeapMb}`] : [];
 }
