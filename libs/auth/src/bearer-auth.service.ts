@@ -85,8 +85,9 @@ export class BearerAuthService {
 
   /**
    * An OAuth access token acts with the role its subject holds now: the person's role in
-   * the token's workspace, or the server app's role. Read on every request, so removing a
-   * member or changing a role applies to the next one.
+   * the token's workspace, or the server app's role. Read whenever the cache has no entry,
+   * and every change to members, roles, apps or grants empties the cache, so removing a
+   * member or changing a role applies to the next request.
    */
   private async fromAccessToken(token: string, resource: Resource, cacheKey: string): Promise<Principal> {
     const ticket = this.cache.ticket();
