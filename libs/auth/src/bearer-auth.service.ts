@@ -68,7 +68,7 @@ export class BearerAuthService {
     const token = bearerToken(authorization);
     if (token.startsWith(API_KEY_PREFIX)) {
       const hash = hashSecret(token);
-      const cached = this.cache.get(hash);
+      const cached = await this.cache.lookup(hash);
       if (!cached) return this.fromApiKey(hash);
       if (Date.now() - cached.touched >= KEY_USE_RESOLUTION_MS) {
         cached.touched = Date.now();
@@ -78,7 +78,7 @@ export class BearerAuthService {
     }
     if (JWT_SHAPE.test(token)) {
       const key = `${resource}:${hashSecret(token)}`;
-      return this.cache.get(key)?.principal ?? this.fromAccessToken(token, resource, key);
+      return (await this.cache.lookup(key))?.principal ?? this.fromAccessToken(token, resource, key);
     }
     throw new UnauthenticatedError('The bearer token is not a valid API key or access token');
   }

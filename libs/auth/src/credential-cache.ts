@@ -21,11 +21,16 @@ export interface CachedCredential {
 
 /**
  * Principals resolved from bearer credentials, kept in this process so a request needs no
- * credential query — and dropped, all at once, whenever Postgres announces a change that
- * could take access away (`LISTEN wrs_credentials`; the triggers fire on every writer:
- * auth server, CLI, psql). The cache only serves while that LISTEN connection is up: when
- * it drops (Postgres restarting, network), every request reads the database again until
- * it is back. A read that was under way when a change arrived is not kept (`ticket`).
+ * credential query of its own — and dropped, all at once, when anything that could take
+ * access away changes. Every such change (whoever writes it: auth server, CLI, psql) moves
+ * `credential_changes.version` in its own transaction and sends `NOTIFY wrs_credentials`
+ * (migrations 1764400000000/100). A kept entry is used only after a read of the version
+ * that was sent after the request arrived (`lookup`): one such read, on this cache's own
+ * connection, serves every request waiting at that moment, and a change committed before
+ * the request was sent is always seen, so a revoked key is refused on the very next
+ * request. The NOTIFY drops entries early. While that connection is down nothing is kept
+ * and every request reads the database. A read that was under way when a change was seen
+ * is not kept (`ticket`).
  */
 @Injectable()
 export class CredentialCache implements OnModuleInit, OnModuleDestroy {
@@ -39,6 +44,11 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
   private retryMs = RECONNECT_FIRST_MS;
   private retry?: NodeJS.Timeout;
   private warned = false;
+  /** The version the entries were checked against. */
+  private seen?: string;
+  /** The version read now on the wire, and the one queued behind it (sent when it returns). */
+  private inFlight?: Promise<void>;
+  private queued?: Promise<void>;
 
   constructor(private readonly dataSource: DataSource) {}
 
@@ -64,7 +74,46 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     return this.generation;
   }
 
-  get(key: string): CachedCredential | undefined {
+  /**
+   * The entry for `key`, if it is still good after a version read that began after this
+   * call: a change committed before the caller's request was sent is seen and drops it.
+   */
+  async lookup(key: string): Promise<CachedCredential | undefined> {
+    if (!this.get(key)) return undefined;
+    await this.sync();
+    return this.get(key);
+  }
+
+  /** A version read sent after this call (shared with every caller until it is sent). */
+  private sync(): Promise<void> {
+    if (!this.inFlight) return (this.inFlight = this.readVersion());
+    // pg sends queries of one client in order: this one goes out when the one in flight returns.
+    return (this.queued ??= this.readVersion());
+  }
+
+  private readVersion(): Promise<void> {
+    const client = this.listener;
+    if (!client) return Promise.resolve(this.drop());
+    const done: Promise<void> = client
+      .query<{ version: string }>('SELECT version FROM credential_changes WHERE id = 1')
+      .then(
+        ({ rows }) => {
+          if (rows[0]?.version !== this.seen) {
+            this.drop();
+            this.seen = rows[0]?.version;
+          }
+        },
+        () => this.drop(), // the connection is going: lost() turns the cache off
+      )
+      .finally(() => {
+        if (this.inFlight !== done) return;
+        this.inFlight = this.queued;
+        this.queued = undefined;
+      });
+    return done;
+  }
+
+  private get(key: string): CachedCredential | undefined {
     if (!this.listening) return undefined;
     const entry = this.entries.get(key);
     if (entry && entry.until <= Date.now()) {
@@ -97,6 +146,7 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
       gone = true;
       if (this.listener === client) this.listener = undefined;
       this.listening = false;
+      this.inFlight = this.queued = undefined;
       this.drop();
       client.end().catch(() => undefined);
       if (this.stopped) return;
@@ -111,9 +161,11 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     client.on('error', lost);
     client.on('end', () => lost());
     client.on('notification', () => this.drop());
+    let version: string | undefined;
     try {
       await client.connect();
       await client.query(`LISTEN ${CREDENTIALS_CHANNEL}`);
+      version = (await client.query<{ version: string }>('SELECT version FROM credential_changes WHERE id = 1')).rows[0]?.version;
     } catch (err) {
       return lost(err as Error);
     }
@@ -122,6 +174,7 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
       return;
     }
     this.listener = client;
+    this.seen = version;
     this.drop(); // whatever changed while nobody listened
     this.listening = true;
     this.retryMs = RECONNECT_FIRST_MS;

@@ -14,6 +14,7 @@ import { Security1764200000000 } from './migrations/1764200000000-security.js';
 import { Opportunities1764000000300 } from './migrations/1764000000300-opportunities.js';
 import { Webhooks1764300000000 } from './migrations/1764300000000-webhooks.js';
 import { CredentialChanges1764400000000 } from './migrations/1764400000000-credential-changes.js';
+import { CredentialVersion1764400000100 } from './migrations/1764400000100-credential-version.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   Security1764200000000,
   Webhooks1764300000000,
   CredentialChanges1764400000000,
+  CredentialVersion1764400000100,
 ];
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
