@@ -45,10 +45,10 @@ const KEY_USE_RESOLUTION_MS = 60_000;
 
 /**
  * Turns the `Authorization: Bearer` header, and nothing else, into a Principal.
- * Resolved principals are kept in the CredentialCache, which every instance empties when
- * Postgres announces a change to keys, roles, members, apps or grants; each entry also
- * stops at its credential's own expiry. So revocation, expiry and role changes still
- * apply to the next request on every instance.
+ * Resolved principals are kept in the CredentialCache, which uses one only after reading
+ * the credential version that every change to keys, roles, members, apps or grants
+ * moves; each entry also stops at its credential's own expiry. So revocation, expiry and
+ * role changes still apply to the next request on every instance.
  */
 @Injectable()
 export class BearerAuthService {
@@ -85,9 +85,9 @@ export class BearerAuthService {
 
   /**
    * An OAuth access token acts with the role its subject holds now: the person's role in
-   * the token's workspace, or the server app's role. Read whenever the cache has no entry,
-   * and every change to members, roles, apps or grants empties the cache, so removing a
-   * member or changing a role applies to the next request.
+   * the token's workspace, or the server app's role. Read whenever the cache has no entry
+   * still good, and every change to members, roles, apps or grants invalidates them all, so
+   * removing a member or changing a role applies to the next request.
    */
   private async fromAccessToken(token: string, resource: Resource, cacheKey: string): Promise<Principal> {
     const ticket = this.cache.ticket();

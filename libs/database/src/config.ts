@@ -40,9 +40,9 @@ export interface AppConfig {
   /** On SIGTERM, how long requests in flight may take before their connections are closed. */
   shutdownGraceMs: number;
   /**
-   * How long the records API may keep a resolved credential in memory (ms; 0 = off). Any
-   * change to keys, roles, members, apps or grants drops every kept one at once on every
-   * instance (Postgres NOTIFY); this bounds how long one is kept without any change.
+   * How long the records API may keep a resolved credential in memory (ms; 0 = off). A kept
+   * one is used only after a read of the credential version that every change to keys,
+   * roles, members, apps or grants moves; this bounds how long one is kept without any change.
    */
   credentialCacheMs: number;
   /**
