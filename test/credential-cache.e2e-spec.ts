@@ -161,6 +161,24 @@ describe('credential cache across two instances', () => {
     expect((await get('B', more.access_token)).messages[0]).toMatch(/no longer a member/);
   });
 
+  it('does not hold requests behind a version read that hangs: it gives up, reads the credential, and reconnects', async () => {
+    const key = await adminKey('stuck');
+    expect((await get('A', key.secret)).status).toBe(200);
+    // Nothing can read the version while this transaction holds the table.
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE credential_changes IN ACCESS EXCLUSIVE MODE');
+      expect((await get('A', key.secret)).status).toBe(200);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    await waitFor(() => cacheOf('A').active && cacheOf('B').active);
+    expect((await get('A', key.secret)).status).toBe(200);
+  }, 30_000);
+
   it('reads every credential again while its LISTEN connection is down, and serves from memory once it is back', async () => {
     const key = await adminKey('listener');
     expect((await get('A', key.secret)).status).toBe(200);

@@ -10,6 +10,7 @@ export const CREDENTIALS_CHANNEL = 'wrs_credentials';
 const MAX_ENTRIES = 10_000;
 const RECONNECT_FIRST_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
+const VERSION_READ_TIMEOUT_MS = 2_000;
 
 export interface CachedCredential {
   principal: Principal;
@@ -103,7 +104,11 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
             this.seen = rows[0]?.version;
           }
         },
-        () => this.drop(), // the connection is going: lost() turns the cache off
+        () => {
+          // Failed or timed out: drop everything and start over on a new connection.
+          this.drop();
+          void client.end().catch(() => undefined);
+        },
       )
       .finally(() => {
         if (this.inFlight !== done) return;
@@ -139,7 +144,12 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ ...poolOf(this.dataSource).options, application_name: 'records-api credential listener' });
+    const client = new pg.Client({
+      ...poolOf(this.dataSource).options,
+      application_name: 'records-api credential listener',
+      // A version read that hangs (a half-open connection) must not hold requests for long.
+      query_timeout: VERSION_READ_TIMEOUT_MS,
+    });
     let gone = false;
     const lost = (err?: Error) => {
       if (gone) return;
