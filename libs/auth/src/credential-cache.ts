@@ -87,21 +87,21 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
 
   /** A version read sent after this call (shared with every caller until it is sent). */
   private sync(): Promise<void> {
-    if (!this.inFlight) return (this.inFlight = this.readVersion());
+    const client = this.listener;
+    // No connection (only between its loss and `listening` going false): nothing is kept.
+    if (!client) return Promise.resolve(this.drop());
+    if (!this.inFlight) return (this.inFlight = this.checkVersion(client));
     // pg sends queries of one client in order: this one goes out when the one in flight returns.
-    return (this.queued ??= this.readVersion());
+    return (this.queued ??= this.checkVersion(client));
   }
 
-  private readVersion(): Promise<void> {
-    const client = this.listener;
-    if (!client) return Promise.resolve(this.drop());
-    const done: Promise<void> = client
-      .query<{ version: string }>('SELECT version FROM credential_changes WHERE id = 1')
+  private checkVersion(client: pg.Client): Promise<void> {
+    const done: Promise<void> = readVersion(client)
       .then(
-        ({ rows }) => {
-          if (rows[0]?.version !== this.seen) {
+        (version) => {
+          if (version !== this.seen) {
             this.drop();
-            this.seen = rows[0]?.version;
+            this.seen = version;
           }
         },
         () => {
@@ -175,7 +175,7 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     try {
       await client.connect();
       await client.query(`LISTEN ${CREDENTIALS_CHANNEL}`);
-      version = (await client.query<{ version: string }>('SELECT version FROM credential_changes WHERE id = 1')).rows[0]?.version;
+      version = await readVersion(client);
     } catch (err) {
       return lost(err as Error);
     }
@@ -191,4 +191,9 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     if (this.warned) this.logger.log('Credential cache on again');
     this.warned = false;
   }
+}
+
+/** The credential version every change that can take access away moves (migration 1764400000100). */
+async function readVersion(client: pg.Client): Promise<string | undefined> {
+  return (await client.query<{ version: string }>('SELECT version FROM credential_changes WHERE id = 1')).rows[0]?.version;
 }

@@ -11,7 +11,7 @@ import { graphqlContextFactory } from './graphql-context.js';
 import { IdempotencyStore } from '../http/idempotency.js';
 import { graphqlIdempotencyPlugin } from './graphql-idempotency.js';
 import { formatGraphqlError, graphqlRequestIdPlugin } from './graphql-errors.js';
-import { complexityLimitPlugin, depthLimitRule } from './query-limits.js';
+import { complexityLimitPlugin, VALIDATION_RULES } from './query-limits.js';
 
 /** Relative to the working directory (the repository root for `npm start` and the tests). */
 export const SCHEMA_FILE = 'apps/records-api/schema.gql';
@@ -32,7 +32,7 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempo
     // Nest's driver otherwise resets the status of any response with `data` to 200,
     // which hid the 503 of a mutation that lost the database midway (SPEC §9).
     preserveHttpStatusForExecutionErrors: false,
-    validationRules: [depthLimitRule()],
+    validationRules: [...VALIDATION_RULES],
     // Cache control would wrap every field resolver; we send no cache hints.
     plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin(), ApolloServerPluginCacheControlDisabled(), graphqlIdempotencyPlugin(idempotency)],
   };

@@ -1,7 +1,7 @@
 import type { NextFunction, Response } from 'express';
 import { execute, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { GraphqlContext, GraphqlRequest } from './graphql-context.js';
-import { MAX_COST, depthLimitRule, operationCost } from './query-limits.js';
+import { MAX_COST, VALIDATION_RULES, operationCost } from './query-limits.js';
 
 /** Query documents kept parsed and validated (by text and operation name); the oldest goes first. */
 const MAX_DOCUMENTS = 500;
@@ -26,7 +26,7 @@ function acceptsJson(accept: string | undefined): boolean {
 
 /**
  * `POST /graphql` queries that succeed, answered without Apollo's request pipeline: the
- * document is parsed and validated (graphql-js's rules and our depth limit, as Apollo
+ * document is parsed and validated (graphql-js's rules and VALIDATION_RULES, as Apollo
  * does) once per text, the cost is checked with the same function as Apollo's
  * complexity plugin, and graphql-js executes it with the same context (bearer
  * authentication, DataLoaders) and resolvers. Everything else goes on to Apollo untouched —
@@ -51,7 +51,7 @@ export function graphqlFastPath(deps: {
     } catch {
       return null;
     }
-    if (validate(schema, document, [...specifiedRules, depthLimitRule()]).length) return null;
+    if (validate(schema, document, [...specifiedRules, ...VALIDATION_RULES]).length) return null;
     const operation = getOperationAST(document, operationName);
     if (operation?.operation !== 'query') return null;
     const fixedCost = operation.variableDefinitions?.length ? undefined : (operationCost(schema, document, operationName, {}) ?? Infinity);

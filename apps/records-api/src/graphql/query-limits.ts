@@ -69,6 +69,12 @@ export function depthLimitRule(max = MAX_DEPTH): ValidationRule {
   };
 }
 
+/**
+ * The rules every GraphQL document must pass besides graphql-js's own, wherever it is
+ * validated: Apollo's pipeline and the query fast path (graphql-fast-path.ts) share this list.
+ */
+export const VALIDATION_RULES: readonly ValidationRule[] = [depthLimitRule()];
+
 /** Page size a connection field may return, as the resolvers will read it. */
 export function pageSize(args: { first?: unknown; last?: unknown }): number {
   const raw = args.first ?? args.last;

@@ -48,14 +48,6 @@ function recordSource(object: ObjectDeclaration): string {
   return `return { ${parts.join(', ')} };`;
 }
 
-function columnsOf(object: ObjectDeclaration): string[] {
-  const columns = ['id'];
-  for (const field of object.fields) {
-    if (field.kind === 'composite') columns.push(...composite(field.type).subFields.map((sub) => field.columns[sub.name]));
-    else columns.push(field.column);
-  }
-  return [...columns, 'created_at', 'updated_at', 'deleted_at'];
-}
 
 /** API field name (and relation name: `company`) → the columns it is read from. */
 function fieldColumnsOf(object: ObjectDeclaration): Map<string, string[]> {
@@ -71,6 +63,12 @@ function fieldColumnsOf(object: ObjectDeclaration): Map<string, string[]> {
     if (field.kind === 'relation') byField.set(field.relation, [field.column]);
   }
   return byField;
+}
+
+/** Every column of a record: id, the declared fields' in order, then the timestamps. */
+function columnsOf(object: ObjectDeclaration): string[] {
+  const byField = fieldColumnsOf(object);
+  return ['id', ...object.fields.flatMap((field) => byField.get(field.name)!), 'created_at', 'updated_at', 'deleted_at'];
 }
 
 function columnsForOf(object: ObjectDeclaration) {
