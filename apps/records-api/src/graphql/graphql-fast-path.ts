@@ -2,6 +2,7 @@ import type { NextFunction, Response } from 'express';
 import { execute, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { GraphqlContext, GraphqlRequest } from './graphql-context.js';
 import { MAX_COST, VALIDATION_RULES, operationCost } from './query-limits.js';
+import { planQuery, runPlan, type QueryPlan } from './query-plan.js';
 
 /** Query documents kept parsed and validated (by text and operation name); the oldest goes first. */
 const MAX_DOCUMENTS = 500;
@@ -13,6 +14,8 @@ interface Prepared {
   operationName: string | undefined;
   /** The cost of an operation without variables (it cannot change). */
   fixedCost?: number;
+  /** Set when the operation's result can be written without graphql-js's executor (query-plan.ts). */
+  plan: QueryPlan | null;
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -28,8 +31,10 @@ function acceptsJson(accept: string | undefined): boolean {
  * `POST /graphql` queries that succeed, answered without Apollo's request pipeline: the
  * document is parsed and validated (graphql-js's rules and VALIDATION_RULES, as Apollo
  * does) once per text, the cost is checked with the same function as Apollo's
- * complexity plugin, and graphql-js executes it with the same context (bearer
- * authentication, DataLoaders) and resolvers. Everything else goes on to Apollo untouched —
+ * complexity plugin, and it runs with the same context (bearer authentication,
+ * DataLoaders) and resolvers: through its plan (query-plan.ts: root resolvers called as
+ * graphql-js calls them, plain fields below written straight to JSON) when it has one,
+ * through graphql-js's `execute` otherwise. Everything else goes on to Apollo untouched —
  * mutations (Idempotency-Key), GET, other Accept or body shapes, invalid or too costly
  * documents, a missing credential — and so does any query whose execution reports an
  * error: a query changes nothing, so Apollo runs it again and answers with the codes,
@@ -55,7 +60,7 @@ export function graphqlFastPath(deps: {
     const operation = getOperationAST(document, operationName);
     if (operation?.operation !== 'query') return null;
     const fixedCost = operation.variableDefinitions?.length ? undefined : (operationCost(schema, document, operationName, {}) ?? Infinity);
-    return { document, operationName, fixedCost };
+    return { document, operationName, fixedCost, plan: planQuery(schema, document, operationName) };
   }
 
   function preparedFor(schema: GraphQLSchema, query: string, operationName: string | undefined): Prepared | null {
@@ -92,9 +97,14 @@ export function graphqlFastPath(deps: {
       const cost = entry.fixedCost ?? operationCost(schema, entry.document, entry.operationName, variables ?? undefined);
       if (cost === undefined || cost > MAX_COST) return next();
       const context = await deps.context({ req });
-      const result = await execute({ schema, document: entry.document, operationName: entry.operationName, contextValue: context, variableValues: variables ?? undefined });
-      if (result.errors?.length || !result.data) return next();
-      const json = `${JSON.stringify({ data: result.data })}\n`;
+      let json: string;
+      if (entry.plan) {
+        json = `${await runPlan(entry.plan, context, variables ?? undefined)}\n`;
+      } else {
+        const result = await execute({ schema, document: entry.document, operationName: entry.operationName, contextValue: context, variableValues: variables ?? undefined });
+        if (result.errors?.length || !result.data) return next();
+        json = `${JSON.stringify({ data: result.data })}\n`;
+      }
       res.status(200);
       res.setHeader('content-type', 'application/json; charset=utf-8');
       res.setHeader('content-length', Buffer.byteLength(json));
