@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ExpressAdapterWithPrototypes } from '#net/express-adapter.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -47,7 +48,7 @@ function registrationLimit(perMinute: number, pool: Pool) {
 /** The auth server, configured but not listening (tests listen on a port of their own). */
 export async function createAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
-  const app = await NestFactory.create<NestExpressApplication>(AuthServerModule, {
+  const app = await NestFactory.create<NestExpressApplication>(AuthServerModule, new ExpressAdapterWithPrototypes(), {
     bodyParser: false,
     logger: createLogger(config),
   });

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ExpressAdapterWithPrototypes } from '#net/express-adapter.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { forbidFraming } from '#auth/frame-headers.js';
@@ -27,7 +28,7 @@ import { RecordsService } from './objects/records.service.js';
 /** The records API, configured but not listening (tests use it with supertest). */
 export async function createRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, new ExpressAdapterWithPrototypes(), {
     bodyParser: false,
     logger: createLogger(config),
   });
