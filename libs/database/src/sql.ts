@@ -35,11 +35,15 @@ export class Sql {
   }
 
   /**
-   * `prepared`: the statement text comes from a small fixed set (no user input shapes it),
-   * so each connection parses and plans it once and then only binds values.
+   * `prepared: true`: the statement text comes from a small fixed set (no user input shapes
+   * it), so each connection parses and plans it once and then only binds values.
+   * `prepared: 'bounded'`: the text follows the shape of a caller's input (a filter's
+   * fields and operators; its values are always parameters), so the set is open: such
+   * texts are prepared while this process has seen fewer than MAX_SHAPED_STATEMENTS of
+   * them, and sent unnamed after that, so no connection keeps more than that many.
    */
-  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: { prepared?: boolean } = {}): Promise<T[]> {
-    const name = options.prepared ? statementName(sql) : undefined;
+  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: { prepared?: boolean | 'bounded' } = {}): Promise<T[]> {
+    const name = options.prepared === true ? statementName(sql) : options.prepared === 'bounded' ? shapedStatementName(sql) : undefined;
     return (await this.pool.query({ name, text: sql, values: params, types })).rows as T[];
   }
 
@@ -81,6 +85,16 @@ export function poolOf(dataSource: DataSource): Pool {
 }
 
 const names = new Map<string, string>();
+/** Prepared statements whose text follows a caller's input shape, per process (and so per connection). */
+export const MAX_SHAPED_STATEMENTS = 100;
+let shapedStatements = 0;
+
+function shapedStatementName(sql: string): string | undefined {
+  if (names.has(sql)) return names.get(sql);
+  if (shapedStatements >= MAX_SHAPED_STATEMENTS) return undefined;
+  shapedStatements++;
+  return statementName(sql);
+}
 
 function statementName(sql: string): string {
   let name = names.get(sql);

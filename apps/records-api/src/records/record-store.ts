@@ -127,8 +127,9 @@ export class RecordStore {
            WHERE ${scope}${keyset}
            ORDER BY ${compileOrderBy(order, def.schema, backwards)}
            LIMIT ${limitParam}) p ON true`;
-    // Without a filter and with one order term the text is one of a few per object: prepare it.
-    const rows = await this.sql.rows(sql, params, { prepared: !args.filter && args.orderBy.length <= 1 });
+    // Without a filter and with one order term the text is one of a few per object; a filter's
+    // or a longer order's text follows what the caller asks for: prepared within a bound.
+    const rows = await this.sql.rows(sql, params, { prepared: !args.filter && args.orderBy.length <= 1 ? true : 'bounded' });
     const head = rows[0];
     const found = rows.filter((row) => row.id != null);
     const hasMore = found.length > args.limit;
