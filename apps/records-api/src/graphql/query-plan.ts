@@ -61,6 +61,7 @@ function readerFor(field: GraphQLField<unknown, unknown>): Read | null {
   if (!resolve) {
     const name = field.name;
     return (parent) => {
+      if (typeof parent !== 'object' && typeof parent !== 'function') return undefined; // as graphql-js's default resolver
       const value = parent[name];
       if (typeof value === 'function') throw NOT_PLANNABLE; // graphql-js would call it
       return value;
