@@ -42,9 +42,8 @@ export class Sql {
    * texts are prepared while this process has seen fewer than MAX_SHAPED_STATEMENTS of
    * them, and sent unnamed after that, so no connection keeps more than that many.
    */
-  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: { prepared?: boolean | 'bounded' } = {}): Promise<T[]> {
-    const name = options.prepared === true ? statementName(sql) : options.prepared === 'bounded' ? shapedStatementName(sql) : undefined;
-    return (await this.pool.query({ name, text: sql, values: params, types })).rows as T[];
+  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}): Promise<T[]> {
+    return (await this.pool.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as T[];
   }
 
   /** `work` on one connection between BEGIN and COMMIT (ROLLBACK when it throws). */
@@ -59,8 +58,8 @@ export class Sql {
     try {
       await client.query('BEGIN');
       const result = await work({
-        rows: async <R = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
-          (await client.query({ text: sql, values: params, types })).rows as R[],
+        rows: async <R = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}) =>
+          (await client.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as R[],
       });
       await client.query('COMMIT');
       return result;
@@ -76,7 +75,12 @@ export class Sql {
 
 /** Statements inside one open transaction. */
 export interface SqlTx {
-  rows<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  rows<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: StatementOptions): Promise<T[]>;
+}
+
+/** Whether a statement is prepared on its connection: see `Sql.rows`. */
+export interface StatementOptions {
+  prepared?: boolean | 'bounded';
 }
 
 /** The pg pool TypeORM's postgres driver manages (its `master` pool). */
@@ -88,6 +92,11 @@ const names = new Map<string, string>();
 /** Prepared statements whose text follows a caller's input shape, per process (and so per connection). */
 export const MAX_SHAPED_STATEMENTS = 100;
 let shapedStatements = 0;
+
+function nameFor(sql: string, { prepared }: StatementOptions): string | undefined {
+  if (prepared === true) return statementName(sql);
+  return prepared === 'bounded' ? shapedStatementName(sql) : undefined;
+}
 
 function shapedStatementName(sql: string): string | undefined {
   if (names.has(sql)) return names.get(sql);

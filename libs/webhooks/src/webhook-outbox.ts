@@ -3,7 +3,7 @@ import { eventObjectOf, type WebhookAction } from './operations.js';
 
 /** Statements run inside the caller's open transaction. */
 export interface TxRunner {
-  rows<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  rows<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { prepared?: boolean }): Promise<T[]>;
 }
 
 /** One change to one record, as the record store saw it. */
@@ -66,6 +66,7 @@ export async function recordEvents(tx: TxRunner, workspaceId: string, changes: R
      )
      SELECT graphile_worker.add_job($3, json_build_object('workspaceId', $1::uuid, 'deliveryId', d.id, 'attempt', 1)) FROM deliveries d`,
     [workspaceId, JSON.stringify(events), DELIVER_TASK],
+    { prepared: true },
   );
 }
 

@@ -319,7 +319,8 @@ export class RecordStore {
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
     const records = await this.sql
       .transaction(async (tx) => {
-        const created = (await tx.rows(sql, params)).map((row) => def.toRecord(row));
+        // The text follows which columns were given and how many records: prepared within a bound.
+        const created = (await tx.rows(sql, params, { prepared: 'bounded' })).map((row) => def.toRecord(row));
         await recordEvents(tx, principal.workspaceId, created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })));
         return created;
       })
@@ -340,12 +341,14 @@ export class RecordStore {
         const [before] = await tx.rows(
           `SELECT ${def.columns.join(', ')} FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
           [principal.workspaceId, id],
+          { prepared: true },
         );
         if (!before) return undefined;
         const [row] = await tx.rows(
           `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
             WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
           params,
+          { prepared: 'bounded' },
         );
         const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
         await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'updated', record, previous: changedFields(previous, record) }]);
@@ -364,6 +367,7 @@ export class RecordStore {
         `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
           WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
         [principal.workspaceId, id],
+        { prepared: true },
       );
       if (row) await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> }]);
       return row;
@@ -442,6 +446,7 @@ export class RecordStore {
       const rows = await this.sql.rows<{ id: string }>(
         `SELECT id FROM ${targetTable} WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
         [workspaceId, ids],
+        { prepared: true },
       );
       const found = new Set(rows.map((r) => r.id));
       const missing = ids.filter((id) => !found.has(id));
