@@ -33,7 +33,7 @@ describe('SIGTERM with requests in flight', () => {
       );
       await waitUntil(
         // pg_stat_activity is snapshotted once per transaction: clear it to see the waits now.
-        async () => (await locker.query('SELECT pg_stat_clear_snapshot()'), await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'INSERT%companies%'`)).rows[0].n === N,
+        async () => (await locker.query('SELECT pg_stat_clear_snapshot()'), await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO companies %'`)).rows[0].n === N,
         15_000,
         () => `${N} inserts waiting on the lock`,
       );

@@ -275,6 +275,47 @@ describe('Webhooks', () => {
       }
     }, 90_000);
 
+    it('a create writes each created event with the record exactly as REST returns it, keys and their order included', async () => {
+      // Creates build their events in Postgres, in the INSERT's own statement (issue 12).
+      const { workspace } = await workspaceWith(origin.ds, [], 'wh-created');
+      const key = await adminKey(workspace.id);
+      const receiver = await new Receiver().start();
+      try {
+        await subscribe(workspace.id, receiver);
+        const company = (await rest(key, 'POST', '/companies', {
+          name: 'O\'Brien "Quotes" & Co',
+          domainName: { primaryLinkUrl: 'https://obrien.example.com', primaryLinkLabel: 'Site', secondaryLinks: [{ url: 'https://b.example.com', label: 'B' }] },
+        })).body.data.createCompany;
+        const people = (await rest(key, 'POST', '/batch/people', [
+          { name: { firstName: 'Zoë', lastName: 'Ünal' }, emails: { primaryEmail: 'zoe@example.com', additionalEmails: ['z@example.com'] }, companyId: company.id },
+          {},
+        ])).body.data.createPeople;
+        const deal = (await rest(key, 'POST', '/opportunities', {
+          name: 'Deal', amount: { amountMicros: 1500000000, currencyCode: 'EUR' }, closeDate: '2026-12-31T10:20:30.456Z', stage: 'PROPOSAL', companyId: company.id, pointOfContactId: people[0].id,
+        })).body.data.createOpportunity;
+        const bare = (await rest(key, 'POST', '/opportunities', { name: 'Bare' })).body.data.createOpportunity;
+        const created: [string, Record<string, unknown>][] = [['company', company], ['person', people[0]], ['person', people[1]], ['opportunity', deal], ['opportunity', bare]];
+        expect(created.every(([, record]) => typeof record?.id === 'string')).toBe(true);
+
+        const stored = await origin.ds.query(`SELECT id, type, payload::text AS payload FROM webhook_events WHERE workspace_id = $1`, [workspace.id]);
+        expect(stored).toHaveLength(created.length);
+        for (const [object, record] of created) {
+          const row = stored.find((r: { payload: string }) => JSON.parse(r.payload).data.record.id === record.id);
+          const body = JSON.parse(row.payload);
+          expect(row.type).toBe(`${object}.created`);
+          expect(Object.keys(body)).toEqual(['id', 'type', 'workspaceId', 'occurredAt', 'data']);
+          expect(body).toMatchObject({ id: row.id, type: `${object}.created`, workspaceId: workspace.id, data: { record } });
+          expect(body.occurredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+          expect(JSON.stringify(body.data.record)).toBe(JSON.stringify(record));
+        }
+        const deliveries = await origin.ds.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE workspace_id = $1`, [workspace.id]);
+        expect(deliveries[0].n).toBe(created.length);
+        await receiver.waitFor(created.length);
+      } finally {
+        await receiver.close();
+      }
+    }, 60_000);
+
     it('operation filters hold, and another workspace’s changes never reach this webhook', async () => {
       const { workspace } = await workspaceWith(origin.ds, [], 'wh-filter');
       const other = await workspaceWith(origin.ds, [], 'wh-filter-other');
