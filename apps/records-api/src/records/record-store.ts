@@ -116,22 +116,25 @@ export class RecordStore {
     params.push(def.object);
     const objectParam = `$${params.length}`;
 
+    // One row with the stored count, its version and the other side, then the page's rows
+    // (whose head columns are NULL, and so cost nothing to send or parse).
+    const columns = this.columns(def, args, order);
     const sql = `
-      SELECT c.live_count AS __live_count, c.version AS __version, c.other_side AS __other_side, p.*
-        FROM (SELECT coalesce(rc.live_count, 0) AS live_count, coalesce(rc.version, 0) AS version, ${otherSide} AS other_side
-                FROM (SELECT 1) one
-                LEFT JOIN record_counts rc ON rc.workspace_id = $1 AND rc.object = ${objectParam}) c
-        LEFT JOIN LATERAL (
-          SELECT ${this.columns(def, args, order).map((col) => `t.${col}`).join(', ')}
-            FROM ${def.schema.table} t
-           WHERE ${scope}${keyset}
-           ORDER BY ${compileOrderBy(order, def.schema, backwards)}
-           LIMIT ${limitParam}) p ON true`;
+      SELECT ${columns.map((col) => `NULL AS ${col}`).join(', ')},
+             coalesce(rc.live_count, 0) AS __live_count, coalesce(rc.version, 0) AS __version, ${otherSide} AS __other_side
+        FROM (SELECT 1) one
+        LEFT JOIN record_counts rc ON rc.workspace_id = $1 AND rc.object = ${objectParam}
+      UNION ALL
+      (SELECT ${columns.map((col) => `t.${col}`).join(', ')}, NULL, NULL, NULL
+         FROM ${def.schema.table} t
+        WHERE ${scope}${keyset}
+        ORDER BY ${compileOrderBy(order, def.schema, backwards)}
+        LIMIT ${limitParam})`;
     // Without a filter and with one order term the text is one of a few per object; a filter's
     // or a longer order's text follows what the caller asks for: prepared within a bound.
     const rows = await this.sql.rows(sql, params, { prepared: !args.filter && args.orderBy.length <= 1 ? true : 'bounded' });
-    const head = rows[0];
-    const found = rows.filter((row) => row.id != null);
+    const head = rows.find((row) => row.__version != null)!;
+    const found = rows.filter((row) => row.__version == null);
     const hasMore = found.length > args.limit;
     const page = found.slice(0, args.limit);
     if (backwards) page.reverse();
