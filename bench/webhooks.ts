@@ -17,6 +17,8 @@ import { createWebhook } from '#webhooks/webhooks.js';
  */
 const CONNECTIONS = 16;
 const DURATION_S = Number(process.env.BENCH_DURATION) || 10;
+/** `BENCH_RATE=<creates per second>` paces the writers (autocannon's overallRate); unset: as fast as they go. */
+const RATE = Number(process.env.BENCH_RATE) || undefined;
 const DB = 'records_bench_webhooks';
 const log = (m: string) => console.log(m);
 
@@ -56,13 +58,14 @@ export async function webhookBench(): Promise<void> {
     await createWebhook(ds, workspace.id, { url: `http://127.0.0.1:${receiver.message.port}/hook`, operations: ['company.created'] }, { allowPrivate: true });
     const api = await startChild<{ port: number }>('./api-server.js', { DATABASE_URL: dbUrl.toString(), WEBHOOKS_ALLOW_PRIVATE: '1', LOG_LEVEL: 'warn' });
     children.push(api.child);
-    log(`Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections for ${DURATION_S} s; one webhook on company.created; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`);
+    log(`Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections${RATE ? `, ${RATE} per second in all,` : ''} for ${DURATION_S} s; one webhook on company.created; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`);
     const loadBefore = os.loadavg().map((l) => l.toFixed(1)).join(', ');
     const result = await autocannon({
       url: `http://127.0.0.1:${api.message.port}/rest/companies`,
       method: 'POST',
       connections: CONNECTIONS,
       duration: DURATION_S,
+      ...(RATE ? { overallRate: RATE } : {}),
       headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench Hooks' }),
     });

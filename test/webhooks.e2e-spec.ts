@@ -275,8 +275,7 @@ describe('Webhooks', () => {
       }
     }, 90_000);
 
-    it('a create writes each created event with the record exactly as REST returns it, keys and their order included', async () => {
-      // Creates build their events in Postgres, in the INSERT's own statement (issue 12).
+    it('a create stores each created event with the record exactly as REST returns it, keys and their order included', async () => {
       const { workspace } = await workspaceWith(origin.ds, [], 'wh-created');
       const key = await adminKey(workspace.id);
       const receiver = await new Receiver().start();

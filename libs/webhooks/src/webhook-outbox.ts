@@ -47,75 +47,27 @@ export async function recordEvents(tx: TxRunner, workspaceId: string, changes: R
     data: c.previous ? { record: c.record, previous: c.previous } : { record: c.record },
   }));
   await tx.rows(
-    `WITH ${outboxSql(
-      `SELECT e.ord, (e.body->>'id')::uuid AS id, e.body->>'type' AS type, e.body AS body
-         FROM json_array_elements($2::json) WITH ORDINALITY AS e(body, ord)`,
-      '$1',
-      '$3',
-    )}
-     SELECT count(*) FROM jobs`,
-    [workspaceId, JSON.stringify(events), DELIVER_TASK],
-    { prepared: true },
-  );
-}
-
-/**
- * The outbox's common table expressions for the events `input` yields (`ord`, `id`, `type`,
- * `body`): the events some enabled webhook of the workspace selects are stored, with one
- * delivery per (event, webhook) and one job per delivery, all in the caller's statement. The
- * last one, `jobs`, adds the jobs only when the statement reads from it.
- */
-function outboxSql(input: string, workspace: string, task: string): string {
-  return `input AS (${input}
+    `WITH input AS (
+       SELECT e.ord, (e.body->>'id')::uuid AS id, e.body->>'type' AS type, e.body AS body
+         FROM json_array_elements($2::json) WITH ORDINALITY AS e(body, ord)
      ), targets AS (
        SELECT i.id AS event_id, i.ord, w.id AS webhook_id
-         FROM input i JOIN webhooks w ON w.workspace_id = ${workspace} AND w.enabled
+         FROM input i JOIN webhooks w ON w.workspace_id = $1 AND w.enabled
         WHERE EXISTS (SELECT 1 FROM unnest(w.operations) op
                        WHERE split_part(op, '.', 1) IN ('*', split_part(i.type, '.', 1))
                          AND split_part(op, '.', 2) IN ('*', split_part(i.type, '.', 2)))
      ), stored AS (
        INSERT INTO webhook_events (workspace_id, id, type, payload)
-       SELECT ${workspace}, i.id, i.type, i.body FROM input i WHERE i.id IN (SELECT event_id FROM targets)
+       SELECT $1, i.id, i.type, i.body FROM input i WHERE i.id IN (SELECT event_id FROM targets)
      ), deliveries AS (
        INSERT INTO webhook_deliveries (workspace_id, webhook_id, event_id)
-       SELECT ${workspace}, t.webhook_id, t.event_id FROM targets t ORDER BY t.ord
+       SELECT $1, t.webhook_id, t.event_id FROM targets t ORDER BY t.ord
        RETURNING id
-     ), jobs AS (
-       SELECT graphile_worker.add_job(${task}, json_build_object('workspaceId', ${workspace}::uuid, 'deliveryId', d.id, 'attempt', 1)) FROM deliveries d
-     )`;
-}
-
-/**
- * One statement that INSERTs records and writes their `<object>.created` events to the
- * outbox: atomic without BEGIN/COMMIT, and the workspace's `record_counts` row (which the
- * INSERT's trigger updates) is held only while the statement runs and commits, not across
- * more round trips (issue 12). The event bodies are built by Postgres from the inserted rows
- * with `recordJson` (the same keys, order and forms as the record store's `toRecord`), and
- * are the bodies `recordEvents` would store. `insert` is an `INSERT … RETURNING` of the
- * record's columns whose workspace is `$1`; `params` are its parameters, and three more are
- * added. Returns the statement, whose rows are the inserted rows in their order.
- */
-export function insertWithCreatedEvents(
-  object: string,
-  insert: string,
-  params: unknown[],
-  recordJson: (alias: string) => string,
-): string {
-  const type = `$${params.push(`${eventObjectOf(object)}.created`)}::text`;
-  const occurredAt = `$${params.push(new Date().toISOString())}::text`;
-  const task = `$${params.push(DELIVER_TASK)}::text`;
-  return `WITH created AS (${insert}
-     ), numbered AS (
-       SELECT c.*, row_number() OVER () AS __ord, gen_random_uuid() AS __event_id FROM created c
-     ), ${outboxSql(
-       `SELECT n.__ord AS ord, n.__event_id AS id, ${type} AS type,
-               json_build_object('id', n.__event_id, 'type', ${type}, 'workspaceId', $1::uuid, 'occurredAt', ${occurredAt},
-                                 'data', json_build_object('record', ${recordJson('n')})) AS body
-          FROM numbered n`,
-       '$1',
-       task,
-     )}
-     SELECT n.*, (SELECT count(*) FROM jobs) AS __jobs FROM numbered n ORDER BY n.__ord`;
+     )
+     SELECT graphile_worker.add_job($3, json_build_object('workspaceId', $1::uuid, 'deliveryId', d.id, 'attempt', 1)) FROM deliveries d`,
+    [workspaceId, JSON.stringify(events), DELIVER_TASK],
+    { prepared: true },
+  );
 }
 
 /**

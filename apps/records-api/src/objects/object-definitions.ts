@@ -48,39 +48,6 @@ function recordSource(object: ObjectDeclaration): string {
   return `return { ${parts.join(', ')} };`;
 }
 
-/** A timestamptz column as the ISO 8601 text `isoFromTimestamptz` gives (milliseconds truncated, `Z`). */
-const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const sqlText = (text: string) => `'${text.replace(/'/g, "''")}'`;
-
-/**
- * The record `toRecord` makes, as Postgres JSON built from the row `alias`: the same keys in
- * the same order and the same forms (ISO timestamps, `[]` for empty lists, numbers for
- * amounts). Used for the webhook events written in a create's own statement.
- */
-function recordJsonOf(object: ObjectDeclaration): (alias: string) => string {
-  const pairs = (alias: string) => {
-    const col = (column: string) => `${alias}.${column}`;
-    const out = [`'id', ${col('id')}`];
-    for (const field of object.fields) {
-      const key = sqlText(field.name);
-      if (field.kind === 'timestamp') out.push(`${key}, ${isoSql(col(field.column))}`);
-      else if (field.kind !== 'composite') out.push(`${key}, ${col(field.column)}`);
-      else {
-        const subs = composite(field.type).subFields.map((sub) => {
-          const column = col(field.columns[sub.name]);
-          const value = sub.kind === 'textList' || sub.kind === 'linkList' ? `coalesce(to_jsonb(${column}), '[]'::jsonb)` : column;
-          return `${sqlText(sub.name)}, ${value}`;
-        });
-        out.push(`${key}, json_build_object(${subs.join(', ')})`);
-      }
-    }
-    out.push(`'createdAt', ${isoSql(col('created_at'))}`, `'updatedAt', ${isoSql(col('updated_at'))}`, `'deletedAt', ${isoSql(col('deleted_at'))}`);
-    return out;
-  };
-  // json_build_object takes at most 100 arguments (Postgres's FUNC_MAX_ARGS).
-  if (pairs('t').length > 50) throw new Error(`${object.plural} has more fields than one json_build_object holds`);
-  return (alias) => `json_build_object(${pairs(alias).join(', ')})`;
-}
 
 /** API field name (and relation name: `company`) → the columns it is read from. */
 function fieldColumnsOf(object: ObjectDeclaration): Map<string, string[]> {
@@ -152,7 +119,6 @@ function definitionOf(object: ObjectDeclaration): ObjectDefinition {
     columns: columnsOf(object),
     columnsFor: columnsForOf(object),
     toRecord: new Function('row', recordSource(object)) as (row: Record<string, unknown>) => AnyRecord,
-    recordJson: recordJsonOf(object),
     createInput: classes.create as new () => object,
     updateInput: classes.update as new () => object,
     toColumns: toColumnsOf(object),

@@ -18,8 +18,6 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
    */
   columnsFor(fields: ReadonlySet<string>): string[];
   toRecord(row: Record<string, unknown>): TRecord;
-  /** SQL building, from the row `alias`, the JSON of the record `toRecord` makes. */
-  recordJson(alias: string): string;
   createInput: new () => TCreate;
   updateInput: new () => TUpdate;
   /** Column values to write for a validated input; only the keys present are written. */

@@ -12,7 +12,7 @@ import {
   orderWithTieBreaker,
 } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
-import { changedFields, insertWithCreatedEvents, recordEvents } from '#webhooks/webhook-outbox.js';
+import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
 import { CountCache } from './count-cache.js';
 import { iso, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';
@@ -318,13 +318,17 @@ export class RecordStore {
       // `$1` alone when no column is given (a person created from `{}`).
       (set) => `($1${columns.map((col) => `, ${col in set ? `$${params.push(set[col])}` : 'DEFAULT'}`).join('')})`,
     );
-    const insert = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
+    const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
-    // The records and their webhook events in one statement (no BEGIN/COMMIT round trips);
-    // its text follows which columns were given and how many records: prepared within a bound.
-    const sql = insertWithCreatedEvents(def.object, insert, params, (alias) => def.recordJson(alias));
-    const rows = await this.sql.rows(sql, params, { prepared: 'bounded' }).catch((err) => mapDbError(err, def));
-    return rows.map((row) => def.toRecord(row));
+    const records = await this.sql
+      .transaction(async (tx) => {
+        // The text follows which columns were given and how many records: prepared within a bound.
+        const created = (await tx.rows(sql, params, { prepared: 'bounded' })).map((row) => def.toRecord(row));
+        await recordEvents(tx, principal.workspaceId, created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })));
+        return created;
+      })
+      .catch((err) => mapDbError(err, def));
+    return records;
   }
 
   async update<T, U extends object>(def: RecordDefinition<T, unknown, U>, principal: Principal, id: string, body: unknown): Promise<T> {
