@@ -180,6 +180,21 @@ describe('REST pagination', () => {
     expect(one.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
   });
 
+  it('gives exactly `limit` records and the right neighbours for every page size, forwards and backwards', async () => {
+    // A statement reads limit + 1 rows rounded up to one of a few counts (issue 12); the extra rows never show.
+    const walk = await walkForward(api, {}, 200);
+    const everything = walk.records;
+    expect(everything).toHaveLength(TOTAL);
+    for (const limit of [0, 1, 9, 10, 11, 19, 20, 21, 49, 50, 51, 59, 60, 61, 99, 100, 101, 199, 200]) {
+      const first = await page(api, { limit });
+      expect([limit, ids(first.records)]).toEqual([limit, ids(everything.slice(0, limit))]);
+      expect([limit, first.pageInfo.hasNextPage, first.pageInfo.hasPreviousPage]).toEqual([limit, limit < TOTAL, false]);
+      const before = await page(api, { limit, ending_before: walk.lastCursor });
+      expect([limit, ids(before.records)]).toEqual([limit, ids(everything.slice(Math.max(0, TOTAL - 1 - limit), TOTAL - 1))]);
+      expect([limit, before.pageInfo.hasPreviousPage, before.pageInfo.hasNextPage]).toEqual([limit, limit < TOTAL - 1, true]);
+    }
+  });
+
   it('walks a filtered list with a constant filtered totalCount', async () => {
     const query = { filter: 'name.lastName[in]:["baker","clark"]', order_by: 'name.lastName[DescNullsLast]' };
     const expected = all.filter((r) => r.lastName === 'baker' || r.lastName === 'clark');
