@@ -185,7 +185,7 @@ describe('REST pagination', () => {
     const walk = await walkForward(api, {}, 200);
     const everything = walk.records;
     expect(everything).toHaveLength(TOTAL);
-    for (const limit of [0, 1, 9, 10, 11, 19, 20, 21, 49, 50, 51, 59, 60, 61, 99, 100, 101, 199, 200]) {
+    for (const limit of [0, 1, 9, 10, 11, 19, 20, 21, 39, 40, 41, 49, 50, 51, 59, 60, 61, 74, 75, 76, 99, 100, 101, 124, 125, 150, 175, 199, 200]) {
       const first = await page(api, { limit });
       expect([limit, ids(first.records)]).toEqual([limit, ids(everything.slice(0, limit))]);
       expect([limit, first.pageInfo.hasNextPage, first.pageInfo.hasPreviousPage]).toEqual([limit, limit < TOTAL, false]);

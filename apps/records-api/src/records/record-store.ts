@@ -52,7 +52,7 @@ export interface ListResult<T> {
 }
 
 /** The row counts a list statement reads: `limit + 1` (to see whether more follow) rounded up to one of these. */
-const ROWS_TO_READ = [2, 11, 21, 31, 51, 61, 101, 201];
+const ROWS_TO_READ = [2, 11, 21, 31, 41, 51, 61, 76, 101, 126, 151, 176, 201];
 
 /**
  * A page of `limit` reads `limit + 1` rows rounded up to one of a few counts, written into
