@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '#database/index.js';
 import { createWorkspace } from '#identity/accounts.js';
-import { MAX_SHAPED_STATEMENTS, Sql } from '#database/sql.js';
+import { MAX_SHAPED_READS, MAX_SHAPED_WRITES, Sql } from '#database/sql.js';
 
 describe('database', () => {
   let ds: DataSource;
@@ -29,19 +29,22 @@ describe('database', () => {
     ).rejects.toMatchObject({ code: '23503' });
   });
 
-  it('prepares statements shaped by input (filters) only up to a bound, so no connection collects them without end', async () => {
+  it('prepares statements shaped by input (filters, write columns) only up to a bound each, so no connection collects them without end', async () => {
     // One connection, so pg_prepared_statements shows everything this Sql prepared.
     const one = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 1)).initialize();
     try {
       const sql = new Sql(one);
       const prepared = async () => Number((await sql.rows<{ n: string }>(`SELECT count(*) AS n FROM pg_prepared_statements WHERE name LIKE 's\\_%'`))[0].n);
-      const shaped = (i: number) => sql.rows<{ n: number }>(`SELECT $1::int + ${i} AS n`, [1], { prepared: 'bounded' });
-      for (let i = 0; i < MAX_SHAPED_STATEMENTS + 20; i++) expect((await shaped(i))[0].n).toBe(1 + i);
-      expect(await prepared()).toBe(MAX_SHAPED_STATEMENTS);
-      // Shapes seen first stay prepared; fixed statements are prepared whatever the count.
-      expect((await shaped(0))[0].n).toBe(1);
+      const read = (i: number) => sql.rows<{ n: number }>(`SELECT $1::int + ${i} AS n`, [1], { prepared: 'bounded' });
+      const write = (i: number) => sql.rows<{ n: number }>(`SELECT $1::int - ${i} AS n`, [1], { prepared: 'bounded-write' });
+      for (let i = 0; i < MAX_SHAPED_READS + 20; i++) expect((await read(i))[0].n).toBe(1 + i);
+      expect(await prepared()).toBe(MAX_SHAPED_READS);
+      // Shapes seen first stay prepared; writes have a share of their own; fixed statements are prepared whatever the count.
+      expect((await read(0))[0].n).toBe(1);
+      for (let i = 0; i < MAX_SHAPED_WRITES + 20; i++) expect((await write(i))[0].n).toBe(1 - i);
+      expect(await prepared()).toBe(MAX_SHAPED_READS + MAX_SHAPED_WRITES);
       await sql.rows('SELECT 1 AS fixed', [], { prepared: true });
-      expect(await prepared()).toBe(MAX_SHAPED_STATEMENTS + 1);
+      expect(await prepared()).toBe(MAX_SHAPED_READS + MAX_SHAPED_WRITES + 1);
     } finally {
       await one.destroy();
     }

@@ -45,7 +45,7 @@ describe('database lost in the middle of a request', () => {
       let pid: number | undefined;
       for (let i = 0; i < 100 && !pid; i++) {
         await locker.query('SELECT pg_stat_clear_snapshot()');
-        // A create is one statement, `WITH created AS (INSERT INTO <table> …) …`.
+        // The waiting INSERT of the create (matched anywhere in its text).
         const { rows } = await locker.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO ' || $1 || ' %'`, [table]);
         pid = rows[0]?.pid;
         if (!pid) await new Promise((r) => setTimeout(r, 50));

@@ -35,12 +35,14 @@ export class Sql {
   }
 
   /**
-   * `prepared: true`: the statement text comes from a small fixed set (no user input shapes
-   * it), so each connection parses and plans it once and then only binds values.
-   * `prepared: 'bounded'`: the text follows the shape of a caller's input (a filter's
-   * fields and operators; its values are always parameters), so the set is open: such
-   * texts are prepared while this process has seen fewer than MAX_SHAPED_STATEMENTS of
-   * them, and sent unnamed after that, so no connection keeps more than that many.
+   * `prepared: true`: the statement text comes from a small fixed set (no caller's input
+   * shapes it), so each connection parses and plans it once and then only binds values.
+   * `prepared: 'bounded'` (reads) and `'bounded-write'` (INSERT/UPDATE texts): the text
+   * follows the shape of a caller's input (a list's filter, order, cursor and page size; the
+   * columns a write gives; values are always parameters), so the set is open: such texts are
+   * prepared while this process has seen fewer than MAX_SHAPED_READS (or MAX_SHAPED_WRITES)
+   * of them, and sent unnamed after that, so no connection keeps more than that many and a
+   * burst of writes cannot use up the reads' share.
    */
   async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}): Promise<T[]> {
     return (await this.pool.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as T[];
@@ -80,7 +82,7 @@ export interface SqlTx {
 
 /** Whether a statement is prepared on its connection: see `Sql.rows`. */
 export interface StatementOptions {
-  prepared?: boolean | 'bounded';
+  prepared?: boolean | 'bounded' | 'bounded-write';
 }
 
 /** The pg pool TypeORM's postgres driver manages (its `master` pool). */
@@ -90,18 +92,20 @@ export function poolOf(dataSource: DataSource): Pool {
 
 const names = new Map<string, string>();
 /** Prepared statements whose text follows a caller's input shape, per process (and so per connection). */
-export const MAX_SHAPED_STATEMENTS = 100;
-let shapedStatements = 0;
+export const MAX_SHAPED_READS = 100;
+export const MAX_SHAPED_WRITES = 50;
+const shaped = { read: 0, write: 0 };
 
 function nameFor(sql: string, { prepared }: StatementOptions): string | undefined {
   if (prepared === true) return statementName(sql);
-  return prepared === 'bounded' ? shapedStatementName(sql) : undefined;
+  if (prepared === 'bounded') return shapedStatementName(sql, 'read', MAX_SHAPED_READS);
+  return prepared === 'bounded-write' ? shapedStatementName(sql, 'write', MAX_SHAPED_WRITES) : undefined;
 }
 
-function shapedStatementName(sql: string): string | undefined {
+function shapedStatementName(sql: string, kind: keyof typeof shaped, max: number): string | undefined {
   if (names.has(sql)) return names.get(sql);
-  if (shapedStatements >= MAX_SHAPED_STATEMENTS) return undefined;
-  shapedStatements++;
+  if (shaped[kind] >= max) return undefined;
+  shaped[kind]++;
   return statementName(sql);
 }
 

@@ -52,6 +52,12 @@ export interface QueryPlan {
 const isThenable = (value: unknown): boolean =>
   typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 
+/** A promise below the root: graphql-js would await it, so the plan gives up; its rejection is not left unhandled. */
+function notPlannableThenable(value: unknown): never {
+  void Promise.resolve(value as PromiseLike<unknown>).then(undefined, () => undefined);
+  throw NOT_PLANNABLE;
+}
+
 /**
  * Nest's resolver for a plain `@Field()` (`root[property] ?? defaultValue`) reads only its
  * parent; any other resolver (relations, DataLoaders, `@ResolveField`) needs graphql-js.
@@ -78,14 +84,16 @@ function compileType(schema: GraphQLSchema, fragments: QueryPlan['fragments'], t
     const inner = compileType(schema, fragments, type.ofType, nodes);
     if (!inner) return null;
     return (value) => {
-      if (value == null || value instanceof Error || isThenable(value)) throw NOT_PLANNABLE;
+      if (isThenable(value)) notPlannableThenable(value);
+      if (value == null || value instanceof Error) throw NOT_PLANNABLE;
       return inner(value);
     };
   }
   const inner = compileNullable(schema, fragments, type, nodes);
   if (!inner) return null;
   return (value) => {
-    if (value instanceof Error || isThenable(value)) throw NOT_PLANNABLE;
+    if (isThenable(value)) notPlannableThenable(value);
+    if (value instanceof Error) throw NOT_PLANNABLE;
     return value == null ? 'null' : inner(value);
   };
 }
@@ -103,7 +111,12 @@ function compileNullable(schema: GraphQLSchema, fragments: QueryPlan['fragments'
   }
   if (isLeafType(type)) {
     return (value) => {
-      const serialized = type.serialize(value);
+      let serialized: unknown;
+      try {
+        serialized = type.serialize(value);
+      } catch {
+        throw NOT_PLANNABLE; // graphql-js reports the field's error
+      }
       if (serialized == null) throw NOT_PLANNABLE;
       const json = JSON.stringify(serialized);
       if (typeof json !== 'string') throw NOT_PLANNABLE;
@@ -189,9 +202,12 @@ export async function runPlan(plan: QueryPlan, contextValue: unknown, variables:
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
   if (coerced.errors) throw NOT_PLANNABLE;
   const variableValues = coerced.coerced;
-  const values = await Promise.all(
-    plan.root.map((field) => {
-      if ('typename' in field) return field.typename;
+  // Every root field's arguments first (a bad one throws before any resolver has started),
+  // then the resolvers, each inside a promise, so none is left running unwatched.
+  const calls = plan.root.map((field) => {
+    if ('typename' in field) return () => field.typename;
+    const args = getArgumentValues(field.def, field.nodes[0], variableValues);
+    return () => {
       const info: GraphQLResolveInfo = {
         fieldName: field.def.name,
         fieldNodes: field.nodes,
@@ -204,9 +220,10 @@ export async function runPlan(plan: QueryPlan, contextValue: unknown, variables:
         operation,
         variableValues,
       };
-      return field.def.resolve!(undefined, getArgumentValues(field.def, field.nodes[0], variableValues), contextValue, info);
-    }),
-  );
+      return field.def.resolve!(undefined, args, contextValue, info);
+    };
+  });
+  const values = await Promise.all(calls.map((call) => new Promise<unknown>((resolve) => resolve(call()))));
   let out = '{"data":{';
   plan.root.forEach((field, i) => {
     out += `${i ? ',' : ''}${JSON.stringify(field.key)}:${'typename' in field ? JSON.stringify(field.typename) : field.write(values[i])}`;

@@ -141,11 +141,9 @@ export class RecordStore {
         WHERE ${scope}${keyset}
         ORDER BY ${compileOrderBy(order, def.schema, backwards)}
         LIMIT ${rowsToRead(args.limit)})`;
-    // Without a filter, a column selection and with one order term the text is one of a few per
-    // object; a filter's, a selection's or a longer order's text follows what the caller asks
-    // for: prepared within a bound.
-    const shaped = Boolean(args.filter || args.fields) || args.orderBy.length > 1;
-    const rows = await this.sql.rows(sql, params, { prepared: shaped ? 'bounded' : true });
+    // The text follows what the caller asks for (filter, order, cursor, page size, GraphQL's
+    // columns): prepared within a bound.
+    const rows = await this.sql.rows(sql, params, { prepared: 'bounded' });
     const head = rows.find((row) => row.__version != null)!;
     const found = rows.filter((row) => row.__version == null);
     const hasMore = found.length > args.limit;
@@ -336,7 +334,7 @@ export class RecordStore {
     const records = await this.sql
       .transaction(async (tx) => {
         // The text follows which columns were given and how many records: prepared within a bound.
-        const created = (await tx.rows(sql, params, { prepared: 'bounded' })).map((row) => def.toRecord(row));
+        const created = (await tx.rows(sql, params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
         await recordEvents(tx, principal.workspaceId, created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })));
         return created;
       })
@@ -364,7 +362,7 @@ export class RecordStore {
           `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
             WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
           params,
-          { prepared: 'bounded' },
+          { prepared: 'bounded-write' },
         );
         const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
         await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'updated', record, previous: changedFields(previous, record) }]);
