@@ -40,7 +40,7 @@ interface RoleRow {
   settings_permissions: Principal['role']['settingsPermissions'];
 }
 
-/** A once-a-minute `last_used_at` keeps a busy key from turning every read into a write. */
+/** A once-a-minute `last_used_at` keeps a busy key from turning every read into a write (cached or read from the database). */
 const KEY_USE_RESOLUTION_MS = 60_000;
 
 /**
@@ -140,7 +140,7 @@ export class BearerAuthService {
     const rows = await this.sql.rows<ApiKeyRow>(
       `SELECT k.workspace_id, k.id, k.revoked_at IS NOT NULL AS revoked, k.expires_at <= now() AS expired,
               (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms,
-              (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS use_stale,
+              (k.last_used_at IS NULL OR k.last_used_at < now() - interval '${KEY_USE_RESOLUTION_MS} milliseconds') AS use_stale,
               r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
          FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
         WHERE k.secret_hash = $1`,

@@ -20,7 +20,7 @@ function fieldsOf(info: GraphQLResolveInfo, sets: (SelectionSetNode | undefined)
 
 /** Names of the fields selected directly on the resolved field, through fragments too. */
 export function selectedFields(info: GraphQLResolveInfo): Set<string> {
-  return new Set(fieldsOf(info, info.fieldNodes.map((node) => node.selectionSet)).map((field) => field.name.value));
+  return selectedFieldsAt(info, []);
 }
 
 /**
