@@ -4,6 +4,7 @@ import pg from 'pg';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { fingerprint } from '../apps/records-api/src/http/idempotency.js';
+import { hashSecret } from '#identity/secrets.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { expectError, type Http } from './rest-helpers.js';
 
@@ -91,6 +92,44 @@ describe('Idempotency-Key', () => {
     expect(replay.body).toEqual(refused.body);
   });
 
+  it('keeps keys per credential: a Viewer repeating an Admin\'s key neither gets the Admin\'s answer nor leaves it a 403', async () => {
+    // Issue 18: keys were per workspace and replayed before the permission check.
+    const key = newKey();
+    const admin = await post('/rest/companies', { name: 'Idem Cred' }, key);
+    expect(admin.status).toBe(201);
+    const viewer = await post('/rest/companies', { name: 'Idem Cred' }, key, ws.keys.Viewer);
+    expectError(viewer, 403, 'FORBIDDEN');
+    expect(viewer.headers['idempotent-replayed']).toBeUndefined();
+    expect(await companiesNamed('Idem Cred')).toBe(1);
+
+    // The other way round: a Viewer's 403 is not kept, so the Admin's request with that key runs.
+    const key2 = newKey();
+    expectError(await post('/rest/companies', { name: 'Idem Cred 2' }, key2, ws.keys.Viewer), 403, 'FORBIDDEN');
+    const retried = await post('/rest/companies', { name: 'Idem Cred 2' }, key2, ws.keys.Viewer);
+    expectError(retried, 403, 'FORBIDDEN');
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    const afterViewer = await post('/rest/companies', { name: 'Idem Cred 2' }, key2);
+    expect(afterViewer.status).toBe(201);
+    expect(afterViewer.headers['idempotent-replayed']).toBeUndefined();
+    expect(await companiesNamed('Idem Cred 2')).toBe(1);
+    const rows = await ds.query('SELECT status FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [ws.id, key2]);
+    expect(rows).toEqual([{ status: 201 }]);
+  });
+
+  it('answers 400 for a JSON body nested deeper than the limit, with or without a key (no 500)', async () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    for (const key of [newKey(), undefined]) {
+      let r = request(http).post('/rest/companies').set(auth()).set('Content-Type', 'application/json');
+      if (key) r = r.set('Idempotency-Key', key);
+      const res = await r.send(deep);
+      expectError(res, 400, 'INVALID_JSON');
+      expect(res.body.messages[0]).toMatch(/nests deeper than 64 levels/);
+    }
+    const deepObject = `{"name":"x","domainName":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`;
+    const res = await request(http).post('/rest/companies').set(auth()).set('Idempotency-Key', newKey()).set('Content-Type', 'application/json').send(deepObject);
+    expectError(res, 400, 'INVALID_JSON');
+  });
+
   it('works for PATCH and DELETE, and for batch creates', async () => {
     const created = (await post('/rest/companies', { name: 'Idem Patch' })).body.data.createCompany;
     const key = newKey();
@@ -155,8 +194,9 @@ describe('Idempotency-Key', () => {
     // A lease still running is not taken over.
     const key2 = newKey();
     await ds.query(
-      `INSERT INTO idempotency_keys (workspace_id, key, fingerprint, method, path, locked_until) VALUES ($1, $2, $3, 'POST', '/rest/companies', now() + interval '1 minute')`,
-      [ws.id, key2, fingerprint('POST', '/rest/companies', body)],
+      `INSERT INTO idempotency_keys (workspace_id, credential, key, fingerprint, method, path, locked_until)
+       VALUES ($1, (SELECT 'apiKey:' || id FROM api_keys WHERE secret_hash = $4), $2, $3, 'POST', '/rest/companies', now() + interval '1 minute')`,
+      [ws.id, key2, fingerprint('POST', '/rest/companies', body), hashSecret(ws.keys.Admin)],
     );
     expectError(await post('/rest/companies', body, key2), 409, 'IDEMPOTENCY_KEY_IN_USE');
   });

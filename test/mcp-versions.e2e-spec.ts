@@ -54,6 +54,30 @@ describe('MCP protocol versions', () => {
     }
   });
 
+  it('speaks every revision its server card lists, 2026-07-28 first', async () => {
+    // Issue 18: the card left out 2026-07-28, which /mcp serves.
+    const card = (await (await fetch(`${origin.url}/.well-known/mcp/server-card.json`)).json()) as { remotes: { supportedProtocolVersions: string[] }[] };
+    const versions = card.remotes[0].supportedProtocolVersions;
+    expect(versions[0]).toBe('2026-07-28');
+    expect(versions).toEqual(expect.arrayContaining(['2025-11-25', '2025-06-18']));
+    const modern = new V2Client({ name: 'v2-card', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await modern.connect(new V2Transport(new URL(`${origin.url}/mcp`), headers(keys.viewer)));
+    try {
+      expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    } finally {
+      await modern.close();
+    }
+    for (const version of versions.slice(1)) {
+      const res = await fetch(`${origin.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys.viewer}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'card', version: '1' } } }),
+      });
+      expect({ version, status: res.status }).toEqual({ version, status: 200 });
+      expect(((await res.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(version);
+    }
+  });
+
   it.each(['2025-11-25', '2025-06-18'])('serves a v1 client speaking %s with the same tools', async (version) => {
     const client = new V1Client({ name: 'v1-test', version: '1.0.0' });
     const transport = new V1Transport(new URL(`${origin.url}/mcp`), headers(keys.admin));

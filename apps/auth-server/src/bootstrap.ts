@@ -20,6 +20,7 @@ import { forbidFraming } from '#auth/frame-headers.js';
 import { isLoopbackAddress } from '#net/loopback.js';
 import { loadCsrfKey } from './sessions/web-sessions.js';
 import { settingsApiBodyErrors, settingsHeaders } from './settings/http.js';
+import { verifyJsonDepth } from '#net/json-depth.js';
 
 /** Our pages; every other /oauth/* and /.well-known/* path is the provider's. */
 const OWN_PAGES = /^\/oauth\/(interaction|assets)\//;
@@ -77,7 +78,7 @@ export async function createAuthServer(): Promise<INestApplication> {
   });
   app.use(cookieParser());
   app.use(express.urlencoded({ extended: false, limit: '100kb' }));
-  app.use(express.json({ limit: '100kb' }));
+  app.use(express.json({ limit: '100kb', verify: verifyJsonDepth }));
   app.use('/settings', settingsHeaders);
   app.use(settingsApiBodyErrors);
 

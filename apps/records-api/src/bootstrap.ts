@@ -49,20 +49,22 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use(jsonBodies());
   app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
   // Before Apollo's own middleware (mounted at init): successful queries are answered here.
-  const schemaHost = app.get(GraphQLSchemaHost);
-  app.use(
-    '/graphql',
-    graphqlFastPath({
-      schema: () => {
-        try {
-          return schemaHost.schema;
-        } catch {
-          return undefined; // not built yet
-        }
-      },
-      context: graphqlContextFactory({ auth: app.get(BearerAuthService), records: app.get(RecordsService), publicUrl: config.publicUrl }),
-    }),
-  );
+  if (config.graphqlFastPath) {
+    const schemaHost = app.get(GraphQLSchemaHost);
+    app.use(
+      '/graphql',
+      graphqlFastPath({
+        schema: () => {
+          try {
+            return schemaHost.schema;
+          } catch {
+            return undefined; // not built yet
+          }
+        },
+        context: graphqlContextFactory({ auth: app.get(BearerAuthService), records: app.get(RecordsService), publicUrl: config.publicUrl }),
+      }),
+    );
+  }
   serveOpenApi(app, config.publicUrl);
   await runMigrations(app.get(DataSource));
   return app;

@@ -32,7 +32,8 @@ export function graphqlContextFactory(deps: {
   return async ({ req }: { req: GraphqlRequest }): Promise<GraphqlContext> => {
     let principal: Principal;
     try {
-      principal = await deps.auth.authenticate(req.headers.authorization);
+      // The query fast path may have authenticated this request already; Apollo then reuses it.
+      principal = req.principal ?? (await deps.auth.authenticate(req.headers.authorization));
     } catch (err) {
       if (isDatabaseUnavailable(err)) throw databaseUnavailableError(req.id);
       if (!(err instanceof AppError) || err.status !== 401) throw err;

@@ -1,13 +1,23 @@
 import type { NextFunction, Response } from 'express';
 import { execute, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import type { GraphqlContext, GraphqlRequest } from './graphql-context.js';
 import { MAX_COST, VALIDATION_RULES, operationCost } from './query-limits.js';
 import { planQuery, runPlan, type QueryPlan } from './query-plan.js';
 
-/** Query documents kept parsed and validated (by text and operation name); the oldest goes first. */
+/** Query documents kept parsed and validated (by text and operation name); the least recently used goes first. */
 const MAX_DOCUMENTS = 500;
+/**
+ * And at most this many characters of document text in all. A document parsed without
+ * locations keeps ~16 bytes of AST per character (a 29 KB document of aliased fields:
+ * 460 KB), and its text is the key: this bounds the cache near 20 MB whatever is sent
+ * (500 documents of 20 000 characters kept 550 MB and ended the process).
+ */
+const MAX_CACHED_CHARS = 1_000_000;
 /** Longer documents are left to Apollo alone rather than kept. */
-const MAX_QUERY_CHARS = 20_000;
+export const MAX_QUERY_CHARS = 20_000;
+/** Tokens one document may have, here and in Apollo (graphql-js stops parsing beyond it). */
+export const MAX_QUERY_TOKENS = 20_000;
 
 interface Prepared {
   document: DocumentNode;
@@ -46,13 +56,19 @@ export function graphqlFastPath(deps: {
   schema: () => GraphQLSchema | undefined;
   context: (args: { req: GraphqlRequest }) => Promise<GraphqlContext>;
 }) {
-  const prepared = new Map<string, Prepared | null>();
+  // 'apollo': a document that is not for the fast path (invalid, a mutation…), known without parsing it again.
+  const prepared = new LRUCache<string, Prepared | 'apollo'>({
+    max: MAX_DOCUMENTS,
+    maxSize: MAX_CACHED_CHARS,
+    sizeCalculation: (_entry, key) => Math.max(1, key.length),
+  });
   let schemaOfCache: GraphQLSchema | undefined;
 
   function prepare(schema: GraphQLSchema, query: string, operationName: string | undefined): Prepared | null {
     let document: DocumentNode;
     try {
-      document = parse(query);
+      // No locations: only Apollo reports errors, and it parses the document again with them.
+      document = parse(query, { noLocation: true, maxTokens: MAX_QUERY_TOKENS });
     } catch {
       return null;
     }
@@ -63,22 +79,22 @@ export function graphqlFastPath(deps: {
     return { document, operationName, fixedCost, plan: planQuery(schema, document, operationName) };
   }
 
-  function preparedFor(schema: GraphQLSchema, query: string, operationName: string | undefined): Prepared | null {
+  function cached(schema: GraphQLSchema, key: string): Prepared | 'apollo' | undefined {
     if (schema !== schemaOfCache) {
       prepared.clear();
       schemaOfCache = schema;
     }
-    const key = `${operationName ?? ''}\n${query}`;
-    let entry = prepared.get(key);
-    if (entry === undefined) {
-      try {
-        entry = prepare(schema, query, operationName);
-      } catch {
-        entry = null; // too many fields, or anything else Apollo reports
-      }
-      if (prepared.size >= MAX_DOCUMENTS) prepared.delete(prepared.keys().next().value!);
-      prepared.set(key, entry);
+    return prepared.get(key);
+  }
+
+  function prepareAndKeep(schema: GraphQLSchema, key: string, query: string, operationName: string | undefined): Prepared | null {
+    let entry: Prepared | null;
+    try {
+      entry = prepare(schema, query, operationName);
+    } catch {
+      entry = null; // too many fields, or anything else Apollo reports
     }
+    prepared.set(key, entry ?? 'apollo');
     return entry;
   }
 
@@ -91,12 +107,17 @@ export function graphqlFastPath(deps: {
     if (!req.is('application/json')) return next();
     const schema = deps.schema();
     if (!schema) return next();
-    const entry = preparedFor(schema, query, operationName ?? undefined);
-    if (!entry) return next();
+    const key = `${operationName ?? ''}\n${query}`;
+    const known = cached(schema, key);
+    if (known === 'apollo') return next();
     try {
+      // Who asks comes before any work on the document: without a credential Apollo answers
+      // 401 before it parses anything, and only callers it knows can fill the cache.
+      const context = await deps.context({ req });
+      const entry = known ?? prepareAndKeep(schema, key, query, operationName ?? undefined);
+      if (!entry) return next();
       const cost = entry.fixedCost ?? operationCost(schema, entry.document, entry.operationName, variables ?? undefined);
       if (cost === undefined || cost > MAX_COST) return next();
-      const context = await deps.context({ req });
       let json: string;
       if (entry.plan) {
         json = `${await runPlan(entry.plan, context, variables ?? undefined)}\n`;

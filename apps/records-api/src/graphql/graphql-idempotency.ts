@@ -1,12 +1,15 @@
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
 import { ErrorCode } from '#records/errors.js';
-import { fingerprint, IDEMPOTENCY_HEADER, invalidKey, isValidKey, keyInUse, keyReused, type IdempotencyStore } from '../http/idempotency.js';
+import { fingerprint, IDEMPOTENCY_HEADER, invalidKey, isValidKey, keyInUse, keyReused, scopeOf, type IdempotencyStore, type KeyScope } from '../http/idempotency.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { databaseUnavailableError } from './graphql-errors.js';
 
-/** Errors that mean "not done, try again": such a response is not kept (SPEC §9, status ≥ 500). */
-const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE]);
+/**
+ * Errors that mean "not done, try again" (as a status ≥ 500), or that are about the caller
+ * rather than the write (as 401, 403, 429): such a response is not kept.
+ */
+const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE, 'UNAUTHENTICATED', 'FORBIDDEN', ErrorCode.RATE_LIMITED]);
 
 function refusal(status: number, code: string, message: string): GraphQLResponse {
   return {
@@ -25,16 +28,16 @@ export function graphqlIdempotencyPlugin(store: IdempotencyStore): ApolloServerP
     async requestDidStart({ request }) {
       const key = request.http?.headers.get(IDEMPOTENCY_HEADER);
       if (key === undefined) return;
-      let claimed: { workspaceId: string } | undefined;
+      let claimed: KeyScope | undefined;
       return {
         async responseForOperation({ operation, contextValue }) {
           if (operation.operation !== 'mutation') return null;
           if (!isValidKey(key)) return refusal(400, invalidKey().code, invalidKey().message);
-          const workspaceId = contextValue.principal.workspaceId;
+          const scope = scopeOf(contextValue.principal);
           const print = fingerprint('POST', '/graphql', { query: request.query, operationName: request.operationName ?? null, variables: request.variables ?? null });
           let claim;
           try {
-            claim = await store.claim(workspaceId, key, 'POST', '/graphql', print);
+            claim = await store.claim(scope, key, 'POST', '/graphql', print);
           } catch (err) {
             if (!isDatabaseUnavailable(err)) throw err;
             const unavailable = databaseUnavailableError();
@@ -52,7 +55,7 @@ export function graphqlIdempotencyPlugin(store: IdempotencyStore): ApolloServerP
               body: { kind: 'single', singleResult: JSON.parse(claim.response.body) },
             };
           }
-          claimed = { workspaceId };
+          claimed = scope;
           return null;
         },
         async willSendResponse({ response }) {
@@ -60,8 +63,8 @@ export function graphqlIdempotencyPlugin(store: IdempotencyStore): ApolloServerP
           const status = response.http.status ?? 200;
           const single = response.body.kind === 'single' ? response.body.singleResult : undefined;
           const failed = status >= 500 || !single || single.errors?.some((e) => NOT_KEPT.has(String(e.extensions?.code)));
-          if (failed) await store.release(claimed.workspaceId, key).catch(() => undefined);
-          else await store.complete(claimed.workspaceId, key, { status, contentType: 'application/json', body: JSON.stringify(single) }).catch(() => undefined);
+          if (failed) await store.release(claimed, key).catch(() => undefined);
+          else await store.complete(claimed, key, { status, contentType: 'application/json', body: JSON.stringify(single) }).catch(() => undefined);
         },
       };
     },

@@ -69,11 +69,114 @@ export function depthLimitRule(max = MAX_DEPTH): ValidationRule {
   };
 }
 
+/** Introspection fields that return lists: each one nested in another multiplies the answer. */
+const INTROSPECTION_LISTS = new Set(['types', 'fields', 'args', 'inputFields', 'interfaces', 'possibleTypes', 'enumValues', 'directives']);
+
+/**
+ * What an operation asks of introspection: `__schema` and `__type` fields (each alias and
+ * each fragment spread counts), how many fields their selections hold in all, fragments
+ * expanded, and how deeply their lists nest.
+ */
+interface IntrospectionUse {
+  schemas: number;
+  types: number;
+  fields: number;
+  listDepth: number;
+}
+
+export const INTROSPECTION_LIMITS = {
+  /** Tools read the schema once per document; 760 aliased `__schema` answered 19 MB and held the event loop for seconds. */
+  schemas: 1,
+  types: 10,
+  /** graphql-js's full introspection query (every option on) selects 230 fields, fragments expanded. */
+  fields: 500,
+  /** `__schema { types { fields { args } } }`; one more (`fields { type { fields … } }`) multiplies by the schema's size again. */
+  listDepth: 3,
+} as const;
+
+/**
+ * Bounds introspection, which the depth rule and the cost estimate leave alone (its fields
+ * return no records): at most one `__schema` and ten `__type` per operation, 500 fields
+ * selected under them and lists nested three deep. graphql-js's full introspection query
+ * and every IDE's fit. Fragments are measured once each, so spreads cannot make it slow.
+ */
+export function introspectionLimitRule(limits = INTROSPECTION_LIMITS): ValidationRule {
+  return (context) => {
+    const none: IntrospectionUse = { schemas: 0, types: 0, fields: 0, listDepth: 0 };
+    const fragments = new Map<string, { outside: IntrospectionUse; inside: IntrospectionUse }>();
+    const add = (a: IntrospectionUse, b: IntrospectionUse, listDepth = Math.max(a.listDepth, b.listDepth)): IntrospectionUse => ({
+      schemas: a.schemas + b.schemas,
+      types: a.types + b.types,
+      fields: a.fields + b.fields,
+      listDepth,
+    });
+    // A fragment is measured both as plain selections and as selections inside introspection.
+    const fragment = (name: string, inside: boolean, visiting: Set<string>): IntrospectionUse => {
+      if (visiting.has(name)) return none; // a cycle: NoFragmentCyclesRule reports it
+      let measured = fragments.get(name);
+      if (!measured) {
+        const definition = context.getFragment(name);
+        visiting.add(name);
+        measured = definition
+          ? { outside: measure(definition.selectionSet, false, visiting), inside: measure(definition.selectionSet, true, visiting) }
+          : { outside: none, inside: none };
+        visiting.delete(name);
+        fragments.set(name, measured);
+      }
+      return inside ? measured.inside : measured.outside;
+    };
+    const measure = (set: SelectionSetNode, inside: boolean, visiting: Set<string>): IntrospectionUse => {
+      let use = none;
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FRAGMENT_SPREAD) {
+          use = add(use, fragment(selection.name.value, inside, visiting));
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          use = add(use, measure(selection.selectionSet, inside, visiting));
+        } else {
+          const name = selection.name.value;
+          const root = !inside && (name === '__schema' || name === '__type');
+          if (!inside && !root) {
+            if (selection.selectionSet) use = add(use, measure(selection.selectionSet, false, visiting));
+            continue;
+          }
+          const below = selection.selectionSet ? measure(selection.selectionSet, true, visiting) : none;
+          const self: IntrospectionUse = {
+            schemas: name === '__schema' && root ? 1 : 0,
+            types: name === '__type' && root ? 1 : 0,
+            fields: 1,
+            listDepth: below.listDepth + (INTROSPECTION_LISTS.has(name) ? 1 : 0),
+          };
+          use = add(use, add(self, below, Math.max(use.listDepth, self.listDepth)));
+        }
+      }
+      return use;
+    };
+    return {
+      OperationDefinition(operation) {
+        const use = measure(operation.selectionSet, false, new Set());
+        const problems = [
+          use.schemas > limits.schemas && `${use.schemas} __schema fields (at most ${limits.schemas})`,
+          use.types > limits.types && `${use.types} __type fields (at most ${limits.types})`,
+          use.fields > limits.fields && `${use.fields} introspection fields (at most ${limits.fields}, fragments expanded)`,
+          use.listDepth > limits.listDepth && `introspection lists nested ${use.listDepth} deep (at most ${limits.listDepth})`,
+        ].filter(Boolean);
+        if (problems.length) {
+          context.reportError(
+            new GraphQLError(`The operation asks too much of introspection: ${problems.join(', ')}. Read the schema once, e.g. with graphql-js's getIntrospectionQuery().`, {
+              nodes: [operation],
+            }),
+          );
+        }
+      },
+    };
+  };
+}
+
 /**
  * The rules every GraphQL document must pass besides graphql-js's own, wherever it is
  * validated: Apollo's pipeline and the query fast path (graphql-fast-path.ts) share this list.
  */
-export const VALIDATION_RULES: readonly ValidationRule[] = [depthLimitRule()];
+export const VALIDATION_RULES: readonly ValidationRule[] = [depthLimitRule(), introspectionLimitRule()];
 
 /** Page size a connection field may return, as the resolvers will read it. */
 export function pageSize(args: { first?: unknown; last?: unknown }): number {

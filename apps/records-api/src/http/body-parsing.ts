@@ -1,4 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { verifyJsonDepth } from '#net/json-depth.js';
 import { AppError, ErrorCode } from '#records/errors.js';
 import { errorHeaders, toErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
@@ -17,10 +18,11 @@ function hasBody(req: Request): boolean {
 
 /**
  * JSON bodies only, at most 1 MB: a body of another type is 415, a larger one 413, broken
- * JSON 400; each in the documented error shape (body-parser errors never reach Nest's filters).
+ * JSON or JSON nested deeper than MAX_JSON_DEPTH 400; each in the documented error shape
+ * (body-parser errors never reach Nest's filters).
  */
 export function jsonBodies() {
-  const parse = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  const parse = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: verifyJsonDepth });
   return (req: RequestWithId, res: Response, next: NextFunction) => {
     if (WRITE_METHODS.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
       return sendError(req, res, new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, [

@@ -2,6 +2,7 @@ import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
 import { AppError, CODE_BY_STATUS, ErrorCode } from '#records/errors.js';
+import { MAX_JSON_DEPTH } from '#net/json-depth.js';
 
 export interface ErrorBody {
   statusCode: number;
@@ -15,6 +16,7 @@ export interface ErrorBody {
 const BODY_PARSER: Record<string, [number, ErrorCode, string[]]> = {
   'entity.too.large': [413, ErrorCode.PAYLOAD_TOO_LARGE, ['The request body is larger than the 1 MB limit']],
   'entity.parse.failed': [400, ErrorCode.INVALID_JSON, ['The request body is not valid JSON']],
+  'entity.too.deep': [400, ErrorCode.INVALID_JSON, [`The request body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`]],
   'encoding.unsupported': [415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, ['Unsupported content encoding']],
   'charset.unsupported': [415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, ['Unsupported charset; send UTF-8 JSON']],
 };

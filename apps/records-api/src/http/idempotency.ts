@@ -3,17 +3,19 @@ import { createHash } from 'node:crypto';
 import type { NextFunction, Response } from 'express';
 import type { AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
+import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { AppError, ErrorCode } from '#records/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 
 /**
- * `Idempotency-Key` (SPEC §9, Stripe's semantics): the first response to a write is kept
- * for 24 h per workspace and key, in Postgres so every instance sees it; a retry with the
+ * `Idempotency-Key` (Stripe's semantics; docs/rest): the first response to a write is kept
+ * for 24 h per credential and key, in Postgres so every instance sees it; a retry with the
  * same method, path and body gets it again with `Idempotent-Replayed: true` and writes
  * nothing. The same key with another request is 422, a retry while the first still runs
- * 409. Responses of 500 and above are not kept, so the retry runs again.
+ * 409. Responses of 500 and above are not kept, so the retry runs again; nor are 401, 403
+ * and 429, which say nothing about the write and may change with the next attempt.
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
@@ -30,6 +32,17 @@ export interface StoredResponse {
   contentType: string | null;
   body: string;
 }
+
+/** Whose keys: the credential's own, within its workspace (another credential's key is another key). */
+export interface KeyScope {
+  workspaceId: string;
+  credential: string;
+}
+
+export const scopeOf = (principal: Principal): KeyScope => ({ workspaceId: principal.workspaceId, credential: `${principal.kind}:${principal.subjectId}` });
+
+/** Answers about the caller, not the write: kept, they would be replayed to a retry that may now pass. */
+const NOT_KEPT_STATUSES = new Set([401, 403, 429]);
 
 export type Claim =
   | { kind: 'run' }
@@ -73,45 +86,45 @@ export class IdempotencyStore implements OnModuleDestroy {
    * between two instances: the row is inserted, or taken over when it expired or its
    * first request's lease ran out; otherwise the existing row is read.
    */
-  async claim(workspaceId: string, key: string, method: string, path: string, print: string): Promise<Claim> {
+  async claim(scope: KeyScope, key: string, method: string, path: string, print: string): Promise<Claim> {
     const [claimed] = await this.sql.rows<{ claimed: boolean }>(
-      `INSERT INTO idempotency_keys (workspace_id, key, fingerprint, method, path, locked_until)
-       VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => ${LEASE_SECONDS}))
-       ON CONFLICT (workspace_id, key) DO UPDATE
+      `INSERT INTO idempotency_keys (workspace_id, credential, key, fingerprint, method, path, locked_until)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => ${LEASE_SECONDS}))
+       ON CONFLICT (workspace_id, credential, key) DO UPDATE
          SET fingerprint = EXCLUDED.fingerprint, method = EXCLUDED.method, path = EXCLUDED.path,
              status = NULL, content_type = NULL, body = NULL, created_at = now(), locked_until = EXCLUDED.locked_until
          WHERE idempotency_keys.created_at < now() - interval '${TTL}'
             OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until < now()
                 AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
        RETURNING true AS claimed`,
-      [workspaceId, key, print, method, path],
+      [scope.workspaceId, scope.credential, key, print, method, path],
       { prepared: true },
     );
     if (claimed) return { kind: 'run' };
     const [row] = await this.sql.rows<{ fingerprint: string; status: number | null; content_type: string | null; body: string | null }>(
-      'SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE workspace_id = $1 AND key = $2',
-      [workspaceId, key],
+      'SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE workspace_id = $1 AND credential = $2 AND key = $3',
+      [scope.workspaceId, scope.credential, key],
       { prepared: true },
     );
-    if (!row) return this.claim(workspaceId, key, method, path, print); // purged meanwhile
+    if (!row) return this.claim(scope, key, method, path, print); // purged meanwhile
     if (row.fingerprint !== print) return { kind: 'reused' };
     if (row.status === null) return { kind: 'in_use' };
     return { kind: 'replay', response: { status: row.status, contentType: row.content_type, body: row.body ?? '' } };
   }
 
-  /** The first response, kept; or, for a status ≥ 500, the key released so a retry runs again. */
-  async complete(workspaceId: string, key: string, response: StoredResponse): Promise<void> {
-    if (response.status >= 500) return this.release(workspaceId, key);
+  /** The first response, kept; or, for a status ≥ 500 or one about the caller (401, 403, 429), the key released so a retry runs again. */
+  async complete(scope: KeyScope, key: string, response: StoredResponse): Promise<void> {
+    if (response.status >= 500 || NOT_KEPT_STATUSES.has(response.status)) return this.release(scope, key);
     await this.sql.rows(
-      `UPDATE idempotency_keys SET status = $3, content_type = $4, body = $5, locked_until = NULL
-       WHERE workspace_id = $1 AND key = $2 AND status IS NULL`,
-      [workspaceId, key, response.status, response.contentType, response.body],
+      `UPDATE idempotency_keys SET status = $4, content_type = $5, body = $6, locked_until = NULL
+       WHERE workspace_id = $1 AND credential = $2 AND key = $3 AND status IS NULL`,
+      [scope.workspaceId, scope.credential, key, response.status, response.contentType, response.body],
       { prepared: true },
     );
   }
 
-  async release(workspaceId: string, key: string): Promise<void> {
-    await this.sql.rows('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND status IS NULL', [workspaceId, key], {
+  async release(scope: KeyScope, key: string): Promise<void> {
+    await this.sql.rows('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND credential = $2 AND key = $3 AND status IS NULL', [scope.workspaceId, scope.credential, key], {
       prepared: true,
     });
   }
@@ -141,9 +154,9 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
         if (err instanceof AppError) return next(); // the guard answers 401 the usual way
         throw err;
       }
-      const workspaceId = req.principal.workspaceId;
+      const scope = scopeOf(req.principal);
       const path = req.originalUrl;
-      const claim = await store.claim(workspaceId, key, req.method, path, fingerprint(req.method, path, req.body));
+      const claim = await store.claim(scope, key, req.method, path, fingerprint(req.method, path, req.body));
       if (claim.kind === 'reused') throw keyReused();
       if (claim.kind === 'in_use') throw keyInUse();
       if (claim.kind === 'replay') {
@@ -152,8 +165,8 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
         res.end(claim.response.body);
         return;
       }
-      keepResponse(res, (response) => store.complete(workspaceId, key, response), () => store.release(workspaceId, key));
-      deriveCreateIds(req, workspaceId, key);
+      keepResponse(res, (response) => store.complete(scope, key, response), () => store.release(scope, key));
+      deriveCreateIds(req, scope.workspaceId, key);
       next();
     } catch (err) {
       sendError(req, res, err);

@@ -1,6 +1,12 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+
+/**
+ * What /mcp speaks: the stateless 2026-07-28 revision (the SDK's handler; its list of
+ * modern revisions is not exported) and every revision the SDK negotiates by `initialize`.
+ */
+export const MCP_PROTOCOL_VERSIONS = ['2026-07-28', ...SUPPORTED_PROTOCOL_VERSIONS] as const;
 import { Public } from '#auth/auth.guard.js';
 import { loadConfig } from '#database/config.js';
 import { packageVersion } from './docs-pages.js';
@@ -66,7 +72,7 @@ export class AgentDiscoveryController {
         {
           type: 'streamable-http',
           url: `${this.publicUrl}/mcp`,
-          supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+          supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
           // OAuth 2.1 found from the 401's resource metadata (RFC 9728), or an API key as a Bearer header.
           authentication: { required: true, schemes: ['oauth2', 'bearer'] },
         },
