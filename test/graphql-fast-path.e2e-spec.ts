@@ -183,4 +183,23 @@ describe('GraphQL queries without Apollo\'s pipeline', () => {
     expect(JSON.parse(mine.text).data.companies.edges).toHaveLength(1);
     expect(JSON.parse(theirs.text).data.companies).toEqual({ totalCount: 0, edges: [] });
   });
+
+  it('leaves every request to Apollo with GRAPHQL_FAST_PATH=off, answering the same', async () => {
+    const body = { query: '{ companies(orderBy: [{name: AscNullsFirst}]) { totalCount edges { node { name } } } }' };
+    const fast = await answer(body);
+    expect(fast.byApollo).toBe(false);
+    process.env.GRAPHQL_FAST_PATH = 'off';
+    let apolloOnly: INestApplication | undefined;
+    try {
+      ({ app: apolloOnly } = await startApi());
+      const before = apolloCalls;
+      const res = await request(apolloOnly.getHttpServer()).post('/graphql').set(bearer(ws.keys.Admin)).send(body);
+      expect(apolloCalls).toBe(before + 1);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(JSON.parse(fast.text));
+    } finally {
+      delete process.env.GRAPHQL_FAST_PATH;
+      await apolloOnly?.close();
+    }
+  });
 });
