@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
  * read by loadConfig() when the app is created, so they are set before the import.
  */
 process.env.RATE_LIMIT_PER_MINUTE = '0';
+process.env.RATE_LIMIT_PER_WORKSPACE_PER_MINUTE = '0';
 // As deployed; also keeps the GraphQL schema in memory instead of writing apps/records-api/schema.gql.
 process.env.NODE_ENV = 'production';
 process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';

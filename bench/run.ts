@@ -614,7 +614,7 @@ async function main(): Promise<void> {
   const database = benchDatabaseName(args.rows);
   const cpus = os.availableParallelism();
   log(`Records API bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per run, one server at a time.`);
-  log(`Records API runs with the rate limit OFF (RATE_LIMIT_PER_MINUTE=0), NODE_ENV=production, LOG_LEVEL=warn.`);
+  log(`Records API runs with the rate limit OFF (RATE_LIMIT_PER_MINUTE=0, RATE_LIMIT_PER_WORKSPACE_PER_MINUTE=0), NODE_ENV=production, LOG_LEVEL=warn.`);
   log(`autocannon, the server under test and Postgres share this machine's ${cpus} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 
   const busy = await busyShare(1000);
@@ -633,7 +633,7 @@ async function main(): Promise<void> {
     const data = await prepareBenchData(benchUrl, args.rows, log);
     if (!data.seeded) log(`Reusing the seeded data (${args.rows} companies + ${args.rows} people in the main workspace)`);
 
-    const env = { DATABASE_URL: benchUrl, BENCH_WORKSPACE_ID: data.workspaceId, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' };
+    const env = { DATABASE_URL: benchUrl, BENCH_WORKSPACE_ID: data.workspaceId, RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0', LOG_LEVEL: 'warn' };
     const auth = { authorization: `Bearer ${data.secret}` };
     const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 

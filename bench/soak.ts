@@ -147,7 +147,7 @@ async function main(): Promise<void> {
 
   const [r1, r2, a1, a2] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const publicUrl = `http://127.0.0.1:${r1}`;
-  const common = { DATABASE_URL: url, PUBLIC_URL: publicUrl, RATE_LIMIT_PER_MINUTE: '1000000', REGISTRATIONS_PER_MINUTE: '100' };
+  const common = { DATABASE_URL: url, PUBLIC_URL: publicUrl, RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0', REGISTRATIONS_PER_MINUTE: '100' };
   const auths: App[] = [
     { name: 'auth-1', entry: 'auth-server', env: { ...common, AUTH_PORT: String(a1) }, url: `http://127.0.0.1:${a1}` },
     { name: 'auth-2', entry: 'auth-server', env: { ...common, AUTH_PORT: String(a2) }, url: `http://127.0.0.1:${a2}` },

@@ -35,6 +35,7 @@ export default async function globalSetup() {
   // workers inherit this environment.
   process.env.AUTH_FAILURES_PER_MINUTE ??= '100000';
   process.env.RATE_LIMIT_PER_MINUTE ??= '100000';
+  process.env.RATE_LIMIT_PER_WORKSPACE_PER_MINUTE ??= '100000';
   const config = loadConfig();
   let url = config.databaseUrl;
   if (!url) {

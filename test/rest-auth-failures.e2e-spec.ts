@@ -14,7 +14,7 @@ describe('failed authentications per client address', () => {
   const previous = { ...process.env };
 
   beforeAll(async () => {
-    Object.assign(process.env, { AUTH_FAILURES_PER_MINUTE: String(FAILURES), RATE_LIMIT_PER_MINUTE: '0' });
+    Object.assign(process.env, { AUTH_FAILURES_PER_MINUTE: String(FAILURES), RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0' });
     ({ app, ds, http } = await startApi());
   });
   afterAll(async () => {

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi } from './factories.js';
-import { client, expectError, type Http } from './rest-helpers.js';
+import { allPermissions, client, expectError, keyWithRole, type Http } from './rest-helpers.js';
 
 /** 429 with Retry-After (SPEC §3). The limit is read from the environment when the app is created. */
 const LIMIT = 5;
@@ -68,5 +68,45 @@ describe('REST rate limiting', () => {
     for (let i = 0; i < LIMIT + 2; i++) {
       expect((await request(http).get('/.well-known/oauth-protected-resource')).status).toBe(200);
     }
+  });
+});
+
+describe('Rate limiting per workspace', () => {
+  const PER_WORKSPACE = 6;
+  let app: INestApplication;
+  let ds: DataSource;
+  let http: Http;
+  const previous = { ...process.env };
+
+  beforeAll(async () => {
+    Object.assign(process.env, { RATE_LIMIT_PER_MINUTE: '50', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: String(PER_WORKSPACE) });
+    ({ app, ds, http } = await startApi());
+  });
+  afterAll(async () => {
+    await app.close();
+    process.env = previous;
+  });
+
+  it('counts every key of a workspace against one budget above the per-key one; other workspaces are unaffected', async () => {
+    // Issue 18: each API key had its own budget, so more keys meant more requests for one tenant.
+    const ws = await newWorkspace(ds, 'rate-ws');
+    const third = await keyWithRole(ds, ws.id, 'third', allPermissions());
+    const keys = [ws.keys.Admin, ws.keys.Viewer, third.secret];
+    // A credential's workspace is learned from its first authenticated answer on this instance.
+    for (const key of keys) expect((await client(http, key).get('/rest/companies')).status).toBe(200);
+    const statuses: number[] = [];
+    let refused: request.Response | undefined;
+    for (let i = 0; i < PER_WORKSPACE + 3; i++) {
+      const res = await client(http, keys[i % keys.length]).get('/rest/companies');
+      statuses.push(res.status);
+      if (res.status === 429) refused ??= res;
+    }
+    expect(statuses).toEqual([...Array(PER_WORKSPACE).fill(200), 429, 429, 429]);
+    expect(expectError(refused!, 429, 'RATE_LIMITED')).toMatch(new RegExp(`${PER_WORKSPACE} requests in this workspace`));
+    expect(Number(refused!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused!.headers['ratelimit-policy']).toBe(`${PER_WORKSPACE};w=60`);
+
+    const other = await newWorkspace(ds, 'rate-ws-other');
+    for (let i = 0; i < 3; i++) expect((await client(http, other.keys.Admin).get('/rest/companies')).status).toBe(200);
   });
 });

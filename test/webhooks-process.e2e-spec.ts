@@ -104,7 +104,7 @@ describe('Webhooks across processes', () => {
     const port = await freePort();
     // The API that takes the writes delivers nothing itself: everything it committed is still waiting when it dies.
     const child: ChildProcess = spawn(process.execPath, [API], {
-      env: { ...process.env, PORT: String(port), AUTH_PORT: String(await freePort()), PUBLIC_URL: `http://127.0.0.1:${port}`, AUTH_PROXY: 'off', WEBHOOKS_WORKER: 'off', RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error' },
+      env: { ...process.env, PORT: String(port), AUTH_PORT: String(await freePort()), PUBLIC_URL: `http://127.0.0.1:${port}`, AUTH_PROXY: 'off', WEBHOOKS_WORKER: 'off', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0', LOG_LEVEL: 'error' },
       stdio: 'ignore',
     });
     let worker: INestApplication | undefined;

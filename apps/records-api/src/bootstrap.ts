@@ -45,7 +45,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use('/mcp', mcpOriginCheck(config.publicUrl, config.mcpAllowedOrigins));
   const pool = app.get(RateLimitPool).pool;
   app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute, pool));
-  app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool));
+  app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool, config.rateLimitPerWorkspacePerMinute));
   app.use(jsonBodies());
   app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
   // Before Apollo's own middleware (mounted at init): successful queries are answered here.

@@ -16,6 +16,8 @@ export interface AppConfig {
   authProxy: boolean;
   /** Requests per minute per credential (or per IP when there is none). */
   rateLimitPerMinute: number;
+  /** Requests per minute per workspace, all its keys and tokens together; 0 = off. */
+  rateLimitPerWorkspacePerMinute: number;
   /** Failed authentications (401) per minute per client address before 429; 0 = off. */
   authFailuresPerMinute: number;
   /** Dynamic client registrations per minute per client address. */
@@ -106,6 +108,7 @@ export function loadConfig(): AppConfig {
     dataDir: resolve(projectRoot(), process.env.DATA_DIR || '.data'),
     authProxy: (process.env.AUTH_PROXY ?? 'on') !== 'off',
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', 600),
+    rateLimitPerWorkspacePerMinute: intFrom('RATE_LIMIT_PER_WORKSPACE_PER_MINUTE', 3000),
     registrationsPerMinute: intFrom('REGISTRATIONS_PER_MINUTE', 10),
     authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 120),
     logLevel: process.env.LOG_LEVEL || 'log',
