@@ -10,10 +10,11 @@ const MAX_DOCUMENTS = 500;
 /**
  * And at most this many characters of document text in all. A document parsed without
  * locations keeps ~16 bytes of AST per character (a 29 KB document of aliased fields:
- * 460 KB), and its text is the key: this bounds the cache near 20 MB whatever is sent
- * (500 documents of 20 000 characters kept 550 MB and ended the process).
+ * 460 KB), its plan about as much again, and its text is the key: this bounds the cache
+ * near 10 MB whatever is sent (500 documents of 20 000 characters kept 550 MB and ended
+ * the process), and still holds 500 documents of 500 characters.
  */
-const MAX_CACHED_CHARS = 1_000_000;
+const MAX_CACHED_CHARS = 250_000;
 /** Longer documents are left to Apollo alone rather than kept. */
 export const MAX_QUERY_CHARS = 20_000;
 /** Tokens one document may have, here and in Apollo (graphql-js stops parsing beyond it). */
