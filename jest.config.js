@@ -28,6 +28,7 @@ export default {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',
+      setupFilesAfterEnv: ['<rootDir>/test/quiet-nest.ts'],
     },
   ],
   maxWorkers: 2,
