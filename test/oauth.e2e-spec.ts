@@ -17,7 +17,6 @@ process.env.LOG_LEVEL ??= 'error';
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const insecure = { execute: [oidc.allowInsecureRequests] };
 /** Response bodies of known shape (fetch types them as unknown). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = (res: Response): Promise<any> => res.json();
 
 describe('OAuth 2.1 through the public origin', () => {

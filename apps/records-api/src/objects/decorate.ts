@@ -6,6 +6,8 @@
  */
 
 export type Ctor = new () => object;
+/** Any class, as decorators and injection tokens take it. */
+export type AnyClass = abstract new (...args: never[]) => unknown;
 
 /** A class named `name` (swagger and GraphQL name schemas after their classes). */
 export function namedClass(name: string, base?: Ctor): Ctor {
@@ -19,9 +21,9 @@ export function property(cls: Ctor, name: string, designType: unknown, decorator
 }
 
 export function method(
-  cls: Function,
+  cls: AnyClass,
   name: string,
-  impl: (...args: any[]) => unknown,
+  impl: (...args: never[]) => unknown,
   decorators: MethodDecorator[],
   params: ParameterDecorator[] = [],
   paramTypes: unknown[] = [],
@@ -37,14 +39,14 @@ export function method(
   }
 }
 
-export function classDecorators(cls: Function, decorators: ClassDecorator[]): void {
+export function classDecorators(cls: AnyClass, decorators: ClassDecorator[]): void {
   for (const decorator of [...decorators].reverse()) decorator(cls);
 }
 
 export const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** A class named `name` whose constructor takes one injected dependency as `service` (controllers, resolvers). */
-export function serviceHolder<S>(name: string, token: Function): new (service: S) => { service: S } {
+export function serviceHolder<S>(name: string, token: AnyClass): new (service: S) => { service: S } {
   const cls = {
     [name]: class {
       constructor(readonly service: S) {}

@@ -10,6 +10,7 @@ import {
   type ObjectSchema,
 } from '#records/query/index.js';
 import { MAX_BATCH } from './record-store.js';
+import type { AnyClass } from '../objects/decorate.js';
 
 /*
  * OpenAPI descriptions shared by the object controllers (objects/object.controller.ts): list parameters,
@@ -98,10 +99,10 @@ export function ApiErrors(...statuses: number[]) {
   );
 }
 
-const ref = (model: Function) => ({ $ref: getSchemaPath(model) });
+const ref = (model: AnyClass) => ({ $ref: getSchemaPath(model) });
 
 /** `{data: {<key>: <record>}}` (or a list of records with `array`). */
-export function ApiDataResponse(status: number, description: string, key: string, model: Function, array = false) {
+export function ApiDataResponse(status: number, description: string, key: string, model: AnyClass, array = false) {
   return ApiResponse({
     status,
     description,
@@ -121,7 +122,7 @@ export function ApiDataResponse(status: number, description: string, key: string
 }
 
 /** `{data: {<plural>: [...]}, totalCount, pageInfo}`. */
-export function ApiListResponse(plural: string, model: Function) {
+export function ApiListResponse(plural: string, model: AnyClass) {
   return ApiResponse({
     status: 200,
     description: 'One page of records, the number matching the filter, and cursors to the neighbouring pages.',
@@ -198,9 +199,9 @@ export function ApiListQuery(schema: ObjectSchema, embedded: string, examples: {
   );
 }
 
-export const ApiRecordBody = (model: Function, description?: string) => ApiBody({ type: model, description, required: true });
+export const ApiRecordBody = (model: AnyClass, description?: string) => ApiBody({ type: model, description, required: true });
 
-export const ApiBatchBody = (model: Function) =>
+export const ApiBatchBody = (model: AnyClass) =>
   ApiBody({
     required: true,
     description: `1 to ${MAX_BATCH} records, created all or none.`,

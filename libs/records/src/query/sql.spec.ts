@@ -281,12 +281,18 @@ function evaluate(sql: string, params: unknown[], row: Row): Tri {
 
   const orExpr = (): Tri => {
     let v = andExpr();
-    while (peek() === 'OR') take() && (v = or(v, andExpr()));
+    while (peek() === 'OR') {
+      take();
+      v = or(v, andExpr());
+    }
     return v;
   };
   const andExpr = (): Tri => {
     let v = unary();
-    while (peek() === 'AND') take() && (v = and(v, unary()));
+    while (peek() === 'AND') {
+      take();
+      v = and(v, unary());
+    }
     return v;
   };
   const unary = (): Tri => {
@@ -314,7 +320,10 @@ function evaluate(sql: string, params: unknown[], row: Row): Tri {
       const list = () => {
         take('(');
         const values = [operand()];
-        while (peek() === ',') take() && values.push(operand());
+        while (peek() === ',') {
+          take();
+          values.push(operand());
+        }
         take(')');
         return values;
       };
