@@ -50,6 +50,8 @@ export interface AppConfig {
    * launcher); 0 leaves V8's default, which lets an idle-looking heap grow to hundreds of MB.
    */
   apiHeapMb: number;
+  /** How long the auth server waits for one client ID metadata document (ms). */
+  cimdFetchTimeoutMs: number;
 }
 
 let loaded = false;
@@ -117,6 +119,7 @@ export function loadConfig(): AppConfig {
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 10_000),
     credentialCacheMs: intFrom('CREDENTIAL_CACHE_MS', 300_000),
     apiHeapMb: intFrom('API_HEAP_MB', 160),
+    cimdFetchTimeoutMs: intFrom('CIMD_FETCH_TIMEOUT_MS', 10_000),
   };
 }
 
