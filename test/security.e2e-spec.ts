@@ -120,6 +120,33 @@ describe('Security (SPEC §10)', () => {
       expectThrottled(right);
     });
 
+    it('lets no more concurrent wrong passwords reach argon2 than the account limit', async () => {
+      const { people } = await workspaceWith(origin.ds, ['Member'], 'race');
+      const email = people[0].email;
+      // Forms first, so the 30 posts leave together; each from its own address (only the account limit applies).
+      const forms = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          const from = newAddress();
+          return { from, i, ...(await formFor(`${url}/login`, from)) };
+        }),
+      );
+      const answers = await Promise.all(
+        forms.map(({ from, i, csrf, cookie }) => send(`${url}/login`, { form: { _csrf: csrf, email, password: `wrong ${i}` }, headers: { cookie }, from })),
+      );
+      const checked = answers.filter((a) => a.status !== 429);
+      // SIGNIN_FAILURES_PER_ACCOUNT's default: each answer other than 429 was a password checked.
+      expect(checked.length).toBeLessThanOrEqual(10);
+      expect(checked.map((a) => a.status)).toEqual(checked.map(() => 401));
+      expect(answers.length - checked.length).toBeGreaterThanOrEqual(20);
+    });
+
+    it('gives a successful sign-in its points back, so the address is not blocked by its own sign-ins', async () => {
+      const { people } = await workspaceWith(origin.ds, ['Member'], 'give-back');
+      const from = newAddress();
+      // More successful sign-ins than the per-address failure limit (30), from one address.
+      for (let i = 0; i < 32; i++) expect((await tryLogin(url, people[0].email, PASSWORD, from)).status).toBe(303);
+    });
+
     it('blocks a client address that tries many accounts', async () => {
       const from = newAddress();
       let last: Answer | undefined;
