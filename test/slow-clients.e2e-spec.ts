@@ -47,14 +47,14 @@ describe.each(['records-api', 'auth-server'] as const)('Slow clients on the %s',
     const { closedAfterMs, answer } = await drip(app.port, 'GET /health/live HTTP/1.1\r\nHost: x\r\nX-Slow: ', 'a');
     expect(answer).toMatch(/^HTTP\/1\.1 408 /);
     expect(closedAfterMs).toBeGreaterThanOrEqual(HEADERS_MS - 100);
-    expect(closedAfterMs).toBeLessThan(HEADERS_MS + 1500);
+    expect(closedAfterMs).toBeLessThan(HEADERS_MS + 4000);
   });
 
   it('closes a connection whose body drips in, after the request timeout', async () => {
     const head = 'POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\n';
     const { closedAfterMs } = await drip(app.port, head, 'a');
     expect(closedAfterMs).toBeGreaterThanOrEqual(REQUEST_MS - 100);
-    expect(closedAfterMs).toBeLessThan(REQUEST_MS + 1500);
+    expect(closedAfterMs).toBeLessThan(REQUEST_MS + 4000);
   });
 
   it('keeps an idle keep-alive connection past the headers timeout, for the keep-alive timeout', async () => {
@@ -67,6 +67,6 @@ describe.each(['records-api', 'auth-server'] as const)('Slow clients on the %s',
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(answer.toLowerCase()).toContain(`keep-alive: timeout=${KEEP_ALIVE_MS / 1000}`);
     expect(closedAfterMs).toBeGreaterThanOrEqual(KEEP_ALIVE_MS - 100);
-    expect(closedAfterMs).toBeLessThan(KEEP_ALIVE_MS + 2000);
+    expect(closedAfterMs).toBeLessThan(KEEP_ALIVE_MS + 4000);
   });
 });
