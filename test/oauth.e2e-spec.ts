@@ -352,6 +352,8 @@ describe('OAuth 2.1 through the public origin', () => {
       const signup = /href="([^"]*signup[^"]*)"/.exec(b.lastBody)![1].replace(/&amp;/g, '&');
       await b.go(new URL(signup, b.lastUrl).toString());
       await b.submit('Sign up', { email, password: 'a long password', workspace: `Signup ${email}` });
+      // Sign-up signs no one in (it answers a taken e-mail the same way): the page asks to sign in.
+      await b.submit('Sign in', { email, password: 'a long password' });
       await b.submit('Allow');
     });
     const created = await rest(tokens.access_token, '/rest/companies', { method: 'POST', body: JSON.stringify({ name: 'Mine' }) });

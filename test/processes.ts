@@ -75,7 +75,8 @@ export interface AppProcess {
 
 /** `node dist/apps/<app>/src/main.js` on a free port (SPEC §9: each app starts alone). */
 export async function spawnApp(app: 'records-api' | 'auth-server', env: Record<string, string>): Promise<AppProcess> {
-  const port = await freePort();
+  // A port given in env (PORT, AUTH_PORT) is kept: a pair of apps needs to know each other's.
+  const port = Number(env[app === 'records-api' ? 'PORT' : 'AUTH_PORT']) || (await freePort());
   const portVar = app === 'records-api' ? { PORT: String(port) } : { AUTH_PORT: String(port) };
   const child = spawn(process.execPath, [join(ROOT, 'dist/apps', app, 'src/main.js')], {
     cwd: ROOT,

@@ -120,6 +120,33 @@ describe('Security (SPEC §10)', () => {
       expectThrottled(right);
     });
 
+    it('lets no more concurrent wrong passwords reach argon2 than the account limit', async () => {
+      const { people } = await workspaceWith(origin.ds, ['Member'], 'race');
+      const email = people[0].email;
+      // Forms first, so the 30 posts leave together; each from its own address (only the account limit applies).
+      const forms = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          const from = newAddress();
+          return { from, i, ...(await formFor(`${url}/login`, from)) };
+        }),
+      );
+      const answers = await Promise.all(
+        forms.map(({ from, i, csrf, cookie }) => send(`${url}/login`, { form: { _csrf: csrf, email, password: `wrong ${i}` }, headers: { cookie }, from })),
+      );
+      const checked = answers.filter((a) => a.status !== 429);
+      // SIGNIN_FAILURES_PER_ACCOUNT's default: each answer other than 429 was a password checked.
+      expect(checked.length).toBeLessThanOrEqual(10);
+      expect(checked.map((a) => a.status)).toEqual(checked.map(() => 401));
+      expect(answers.length - checked.length).toBeGreaterThanOrEqual(20);
+    });
+
+    it('gives a successful sign-in its points back, so the address is not blocked by its own sign-ins', async () => {
+      const { people } = await workspaceWith(origin.ds, ['Member'], 'give-back');
+      const from = newAddress();
+      // More successful sign-ins than the per-address failure limit (30), from one address.
+      for (let i = 0; i < 32; i++) expect((await tryLogin(url, people[0].email, PASSWORD, from)).status).toBe(303);
+    });
+
     it('blocks a client address that tries many accounts', async () => {
       const from = newAddress();
       let last: Answer | undefined;
@@ -161,8 +188,53 @@ describe('Security (SPEC §10)', () => {
         statuses.push(res.status);
         if (res.status === 429) expectThrottled(res);
       }
-      expect(statuses.slice(0, 3)).toEqual([303, 303, 303]);
+      expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
       expect(statuses.at(-1)).toBe(429);
+    });
+  });
+
+  describe('sign-up without account enumeration', () => {
+    async function signUp(email: string, password: string, workspace: string): Promise<Answer> {
+      const from = newAddress();
+      const { csrf, cookie } = await formFor(`${url}/signup`, from);
+      return send(`${url}/signup`, { form: { _csrf: csrf, email, password, workspace }, headers: { cookie }, from });
+    }
+    /** The page without what the request itself put there (the e-mail typed, the form's CSRF token). */
+    const normalised = (a: Answer, email: string) => a.body.replaceAll(email, 'EMAIL').replace(/name="_csrf" value="[^"]+"/g, 'CSRF');
+    const cookieNames = (a: Answer) => ((a.headers['set-cookie'] as string[] | undefined) ?? []).map((c) => c.split('=')[0]).sort();
+
+    it('answers an existing e-mail exactly as a new one, changes nothing of the account, and tells its owner', async () => {
+      const { people } = await workspaceWith(origin.ds, ['Member'], 'enum');
+      const existing = people[0].email;
+      const fresh = `${unique('fresh')}@example.com`;
+      const [taken, created] = [await signUp(existing, 'attacker password', unique('Enum A')), await signUp(fresh, 'a long password', unique('Enum B'))];
+      expect(taken.status).toBe(created.status);
+      expect(created.status).toBe(200);
+      expect(normalised(taken, existing)).toBe(normalised(created, fresh));
+      expect(cookieNames(taken)).toEqual(cookieNames(created));
+      // Neither answer signs anyone in: the page asks to sign in.
+      expect(created.body).toMatch(/Sign in/);
+
+      // The new account works; the existing one kept its password and got no workspace.
+      expect((await tryLogin(url, fresh, 'a long password', newAddress())).status).toBe(303);
+      expect((await tryLogin(url, existing, 'attacker password', newAddress())).status).toBe(401);
+      const from = newAddress();
+      const signIn = await tryLogin(url, existing, PASSWORD, from);
+      expect(signIn.status).toBe(303);
+      const session = ((signIn.headers['set-cookie'] as string[]) ?? []).map((c) => c.split(';')[0]).join('; ');
+      const home = await send(`${url}/settings`, { headers: { cookie: session }, from });
+      expect(home.status).toBe(200);
+      expect(home.body).toMatch(/Someone tried to create an account with your e-mail address/);
+      expect(await origin.ds.query('SELECT count(*)::int AS n FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE u.email = $1', [existing])).toEqual([{ n: 1 }]);
+    });
+
+    it('still says when the form is wrong, the same for a new and an existing e-mail', async () => {
+      const { people } = await workspaceWith(origin.ds, ['Member'], 'enum-bad');
+      for (const email of [people[0].email, `${unique('fresh')}@example.com`]) {
+        const short = await signUp(email, 'short', unique('Enum C'));
+        expect(short.status).toBe(400);
+        expect(short.body).toMatch(/at least 8 characters/);
+      }
     });
   });
 

@@ -73,6 +73,11 @@ const SLOW = 120_000;
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByLabel('Workspace name').fill(workspaceName);
       await page.getByRole('button', { name: 'Sign up' }).click();
+      // Sign-up signs no one in (it answers a taken e-mail the same way): the page asks to sign in.
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      expect(await page.getByLabel('Email').inputValue()).toBe(email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL(`${url}/settings`);
       await page.getByRole('heading', { name: workspaceName }).waitFor();
       await screenshotBoth(page, 'settings-home');

@@ -49,7 +49,7 @@ function registrationLimit(perMinute: number, pool: Pool) {
 /** The auth server, configured but not listening (tests listen on a port of their own). */
 export async function createAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
-  const app = await NestFactory.create<NestExpressApplication>(AuthServerModule, new ExpressAdapterWithPrototypes(), {
+  const app = await NestFactory.create<NestExpressApplication>(AuthServerModule, new ExpressAdapterWithPrototypes(config.httpTimeouts), {
     bodyParser: false,
     logger: createLogger(config),
   });

@@ -28,7 +28,7 @@ import { RecordsService } from './objects/records.service.js';
 /** The records API, configured but not listening (tests use it with supertest). */
 export async function createRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, new ExpressAdapterWithPrototypes(), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, new ExpressAdapterWithPrototypes(config.httpTimeouts), {
     bodyParser: false,
     logger: createLogger(config),
   });

@@ -54,6 +54,19 @@ export interface AppConfig {
   apiHeapMb: number;
   /** `off`: every GraphQL request goes through Apollo's pipeline (an operator's fallback, no deploy needed). */
   graphqlFastPath: boolean;
+  /** How long the auth server waits for one client ID metadata document (ms). */
+  cimdFetchTimeoutMs: number;
+  /** Both apps' HTTP servers: how long a client may take to send (ms; 0 = no limit). */
+  httpTimeouts: HttpTimeouts;
+}
+
+export interface HttpTimeouts {
+  /** The request line and headers. */
+  headersMs: number;
+  /** The whole request, body included. */
+  requestMs: number;
+  /** An idle keep-alive connection between requests. */
+  keepAliveMs: number;
 }
 
 let loaded = false;
@@ -123,7 +136,28 @@ export function loadConfig(): AppConfig {
     credentialCacheMs: intFrom('CREDENTIAL_CACHE_MS', 300_000),
     apiHeapMb: intFrom('API_HEAP_MB', 160),
     graphqlFastPath: (process.env.GRAPHQL_FAST_PATH ?? 'on') !== 'off',
+    cimdFetchTimeoutMs: intFrom('CIMD_FETCH_TIMEOUT_MS', 10_000),
+    httpTimeouts: httpTimeoutsFrom(),
   };
+}
+
+/**
+ * Slow clients (slowloris) hold a connection for as long as the server waits for them;
+ * Node's defaults wait 60 s for headers and 5 min for a request. Keep-alive outlasts common
+ * load balancers' idle timeout (AWS ALB 60 s), so the balancer, not this server, closes an
+ * idle connection and never reuses one this server is closing.
+ */
+function httpTimeoutsFrom(): HttpTimeouts {
+  const timeouts = {
+    headersMs: intFrom('HTTP_HEADERS_TIMEOUT_MS', 15_000),
+    requestMs: intFrom('HTTP_REQUEST_TIMEOUT_MS', 60_000),
+    keepAliveMs: intFrom('HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000),
+  };
+  // Node refuses a headers timeout longer than the request timeout.
+  if (timeouts.requestMs > 0 && (timeouts.headersMs === 0 || timeouts.headersMs > timeouts.requestMs)) {
+    throw new Error(`HTTP_HEADERS_TIMEOUT_MS (${timeouts.headersMs}) must be at most HTTP_REQUEST_TIMEOUT_MS (${timeouts.requestMs}) unless that is 0`);
+  }
+  return timeouts;
 }
 
 /** `MCP_ALLOWED_ORIGINS`: comma-separated origins (`https://app.example.com`), each checked and normalised. */

@@ -15,6 +15,7 @@ import { Opportunities1764000000300 } from './migrations/1764000000300-opportuni
 import { Webhooks1764300000000 } from './migrations/1764300000000-webhooks.js';
 import { CredentialChanges1764400000000 } from './migrations/1764400000000-credential-changes.js';
 import { CredentialVersion1764400000100 } from './migrations/1764400000100-credential-version.js';
+import { AccountNotices1764500000000 } from './migrations/1764500000000-account-notices.js';
 import { IdempotencyPerCredential1764500000300 } from './migrations/1764500000300-idempotency-per-credential.js';
 
 export const MIGRATIONS = [
@@ -28,6 +29,7 @@ export const MIGRATIONS = [
   Webhooks1764300000000,
   CredentialChanges1764400000000,
   CredentialVersion1764400000100,
+  AccountNotices1764500000000,
   IdempotencyPerCredential1764500000300,
 ];
 

@@ -111,11 +111,16 @@ export function listRoles(ds: Db, workspaceId: string): Promise<RoleEntity[]> {
   return ds.getRepository(RoleEntity).find({ where: { workspaceId }, order: { createdAt: 'ASC', name: 'ASC' } });
 }
 
-export async function createUser(ds: DataSource, email: string, password: string, manager: EntityManager = ds.manager): Promise<UserEntity> {
+/** What a new user's e-mail and password must be, before anyone looks whether the e-mail is taken. */
+function checkNewUser(email: string, password: string): void {
   if (!EMAIL.test(email ?? '')) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `email must be an e-mail address; got "${email}"`);
   if (!password || password.length < 8) {
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'password must be at least 8 characters');
   }
+}
+
+export async function createUser(ds: DataSource, email: string, password: string, manager: EntityManager = ds.manager): Promise<UserEntity> {
+  checkNewUser(email, password);
   const taken = await manager.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
   if (taken.length) throw new ConflictError(`A user with e-mail ${email} already exists`);
   const [user] = await manager.query(
@@ -213,13 +218,57 @@ export function workspacesOf(ds: Db, userId: string): Promise<{ id: string; name
   );
 }
 
-/** Sign-up: a new user and a new workspace in which the user is Admin, all or nothing. */
-export async function signUp(ds: DataSource, email: string, password: string, workspaceName: string) {
-  return ds.transaction(async (tx) => {
-    const workspace = await createWorkspace(tx, workspaceName);
-    const user = await createUser(ds, email, password, tx);
-    const admin = await tx.query(`SELECT id FROM roles WHERE workspace_id = $1 AND name = 'Admin'`, [workspace.id]);
-    await tx.query('INSERT INTO workspace_members (workspace_id, user_id, role_id) VALUES ($1, $2, $3)', [workspace.id, user.id, admin[0].id]);
-    return { user, workspace };
-  });
+/** Thrown inside sign-up's transaction to roll back the workspace of an e-mail that has an account. */
+class AccountExists extends Error {
+  constructor(readonly userId: string) {
+    super('account exists');
+  }
+}
+
+/**
+ * Sign-up: a new user and a new workspace in which the user is Admin, all or nothing. An
+ * e-mail that already has an account gets `{ existing }` and nothing is created or changed;
+ * the form's checks (e-mail, password, workspace name) and the password hashing run the
+ * same either way, so neither the answer nor its time tells the two apart.
+ */
+export async function signUp(
+  ds: DataSource,
+  email: string,
+  password: string,
+  workspaceName: string,
+): Promise<{ user: UserEntity; workspace: WorkspaceEntity } | { existing: { userId: string } }> {
+  checkNewUser(email, password);
+  try {
+    return await ds.transaction(async (tx) => {
+      const workspace = await createWorkspace(tx, workspaceName);
+      const taken = await tx.query('SELECT id FROM users WHERE lower(email) = lower($1)', [email]);
+      if (taken.length) {
+        await hashPassword(password);
+        throw new AccountExists(taken[0].id);
+      }
+      const user = await createUser(ds, email, password, tx);
+      const admin = await tx.query(`SELECT id FROM roles WHERE workspace_id = $1 AND name = 'Admin'`, [workspace.id]);
+      await tx.query('INSERT INTO workspace_members (workspace_id, user_id, role_id) VALUES ($1, $2, $3)', [workspace.id, user.id, admin[0].id]);
+      return { user, workspace };
+    });
+  } catch (err) {
+    if (err instanceof AccountExists) return { existing: { userId: err.userId } };
+    throw err;
+  }
+}
+
+/** Notices for an account's owner, shown on their settings home (nothing here sends mail). */
+export type AccountNoticeKind = 'signup_with_existing_email';
+
+export async function addAccountNotice(db: Db, userId: string, kind: AccountNoticeKind): Promise<void> {
+  await db.query('INSERT INTO account_notices (user_id, kind) VALUES ($1, $2)', [userId, kind]);
+}
+
+/** The owner's notices of the last 30 days, newest first. */
+export async function recentAccountNotices(db: Db, userId: string): Promise<{ kind: AccountNoticeKind; createdAt: Date }[]> {
+  const rows = await db.query(
+    `SELECT kind, created_at FROM account_notices WHERE user_id = $1 AND created_at > now() - interval '30 days' ORDER BY created_at DESC LIMIT 5`,
+    [userId],
+  );
+  return rows.map((r: { kind: AccountNoticeKind; created_at: Date }) => ({ kind: r.kind, createdAt: r.created_at }));
 }

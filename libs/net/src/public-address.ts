@@ -1,29 +1,41 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Outbound requests to URLs that someone else chose (client ID metadata documents,
  * webhook targets): only public addresses, checked on the address the socket connects to.
  */
 
-/** Addresses refused unless private targets are allowed (RFC 6890 special-use ranges). */
-const SPECIAL_USE = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) SPECIAL_USE.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) SPECIAL_USE.addSubnet(network, prefix, 'ipv6');
+/**
+ * Ranges that embed or translate to another address (IPv4-compatible ::/96, 6to4, NAT64,
+ * IPv4-translated, Teredo): where such a packet ends up depends on a relay or translator,
+ * possibly one inside our own network, so none is a public target whatever it carries.
+ */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
+/**
+ * True unless `address` is an IP address that ipaddr.js classifies as plain `unicast`, i.e.
+ * outside every range of the IANA special-purpose registries (RFC 6890 and its updates):
+ * private, loopback, link-local, shared, documentation, multicast, reserved, translation
+ * ranges. An IPv4-mapped address (::ffff:a.b.c.d, what a dual-stack resolver may answer) is
+ * judged by its IPv4 address. Anything that is not a canonical address literal is refused.
+ */
 export function isSpecialUse(address: string): boolean {
+  // Node's isIP, not ipaddr.isValid: the latter also takes `0x7f.1` and `127.1`.
   const family = isIP(address);
   if (family === 0) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return SPECIAL_USE.check(mapped[1], 'ipv4');
-  return SPECIAL_USE.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  // ipaddr.js reads a dotted tail as IPv4-mapped whatever precedes it (`::8.8.8.8` would be
+  // `::ffff:8.8.8.8`); the WHATWG URL parser writes it in hex first, as the socket sees it.
+  const canonical = family === 6 ? URL.parse(`http://[${address}]/`)?.hostname.slice(1, -1) : address;
+  if (!canonical) return true;
+  const parsed = ipaddr.parse(canonical);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) return isSpecialUse(v6.toIPv4Address().toString());
+    if (v6.match(IPV4_COMPATIBLE)) return true;
+  }
+  return parsed.range() !== 'unicast';
 }
 
 export class RefusedAddress extends Error {}

@@ -1,6 +1,6 @@
 import { format } from 'node:util';
 import { loadConfig } from '#database/config.js';
-import { pinoRoot } from './logging.js';
+import { pinoRoot, scrubSecrets } from './logging.js';
 
 /**
  * With LOG_FORMAT=json every line is JSON (SPEC §9), including what libraries print with
@@ -10,7 +10,7 @@ import { pinoRoot } from './logging.js';
 const config = loadConfig();
 if (config.logFormat === 'json') {
   const logger = pinoRoot(config);
-  const to = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => logger[level]({ context: 'console' }, format(...args));
+  const to = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => logger[level]({ context: 'console' }, scrubSecrets(format(...args)));
   console.debug = to('debug');
   console.log = to('info');
   console.info = to('info');

@@ -53,6 +53,15 @@ class QuietConsoleLogger extends ConsoleLogger {
     if (!this.verboseStartup && typeof context === 'string' && STARTUP_CHATTER.has(context)) return;
     super.log(message, ...(rest as [string]));
   }
+
+  /** Every level's text passes here: a secret inside a message or a stack is replaced. */
+  protected override formatMessage(...args: Parameters<ConsoleLogger['formatMessage']>): string {
+    return scrubSecrets(super.formatMessage(...args));
+  }
+
+  protected override printStackTrace(stack: string): void {
+    super.printStackTrace(scrubSecrets(stack));
+  }
 }
 
 class PinoNestLogger implements LoggerService {
@@ -61,10 +70,11 @@ class PinoNestLogger implements LoggerService {
   private write(level: pino.Level, message: unknown, rest: unknown[]) {
     const context = typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
     if (level === 'info' && !this.verboseStartup && context && STARTUP_CHATTER.has(context)) return;
-    const stack = level === 'error' || level === 'fatal' ? rest.find((r, i) => typeof r === 'string' && i < rest.length - 1) : undefined;
-    if (message instanceof Error) this.pino[level]({ context, err: message }, message.message);
+    const found = level === 'error' || level === 'fatal' ? rest.find((r, i) => typeof r === 'string' && i < rest.length - 1) : undefined;
+    const stack = typeof found === 'string' ? scrubSecrets(found) : undefined;
+    if (message instanceof Error) this.pino[level]({ context, err: { type: message.name, message: scrubSecrets(message.message), stack: scrubSecrets(message.stack ?? '') } }, scrubSecrets(message.message));
     else if (typeof message === 'object' && message !== null) this.pino[level]({ context, ...message });
-    else this.pino[level]({ context, ...(stack ? { stack } : {}) }, String(message));
+    else this.pino[level]({ context, ...(stack ? { stack } : {}) }, scrubSecrets(String(message)));
   }
 
   log(message: unknown, ...rest: unknown[]) {
@@ -100,11 +110,45 @@ type LoggedRequest = IncomingMessage & {
   principal?: { workspaceId: string; subjectId: string; kind: string };
 };
 
-/** The path without its query string: queries can carry filters with personal data. */
+/**
+ * Our bearer secrets by their prefixes (API keys `wrs_`, invite tokens `wrsi_`, server-app
+ * secrets `wrsa_`, webhook signing secrets `whsec_`), wherever they turn up: a key pasted
+ * where an id belongs is still a key.
+ */
+const SECRET = /\b(?:wrs|wrsi|wrsa|whsec)_[A-Za-z0-9+/=_-]+/g;
+const REDACTED = '[redacted]';
+
+/** A log text with every prefixed secret in it replaced. */
+export function scrubSecrets(text: string): string {
+  return text.replace(SECRET, REDACTED);
+}
+
+/**
+ * A request path fit for a log: the segment after /settings/invites/ is an invite token
+ * whatever it looks like (a link cut short still opens the page for its owner), and any
+ * segment holding a prefixed secret, percent-encoded or not, is replaced.
+ */
+export function redactPath(path: string): string {
+  const segments = path.split('/');
+  return segments
+    .map((segment, i) => {
+      if (i >= 2 && segments[i - 1] === 'invites' && segments[i - 2] === 'settings' && segment) return REDACTED;
+      let decoded = segment;
+      try {
+        decoded = decodeURIComponent(segment);
+      } catch {
+        // not valid percent-encoding: judged as it is
+      }
+      return new RegExp(SECRET.source).test(decoded) ? REDACTED : segment;
+    })
+    .join('/');
+}
+
+/** The path without its query string (queries can carry filters with personal data, OAuth codes and state), secrets redacted. */
 function pathOf(req: LoggedRequest): string {
   const url = req.originalUrl ?? req.url ?? '';
   const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
+  return redactPath(q < 0 ? url : url.slice(0, q));
 }
 
 /**

@@ -1,7 +1,7 @@
-import { Controller, Get, Header, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Header, Logger, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
-import { signUp } from '#identity/accounts.js';
+import { addAccountNotice, signUp } from '#identity/accounts.js';
 import { AppError } from '#records/errors.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
 import { addressKey } from '#ops/rate-limits.js';
@@ -10,9 +10,18 @@ import { WebSessions, csrfToken, csrfValid, providerSessionCookie, safeReturn } 
 import { loginPage, logoutPage, messagePage, signupPage } from '../views/pages.js';
 import { STYLESHEET } from '../views/style.js';
 
+/**
+ * What sign-up answers, whether the e-mail was new or not (OWASP Authentication Cheat
+ * Sheet, "Authentication and error messages"): nobody is signed in, the page asks to sign in.
+ */
+const SIGNED_UP =
+  'Sign in to continue. If this e-mail address was new here, its account and workspace are ready. If it already had an account, nothing was changed and the account’s owner has been told.';
+
 /** Sign-in, sign-up and sign-out outside an authorization request (and the way back into one). Sign-in lands on /settings (settings/). */
 @Controller()
 export class AccountPagesController {
+  private readonly logger = new Logger('SignUp');
+
   constructor(
     private readonly ds: DataSource,
     private readonly sessions: WebSessions,
@@ -64,13 +73,19 @@ export class AccountPagesController {
     const throttled = await this.throttle.signUp(addressKey(req));
     if (throttled) return again(429, throttledMessage(res, throttled));
     try {
-      const { user } = await signUp(this.ds, String(body.email ?? ''), String(body.password ?? ''), String(body.workspace ?? ''));
-      await this.sessions.start(req, res, user.id);
+      const outcome = await signUp(this.ds, String(body.email ?? ''), String(body.password ?? ''), String(body.workspace ?? ''));
+      if ('existing' in outcome) {
+        const { userId } = outcome.existing;
+        // Not awaited: the answer must take no longer than a new account's.
+        void addAccountNotice(this.ds, userId, 'signup_with_existing_email')
+          .then(() => this.logger.warn(`A sign-up used the e-mail address of user ${userId}; nothing was created, the owner is told on /settings`))
+          .catch((err) => this.logger.error(`account notice for user ${userId} not stored: ${err?.message ?? err}`));
+      }
     } catch (err) {
       if (err instanceof AppError && err.status < 500) return again(err.status, err.messages.join(' '));
       throw err;
     }
-    res.redirect(303, returnTo ?? '/settings');
+    res.status(200).send(loginPage({ action: '/login', csrf, email: body.email, notice: SIGNED_UP, returnTo, signupHref: `/signup${returnTo ? `?return=${encodeURIComponent(returnTo)}` : ''}` }));
   }
 
   @Get('logout')

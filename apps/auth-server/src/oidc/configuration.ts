@@ -2,7 +2,7 @@ import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { JWK } from 'jose';
 import { isLoopbackHost } from '#net/loopback.js';
-import { fetchDocument } from './fetch-document.js';
+import { keptFetch } from './fetch-document.js';
 import { knownResources, normaliseResource } from './resources.js';
 
 export const ACCESS_TOKEN_TTL = 1800;
@@ -18,13 +18,23 @@ export interface ConfigurationDeps {
   cookieKeys: string[];
   /** CIMD_ALLOW_PRIVATE=1: client metadata documents may live on private and loopback addresses (development, tests). */
   allowPrivateFetch: boolean;
+  /** CIMD_FETCH_TIMEOUT_MS: how long one client metadata document may take to arrive. */
+  fetchTimeoutMs: number;
   findAccount: Configuration['findAccount'];
   /** The workspace a token acts in: from the grant (person) or the server app. */
   workspaceClaims: (token: { kind: string; grantId?: string; clientId?: string }) => Promise<Record<string, unknown> | undefined>;
 }
 
-/** Client metadata documents: at most 5 KB (SPEC §13). */
+/** Client metadata documents: at most 5 KB (draft-ietf-oauth-client-id-metadata-document §4 recommends a limit). */
 const CIMD_MAX_BYTES = 5 * 1024;
+/**
+ * How long a document URL's outcome is kept, a failure as much as a document: long enough
+ * that naming one URL over and over fetches it once a minute at most, short enough that a
+ * client whose document was fixed is not refused for long.
+ */
+export const CIMD_KEEP_MS = 60_000;
+/** URLs whose outcome is kept at once (each at most 5 KB). */
+const CIMD_KEPT_URLS = 1000;
 
 /**
  * Why a redirect URI is refused, or undefined (SPEC §10; RFC 8252 §7; OAuth 2.1 §2.3.1):
@@ -52,6 +62,7 @@ export function unsafeRedirectUri(uri: string): string | undefined {
 export function buildConfiguration(deps: ConfigurationDeps): Configuration {
   const https = deps.publicUrl.startsWith('https:');
   const resources = knownResources(deps.publicUrl);
+  const fetchKept = keptFetch({ timeoutMs: deps.fetchTimeoutMs, maxBytes: CIMD_MAX_BYTES, allowPrivate: deps.allowPrivateFetch, keepMs: CIMD_KEEP_MS, maxEntries: CIMD_KEPT_URLS });
   return {
     adapter: deps.adapter,
     findAccount: deps.findAccount,
@@ -182,9 +193,11 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
     },
     // Public clients use none; server apps a client secret (RFC 6749 §2.3.1). No shared-key JWT methods.
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
-    // Outgoing requests (client metadata documents): https, 10 s, 5 KB, no redirects, public
-    // addresses only unless CIMD_ALLOW_PRIVATE=1 (fetch-document.ts).
-    fetch: (url) => fetchDocument(String(url), { timeoutMs: 10_000, maxBytes: CIMD_MAX_BYTES, allowPrivate: deps.allowPrivateFetch }),
+    // Outgoing requests (client metadata documents): https, CIMD_FETCH_TIMEOUT_MS, 5 KB, no
+    // redirects, public addresses only unless CIMD_ALLOW_PRIVATE=1, each URL at most once a
+    // minute (fetch-document.ts). Every failure is a rejection, which the provider answers
+    // as invalid_client.
+    fetch: (url) => fetchKept(String(url)),
     fetchResponseBodyLimits: { 'client_id metadata document': CIMD_MAX_BYTES },
     // Errors in the provider's own responses never show internals.
     renderError: async (ctx, out) => {

@@ -1,5 +1,6 @@
 import Provider from 'oidc-provider';
 import type { DataSource } from 'typeorm';
+import { loadConfig } from '#database/config.js';
 import { hashSecret } from '#identity/secrets.js';
 import { ensureOidcKeys } from '#identity/signing-keys.js';
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
@@ -19,6 +20,7 @@ export async function createProvider(ds: DataSource, publicUrl: string): Promise
       signingKeys: keys.signing,
       cookieKeys: keys.cookies,
       allowPrivateFetch: process.env.CIMD_ALLOW_PRIVATE === '1',
+      fetchTimeoutMs: loadConfig().cimdFetchTimeoutMs,
       findAccount: async (_ctx, sub) => {
         const rows = await ds.query('SELECT id, email FROM users WHERE id::text = $1', [sub]);
         if (!rows.length) return undefined;

@@ -15,10 +15,12 @@ export class Throttled {
 }
 
 /**
- * Sign-in and sign-up throttling (SPEC §10; OWASP Authentication Cheat Sheet, "Login
- * throttling"): failed sign-ins are counted per account (whatever the address) and per
- * client address (whatever the account), sign-ups per client address. The counters are
- * read before the password is hashed, so a blocked attacker costs no argon2 time.
+ * Sign-in and sign-up throttling (OWASP Authentication Cheat Sheet, "Login throttling"):
+ * failed sign-ins are counted per account (whatever the address) and per client address
+ * (whatever the account), sign-ups per client address. Each attempt spends its points
+ * before the password is hashed, in one atomic statement per counter, so concurrent
+ * attempts cannot all pass a check made before any of them was counted, and a blocked
+ * attacker costs no argon2 time; a successful sign-in gives its points back.
  */
 @Injectable()
 export class SignInThrottle {
@@ -35,37 +37,26 @@ export class SignInThrottle {
     this.signUps = limiter('signup-address', config.signUpsPerAddressPerHour, 3600);
   }
 
-  /** Throttled when the account or the address has used up its failures; checked before the password. */
-  async beforeSignIn(email: string, address: string): Promise<Throttled | undefined> {
-    const [account, client] = await Promise.all([this.perAccount.get(accountKey(email)), this.perAddress.get(address)]);
-    const waits = [
-      account && account.consumedPoints >= this.perAccount.points ? account.msBeforeNext : 0,
-      client && client.consumedPoints >= this.perAddress.points ? client.msBeforeNext : 0,
-    ];
-    const ms = Math.max(...waits);
-    return ms > 0 ? new Throttled(Math.ceil(ms / 1000)) : undefined;
-  }
-
   /**
-   * One sign-in attempt: refused outright while throttled (no password hashing), else the
-   * credentials are checked and a failure counted.
+   * One sign-in attempt: a point of the account's and one of the address's budget are spent
+   * first; past either budget the attempt is refused without hashing. The right password
+   * gives both back (and starts the account's count again); a wrong one keeps them spent.
    */
   async signIn(ds: DataSource, email: string, password: string, address: string): Promise<{ id: string; email: string } | Throttled | undefined> {
-    const throttled = await this.beforeSignIn(email, address);
-    if (throttled) return throttled;
+    const account = accountKey(email);
+    const [byAccount, byAddress] = await Promise.all([spend(this.perAccount, account), spend(this.perAddress, address)]);
+    if (byAccount.refused || byAddress.refused) {
+      // A refused attempt verifies nothing, so it is not a failure of the other counter.
+      if (!byAccount.refused) await giveBack(this.perAccount, account);
+      if (!byAddress.refused) await giveBack(this.perAddress, address);
+      return new Throttled(Math.max(1, Math.ceil(Math.max(byAccount.refused ?? 0, byAddress.refused ?? 0) / 1000)));
+    }
     const user = await verifyCredentials(ds, email, password);
-    if (user) await this.signInSucceeded(email);
-    else await this.signInFailed(email, address);
+    if (user) {
+      // The account's own count starts again; the address's does not (an attacker may own an account).
+      await Promise.all([this.perAccount.delete(account), giveBack(this.perAddress, address)]);
+    }
     return user;
-  }
-
-  async signInFailed(email: string, address: string): Promise<void> {
-    await Promise.all([spend(this.perAccount, accountKey(email)), spend(this.perAddress, address)]);
-  }
-
-  /** The account's own count starts again; the address's does not (an attacker may own an account). */
-  async signInSucceeded(email: string): Promise<void> {
-    await this.perAccount.delete(accountKey(email));
   }
 
   /** Every sign-up attempt counts (each hashes a password and may create a workspace). */
@@ -85,11 +76,19 @@ function accountKey(email: string): string {
   return createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
 }
 
-/** One point, past the limit too (consume() rejects then, which is no error here). */
-async function spend(limiter: RateLimiterPostgres, key: string): Promise<void> {
-  await limiter.consume(key).catch((res) => {
-    if (!(res instanceof RateLimiterRes)) throw res;
-  });
+/** One point of `key`'s budget; `refused` (ms until the window ends) when none was left. */
+async function spend(limiter: RateLimiterPostgres, key: string): Promise<{ refused?: number }> {
+  try {
+    await limiter.consume(key);
+    return {};
+  } catch (res) {
+    if (res instanceof RateLimiterRes) return { refused: res.msBeforeNext };
+    throw res;
+  }
+}
+
+async function giveBack(limiter: RateLimiterPostgres, key: string): Promise<void> {
+  await limiter.reward(key, 1);
 }
 
 /** The message of a throttled page, and its Retry-After header. */

@@ -1,6 +1,7 @@
 import { All, Controller, Get, Header, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
+import { recentAccountNotices } from '#identity/accounts.js';
 import { listAudit } from '#identity/audit-log.js';
 import { membershipOf } from '#identity/members.js';
 import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
@@ -23,9 +24,9 @@ export class SettingsHomeController {
   ) {}
 
   @Get()
-  home(@CurrentSettings() ctx: SettingsContext, @Query('joined') joined: unknown, @Res() res: Response) {
+  async home(@CurrentSettings() ctx: SettingsContext, @Query('joined') joined: unknown, @Res() res: Response) {
     const notice = joined === ctx.workspace.id ? `Welcome to ${ctx.workspace.name}: you joined as ${ctx.role.name}.` : undefined;
-    res.send(homePage(ctx, { notice }));
+    res.send(homePage(ctx, { notice, accountNotices: await recentAccountNotices(this.ds, ctx.userId) }));
   }
 
   /** Switches the workspace the settings act on, and goes back to the same page when the new role allows it. */

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 import { STATUS_CODES } from 'node:http';
+import { redactPath } from '#ops/logging.js';
 import { AppError, CODE_BY_STATUS, ErrorCode } from '#records/errors.js';
 import { safeReturn } from '../sessions/web-sessions.js';
 import { messagePage } from '../views/pages.js';
@@ -31,7 +32,7 @@ export class SettingsExceptionFilter implements ExceptionFilter {
     const req = host.switchToHttp().getRequest<SettingsRequest>();
     const res = host.switchToHttp().getResponse<Response>();
     const { statusCode, code, messages } = describe(exception);
-    if (statusCode >= 500) this.logger.error(`${req.method} ${req.path}: ${(exception as Error)?.stack ?? exception}`);
+    if (statusCode >= 500) this.logger.error(`${req.method} ${redactPath(req.path)}: ${(exception as Error)?.stack ?? exception}`);
     res.setHeader('Cache-Control', 'no-store');
 
     if (isSettingsApi(req.path)) {

@@ -6,9 +6,10 @@ const SCOPE_LABELS: Record<string, string> = {
   offline_access: 'Stay connected when you are away',
 };
 
-export function loginPage(o: { action: string; csrf: string; email?: string; error?: string; returnTo?: string; signupHref: string }): string {
+export function loginPage(o: { action: string; csrf: string; email?: string; error?: string; notice?: string; returnTo?: string; signupHref: string }): string {
   return page('Sign in', html`
 <h1>Sign in</h1>
+${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
 ${errorBox(o.error)}
 <form method="post" action="${o.action}">
   ${csrfField(o.csrf)}

@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import { isMcpPath } from '#auth/auth.guard.js';
 import { MCP_RESOURCE_PATH, MCP_SCOPE, wwwAuthenticate } from '#auth/www-authenticate.js';
 import { loadConfig } from '#database/config.js';
+import { redactPath } from '#ops/logging.js';
 import { errorHeaders, toErrorBody, type ErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
 
@@ -18,7 +19,7 @@ export class RestExceptionFilter implements ExceptionFilter {
     const res = host.switchToHttp().getResponse<Response>();
     const body = { ...toErrorBody(exception), requestId: req.id };
     if (body.statusCode === 500) {
-      this.logger.error(`${req.method} ${req.path} [${req.id}] ${(exception as Error)?.stack ?? exception}`);
+      this.logger.error(`${req.method} ${redactPath(req.path)} [${req.id}] ${(exception as Error)?.stack ?? exception}`);
     }
     if (body.statusCode === 401) {
       const withToken = Boolean(req.headers.authorization);

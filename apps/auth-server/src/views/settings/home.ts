@@ -1,3 +1,4 @@
+import type { AccountNoticeKind } from '#identity/accounts.js';
 import { SETTINGS_PERMISSION_LABELS } from '#identity/roles.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS } from '#database/entities/index.js';
 import { SECTIONS, allows, type SettingsContext } from '../../settings/settings-context.js';
@@ -12,7 +13,11 @@ const BLURBS: Record<string, string> = {
   audit: 'Every change made in these settings: who, what, when.',
 };
 
-export function homePage(ctx: SettingsContext, o: { notice?: string }): string {
+const ACCOUNT_NOTICES: Record<AccountNoticeKind, string> = {
+  signup_with_existing_email: 'Someone tried to create an account with your e-mail address. Nothing was changed; if it was not you, there is nothing to do.',
+};
+
+export function homePage(ctx: SettingsContext, o: { notice?: string; accountNotices?: { kind: AccountNoticeKind; createdAt: Date }[] }): string {
   const sections = SECTIONS.filter((s) => s.key !== 'home' && allows(ctx.role, s.requires));
   const objectSummary = RECORD_OBJECTS.map((object) => {
     const actions = RECORD_ACTIONS.filter((a) => ctx.role.objectPermissions[object]?.[a]);
@@ -24,6 +29,7 @@ export function homePage(ctx: SettingsContext, o: { notice?: string }): string {
     body: html`
 <h1>${ctx.workspace.name}</h1>
 ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
+${(o.accountNotices ?? []).map((n) => html`<p class="notice" role="status">${n.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC: ${ACCOUNT_NOTICES[n.kind] ?? n.kind}</p>`)}
 <section class="panel">
   <h2>Your role: ${ctx.role.name}</h2>
   <p class="muted">${objectSummary.join(' · ')}<br>Settings: ${ctx.role.settingsPermissions.map((p) => SETTINGS_PERMISSION_LABELS[p]).join(', ') || 'none'}</p>
