@@ -52,6 +52,26 @@ export interface AppConfig {
   apiHeapMb: number;
 }
 
+/** A setting that keeps the process from starting: reported as one line, exit code 1 (see exitOnConfigError). */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * For an app's entry point: a ConfigError ends the process with its one-line message (no
+ * stack trace to read through for a wrong setting); anything else is thrown on.
+ */
+export function exitOnConfigError(err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+
 let loaded = false;
 
 function intFrom(name: string, fallback: number): number {
