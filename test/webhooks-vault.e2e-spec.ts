@@ -1,11 +1,15 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createWorkspace } from '#identity/accounts.js';
 import { dataSourceOptions, MIGRATIONS, runMigrations } from '#database/data-source.js';
+import { masterKey } from '#database/master-key.js';
 import { createWebhook, revealWebhookSecret } from '#webhooks/webhooks.js';
+import { ROOT } from './processes.js';
 import { freePort, unique } from './public-origin.js';
 
 /**
@@ -13,7 +17,15 @@ import { freePort, unique } from './public-origin.js';
  * and never in the database: a dump of the database alone does not open them (README
  * "Configuration", "Webhooks").
  */
-const API = resolve(process.cwd(), 'dist/apps/records-api/src/main.js');
+const CLI = resolve(ROOT, 'dist/apps/cli/src/main.js');
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
 process.env.LOG_LEVEL ??= 'error';
 
 /** Every row of every table of the database, as text (what COPY … TO STDOUT or a dump would show). */
@@ -53,12 +65,13 @@ function opensWith(key: Buffer, sealed: string): boolean {
   }
 }
 
-/** The records API as its own process until it exits or is up; its output and exit code. */
-function startApi(env: Record<string, string>): Promise<{ started: boolean; code: number | null; output: string }> {
+/** An app as its own process until it exits or is up (then stopped); whether it came up, its output and exit code. */
+function startApp(app: 'records-api' | 'auth-server', env: Record<string, string>): Promise<{ started: boolean; code: number | null; output: string }> {
   return new Promise(async (done) => {
     const port = await freePort();
-    const child = spawn(process.execPath, [API], {
-      env: { ...process.env, PORT: String(port), AUTH_PORT: String(await freePort()), PUBLIC_URL: `http://127.0.0.1:${port}`, AUTH_PROXY: 'off', WEBHOOKS_WORKER: 'off', LOG_LEVEL: 'error', ...env },
+    const child = spawn(process.execPath, [resolve(ROOT, 'dist/apps', app, 'src/main.js')], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), AUTH_PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, AUTH_PROXY: 'off', WEBHOOKS_WORKER: 'off', LOG_LEVEL: 'error', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -163,20 +176,46 @@ describe('Webhook secrets at rest', () => {
     }
   }, 60_000);
 
-  it('the records API refuses to start, with one line saying why, on a wrong, malformed or (with DATABASE_URL) missing VAULT_MASTER_KEY', async () => {
-    const cases: [string, RegExp][] = [
-      [randomBytes(32).toString('base64'), /VAULT_MASTER_KEY is not the key/],
-      [randomBytes(16).toString('base64'), /VAULT_MASTER_KEY must be 32 bytes/],
-      ['', /VAULT_MASTER_KEY is not set/],
-    ];
-    for (const [i, [key, message]] of cases.entries()) {
-      const { started, code, output } = await startApi({ VAULT_MASTER_KEY: key });
-      expect({ i, started, failed: code !== 0 && code !== null }).toEqual({ i, started: false, failed: true });
-      expect(output).toMatch(message);
-      expect(output.trim().split('\n')).toHaveLength(1);
-      expect(output).not.toContain(process.env.VAULT_MASTER_KEY);
+  it('with the embedded database and no VAULT_MASTER_KEY, a key is generated once into the data directory (mode 600) and the log says to set it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'wrs-vault-'));
+    const saved = { ...process.env };
+    Object.assign(process.env, { DATABASE_URL: '', VAULT_MASTER_KEY: '', DATA_DIR: dataDir });
+    try {
+      const logged: string[] = [];
+      const key = masterKey((m) => logged.push(m));
+      const file = join(dataDir, 'vault-master.key');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64').equals(key)).toBe(true);
+      expect(key).toHaveLength(32);
+      expect(logged).toEqual([expect.stringMatching(/generated.*Set VAULT_MASTER_KEY in production/)]);
+      // The next start (here: another key read) keeps it.
+      process.env.VAULT_MASTER_KEY = randomBytes(32).toString('base64');
+      masterKey(() => undefined);
+      process.env.VAULT_MASTER_KEY = '';
+      expect(masterKey(() => undefined).equals(key)).toBe(true);
+    } finally {
+      process.env = saved;
+      rmSync(dataDir, { recursive: true, force: true });
     }
-    // With the right key it starts.
-    expect(await startApi({})).toMatchObject({ started: true });
-  }, 180_000);
+  });
+
+  it('the apps and the CLI refuse to start, with one line saying why, on a wrong, malformed or (with DATABASE_URL) missing VAULT_MASTER_KEY', async () => {
+    const wrong = /VAULT_MASTER_KEY is not the key this database was set up with/;
+    for (const app of ['records-api', 'auth-server'] as const) {
+      const { started, code, output } = await startApp(app, { VAULT_MASTER_KEY: randomBytes(32).toString('base64') });
+      expect({ app, started, failed: code !== 0 && code !== null }).toEqual({ app, started: false, failed: true });
+      const lines = output.trim().split('\n').filter((line) => !line.includes('oidc-provider WARNING'));
+      expect({ app, lines }).toEqual({ app, lines: [expect.stringMatching(wrong)] });
+    }
+    const cases: [string, RegExp][] = [
+      [randomBytes(16).toString('base64'), /^error: VAULT_MASTER_KEY must be 32 bytes in base64 \(generate one with: openssl rand -base64 32\); got 16 bytes$/],
+      ['not base64 at all!', /^error: VAULT_MASTER_KEY must be 32 bytes in base64/],
+      ['', /^error: VAULT_MASTER_KEY is not set: with DATABASE_URL it is required/],
+    ];
+    const results = await Promise.all(cases.map(([key]) => cli(['webhook:list', '--workspace', 'anything'], { VAULT_MASTER_KEY: key })));
+    for (const [i, [, message]] of cases.entries()) {
+      expect({ i, code: results[i].code === 0 ? 'zero' : 'non-zero' }).toEqual({ i, code: 'non-zero' });
+      expect(results[i].stderr.trim().split('\n')).toEqual([expect.stringMatching(message)]);
+    }
+  }, 120_000);
 });

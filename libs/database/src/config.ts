@@ -57,6 +57,9 @@ export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = new.target.name;
+    // Where it was thrown says nothing about a wrong setting; whoever logs the stack (Nest's
+    // ExceptionHandler, when it is thrown inside a provider) then logs one line too.
+    this.stack = `${this.name}: ${message}`;
   }
 }
 
