@@ -11,8 +11,8 @@ import { freePort, unique } from './public-origin.js';
 import { Receiver, TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
 
 /**
- * Webhooks across real processes (SPEC §11): the operator CLI, a records API killed with
- * SIGKILL between commit and delivery, and several workers sharing one queue.
+ * Webhooks across real processes (README "Webhooks"): the operator CLI, a records API killed with
+ * SIGKILL between commit and delivery or with its POSTs out, and several workers sharing one queue.
  */
 const CLI = resolve(process.cwd(), 'dist/apps/cli/src/main.js');
 const API = resolve(process.cwd(), 'dist/apps/records-api/src/main.js');
@@ -59,7 +59,7 @@ describe('Webhooks across processes', () => {
     return { workspace, key: key.secret };
   }
 
-  it('webhook:create | list | delete with --json, as SPEC §11 says; bad input exits non-zero with the error object', async () => {
+  it('webhook:create | list | delete with --json, as docs/webhooks.md shows; bad input exits non-zero with the error object', async () => {
     const { workspace } = await workspaceWithKey('wh-cli');
     const created = await cli(['webhook:create', '--workspace', workspace.name, '--url', 'https://hooks.example.com/in', '--operations', 'company.*,person.created', '--description', 'ops', '--json']);
     expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });

@@ -7,7 +7,7 @@ import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-or
 import { Receiver, TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
 
 /**
- * Webhooks end to end (SPEC §11): the settings JSON API and page, and deliveries from every
+ * Webhooks end to end (README "Webhooks", docs/webhooks.md): the settings JSON API and page, and deliveries from every
  * transport to real receivers on loopback, verified with the `standardwebhooks` package.
  */
 describe('Webhooks', () => {
