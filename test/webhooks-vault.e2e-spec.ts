@@ -78,7 +78,7 @@ function startApp(app: 'records-api' | 'auth-server', env: Record<string, string
     let started = false;
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
       done({ started, code, output });
@@ -217,5 +217,5 @@ describe('Webhook secrets at rest', () => {
       expect({ i, code: results[i].code === 0 ? 'zero' : 'non-zero' }).toEqual({ i, code: 'non-zero' });
       expect(results[i].stderr.trim().split('\n')).toEqual([expect.stringMatching(message)]);
     }
-  }, 120_000);
+  }, 180_000);
 });
