@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,26 +38,28 @@ let cached: { source: string; key: Buffer; subkeys: Map<string, Buffer> } | unde
 
 function keyFile(dataDir: string, log: (message: string) => void): { source: string; key: Buffer } {
   const file = join(dataDir, MASTER_KEY_FILE);
-  let how = 'the key kept there since the first start';
+  let how = 'kept there since the first start';
   if (!existsSync(file)) {
     mkdirSync(dataDir, { recursive: true });
     // `wx`: two processes starting at once never overwrite each other's key.
     try {
       writeFileSync(file, `${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-      how = 'a key generated there now (mode 600)';
+      how = 'generated now, mode 600';
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
-  log(`VAULT_MASTER_KEY is not set: the embedded database's secrets are wrapped with ${how}, ${file}. Set VAULT_MASTER_KEY in production.`);
+  log(`VAULT_MASTER_KEY is not set: the embedded database's secrets are wrapped with the key in ${file} (${how}). Set VAULT_MASTER_KEY in production.`);
   return { source: `file:${file}`, key: parseMasterKey(readFileSync(file, 'utf8'), file) };
 }
 
 /**
  * The master key of this process (see the class comment for where it comes from). Read
- * again whenever VAULT_MASTER_KEY changes, so tests can start apps with another key.
+ * again whenever VAULT_MASTER_KEY changes, so tests can start apps with another key. The
+ * embedded-database notice goes to stderr unless the caller logs it: the CLI's stdout
+ * carries exactly its result.
  */
-export function masterKey(log: (message: string) => void = (m) => new Logger('vault').warn(m)): Buffer {
+export function masterKey(log: (message: string) => void = (m) => process.stderr.write(`warning: ${m}\n`)): Buffer {
   const raw = process.env.VAULT_MASTER_KEY ?? '';
   if (raw && cached?.source === `env:${raw}`) return cached.key;
   if (raw) {
