@@ -120,7 +120,7 @@ describe('Webhooks across processes', () => {
       for (let i = 0; ; i++) {
         const up = await fetch(`${base}/health/ready`).then((r) => r.ok, () => false);
         if (up) break;
-        if (i > 150) throw new Error('the records API did not start');
+        if (i > 300) throw new Error('the records API did not start within 30 s');
         await sleep(100);
       }
       let acknowledged = 0;
