@@ -4,7 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import { seedDemoIfEmpty } from '#identity/demo-seed.js';
-import { apiNodeFlags, loadConfig } from '#database/config.js';
+import { apiNodeFlags, exitOnConfigError, loadConfig } from '#database/config.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { createLogger } from '#ops/logging.js';
 
@@ -25,7 +25,7 @@ const log = (message: string) => logger.log(message, 'start');
 const { url, embedded } = await resolveDatabaseUrl(log);
 
 const ds = await new DataSource(dataSourceOptions(url, 2)).initialize();
-await runMigrations(ds);
+await runMigrations(ds).catch(exitOnConfigError);
 const demo = embedded ? await seedDemoIfEmpty(ds, config.publicUrl) : undefined;
 await ds.destroy();
 

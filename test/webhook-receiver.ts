@@ -10,18 +10,25 @@ export interface Receipt {
 
 /**
  * A real HTTP endpoint on loopback that records every POST. `answers` are the statuses to
- * give, in order (then `fallback`); `hold` delays every answer.
+ * give, in order (then `fallback`). While `hang` is set a request is accepted and never
+ * answered (a target that is down behind a load balancer); `hung` counts those.
  */
 export class Receiver {
   readonly receipts: Receipt[] = [];
   answers: number[] = [];
   fallback = 200;
+  hang = false;
+  hung = 0;
   private server?: Server;
   private waiters: { n: number; resolve: () => void }[] = [];
   url = '';
 
   async start(path = '/hook'): Promise<this> {
     this.server = createServer((req, res) => {
+      if (this.hang) {
+        this.hung++;
+        return;
+      }
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -60,6 +67,7 @@ export class Receiver {
   }
 
   close(): Promise<void> {
+    this.server?.closeAllConnections();
     return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }

@@ -6,12 +6,13 @@ import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { dataSourceOptions } from '#database/data-source.js';
 import { createWebhook } from '#webhooks/webhooks.js';
+import { spawnApp, waitUntil } from './processes.js';
 import { freePort, unique } from './public-origin.js';
 import { Receiver, TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
 
 /**
- * Webhooks across real processes (SPEC §11): the operator CLI, a records API killed with
- * SIGKILL between commit and delivery, and several workers sharing one queue.
+ * Webhooks across real processes (README "Webhooks"): the operator CLI, a records API killed with
+ * SIGKILL between commit and delivery or with its POSTs out, and several workers sharing one queue.
  */
 const CLI = resolve(process.cwd(), 'dist/apps/cli/src/main.js');
 const API = resolve(process.cwd(), 'dist/apps/records-api/src/main.js');
@@ -58,7 +59,7 @@ describe('Webhooks across processes', () => {
     return { workspace, key: key.secret };
   }
 
-  it('webhook:create | list | delete with --json, as SPEC §11 says; bad input exits non-zero with the error object', async () => {
+  it('webhook:create | list | delete with --json, as docs/webhooks.md shows; bad input exits non-zero with the error object', async () => {
     const { workspace } = await workspaceWithKey('wh-cli');
     const created = await cli(['webhook:create', '--workspace', workspace.name, '--url', 'https://hooks.example.com/in', '--operations', 'company.*,person.created', '--description', 'ops', '--json']);
     expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
@@ -84,6 +85,12 @@ describe('Webhooks across processes', () => {
       expect(JSON.parse(bad.stdout).error).toEqual({ code: 'VALIDATION_FAILED', message: expect.stringMatching(message) });
       expect(bad.stderr).toMatch(/^error: /);
     }
+    // A workspace has at most 20 webhooks.
+    for (let i = 1; i < 20; i++) await createWebhook(ds, workspace.id, { url: `https://hooks.example.com/more/${i}` }, { allowPrivate: false });
+    const over = await cli(['webhook:create', '--workspace', workspace.id, '--url', 'https://hooks.example.com/one-too-many', '--json']);
+    expect(over.code).not.toBe(0);
+    expect(JSON.parse(over.stdout).error).toEqual({ code: 'CONFLICT', message: expect.stringMatching(/at most 20 webhooks/) });
+    await ds.query("DELETE FROM webhooks WHERE workspace_id = $1 AND url LIKE 'https://hooks.example.com/more/%'", [workspace.id]);
     const missing = await cli(['webhook:delete', '--id', '00000000-0000-4000-8000-000000000000', '--json']);
     expect(JSON.parse(missing.stdout).error.code).toBe('NOT_FOUND');
 
@@ -113,7 +120,7 @@ describe('Webhooks across processes', () => {
       for (let i = 0; ; i++) {
         const up = await fetch(`${base}/health/ready`).then((r) => r.ok, () => false);
         if (up) break;
-        if (i > 150) throw new Error('the records API did not start');
+        if (i > 300) throw new Error('the records API did not start within 30 s');
         await sleep(100);
       }
       let acknowledged = 0;
@@ -150,6 +157,45 @@ describe('Webhooks across processes', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await worker?.close();
+      await receiver.close();
+    }
+  }, 120_000);
+
+  it('a records API killed (SIGKILL) while its POSTs are out: every event is delivered within a minute of the restart', async () => {
+    const { workspace, key } = await workspaceWithKey('wh-strand');
+    const receiver = await new Receiver().start();
+    receiver.hang = true;
+    const hook = await createWebhook(ds, workspace.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+    // A heartbeat every 300 ms: the killed worker counts as dead after a second, not after 30 s.
+    const env = { ...TEST_WORKER_ENV, WEBHOOKS_HEARTBEAT_MS: '300' };
+    let api = await spawnApp('records-api', env);
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `Stranded ${i}` }) });
+        expect(res.status).toBe(201);
+        ids.push(((await res.json()) as any).data.createCompany.id);
+      }
+      await waitUntil(() => receiver.hung >= 4, 15_000, () => `4 POSTs held open, got ${receiver.hung}`);
+      api.child.kill('SIGKILL');
+      expect((await api.exited).signal).toBe('SIGKILL');
+      receiver.hang = false;
+
+      api = await spawnApp('records-api', env);
+      const restarted = Date.now();
+      await waitUntil(
+        () => new Set(receiver.receipts.map((r) => r.json?.data?.record?.id)).size >= ids.length,
+        60_000,
+        () => `${ids.length} events delivered after the restart, got ${receiver.receipts.length}: ${api.output()}`,
+      );
+      expect(Date.now() - restarted).toBeLessThan(60_000);
+      const delivered = (receiver.verified(hook.secret) as any[]).map((e) => e.data.record.id);
+      expect([...new Set(delivered)].sort()).toEqual([...ids].sort());
+      const undelivered = async () => (await ds.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE workspace_id = $1 AND status <> 'delivered'`, [workspace.id]))[0].n as number;
+      await waitUntil(async () => (await undelivered()) === 0, 10_000, () => 'every delivery recorded as delivered');
+    } finally {
+      api.child.kill('SIGKILL');
+      await api.exited;
       await receiver.close();
     }
   }, 120_000);

@@ -7,7 +7,7 @@ import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-or
 import { Receiver, TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
 
 /**
- * Webhooks end to end (SPEC §11): the settings JSON API and page, and deliveries from every
+ * Webhooks end to end (README "Webhooks", docs/webhooks.md): the settings JSON API and page, and deliveries from every
  * transport to real receivers on loopback, verified with the `standardwebhooks` package.
  */
 describe('Webhooks', () => {
@@ -140,6 +140,29 @@ describe('Webhooks', () => {
       expect((await json(b, 'GET', `/settings/api/webhooks/${created.id}`)).body.data.webhook.description).toBe('');
       expect((await json(b, 'GET', '/settings/api/webhooks/not-a-uuid')).body.code).toBe('INVALID_ID');
       expect(await count('webhooks', workspace.id)).toBe(1);
+    });
+
+    it('a workspace has at most 20 webhooks: one more is a 409 on the JSON API and on the page, and nothing is stored', async () => {
+      const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'wh-cap');
+      const b = await signIn(people[0].email);
+      for (let i = 0; i < 20; i++) {
+        const res = await json(b, 'POST', '/settings/api/webhooks', { url: `https://example.com/cap/${i}` });
+        expect({ i, status: res.status }).toEqual({ i, status: 201 });
+      }
+      const over = await json(b, 'POST', '/settings/api/webhooks', { url: 'https://example.com/cap/20' });
+      expect(over).toEqual({
+        status: 409,
+        body: { statusCode: 409, error: 'Conflict', code: 'CONFLICT', messages: [expect.stringMatching(/at most 20 webhooks/)], requestId: expect.any(String) },
+      });
+      await b.go(`${url}/settings/webhooks`);
+      await b.submit('Add webhook', { url: 'https://example.com/cap/page', description: '', operations: '*.*' });
+      expect(b.lastStatus).toBe(409);
+      expect(b.lastBody).toContain('at most 20 webhooks');
+      expect(await count('webhooks', workspace.id)).toBe(20);
+      // Deleting one makes room again.
+      const [first] = (await json(b, 'GET', '/settings/api/webhooks')).body.data.webhooks;
+      expect((await json(b, 'DELETE', `/settings/api/webhooks/${first.id}`)).status).toBe(200);
+      expect((await json(b, 'POST', '/settings/api/webhooks', { url: 'https://example.com/cap/again' })).status).toBe(201);
     });
 
     it('is for signed-in members with the permission only: bearer tokens get 401, other roles 403, other workspaces 404', async () => {

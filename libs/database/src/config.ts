@@ -69,6 +69,29 @@ export interface HttpTimeouts {
   keepAliveMs: number;
 }
 
+/** A setting that keeps the process from starting: reported as one line, exit code 1 (see exitOnConfigError). */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+    // Where it was thrown says nothing about a wrong setting; whoever logs the stack (Nest's
+    // ExceptionHandler, when it is thrown inside a provider) then logs one line too.
+    this.stack = `${this.name}: ${message}`;
+  }
+}
+
+/**
+ * For an app's entry point: a ConfigError ends the process with its one-line message (no
+ * stack trace to read through for a wrong setting); anything else is thrown on.
+ */
+export function exitOnConfigError(err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+
 let loaded = false;
 
 function intFrom(name: string, fallback: number): number {

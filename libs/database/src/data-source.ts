@@ -15,7 +15,10 @@ import { Opportunities1764000000300 } from './migrations/1764000000300-opportuni
 import { Webhooks1764300000000 } from './migrations/1764300000000-webhooks.js';
 import { CredentialChanges1764400000000 } from './migrations/1764400000000-credential-changes.js';
 import { CredentialVersion1764400000100 } from './migrations/1764400000100-credential-version.js';
-import { AccountNotices1764500000000 } from './migrations/1764500000000-account-notices.js';
+import { VaultMasterKey1764500000000 } from './migrations/1764500000000-vault-master-key.js';
+import { WebhookFairDelivery1764500000100 } from './migrations/1764500000100-webhook-fair-delivery.js';
+import { assertCheckValue, masterKey } from './master-key.js';
+import { AccountNotices1764500000200 } from './migrations/1764500000200-account-notices.js';
 import { IdempotencyPerCredential1764500000300 } from './migrations/1764500000300-idempotency-per-credential.js';
 
 export const MIGRATIONS = [
@@ -29,7 +32,9 @@ export const MIGRATIONS = [
   Webhooks1764300000000,
   CredentialChanges1764400000000,
   CredentialVersion1764400000100,
-  AccountNotices1764500000000,
+  VaultMasterKey1764500000000,
+  WebhookFairDelivery1764500000100,
+  AccountNotices1764500000200,
   IdempotencyPerCredential1764500000300,
 ];
 
@@ -61,10 +66,17 @@ export async function resolveDatabaseUrl(log?: (message: string) => void): Promi
   if (config.databaseUrl) return { url: config.databaseUrl };
   embedded ??= startEmbeddedPostgres({ dataDir: config.dataDir, database: 'records', log });
   const db = await embedded;
+  // The processes this one starts get DATABASE_URL, and with it they need the key in the
+  // environment: the embedded database's key file is read here, once (master-key.ts).
+  process.env.VAULT_MASTER_KEY ||= masterKey(log).toString('base64');
   return { url: db.url, embedded: db };
 }
 
-/** Apply pending migrations; an advisory lock keeps concurrent starters from racing. */
+/**
+ * Apply pending migrations; an advisory lock keeps concurrent starters from racing. Then
+ * the master key is checked against the database's check value: a wrong VAULT_MASTER_KEY
+ * stops the start here (a one-line MasterKeyError) instead of failing a delivery later.
+ */
 export async function runMigrations(dataSource: DataSource): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
@@ -72,6 +84,8 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
     await runner.query('SELECT pg_advisory_lock(727274)');
     await dataSource.runMigrations({ transaction: 'each' });
     await migrateJobQueue((dataSource.driver as unknown as { master: Pool }).master);
+    const [check] = (await runner.query('SELECT check_value FROM vault_key_check WHERE id = 1')) as { check_value: string }[];
+    assertCheckValue(check.check_value);
   } finally {
     await runner.query('SELECT pg_advisory_unlock(727274)').catch(() => undefined);
     await runner.release();

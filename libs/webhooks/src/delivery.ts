@@ -1,12 +1,13 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
-import type { PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { assertNotLiteralSpecialUse, publicOnlyLookup } from '#net/public-address.js';
 import type { WebhookSettings } from './settings.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 import { openSecret } from './webhooks.js';
+import type { WorkspaceShares } from './workspace-shares.js';
 
 const EXCERPT_BYTES = 1024;
 
@@ -82,93 +83,162 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
 }
 
 interface Claimed {
-  workspace_id: string;
-  id: string;
   webhook_id: string;
   event_id: string;
-  attempts: number;
   manual: boolean;
   created_at: Date;
   url: string;
   secret_sealed: string;
   enabled: boolean;
   failing_since: Date | null;
-  payload: unknown;
+  body: string;
 }
 
 export interface DeliverJob {
   workspaceId: string;
   deliveryId: string;
   attempt: number;
+  /** How often this attempt was put back because its workspace had its share of slots in flight. */
+  deferrals?: number;
 }
 
+/** Statements on a pool: each takes a connection for itself only, so none is held across the POST. */
+export type DeliveryPool = Pick<Pool, 'query' | 'connect'>;
+
 /**
- * Runs one attempt of one delivery, in one transaction that holds the delivery's row lock:
- * a second worker (or a duplicate job) finds it locked or already past this attempt and
- * does nothing, so no attempt is ever sent twice by us. The outcome, the attempt's log row,
- * the webhook's failure streak and the next attempt's job are committed together.
+ * How long past the POST's timeout a claim holds at most: a claim whose job vanished without
+ * an outcome (it cannot, short of a database restore) frees its delivery after this.
  */
-export async function deliverOnce(client: PoolClient, job: DeliverJob, settings: WebhookSettings, onDelivered?: (eventId: string) => void): Promise<void> {
-  await client.query('BEGIN');
+const CLAIM_MARGIN_MS = 30_000;
+/** A deferred attempt is looked at again after 100 ms, doubling up to 30 s (±20 %). */
+const DEFER_BASE_MS = 100;
+const DEFER_MAX_MS = 30_000;
+
+/**
+ * One attempt of one delivery, in three short steps with nothing held in between:
+ *
+ * 1. Claim (one autocommitted UPDATE): the delivery must still be pending at the attempt
+ *    the job names and not claimed by another job whose claim is current. A duplicate
+ *    job or a second worker finds it claimed and stops, since the claiming job either
+ *    records an outcome or, when its worker died, is released by the heartbeat sweep and
+ *    runs again, taking over its own claim (`claim_job`). So an attempt is sent once, short
+ *    of a worker losing its claim while its POST is still out (at-least-once, as Standard
+ *    Webhooks receivers expect: they deduplicate on `webhook-id`).
+ * 2. POST, with no transaction and no connection held, and within the workspace's share
+ *    of this process's slots (`WorkspaceShares`): over its share, the attempt is put back
+ *    on the queue for a moment instead, so one tenant's slow targets never hold every slot.
+ * 3. Outcome: a success is one statement (delivery, attempt log, failure streak); a failure
+ *    is one short transaction that also queues the next attempt.
+ */
+export async function deliverOnce(
+  pool: DeliveryPool,
+  job: DeliverJob,
+  o: { jobId: string; settings: WebhookSettings; shares: WorkspaceShares; onDelivered?: (eventId: string) => void },
+): Promise<void> {
+  const release = o.shares.take(job.workspaceId);
+  if (!release) return defer(pool, job);
   try {
-    const { rows } = await client.query<Claimed>(
-      `SELECT d.workspace_id, d.id, d.webhook_id, d.event_id, d.attempts, d.manual, d.created_at,
-              w.url, w.secret_sealed, w.enabled, w.failing_since, e.payload
-         FROM webhook_deliveries d
-         JOIN webhooks w ON w.workspace_id = d.workspace_id AND w.id = d.webhook_id
-         JOIN webhook_events e ON e.workspace_id = d.workspace_id AND e.id = d.event_id
+    const { settings } = o;
+    const { rows } = await pool.query<Claimed>(
+      `UPDATE webhook_deliveries d
+          SET claim_job = CASE WHEN w.enabled THEN $4::bigint END,
+              claimed_until = CASE WHEN w.enabled THEN now() + $5 * interval '1 millisecond' END,
+              status = CASE WHEN w.enabled THEN d.status ELSE 'cancelled' END,
+              next_attempt_at = CASE WHEN w.enabled THEN d.next_attempt_at END
+         FROM webhooks w, webhook_events e
         WHERE d.workspace_id = $1 AND d.id = $2 AND d.status = 'pending' AND d.attempts = $3
-        FOR UPDATE OF d SKIP LOCKED`,
-      [job.workspaceId, job.deliveryId, job.attempt - 1],
+          AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $4::bigint)
+          AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
+          AND e.workspace_id = d.workspace_id AND e.id = d.event_id
+        RETURNING d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.enabled, w.failing_since, e.payload::text AS body`,
+      [job.workspaceId, job.deliveryId, job.attempt - 1, o.jobId, settings.timeoutMs + CLAIM_MARGIN_MS],
     );
     const d = rows[0];
-    if (!d) return void (await client.query('COMMIT'));
-    if (!d.enabled) {
-      await client.query(`UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE workspace_id = $1 AND id = $2`, [d.workspace_id, d.id]);
-      return void (await client.query('COMMIT'));
-    }
-    const secret = await openSecret({ query: (sql: string, params?: unknown[]) => client.query(sql, params).then((r) => r.rows) } as never, d.secret_sealed);
+    if (!d?.enabled) return;
     const attemptedAt = new Date();
-    const result = await postEvent(d.url, { eventId: d.event_id, body: JSON.stringify(d.payload), secret, timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate, now: attemptedAt });
-    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const result = await postEvent(d.url, { eventId: d.event_id, body: d.body, secret: openSecret(d.secret_sealed), timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate, now: attemptedAt });
+    const attemptRow = [job.attempt, attemptedAt, result.statusCode, result.durationMs, result.excerpt.replace(/\u0000/g, ''), result.error];
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
+      await pool.query(
+        `WITH d AS (
+           UPDATE webhook_deliveries SET status = 'delivered', attempts = $4, delivered_at = now(), next_attempt_at = NULL, claim_job = NULL, claimed_until = NULL
+            WHERE workspace_id = $1 AND id = $2 AND claim_job = $3::bigint AND attempts = $4 - 1
+            RETURNING workspace_id, id, webhook_id
+         ), logged AS (
+           INSERT INTO webhook_attempts (workspace_id, webhook_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
+           SELECT d.workspace_id, d.webhook_id, d.id, $4, $5::timestamptz, $6::int, $7::int, $8::text, $9::text FROM d
+           ON CONFLICT DO NOTHING
+         )
+         UPDATE webhooks w SET failing_since = NULL FROM d WHERE w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.failing_since IS NOT NULL`,
+        [job.workspaceId, job.deliveryId, o.jobId, ...attemptRow],
+      );
+      o.onDelivered?.(d.event_id);
+      return;
+    }
+    await recordFailure(pool, job, o.jobId, d, settings, result, attemptedAt, attemptRow);
+  } finally {
+    release();
+  }
+}
+
+async function recordFailure(pool: DeliveryPool, job: DeliverJob, jobId: string, d: Claimed, settings: WebhookSettings, result: PostResult, attemptedAt: Date, attemptRow: unknown[]): Promise<void> {
+  const failingSince = d.failing_since ?? attemptedAt;
+  const why = result.statusCode !== null ? `HTTP ${result.statusCode}` : (result.error ?? 'no answer');
+  const nextAt = new Date(attemptedAt.getTime() + retryDelayMs(job.attempt, settings.retryBaseMs));
+  const retry = !d.manual && attemptedAt.getTime() - new Date(d.created_at).getTime() < settings.retryForMs && attemptedAt.getTime() - failingSince.getTime() < settings.disableAfterMs;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const claimed = await client.query(
+      `UPDATE webhook_deliveries SET attempts = $4, status = $5, next_attempt_at = $6, claim_job = NULL, claimed_until = NULL
+        WHERE workspace_id = $1 AND id = $2 AND claim_job = $3::bigint AND attempts = $4 - 1`,
+      [job.workspaceId, job.deliveryId, jobId, job.attempt, retry ? 'pending' : 'failed', retry ? nextAt : null],
+    );
+    // The claim was taken over (this worker was presumed dead): the attempt that took it records its own outcome.
+    if (!claimed.rowCount) return void (await client.query('ROLLBACK'));
     await client.query(
       `INSERT INTO webhook_attempts (workspace_id, webhook_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [d.workspace_id, d.webhook_id, d.id, job.attempt, attemptedAt, result.statusCode, result.durationMs, result.excerpt.replace(/\u0000/g, ''), result.error],
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+      [job.workspaceId, d.webhook_id, job.deliveryId, ...attemptRow],
     );
-    if (ok) {
-      await client.query(`UPDATE webhook_deliveries SET status = 'delivered', attempts = $3, delivered_at = now(), next_attempt_at = NULL WHERE workspace_id = $1 AND id = $2`, [d.workspace_id, d.id, job.attempt]);
-      await client.query('UPDATE webhooks SET failing_since = NULL WHERE workspace_id = $1 AND id = $2 AND failing_since IS NOT NULL', [d.workspace_id, d.webhook_id]);
-    } else {
-      const failingSince = d.failing_since ?? attemptedAt;
-      const why = result.statusCode !== null ? `HTTP ${result.statusCode}` : (result.error ?? 'no answer');
-      if (attemptedAt.getTime() - failingSince.getTime() >= settings.disableAfterMs) {
-        const reason = `Disabled automatically on ${attemptedAt.toISOString()}: every delivery failed since ${failingSince.toISOString()} (last: ${why}). Fix the endpoint, then enable the webhook again.`;
-        await client.query(
-          `UPDATE webhooks SET enabled = false, disabled_reason = $3, disabled_at = now(), failing_since = $4, updated_at = now() WHERE workspace_id = $1 AND id = $2`,
-          [d.workspace_id, d.webhook_id, reason.slice(0, 1000), failingSince],
-        );
-      } else {
-        await client.query('UPDATE webhooks SET failing_since = $3 WHERE workspace_id = $1 AND id = $2 AND failing_since IS NULL', [d.workspace_id, d.webhook_id, failingSince]);
-      }
-      const nextAt = new Date(attemptedAt.getTime() + retryDelayMs(job.attempt, settings.retryBaseMs));
-      const retry = !d.manual && attemptedAt.getTime() - new Date(d.created_at).getTime() < settings.retryForMs && attemptedAt.getTime() - failingSince.getTime() < settings.disableAfterMs;
+    if (attemptedAt.getTime() - failingSince.getTime() >= settings.disableAfterMs) {
+      const reason = `Disabled automatically on ${attemptedAt.toISOString()}: every delivery failed since ${failingSince.toISOString()} (last: ${why}). Fix the endpoint, then enable the webhook again.`;
       await client.query(
-        `UPDATE webhook_deliveries SET attempts = $3, status = $4, next_attempt_at = $5 WHERE workspace_id = $1 AND id = $2`,
-        [d.workspace_id, d.id, job.attempt, retry ? 'pending' : 'failed', retry ? nextAt : null],
+        `UPDATE webhooks SET enabled = false, disabled_reason = $3, disabled_at = now(), failing_since = $4, updated_at = now() WHERE workspace_id = $1 AND id = $2`,
+        [job.workspaceId, d.webhook_id, reason.slice(0, 1000), failingSince],
       );
-      if (retry) {
-        await client.query(`SELECT graphile_worker.add_job($1, $2::json, run_at => $3)`, [
-          DELIVER_TASK,
-          JSON.stringify({ workspaceId: d.workspace_id, deliveryId: d.id, attempt: job.attempt + 1 }),
-          nextAt,
-        ]);
-      }
+    } else {
+      await client.query('UPDATE webhooks SET failing_since = $3 WHERE workspace_id = $1 AND id = $2 AND failing_since IS NULL', [job.workspaceId, d.webhook_id, failingSince]);
+    }
+    if (retry) {
+      await client.query(`SELECT graphile_worker.add_job($1, $2::json, run_at => $3)`, [
+        DELIVER_TASK,
+        JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt + 1 }),
+        nextAt,
+      ]);
     }
     await client.query('COMMIT');
-    if (ok) onDelivered?.(d.event_id);
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
+  } finally {
+    client.release();
   }
+}
+
+/**
+ * Puts the attempt back on the queue, a little later each time it finds its workspace at
+ * its share, and behind every job that was never deferred (graphile-worker takes the lowest
+ * `priority` first): another workspace's new event starts before this backlog is looked at
+ * again, however long the backlog.
+ */
+async function defer(pool: DeliveryPool, job: DeliverJob): Promise<void> {
+  const deferrals = (job.deferrals ?? 0) + 1;
+  const waitMs = Math.round(Math.min(DEFER_MAX_MS, DEFER_BASE_MS * 2 ** (deferrals - 1)) * (0.8 + 0.4 * Math.random()));
+  await pool.query(`SELECT graphile_worker.add_job($1, $2::json, run_at => now() + $3 * interval '1 millisecond', priority => $4)`, [
+    DELIVER_TASK,
+    JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt, deferrals }),
+    waitMs,
+    Math.min(deferrals, 100),
+  ]);
 }

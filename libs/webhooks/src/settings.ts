@@ -12,6 +12,11 @@ export interface WebhookSettings {
   worker: boolean;
   concurrency: number;
   timeoutMs: number;
+  /**
+   * `WEBHOOKS_HEARTBEAT_MS`: how often a worker process records that it is alive and
+   * releases the jobs of workers that stopped doing so (silent for 3 intervals).
+   */
+  heartbeatMs: number;
 }
 
 function positive(name: string, fallback: number): number {
@@ -33,5 +38,6 @@ export function webhookSettings(): WebhookSettings {
     worker: worker === 'on',
     concurrency: positive('WEBHOOKS_CONCURRENCY', 10),
     timeoutMs: 10_000,
+    heartbeatMs: positive('WEBHOOKS_HEARTBEAT_MS', 10_000),
   };
 }

@@ -17,7 +17,7 @@ export interface RecordChange {
   previous?: Record<string, unknown>;
 }
 
-/** The body every target receives (SPEC §11). */
+/** The body every target receives (docs/webhooks.md, "Event types"). */
 export interface WebhookEventBody {
   id: string;
   type: string;

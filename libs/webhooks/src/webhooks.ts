@@ -1,9 +1,11 @@
 import { isUUID } from 'class-validator';
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { DataSource, EntityManager } from 'typeorm';
+import { KEY_PURPOSES, open, seal, subkey } from '#database/master-key.js';
+import { MAX_WEBHOOKS_PER_WORKSPACE } from '#database/migrations/1764500000100-webhook-fair-delivery.js';
 import { assertNotLiteralSpecialUse, hostOf } from '#net/public-address.js';
-import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
 import { parseOperations } from './operations.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 
@@ -130,30 +132,19 @@ function assertWebhookId(id: string): void {
   if (!isUUID(id)) throw new BadInputError(ErrorCode.INVALID_ID, `id must be a UUID; got "${id.slice(0, 100)}"`);
 }
 
-// ---- secrets: `whsec_` + base64 of 32 random bytes, sealed with AES-256-GCM at rest ----
+// ---- secrets: `whsec_` + base64 of 32 random bytes, sealed at rest under a key derived from VAULT_MASTER_KEY ----
 
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-async function sealingKey(db: Db): Promise<Buffer> {
-  await query(db, 'INSERT INTO webhook_secret_keys (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [randomBytes(32)]);
-  const [row] = await query<{ key: Buffer }>(db, 'SELECT key FROM webhook_secret_keys WHERE id = 1');
-  return row.key;
+/** AES-256-GCM under the webhook-secrets key derived from VAULT_MASTER_KEY (libs/database/src/master-key.ts). */
+export function sealSecret(secret: string): string {
+  return seal(subkey(KEY_PURPOSES.webhookSecrets), secret);
 }
 
-export async function sealSecret(db: Db, secret: string): Promise<string> {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', await sealingKey(db), iv);
-  const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-  return `v1.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
-}
-
-export async function openSecret(db: Db, sealed: string): Promise<string> {
-  const raw = Buffer.from(sealed.replace(/^v1\./, ''), 'base64');
-  const decipher = createDecipheriv('aes-256-gcm', await sealingKey(db), raw.subarray(0, 12));
-  decipher.setAuthTag(raw.subarray(12, 28));
-  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+export function openSecret(sealed: string): string {
+  return open(subkey(KEY_PURPOSES.webhookSecrets), sealed);
 }
 
 // ---- subscriptions ----
@@ -197,8 +188,14 @@ export async function createWebhook(
     db,
     `INSERT INTO webhooks (workspace_id, url, description, operations, enabled, secret_sealed, created_by_user_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-    [workspaceId, url, description, operations, input.enabled ?? true, await sealSecret(db, secret), o.createdByUserId ?? null],
-  );
+    [workspaceId, url, description, operations, input.enabled ?? true, sealSecret(secret), o.createdByUserId ?? null],
+  ).catch((err: { driverError?: { code?: string }; code?: string }) => {
+    // The cap is kept by a trigger (migration 1764500000100), so two creates at once cannot both pass it.
+    if ((err.driverError?.code ?? err.code) === 'WH001') {
+      throw new ConflictError(`A workspace has at most ${MAX_WEBHOOKS_PER_WORKSPACE} webhooks; delete one before adding another`);
+    }
+    throw err;
+  });
   return { ...summary(row), secret };
 }
 
@@ -250,7 +247,7 @@ export async function revealWebhookSecret(db: Db, workspaceId: string, id: strin
   assertWebhookId(id);
   const [row] = await query<{ secret_sealed: string }>(db, 'SELECT secret_sealed FROM webhooks WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
   if (!row) throw new NotFoundError(`No webhook with id ${id} in this workspace`);
-  return openSecret(db, row.secret_sealed);
+  return openSecret(row.secret_sealed);
 }
 
 /** The latest attempts of one webhook, newest first. */

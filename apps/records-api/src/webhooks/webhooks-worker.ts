@@ -1,23 +1,40 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import graphileWorker, { type Runner } from 'graphile-worker';
+import graphileWorker, { type Runner, type WorkerEvents } from 'graphile-worker';
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
-import { webhookSettings } from '#webhooks/settings.js';
+import { webhookSettings, type WebhookSettings } from '#webhooks/settings.js';
 import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
+import { WorkspaceShares } from '#webhooks/workspace-shares.js';
+
+/** A locked job whose worker never sent a heartbeat (it died in its first moments) is released after this. */
+const UNKNOWN_WORKER_GRACE_MS = 60_000;
 
 /**
- * Delivers webhook events (SPEC §11) from graphile-worker's queue in this process, unless
- * `WEBHOOKS_WORKER=off`. Jobs are taken with `FOR UPDATE SKIP LOCKED` and new ones are
- * announced with LISTEN/NOTIFY, so any number of instances share the work; each attempt
- * also locks its delivery row (delivery.ts). On application shutdown the runner stops
- * taking jobs and waits for the attempts in flight (each at most 10 s), then closes its pool.
+ * Delivers webhook events (README "Webhooks") from graphile-worker's queue in this process,
+ * unless `WEBHOOKS_WORKER=off`. Jobs are taken with `FOR UPDATE SKIP LOCKED` and new ones
+ * are announced with LISTEN/NOTIFY, so any number of instances share the work; each attempt
+ * claims its delivery (delivery.ts) and each workspace gets its share of the slots
+ * (workspace-shares.ts).
+ *
+ * graphile-worker takes back the jobs of a worker that died only after 4 hours. So every
+ * WEBHOOKS_HEARTBEAT_MS this process records its worker ids as alive for 3 intervals and
+ * releases (`force_unlock_workers`) the jobs of workers no longer alive, at start and from
+ * then on: an event whose worker was SIGKILLed is sent again within seconds.
+ *
+ * On application shutdown the runner stops taking jobs and waits for the attempts in
+ * flight (each at most 10 s), then the process's heartbeat row goes and the pool closes.
  */
 @Injectable()
 export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('webhooks');
   private runner?: Runner;
   private pool?: pg.Pool;
+  private heartbeat?: NodeJS.Timeout;
+  private readonly processId = randomUUID();
+  private readonly workerIds = new Set<string>();
 
   constructor(private readonly ds: DataSource) {}
 
@@ -28,27 +45,68 @@ export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShut
     this.pool = new pg.Pool({ connectionString: url, max: settings.concurrency + 2, options: '-c TimeZone=UTC' });
     this.pool.on('error', (err) => this.log.warn(`queue connection: ${err.message}`));
     const log = this.log;
+    const pool = this.pool;
+    const shares = new WorkspaceShares(settings.concurrency);
+    const events: WorkerEvents = new EventEmitter();
+    events.on('worker:create', ({ worker }) => this.workerIds.add(worker.workerId));
+    events.on('worker:stop', ({ worker }) => this.workerIds.delete(worker.workerId));
     this.runner = await graphileWorker.run({
       pgPool: this.pool,
       concurrency: settings.concurrency,
       noHandleSignals: true,
       pollInterval: 2000,
+      events,
       logger: new graphileWorker.Logger(() => (level, message) => {
         if (level === 'error') log.error(message);
         else if (level === 'warning') log.warn(message);
       }),
       taskList: {
-        [DELIVER_TASK]: async (payload, helpers) => {
-          await helpers.withPgClient((client) => deliverOnce(client, payload as DeliverJob, settings));
-        },
+        [DELIVER_TASK]: (payload, helpers) => deliverOnce(pool, payload as DeliverJob, { jobId: helpers.job.id, settings, shares }),
       },
     });
+    await this.beat(settings);
+    this.heartbeat = setInterval(() => void this.beat(settings), settings.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** Records this process as alive, then releases the jobs of workers that are not. */
+  private async beat(settings: WebhookSettings): Promise<void> {
+    const pool = this.pool;
+    if (!pool) return;
+    try {
+      await pool.query(
+        `INSERT INTO webhook_workers (process_id, worker_ids, alive_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+         ON CONFLICT (process_id) DO UPDATE SET worker_ids = EXCLUDED.worker_ids, alive_until = EXCLUDED.alive_until`,
+        [this.processId, [...this.workerIds], 3 * settings.heartbeatMs],
+      );
+      const [{ released }] = (
+        await pool.query<{ released: number }>(
+          `WITH stranded AS (
+             SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
+              WHERE j.locked_by IS NOT NULL AND j.task_identifier = $1
+                AND NOT EXISTS (SELECT 1 FROM webhook_workers w WHERE j.locked_by = ANY (w.worker_ids) AND w.alive_until > now())
+                AND (EXISTS (SELECT 1 FROM webhook_workers w WHERE j.locked_by = ANY (w.worker_ids))
+                     OR j.locked_at < now() - $2 * interval '1 millisecond')
+           ), unlocked AS (
+             SELECT graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM stranded HAVING count(*) > 0
+           )
+           SELECT (SELECT count(*) FROM stranded)::int AS released, (SELECT count(*) FROM unlocked) AS done`,
+          [DELIVER_TASK, UNKNOWN_WORKER_GRACE_MS],
+        )
+      ).rows;
+      if (released) this.log.warn(`released the webhook jobs of ${released} worker(s) that stopped sending heartbeats`);
+      await pool.query(`DELETE FROM webhook_workers WHERE alive_until < now() - interval '1 day'`);
+    } catch (err) {
+      this.log.warn(`webhook worker heartbeat: ${(err as Error).message}`);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.heartbeat);
     const runner = this.runner;
     this.runner = undefined;
     await runner?.stop().catch((err) => this.log.warn(`stopping the webhook worker: ${err.message}`));
+    await this.pool?.query('DELETE FROM webhook_workers WHERE process_id = $1', [this.processId]).catch(() => undefined);
     await this.pool?.end().catch(() => undefined);
     this.pool = undefined;
   }

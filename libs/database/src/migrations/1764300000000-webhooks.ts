@@ -1,12 +1,13 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * SPEC §11. Webhook subscriptions per workspace; the outbox (`webhook_events`), one
+ * Webhook subscriptions per workspace (README "Webhooks"); the outbox (`webhook_events`), one
  * delivery per (event, webhook) and every attempt. Events and deliveries are written in
  * the transaction of the record change; the queue jobs that drive delivery live in
  * graphile-worker's own schema (installed by its migrations, see data-source.ts).
  * The payload is `json`, not `jsonb`, so the body keeps its key order as written.
- * `webhook_secret_keys` holds the AES-256-GCM key that seals signing secrets at rest.
+ * `webhook_secret_keys` held the AES-256-GCM key that sealed signing secrets at rest (until
+ * 1764500000000-vault-master-key re-wrapped them with VAULT_MASTER_KEY and dropped it).
  */
 export class Webhooks1764300000000 implements MigrationInterface {
   name = 'Webhooks1764300000000';

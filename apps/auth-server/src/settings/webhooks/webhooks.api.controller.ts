@@ -11,7 +11,7 @@ const FIELDS = ['url', 'description', 'operations', 'enabled'];
 
 /**
  * The webhooks part of the settings JSON API: session cookie + X-CSRF-Token, never a
- * bearer token (SPEC §11: API keys and OAuth tokens can neither manage nor read webhooks).
+ * bearer token (docs/webhooks.md: API keys and OAuth tokens can neither manage nor read webhooks).
  */
 @Controller('settings/api/webhooks')
 @UseGuards(SettingsGuard)

@@ -19,7 +19,7 @@ import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 
 /**
- * Webhooks of the current workspace (SPEC §11), for the page and its JSON API. Every
+ * Webhooks of the current workspace (README "Webhooks"), for the page and its JSON API. Every
  * change and every reveal of a secret is audited (never with the secret).
  */
 @Injectable()

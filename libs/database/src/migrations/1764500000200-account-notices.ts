@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * With no mail sender, the notice waits here and is shown to the owner on /settings
  * (a mail sender would read the same rows).
  */
-export class AccountNotices1764500000000 implements MigrationInterface {
-  name = 'AccountNotices1764500000000';
+export class AccountNotices1764500000200 implements MigrationInterface {
+  name = 'AccountNotices1764500000200';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
