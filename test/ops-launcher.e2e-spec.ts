@@ -1,36 +1,46 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './public-origin.js';
-import { alive, childrenOf, commandOf, postmasterOf, ROOT, waitUntil } from './processes.js';
+import { alive, childrenOf, commandOf, postmasterOf, removeCluster, ROOT, waitUntil } from './processes.js';
 
 /**
- * SPEC §9 "The launcher": `npm start`'s process (dist/apps/start.js) as a supervisor, with
- * its own embedded Postgres under a data directory of its own, killed for real.
+ * The launcher (README "Operations"): `npm start`'s process (dist/apps/start.js) as a
+ * supervisor, with its own embedded Postgres under a data directory of its own, killed for real.
+ * As root the data directory sits in a mode-700 directory, as a checkout under /root does,
+ * so the cluster lives where postgres-as-root.ts puts it, not under the data directory.
  */
 describe('launcher (npm start)', () => {
-  const dataDir = join(ROOT, '.data', `test-launcher-${process.pid}`);
+  const asRoot = process.getuid?.() === 0;
+  const privateDir = join(ROOT, '.data', `private-launcher-${process.pid}`);
+  const dataDir = asRoot ? join(privateDir, 'data') : join(ROOT, '.data', `test-launcher-${process.pid}`);
   let port: number;
   let authPort: number;
+  let apiKey: string | undefined;
   const launchers: ChildProcess[] = [];
 
   beforeAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
+    if (asRoot) mkdirSync(privateDir, { recursive: true, mode: 0o700 });
     port = await freePort();
     authPort = await freePort();
   });
-  afterAll(() => {
+  afterAll(async () => {
     for (const l of launchers) if (l.exitCode === null) l.kill('SIGKILL');
     const pg = postmasterOf(dataDir);
     if (pg && alive(pg)) process.kill(pg, 'SIGINT');
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+    await waitUntil(() => !pg || !alive(pg), 15_000).catch(() => undefined);
+    removeCluster(dataDir);
+    rmSync(asRoot ? privateDir : dataDir, { recursive: true, force: true });
+  }, 30_000);
 
-  async function launch(): Promise<{ launcher: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  async function launch(options: { detached?: boolean } = {}): Promise<{ launcher: ChildProcess; output: () => string; exited: Promise<number | null> }> {
     const launcher = spawn(process.execPath, [join(ROOT, 'dist/apps/start.js')], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), AUTH_PORT: String(authPort), PUBLIC_URL: `http://127.0.0.1:${port}`, DATABASE_URL: '', LOG_LEVEL: 'log' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own, as `npm start` in a terminal has: Ctrl-C signals the whole group.
+      detached: options.detached ?? false,
     });
     launchers.push(launcher);
     let out = '';
@@ -48,6 +58,7 @@ describe('launcher (npm start)', () => {
     const { launcher, output } = await launch();
     // The first-start banner comes last, after the apps' own start lines.
     expect(output().trimEnd()).toMatch(/API key: +wrs_\S+[\s\S]*curl[^\n]*$/);
+    apiKey = /API key: +(wrs_\S+)/.exec(output())![1];
     expect(output()).not.toMatch(/Mapped \{/);
 
     const api = appPid(launcher.pid!, 'records-api')!;

@@ -21,7 +21,7 @@ interface Ids {
   gid: number;
 }
 
-function postgresIds(): Ids {
+export function postgresIds(): Ids {
   const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
   try {
     return { uid: id('-u'), gid: id('-g') };
@@ -54,6 +54,22 @@ export interface RootPlacement {
   moved: string[];
 }
 
+/** Where root's cluster goes when user postgres cannot reach `<dataDir>/pg`: the same place for the same data dir. */
+export function relocatedClusterDir(dataDir: string): string {
+  const key = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+  return join(ROOT_HOME, 'data', key, 'pg');
+}
+
+/**
+ * The cluster directory of the embedded Postgres for `dataDir`, decided as
+ * placeForRoot decides it (tests and tools that look for `postmaster.pid` use this).
+ */
+export function clusterDirFor(dataDir: string, ids?: Ids): string {
+  const clusterDir = join(dataDir, 'pg');
+  if (process.getuid?.() !== 0) return clusterDir;
+  return reachableBy(ids ?? postgresIds(), join(clusterDir, 'PG_VERSION')) ? clusterDir : relocatedClusterDir(dataDir);
+}
+
 /** Where the cluster and binaries go for root; `undefined` when the defaults work. */
 export async function placeForRoot(dataDir: string): Promise<RootPlacement | undefined> {
   if (process.getuid?.() !== 0) return undefined;
@@ -79,9 +95,8 @@ export async function placeForRoot(dataDir: string): Promise<RootPlacement | und
     binDir = join(target, 'bin');
     moved.push(`binaries in ${target}`);
   }
-  if (!reachableBy(ids, join(clusterDir, 'PG_VERSION'))) {
-    const key = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
-    clusterDir = join(ROOT_HOME, 'data', key, 'pg');
+  if (clusterDirFor(dataDir, ids) !== clusterDir) {
+    clusterDir = relocatedClusterDir(dataDir);
     mkdirSync(dirname(clusterDir), { recursive: true, mode: 0o755 });
     chmodSync(ROOT_HOME, 0o755);
     chmodSync(join(ROOT_HOME, 'data'), 0o755);
