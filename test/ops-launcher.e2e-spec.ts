@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import pg from 'pg';
+import { clusterDirFor } from '#database/postgres-as-root.js';
 import { freePort } from './public-origin.js';
-import { alive, childrenOf, commandOf, postmasterOf, removeCluster, ROOT, waitUntil } from './processes.js';
+import { alive, childrenOf, commandOf, httpJson, postmasterOf, removeCluster, ROOT, waitUntil } from './processes.js';
 
 /**
  * The launcher (README "Operations"): `npm start`'s process (dist/apps/start.js) as a
@@ -91,6 +93,7 @@ describe('launcher (npm start)', () => {
   it('starts again on the same data (no new demo), and stops cleanly on SIGTERM', async () => {
     const { launcher, output, exited } = await launch();
     expect(output()).not.toMatch(/API key/);
+    expect(output()).not.toMatch(/PUBLIC_URL/); // it names PORT's port: no warning
     const postgres = postmasterOf(dataDir)!;
     const apps = childrenOf(launcher.pid!).filter((pid) => /records-api|auth-server/.test(commandOf(pid)));
     expect(apps).toHaveLength(2);
@@ -98,5 +101,89 @@ describe('launcher (npm start)', () => {
     expect(await exited).toBe(0);
     expect(apps.some(alive)).toBe(false);
     expect(alive(postgres)).toBe(false);
+  }, 120_000);
+
+  const ready = () => status(`http://127.0.0.1:${port}/health/ready`);
+
+  it('watches Postgres: one restarted outside the launcher is still stopped on SIGTERM, one that dies is logged and started again', async () => {
+    const { launcher, output, exited } = await launch();
+    const apps = childrenOf(launcher.pid!).filter((pid) => /records-api|auth-server/.test(commandOf(pid)));
+    const first = postmasterOf(dataDir)!;
+    expect(alive(first)).toBe(true);
+
+    // An operator's `pg_ctl restart` (as user postgres when root: Postgres refuses to run as root).
+    const pgCtl = join(dirname(readlinkSync(`/proc/${first}/exe`)), 'pg_ctl');
+    const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
+    const restart = spawnSync(pgCtl, ['restart', '-D', clusterDirFor(dataDir), '-m', 'fast', '-w', '-l', '/dev/null'], {
+      ...(asRoot ? { uid: id('-u'), gid: id('-g') } : {}),
+      stdio: 'ignore',
+      timeout: 30_000,
+    });
+    expect(restart.status).toBe(0);
+    const second = postmasterOf(dataDir)!;
+    expect(second).not.toBe(first);
+    expect(alive(second)).toBe(true);
+    await waitUntil(async () => (await ready()) === 200, 20_000, () => `ready after the restart:\n${output()}`);
+
+    // A postmaster that dies is reported and started again, as an app is.
+    process.kill(second, 'SIGKILL');
+    await waitUntil(
+      () => {
+        const now = postmasterOf(dataDir);
+        return now !== undefined && now !== second && alive(now);
+      },
+      20_000,
+      () => `Postgres started again:\n${output()}`,
+    );
+    expect(output()).toMatch(new RegExp(`PostgreSQL \\(pid ${second}\\) exited; restarting in \\d+ ms`));
+    const third = postmasterOf(dataDir)!;
+    await waitUntil(async () => (await ready()) === 200, 20_000, () => `ready after Postgres came back:\n${output()}`);
+
+    launcher.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(apps.some(alive)).toBe(false);
+    expect(alive(third)).toBe(false);
+  }, 120_000);
+
+  it('Ctrl-C (SIGINT to the whole process group) drains: requests in flight get their answers, /health/ready answers 503 meanwhile, then everything stops', async () => {
+    expect(apiKey).toBeDefined();
+    const { launcher, output, exited } = await launch({ detached: true });
+    const apps = childrenOf(launcher.pid!).filter((pid) => /records-api|auth-server/.test(commandOf(pid)));
+    const postgres = postmasterOf(dataDir)!;
+    const { port: pgPort, password } = JSON.parse(readFileSync(join(dataDir, 'pg.json'), 'utf8')) as { port: number; password: string };
+    const locker = new pg.Client({ host: '127.0.0.1', port: pgPort, user: 'postgres', password, database: 'records' });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE companies IN EXCLUSIVE MODE'); // reads pass, inserts wait
+      const N = 6;
+      const pending = Array.from({ length: N }, (_, i) =>
+        httpJson(`http://127.0.0.1:${port}/rest/companies`, { method: 'POST', headers: { Authorization: `Bearer ${apiKey}` }, body: { name: `sigint-${i}` } }).catch(
+          (err) => ({ status: 0, body: String(err) }),
+        ),
+      );
+      await waitUntil(
+        async () => (await locker.query('SELECT pg_stat_clear_snapshot()'), await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO%companies%'`)).rows[0].n === N,
+        15_000,
+        () => `${N} inserts waiting on the lock`,
+      );
+
+      process.kill(-launcher.pid!, 'SIGINT');
+      const readyDuringDrain = async () => (await httpJson(`http://127.0.0.1:${port}/health/ready`).catch(() => ({ status: 0, body: undefined }))) as { status: number; body: any };
+      await waitUntil(async () => (await readyDuringDrain()).status === 503, 5_000, () => `/health/ready to answer 503 while draining:\n${output()}`);
+      expect((await readyDuringDrain()).body).toMatchObject({ status: 'unavailable' });
+      // Whatever reached the postmaster would have stopped it by now.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(alive(postgres)).toBe(true);
+
+      await locker.query('COMMIT');
+      const answers = await Promise.all(pending);
+      expect(answers.map((a) => a.status)).toEqual(Array(N).fill(201));
+      expect(await exited).toBe(0);
+      expect(apps.some(alive)).toBe(false);
+      expect(alive(postgres)).toBe(false);
+    } finally {
+      await locker.end().catch(() => undefined);
+    }
   }, 120_000);
 });

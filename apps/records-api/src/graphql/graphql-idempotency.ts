@@ -6,7 +6,7 @@ import type { GraphqlContext } from './graphql-context.js';
 import { databaseUnavailableError } from './graphql-errors.js';
 
 /** Errors that mean "not done, try again": such a response is not kept (SPEC §9, status ≥ 500). */
-const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE]);
+const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE, ErrorCode.QUERY_TIMEOUT]);
 
 function refusal(status: number, code: string, message: string): GraphQLResponse {
   return {
