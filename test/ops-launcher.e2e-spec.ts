@@ -124,6 +124,8 @@ describe('launcher (npm start)', () => {
     expect(second).not.toBe(first);
     expect(alive(second)).toBe(true);
     await waitUntil(async () => (await ready()) === 200, 20_000, () => `ready after the restart:\n${output()}`);
+    // The launcher took it over ("was restarted outside the launcher", or "is back" when it looked in between).
+    await waitUntil(() => output().includes(`(pid ${second})`), 10_000, () => `the launcher to watch pid ${second}:\n${output()}`);
 
     // A postmaster that dies is reported and started again, as an app is.
     process.kill(second, 'SIGKILL');
@@ -152,6 +154,7 @@ describe('launcher (npm start)', () => {
     const postgres = postmasterOf(dataDir)!;
     const { port: pgPort, password } = JSON.parse(readFileSync(join(dataDir, 'pg.json'), 'utf8')) as { port: number; password: string };
     const locker = new pg.Client({ host: '127.0.0.1', port: pgPort, user: 'postgres', password, database: 'records' });
+    locker.on('error', () => undefined); // a failing run stops Postgres under it: the assertions tell
     await locker.connect();
     try {
       await locker.query('BEGIN');
@@ -177,6 +180,7 @@ describe('launcher (npm start)', () => {
       expect(alive(postgres)).toBe(true);
 
       await locker.query('COMMIT');
+      await locker.end(); // before Postgres stops under it
       const answers = await Promise.all(pending);
       expect(answers.map((a) => a.status)).toEqual(Array(N).fill(201));
       expect(await exited).toBe(0);
