@@ -64,7 +64,8 @@ describe('npm start', () => {
         return /Serving on/.test(out);
       }, 150_000, () => `npm start to serve:\n${out}`);
       tree = descendants(npm.pid!);
-      expect(tree.filter((pid) => /dist\/apps\/(start|records-api|auth-server)/.test(commandOf(pid)))).toHaveLength(3);
+      const node = (pid: number) => commandOf(pid).startsWith(process.execPath) || commandOf(pid).startsWith('node ');
+      expect(tree.filter((pid) => node(pid) && /dist\/apps\/(start|records-api|auth-server)/.test(commandOf(pid)))).toHaveLength(3);
       const postgres = postmasterOf(dataDir)!;
       expect(alive(postgres)).toBe(true);
 
