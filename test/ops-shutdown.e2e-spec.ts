@@ -16,7 +16,7 @@ describe('SIGTERM with requests in flight', () => {
   }, 60_000);
   afterAll(async () => pgOwn?.remove());
 
-  it('lets the requests in flight finish, refuses new connections, then exits 0', async () => {
+  it('lets the requests in flight finish, answers readiness and new work with 503 meanwhile, then exits 0', async () => {
     const api = await spawnApp('records-api', { DATABASE_URL: pgOwn.url, SHUTDOWN_GRACE_MS: '20000' });
     const locker = new pg.Client({ connectionString: pgOwn.url });
     await locker.connect();
