@@ -62,7 +62,7 @@ describe('npm start', () => {
       await waitUntil(() => {
         if (npm.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
         return /Serving on/.test(out);
-      }, 150_000, () => `npm start to serve:\n${out}`);
+      }, 200_000, () => `npm start to serve:\n${out}`);
       tree = descendants(npm.pid!);
       const node = (pid: number) => commandOf(pid).startsWith(process.execPath) || commandOf(pid).startsWith('node ');
       expect(tree.filter((pid) => node(pid) && /dist\/apps\/(start|records-api|auth-server)/.test(commandOf(pid)))).toHaveLength(3);
@@ -75,5 +75,5 @@ describe('npm start', () => {
     } finally {
       for (const pid of [npm.pid!, ...tree]) if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
-  }, 240_000);
+  }, 300_000);
 });
