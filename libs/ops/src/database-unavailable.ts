@@ -3,7 +3,7 @@ import { loadConfig } from '#database/config.js';
 /**
  * Is this error the database being unreachable (stopped, restarting, network gone), as
  * opposed to a bug or a bad statement? Those become 503 SERVICE_UNAVAILABLE with
- * Retry-After (SPEC §9), never 500: the client should retry, and nothing was written.
+ * Retry-After (README "Operations"), never 500: the client should retry, and nothing was written.
  */
 
 /** Seconds a client is told to wait (`Retry-After`) while the database is away. */
