@@ -73,7 +73,9 @@ describe('npm start', () => {
       expect(await exited).toBe(0);
       await waitUntil(() => !tree.some(alive) && !alive(postgres), 20_000, () => `${tree.filter(alive).map(commandOf).join('\n')} and postgres (${alive(postgres)}) to stop`);
     } finally {
-      for (const pid of [npm.pid!, ...tree]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      // A run that failed before it looked (say, while building) still leaves nothing behind.
+      if (!tree.length) tree = descendants(npm.pid!);
+      for (const pid of [...tree, npm.pid!]) if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
   }, 300_000);
 });
