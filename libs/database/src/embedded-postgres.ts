@@ -146,11 +146,18 @@ function livePostmaster(clusterDir: string): number | undefined {
 async function stopPostmaster(clusterDir: string, child?: ChildProcess): Promise<void> {
   const pids = new Set([livePostmaster(clusterDir), child && child.exitCode === null && child.signalCode === null ? child.pid : undefined]);
   const running = [...pids].filter((pid): pid is number => pid !== undefined && isAlive(pid));
-  for (const pid of running) process.kill(pid, 'SIGINT');
+  const signal = (pid: number, name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // gone meanwhile
+    }
+  };
+  for (const pid of running) signal(pid, 'SIGINT');
   for (const pid of running) {
     await waitForExit(pid, 30_000);
     if (isAlive(pid)) {
-      process.kill(pid, 'SIGQUIT');
+      signal(pid, 'SIGQUIT');
       await waitForExit(pid, 5_000);
     }
   }
