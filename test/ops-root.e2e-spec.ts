@@ -1,13 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT_HOME } from '#database/postgres-as-root.js';
-import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { relocatedClusterDir } from '#database/postgres-as-root.js';
 import { freePort } from './public-origin.js';
 import { ROOT, waitUntil } from './processes.js';
 
 /**
- * SPEC §9 "As root": `npm start` in a checkout under a mode-700 directory (like /root/app),
+ * As root: `npm start` in a checkout under a mode-700 directory (like /root/app),
  * which user postgres cannot enter, starts, and keeps its data across a restart. The
  * checkout is a hard-linked copy of this one inside such a directory.
  */
@@ -15,7 +14,7 @@ const asRoot = process.getuid?.() === 0;
 (asRoot ? describe : describe.skip)('as root, in a checkout under a mode-700 directory', () => {
   const privateDir = join(ROOT, '.data', `private-${process.pid}`);
   const app = join(privateDir, 'app');
-  const relocated = join(ROOT_HOME, 'data', createHash('sha256').update(join(app, '.data')).digest('hex').slice(0, 16));
+  const relocated = dirname(relocatedClusterDir(join(app, '.data')));
   let port: number;
   let authPort: number;
 

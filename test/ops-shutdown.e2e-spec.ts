@@ -2,7 +2,7 @@ import pg from 'pg';
 import { httpJson, ownPostgresWithKey, spawnApp, waitUntil, type OwnPostgres } from './processes.js';
 
 /**
- * SPEC §9 "SIGTERM": requests in flight get their normal answers. To have requests
+ * SIGTERM (README "Shutdown"): requests in flight get their normal answers. To have requests
  * provably in flight, the test holds a lock that makes every company INSERT wait, sends
  * SIGTERM, and only then lets them go.
  */
@@ -16,7 +16,7 @@ describe('SIGTERM with requests in flight', () => {
   }, 60_000);
   afterAll(async () => pgOwn?.remove());
 
-  it('lets the requests in flight finish, refuses new connections, then exits 0', async () => {
+  it('lets the requests in flight finish, answers readiness and new work with 503 meanwhile, then exits 0', async () => {
     const api = await spawnApp('records-api', { DATABASE_URL: pgOwn.url, SHUTDOWN_GRACE_MS: '20000' });
     const locker = new pg.Client({ connectionString: pgOwn.url });
     await locker.connect();
@@ -39,7 +39,15 @@ describe('SIGTERM with requests in flight', () => {
       );
 
       api.child.kill('SIGTERM');
-      await waitUntil(async () => (await fetch(`${api.url}/health/live`).then(() => 'up', (e) => e?.cause?.code)) === 'ECONNREFUSED', 5_000, () => 'new connections refused');
+      // Draining: readiness answers 503 (a load balancer takes the instance out instead of
+      // seeing refused connections), new API work is turned away with a retryable 503.
+      await waitUntil(async () => (await httpJson(`${api.url}/health/ready`).catch(() => ({ status: 0 }))).status === 503, 5_000, () => 'readiness 503 while draining');
+      expect((await httpJson(`${api.url}/health/ready`)).body).toEqual({ status: 'unavailable', checks: { database: 'draining' } });
+      expect((await httpJson(`${api.url}/health/live`)).status).toBe(200);
+      const late = await httpJson(`${api.url}/rest/companies`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: { name: 'too late' } });
+      expect(late.status).toBe(503);
+      expect(late.headers['retry-after']).toMatch(/^\d+$/);
+      expect(late.body).toMatchObject({ statusCode: 503, code: 'SERVICE_UNAVAILABLE' });
       expect(api.child.exitCode).toBeNull(); // still draining
 
       await locker.query('COMMIT');

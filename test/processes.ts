@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { projectRoot } from '#database/config.js';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '#database/embedded-postgres.js';
+import { clusterDirFor, relocatedClusterDir } from '#database/postgres-as-root.js';
 import { freePort } from './public-origin.js';
 
 /**
@@ -28,6 +29,7 @@ export interface OwnPostgres {
 export async function ownPostgres(label: string): Promise<OwnPostgres> {
   const dataDir = join(ROOT, '.data', `test-${label}-${process.pid}`);
   rmSync(dataDir, { recursive: true, force: true });
+  removeCluster(dataDir);
   const own: OwnPostgres = {
     dataDir,
     db: await startEmbeddedPostgres({ dataDir, database: 'records' }),
@@ -42,6 +44,7 @@ export async function ownPostgres(label: string): Promise<OwnPostgres> {
     },
     async remove() {
       await own.db.stop().catch(() => undefined);
+      removeCluster(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -73,7 +76,7 @@ export interface AppProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `node dist/apps/<app>/src/main.js` on a free port (SPEC §9: each app starts alone). */
+/** `node dist/apps/<app>/src/main.js` on a free port (each app starts alone, README "Operations"). */
 export async function spawnApp(app: 'records-api' | 'auth-server', env: Record<string, string>): Promise<AppProcess> {
   // A port given in env (PORT, AUTH_PORT) is kept: a pair of apps needs to know each other's.
   const port = Number(env[app === 'records-api' ? 'PORT' : 'AUTH_PORT']) || (await freePort());
@@ -148,13 +151,24 @@ export function commandOf(pid: number): string {
   }
 }
 
-/** The postmaster of an embedded cluster, from its `postmaster.pid`. */
+/**
+ * The postmaster of an embedded cluster, from its `postmaster.pid`, wherever the code put
+ * the cluster (as root it can live under /var/lib/workspace-records, see postgres-as-root.ts).
+ */
 export function postmasterOf(dataDir: string): number | undefined {
   try {
-    return Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+    return Number(readFileSync(join(clusterDirFor(dataDir), 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Removes the cluster a test created for `dataDir` when it lives outside it (as root,
+ * ~50 MB under /var/lib/workspace-records/data each); one inside goes with the data dir.
+ */
+export function removeCluster(dataDir: string): void {
+  if (process.getuid?.() === 0) rmSync(dirname(relocatedClusterDir(dataDir)), { recursive: true, force: true });
 }
 
 /** A JSON request with node:http (Jest's sandboxed fetch did not start concurrent bodies reliably). */

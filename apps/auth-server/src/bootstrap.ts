@@ -12,6 +12,7 @@ import { RateLimitPool, SharedLimit, addressKey } from '#ops/rate-limits.js';
 import { createLogger, requestLogging } from '#ops/logging.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { closeOnSignals } from '#ops/shutdown.js';
+import { listenOrExit } from '#ops/ports.js';
 import { deleteExpired } from './adapter/postgres-adapter.js';
 import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
@@ -113,7 +114,7 @@ export async function startAuthServer(): Promise<INestApplication> {
     logger,
     afterClose: async () => (await resolveDatabaseUrl()).embedded?.stop(),
   });
-  await app.listen(config.authPort, '127.0.0.1');
+  await listenOrExit(() => app.listen(config.authPort, '127.0.0.1'), config.authPort, '127.0.0.1', 'AUTH_PORT', logger);
   logger.log(`Auth server on 127.0.0.1:${config.authPort} (issuer ${config.publicUrl})`);
   process.send?.({ ready: 'auth-server' });
   return app;

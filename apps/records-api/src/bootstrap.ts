@@ -8,6 +8,7 @@ import { forbidFraming } from '#auth/frame-headers.js';
 import { loadConfig } from '#database/config.js';
 import { createLogger, requestLogging } from '#ops/logging.js';
 import { closeOnSignals } from '#ops/shutdown.js';
+import { listenOrExit } from '#ops/ports.js';
 import { resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { AppModule } from './app.module.js';
@@ -79,7 +80,7 @@ export async function startRecordsApi(): Promise<INestApplication> {
     logger,
     afterClose: async () => (await resolveDatabaseUrl()).embedded?.stop(),
   });
-  await app.listen(config.port, '0.0.0.0');
+  await listenOrExit(() => app.listen(config.port, '0.0.0.0'), config.port, '0.0.0.0', 'PORT', logger);
   logger.log(`Records API on ${config.publicUrl} (port ${config.port})`);
   process.send?.({ ready: 'records-api' });
   return app;

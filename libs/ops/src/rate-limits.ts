@@ -1,6 +1,6 @@
 import { Injectable, type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
 import pg, { type Pool } from 'pg';
-import { resolveDatabaseUrl } from '#database/data-source.js';
+import { resolveDatabaseUrl, sessionOptions } from '#database/data-source.js';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 
@@ -125,7 +125,7 @@ export class RateLimitPool implements OnModuleDestroy {
   readonly pool: Pool;
 
   constructor(url: string) {
-    this.pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+    this.pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000, options: sessionOptions() });
     this.pool.on('error', () => undefined); // an idle connection dropped (Postgres restarting): the pool replaces it
   }
 

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { loadConfig } from '#database/config.js';
 import { hashSecret } from '#identity/secrets.js';
 import { ensureOidcKeys } from '#identity/signing-keys.js';
-import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
+import { isDatabaseUnavailable, isStatementTimeout, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
 import { buildConfiguration } from './configuration.js';
 
@@ -60,7 +60,7 @@ export async function createProvider(ds: DataSource, publicUrl: string): Promise
  */
 function answer503WhileDatabaseIsAway(provider: OidcProvider): void {
   provider.on('server_error', (ctx, err) => {
-    if (isDatabaseUnavailable(err)) ctx.state.databaseUnavailable = true;
+    if (isDatabaseUnavailable(err) || isStatementTimeout(err)) ctx.state.databaseUnavailable = true;
   });
   provider.use(async (ctx, next) => {
     await next();

@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Logger } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
+import { isDatabaseUnavailable, isStatementTimeout, RETRY_AFTER_SECONDS, statementTimeoutMessage } from '#ops/database-unavailable.js';
 import { AppError } from '#records/errors.js';
 import type { GraphqlContext } from './graphql-context.js';
 
@@ -16,6 +16,9 @@ const CODE_BY_STATUS: Record<number, string> = {
 
 const INTERNAL = 'INTERNAL_SERVER_ERROR';
 const UNAVAILABLE = 'SERVICE_UNAVAILABLE';
+const QUERY_TIMEOUT = 'QUERY_TIMEOUT';
+/** Codes answered with HTTP 503 and Retry-After. */
+const RETRY_LATER = new Set([UNAVAILABLE, QUERY_TIMEOUT]);
 
 /** SPEC §9: the database is away → `extensions.code: SERVICE_UNAVAILABLE` and HTTP 503 with Retry-After. */
 export function databaseUnavailableError(requestId?: string): GraphQLError {
@@ -53,7 +56,7 @@ function codeOf(error: unknown): unknown {
 
 /** Neither a domain error with a client status nor an error Apollo or graphql-js coded. */
 function isInternal(error: unknown, original = originalOf(error)): boolean {
-  if (isDatabaseUnavailable(original) || codeOf(error) === UNAVAILABLE) return false;
+  if (isDatabaseUnavailable(original) || isStatementTimeout(original) || RETRY_LATER.has(codeOf(error) as string)) return false;
   if (original instanceof AppError) return !CODE_BY_STATUS[original.status];
   if (isTooManyVariableErrors(original)) return false;
   const code = codeOf(error);
@@ -71,6 +74,9 @@ export function formatGraphqlError(formatted: GraphQLFormattedError, error: unkn
   const original = originalOf(error);
   const { message, locations, path } = formatted;
   if (isTooManyVariableErrors(original)) return { message, locations, path, extensions: { code: 'BAD_USER_INPUT' } };
+  if (formatted.extensions?.code === QUERY_TIMEOUT || isStatementTimeout(original)) {
+    return { message: statementTimeoutMessage(), locations, path, extensions: { code: QUERY_TIMEOUT } };
+  }
   if (formatted.extensions?.code === UNAVAILABLE || isDatabaseUnavailable(original)) {
     const { message: unavailable } = databaseUnavailableError();
     return { message: unavailable, locations, path, extensions: { code: UNAVAILABLE } };
@@ -109,7 +115,7 @@ export function graphqlRequestIdPlugin(): ApolloServerPlugin<GraphqlContext> {
         },
         async willSendResponse({ contextValue, response }) {
           if (response.body.kind !== 'single' || !response.body.singleResult.errors) return;
-          if (response.body.singleResult.errors.some((e) => e.extensions?.code === UNAVAILABLE)) {
+          if (response.body.singleResult.errors.some((e) => RETRY_LATER.has(e.extensions?.code as string))) {
             response.http.status = 503;
             response.http.headers.set('retry-after', String(RETRY_AFTER_SECONDS));
           }

@@ -9,7 +9,7 @@ import { databaseUnavailableError } from './graphql-errors.js';
  * Errors that mean "not done, try again" (as a status ≥ 500), or that are about the caller
  * rather than the write (as 401, 403, 429): such a response is not kept.
  */
-const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE, 'UNAUTHENTICATED', 'FORBIDDEN', ErrorCode.RATE_LIMITED]);
+const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE, ErrorCode.QUERY_TIMEOUT, 'UNAUTHENTICATED', 'FORBIDDEN', ErrorCode.RATE_LIMITED]);
 
 function refusal(status: number, code: string, message: string): GraphQLResponse {
   return {

@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
-import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
+import { isDatabaseUnavailable, isStatementTimeout, RETRY_AFTER_SECONDS, statementTimeoutMessage } from '#ops/database-unavailable.js';
 import { AppError, CODE_BY_STATUS, ErrorCode } from '#records/errors.js';
 import { MAX_JSON_DEPTH } from '#net/json-depth.js';
 
@@ -39,6 +39,7 @@ export function toErrorBody(exception: unknown): ErrorBody {
       return make(status, CODE_BY_STATUS[status] ?? 'BAD_REQUEST', [message]);
     }
   }
+  if (isStatementTimeout(exception)) return make(503, ErrorCode.QUERY_TIMEOUT, [statementTimeoutMessage()]);
   if (isDatabaseUnavailable(exception)) return databaseUnavailableBody();
   return make(500, ErrorCode.INTERNAL_ERROR, ['Internal server error']);
 }

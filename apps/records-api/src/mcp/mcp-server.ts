@@ -2,7 +2,7 @@ import { McpServer, type AuthInfo, type CallToolResult } from '@modelcontextprot
 import type { Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { can, type Principal } from '#auth/principal.js';
-import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
+import { isDatabaseUnavailable, isStatementTimeout, statementTimeoutMessage } from '#ops/database-unavailable.js';
 import { AppError } from '#records/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
@@ -38,6 +38,8 @@ function toolError(err: unknown, tool: string, requestId: string | undefined, lo
   if (err instanceof AppError && err.status < 500) {
     return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.messages.join('; ')}` }] };
   }
+  // The model can act on it (narrow the filter) as on a domain error.
+  if (isStatementTimeout(err)) return { isError: true, content: [{ type: 'text', text: `QUERY_TIMEOUT: ${statementTimeoutMessage()}` }] };
   if (isDatabaseUnavailable(err)) {
     onUnavailable();
     return { isError: true, content: [{ type: 'text', text: 'SERVICE_UNAVAILABLE: The database is unavailable; retry later' }] };

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { sessionOptions } from '#database/data-source.js';
 import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
 import { webhookSettings, type WebhookSettings } from '#webhooks/settings.js';
 import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
@@ -42,7 +43,7 @@ export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShut
     const settings = webhookSettings();
     if (!settings.worker) return;
     const url = (this.ds.options as { url?: string }).url;
-    this.pool = new pg.Pool({ connectionString: url, max: settings.concurrency + 2, options: '-c TimeZone=UTC' });
+    this.pool = new pg.Pool({ connectionString: url, max: settings.concurrency + 2, options: sessionOptions() });
     this.pool.on('error', (err) => this.log.warn(`queue connection: ${err.message}`));
     const log = this.log;
     const pool = this.pool;
