@@ -12,7 +12,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '#database/embedded
 import { FormBrowser } from './form-browser.js';
 
 /**
- * `npm run soak -- --minutes N` (SPEC §9): two records APIs and two auth servers, each
+ * `npm run soak -- --minutes N` (README.md, Operations): two records APIs and two auth servers, each
  * started alone on one embedded Postgres; mixed traffic spread over both records APIs
  * (reads, creates and updates with Idempotency-Key and client retries on timeouts,
  * resets and 503, GraphQL, OAuth refreshes). A third of the way in one records API is

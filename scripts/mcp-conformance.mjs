@@ -1,5 +1,5 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance) against our /mcp,
-// for the scenarios that apply to a real server (SPEC §13). The suite sends no credentials,
+// for the scenarios that apply to a real server (docs/mcp.md). The suite sends no credentials,
 // so it talks to a small proxy that adds an API key and keeps Host and Origin as sent.
 //
 //   node scripts/mcp-conformance.mjs <node22 binary> <conformance dist/index.js>

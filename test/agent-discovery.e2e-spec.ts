@@ -1,7 +1,7 @@
 import { createApiKey, findRole } from '#identity/accounts.js';
 import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 
-/** SPEC §13: /mcp's Origin check, the RFC 9727 API catalog and the MCP server card. */
+/** docs/mcp.md: /mcp's Origin check, the RFC 9727 API catalog and the MCP server card. */
 describe('Discovery for agents, and /mcp against DNS rebinding', () => {
   let origin: PublicOrigin;
   let key: string;

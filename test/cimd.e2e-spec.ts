@@ -6,7 +6,7 @@ import { FormBrowser } from '../bench/form-browser.js';
 import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**
- * OAuth Client ID Metadata Documents (SPEC §13): the client_id is an https URL whose
+ * OAuth Client ID Metadata Documents (docs/mcp.md): the client_id is an https URL whose
  * document the authorization server fetches. The documents are served over https on
  * loopback with the test certificate of the global setup (trusted via NODE_EXTRA_CA_CERTS).
  */

@@ -36,7 +36,7 @@ function validateOpenApi(document: unknown): Promise<string> {
   });
 }
 
-/** `/llms.txt`, `/docs/*`, `/rest/open-api` and `/docs/api-reference` (SPEC §6). */
+/** `/llms.txt`, `/docs/*`, `/rest/open-api` and `/docs/api-reference` (docs/authentication.md). */
 describe('llms.txt, documentation pages and OpenAPI', () => {
   const savedEnv = { ...process.env };
   let app: INestApplication;

@@ -26,7 +26,7 @@ function testCertificate() {
 
 export default async function globalSetup() {
   testCertificate();
-  // Rate limits are counted across instances, in the database (SPEC §9), and requests
+  // Rate limits are counted across instances, in the database (README.md, Operations), and requests
   // without credentials and failed authentications per client address. Here every test
   // file is one address (127.0.0.1) on one database, so the suite's many deliberate 401s
   // and anonymous calls would add up to the production defaults (120 and 600 a minute)

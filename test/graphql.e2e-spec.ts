@@ -6,7 +6,7 @@ import type { Response } from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
 
-/** GraphQL transport (SPEC §4) over real HTTP and a real Postgres. */
+/** GraphQL transport (docs/graphql.md) over real HTTP and a real Postgres. */
 
 type Http = Parameters<typeof request>[0];
 type Vars = Record<string, unknown>;

@@ -8,7 +8,7 @@ import { hashSecret } from '#identity/secrets.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { expectError, type Http } from './rest-helpers.js';
 
-/** SPEC §9 Idempotency-Key (Stripe semantics) on /rest writes and GraphQL mutations. */
+/** README.md, Operations Idempotency-Key (Stripe semantics) on /rest writes and GraphQL mutations. */
 describe('Idempotency-Key', () => {
   let app: INestApplication;
   let ds: DataSource;

@@ -5,7 +5,7 @@ import { createApiKey, findRole } from '#identity/accounts.js';
 import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**
- * SPEC §13: /mcp speaks MCP 2026-07-28 (stateless core, `server/discover`) to the v2 SDK
+ * docs/mcp.md: /mcp speaks MCP 2026-07-28 (stateless core, `server/discover`) to the v2 SDK
  * client, and 2025-11-25 / 2025-06-18 to v1 clients, with the same tools, annotations and
  * role filtering.
  */

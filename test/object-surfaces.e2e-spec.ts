@@ -140,7 +140,7 @@ describe('companies and people: the same surfaces as before the object declarati
     const tools = (res.body.result.tools as { name: string }[]).filter((t) => OBJECT_TOOLS.test(t.name));
     const before = snapshot('mcp-tools-companies-people.json', tools, (t) => `${JSON.stringify(t, null, 2)}\n`, (s) => JSON.parse(s));
     expect(before).toHaveLength(10);
-    // Two changes are the MCP v2 SDK's (SPEC §13), made on purpose: schemas say JSON Schema
+    // Two changes are the MCP v2 SDK's (docs/mcp.md), made on purpose: schemas say JSON Schema
     // 2020-12 (the default dialect since MCP 2025-11-25) instead of draft-07, and the v1-only
     // `execution.taskSupport` hint is gone. Everything else is as it was, to the letter.
     const servedByV2 = ({ execution: _execution, ...tool }: Record<string, unknown>) => ({

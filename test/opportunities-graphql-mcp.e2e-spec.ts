@@ -6,7 +6,7 @@ import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.
 import { statementsDuring } from './query-counter.js';
 import { allPermissions, keyWithRole } from './rest-helpers.js';
 
-/** Opportunities over GraphQL and MCP (SPEC §12): the same service layer, rules and messages as REST. */
+/** Opportunities over GraphQL and MCP (docs/architecture.md): the same service layer, rules and messages as REST. */
 
 type Http = Parameters<typeof request>[0];
 type Vars = Record<string, unknown>;
@@ -82,7 +82,7 @@ describe('opportunities over GraphQL and MCP', () => {
       expect(deleteOpportunity.deletedAt).not.toBeNull();
     });
 
-    it('filters and orders with the SPEC examples, and pages by cursor', async () => {
+    it('filters and orders with the documented examples, and pages by cursor', async () => {
       const ws = await newWorkspace(ds, 'gql-opp-list');
       await ok(ws.keys.Admin, 'mutation($d: [OpportunityCreateInput!]!) { createOpportunities(data: $d) { id } }', {
         d: [
@@ -203,7 +203,7 @@ describe('opportunities over GraphQL and MCP', () => {
       expect(create.inputSchema.required).toEqual(['name']);
       expect(create.inputSchema.additionalProperties).toBe(false);
       expect(Object.keys(create.inputSchema.properties).sort()).toEqual(['amount', 'closeDate', 'companyId', 'id', 'name', 'pointOfContactId', 'stage']);
-      // amountMicros is a JSON number in the tool schema (SPEC §12).
+      // amountMicros is a JSON number in the tool schema (docs/architecture.md).
       expect(JSON.stringify(create.inputSchema.properties.amount)).toMatch(/"amountMicros":\{[^}]*"number"/);
       expect(JSON.stringify(create.inputSchema.properties.stage)).toContain('NEW, SCREENING, MEETING, PROPOSAL, CUSTOMER');
       expect(admin.find((t) => t.name === 'delete_opportunity')!.annotations.destructiveHint).toBe(true);

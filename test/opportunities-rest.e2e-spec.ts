@@ -6,7 +6,7 @@ import { RoleEntity } from '#database/entities/index.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { allPermissions, client, expectError, ids, ISO, keyWithRole, UUID, type Client, type Http } from './rest-helpers.js';
 
-/** Opportunities over REST (SPEC §12): the six calls, validation, filters, order, keyset, depth, batches, roles, tenancy. */
+/** Opportunities over REST (docs/architecture.md): the six calls, validation, filters, order, keyset, depth, batches, roles, tenancy. */
 describe('REST opportunities', () => {
   let app: INestApplication;
   let ds: DataSource;
@@ -51,7 +51,7 @@ describe('REST opportunities', () => {
     expect(opp).toEqual({
       id: expect.stringMatching(UUID),
       name: 'Acme renewal',
-      // Beyond 2^31 and still a JSON number (SPEC §12).
+      // Beyond 2^31 and still a JSON number (docs/architecture.md).
       amount: { amountMicros: 12_500_000_000_000, currencyCode: 'EUR' },
       closeDate: '2026-12-31T00:00:00.000Z',
       stage: 'NEW',
@@ -167,7 +167,7 @@ describe('REST opportunities', () => {
 
     const names = (page: { data: { opportunities: { name: string }[] } }) => page.data.opportunities.map((o) => o.name);
 
-    it('filters on every kind of field (SPEC §12 examples), with an exact totalCount', async () => {
+    it('filters on every kind of field (docs/architecture.md examples), with an exact totalCount', async () => {
       const cases: [string, string[]][] = [
         ['stage[in]:["NEW","MEETING"]', ['a', 'b', 'e']],
         ['stage[eq]:CUSTOMER', ['d']],

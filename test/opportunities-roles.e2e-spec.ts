@@ -2,7 +2,7 @@ import { findRole } from '#identity/accounts.js';
 import { FormBrowser } from '../bench/form-browser.js';
 import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 
-/** The roles page lists opportunities (SPEC §12): a column, a fieldset, and what a saved role records. */
+/** The roles page lists opportunities (docs/architecture.md): a column, a fieldset, and what a saved role records. */
 describe('roles page with opportunities', () => {
   let origin: PublicOrigin;
 

@@ -4,7 +4,7 @@ import { newWorkspace } from './factories.js';
 import { spawnApp, waitUntil, type AppProcess } from './processes.js';
 
 /**
- * SPEC §9 logs: LOG_FORMAT=json prints one JSON object per line and one line per request,
+ * README.md, Operations logs: LOG_FORMAT=json prints one JSON object per line and one line per request,
  * and no line holds a secret, a token, a password, an Authorization or Cookie header.
  */
 describe('JSON logs', () => {

@@ -7,7 +7,7 @@ import { ownPostgres, type OwnPostgres } from './processes.js';
 import { expectError, type Http } from './rest-helpers.js';
 
 /**
- * SPEC §9: the database going away *during* a request (after authentication) is a 503 too,
+ * README.md, Operations: the database going away *during* a request (after authentication) is a 503 too,
  * on every transport. The test makes an INSERT wait on a lock, then terminates the
  * backend running it (SQLSTATE 57P01, as when Postgres shuts down). On a Postgres of its
  * own: locking the suite's shared tables would stall, and the backend search could pick,

@@ -1,7 +1,7 @@
 import { ownPostgresWithKey, spawnApp, waitUntil, type AppProcess, type OwnPostgres } from './processes.js';
 
 /**
- * SPEC §9 "Database unreachable": a records API process (started alone, as in a
+ * README.md, Operations "Database unreachable": a records API process (started alone, as in a
  * deployment) on a Postgres of its own, which the test stops and starts again.
  */
 describe('database outage', () => {

@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi } from './factories.js';
 import { expectError } from './rest-helpers.js';
 
-/** SPEC §9: two records-API instances on one database share one budget per credential. */
+/** README.md, Operations: two records-API instances on one database share one budget per credential. */
 const LIMIT = 7;
 
 describe('rate limits shared by instances', () => {

@@ -9,7 +9,7 @@ import { allPermissions, client, expectError, expectListEnvelope, keyWithRole, t
 const PUBLIC_URL = 'http://localhost:3000';
 const ROOT_METADATA = `resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource"`;
 
-/** Authentication (Bearer only) and role permissions on REST (SPEC §3, §5, §6). */
+/** Authentication (Bearer only) and role permissions on REST (docs/rest.md; docs/authentication.md). */
 describe('REST authentication and roles', () => {
   let app: INestApplication;
   let ds: DataSource;

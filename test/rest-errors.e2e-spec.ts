@@ -7,7 +7,7 @@ import { PeopleService } from '../apps/records-api/src/people/people.service.js'
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { client, expectError, UUID, type Client, type Http } from './rest-helpers.js';
 
-/** Every REST error status of SPEC §3 in the one documented shape, with X-Request-Id. */
+/** Every REST error status of docs/rest.md in the one documented shape, with X-Request-Id. */
 describe('REST errors', () => {
   let app: INestApplication;
   let ds: DataSource;

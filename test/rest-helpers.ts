@@ -23,7 +23,7 @@ export function client(http: Http, secret?: string) {
 export type Client = ReturnType<typeof client>;
 
 /**
- * The documented error shape (SPEC §3): exactly `{statusCode, error, code, messages, requestId}`,
+ * The documented error shape (docs/rest.md): exactly `{statusCode, error, code, messages, requestId}`,
  * with `requestId` equal to the `X-Request-Id` response header. Returns the messages joined.
  */
 export function expectError(res: Response, status: number, code: string): string {

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { client, expectError, expectListEnvelope, ids, type Client, type Http } from './rest-helpers.js';
 
-/** List parameters (SPEC §3): limit, order_by, filter, totalCount. */
+/** List parameters (docs/rest.md): limit, order_by, filter, totalCount. */
 describe('REST list parameters', () => {
   let app: INestApplication;
   let ds: DataSource;

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { client, expectError, expectListEnvelope, ids, type Client, type Http } from './rest-helpers.js';
 
-/** Keyset pagination with starting_after / ending_before (SPEC §3). */
+/** Keyset pagination with starting_after / ending_before (docs/rest.md). */
 describe('REST pagination', () => {
   let app: INestApplication;
   let ds: DataSource;

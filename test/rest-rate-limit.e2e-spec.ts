@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi } from './factories.js';
 import { allPermissions, client, expectError, keyWithRole, type Http } from './rest-helpers.js';
 
-/** 429 with Retry-After (SPEC §3). The limit is read from the environment when the app is created. */
+/** 429 with Retry-After (docs/rest.md). The limit is read from the environment when the app is created. */
 const LIMIT = 5;
 
 describe('REST rate limiting', () => {

@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { client, expectError, expectListEnvelope, ids, ISO, UUID, type Client, type Http } from './rest-helpers.js';
 
-/** The six REST calls for companies and people (SPEC §3), their envelopes, depth and tenancy. */
+/** The six REST calls for companies and people (docs/rest.md), their envelopes, depth and tenancy. */
 describe('REST records', () => {
   let app: INestApplication;
   let ds: DataSource;
@@ -39,7 +39,7 @@ describe('REST records', () => {
       expect(company).toEqual({
         id: expect.stringMatching(UUID),
         name: 'Acme',
-        // A bare domain is accepted and kept as given (SPEC §2).
+        // A bare domain is accepted and kept as given (docs/rest.md).
         domainName: { primaryLinkUrl: 'acme.com', primaryLinkLabel: 'Acme site', secondaryLinks: [{ url: 'https://acme.org/about', label: null }] },
         createdAt: expect.stringMatching(ISO),
         updatedAt: expect.stringMatching(ISO),

@@ -7,7 +7,7 @@ import { authorizationCode, pkceAuthorizationUrl } from './oauth-flow.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
 
 /**
- * The attacks of the security review (SPEC §10), each over real HTTP against both apps on
+ * The attacks of the security review (docs/security.md), each over real HTTP against both apps on
  * the public origin. Every test here passed as an attack before the fix.
  */
 const REDIRECT = 'http://127.0.0.1:8765/callback';
@@ -71,7 +71,7 @@ function expectThrottled(res: Answer): void {
   expect(res.body).toMatch(/try again in \d+ (second|minute)s?/i);
 }
 
-describe('Security (SPEC §10)', () => {
+describe('Security (docs/security.md)', () => {
   let origin: PublicOrigin;
   let url: string;
 

@@ -90,7 +90,7 @@ export async function createAuthServer(): Promise<INestApplication> {
 
 /**
  * Every URL the provider builds (issuer metadata, registration_client_uri, redirects) comes
- * from PUBLIC_URL (SPEC §10): whatever Host or X-Forwarded-* a client sent is replaced
+ * from PUBLIC_URL (docs/security.md): whatever Host or X-Forwarded-* a client sent is replaced
  * before oidc-provider (which trusts X-Forwarded-Host/Proto, `provider.proxy`) reads them.
  */
 function publicOriginHeaders(publicUrl: string) {

@@ -29,15 +29,15 @@ export interface AppConfig {
    * a hop count, or addresses/CIDRs/`loopback`/`private`, comma-separated.
    */
   trustProxy: boolean | number | string[];
-  /** Sign-in throttling (SPEC §10): failures per account and per client address in a window. */
+  /** Sign-in throttling (docs/security.md): failures per account and per client address in a window. */
   signInFailuresPerAccount: number;
   signInFailuresPerAddress: number;
   signInWindowSeconds: number;
   /** Sign-ups per client address per hour. */
   signUpsPerAddressPerHour: number;
-  /** Browser origins besides PUBLIC_URL's that may call /mcp (SPEC §13). */
+  /** Browser origins besides PUBLIC_URL's that may call /mcp (docs/mcp.md). */
   mcpAllowedOrigins: string[];
-  /** `json`: one JSON object per line, one line per request (SPEC §9); `text`: Nest's console format. */
+  /** `json`: one JSON object per line, one line per request (README.md, Operations); `text`: Nest's console format. */
   logFormat: 'json' | 'text';
   /** On SIGTERM, how long requests in flight may take before their connections are closed. */
   shutdownGraceMs: number;

@@ -17,7 +17,7 @@ export function expiryFromChoice(choice: string | undefined, now = new Date()): 
   return new Date(now.getTime() + days * DAY_MS);
 }
 
-/** An expiry later than one year is shortened to one year, not refused (SPEC §5). */
+/** An expiry later than one year is shortened to one year, not refused (docs/authentication.md). */
 export function capExpiry(requested: Date, now = new Date()): Date {
   const max = new Date(now.getTime() + 365 * DAY_MS);
   return requested > max ? max : requested;

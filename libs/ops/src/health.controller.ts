@@ -9,7 +9,7 @@ import { isDraining } from './shutdown-state.js';
 const PUBLIC = SetMetadata('auth:public', true);
 
 /**
- * SPEC §9 health checks, public and without credentials, on both apps:
+ * README.md, Operations health checks, public and without credentials, on both apps:
  * `/health/live` is 200 while the process serves (a restart is the only cure when it is
  * not); `/health/ready` is 200 when the database answers within a second, 503 otherwise
  * and while the process drains for shutdown (take it out of the load balancer).

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health.controller.js';
 
-/** `/health/live` and `/health/ready` (SPEC §9); imported by both apps. */
+/** `/health/live` and `/health/ready` (README.md, Operations); imported by both apps. */
 @Module({
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],

@@ -3,7 +3,7 @@ import { loadConfig } from '#database/config.js';
 import { pinoRoot, scrubSecrets } from './logging.js';
 
 /**
- * With LOG_FORMAT=json every line is JSON (SPEC §9), including what libraries print with
+ * With LOG_FORMAT=json every line is JSON (README.md, Operations), including what libraries print with
  * `console.*` (oidc-provider's runtime notice, for one). Imported first by each entry
  * point, before the modules that print while they load.
  */

@@ -5,7 +5,7 @@ import { pino, type Logger as Pino } from 'pino';
 import { logLevels, type AppConfig } from '#database/config.js';
 
 /**
- * Logs (SPEC §9). `LOG_FORMAT=json`: pino, one JSON object per line, and one line per
+ * Logs (README.md, Operations). `LOG_FORMAT=json`: pino, one JSON object per line, and one line per
  * request written by pino-http. Otherwise Nest's coloured console. Either way the ~100
  * "Mapped {/rest/companies, GET} route" lines of a start are kept for LOG_LEVEL=debug,
  * so the first start's credentials banner stays on screen.
@@ -16,7 +16,7 @@ const STARTUP_CHATTER = new Set(['RouterExplorer', 'RoutesResolver', 'InstanceLo
 const PINO_LEVEL: Record<LogLevel, pino.Level> = { fatal: 'fatal', error: 'error', warn: 'warn', log: 'info', debug: 'debug', verbose: 'trace' };
 
 /**
- * What must never reach a log line (SPEC §9), in case a field holding it is ever logged:
+ * What must never reach a log line (README.md, Operations), in case a field holding it is ever logged:
  * request headers with credentials, and body fields with secrets.
  */
 const REDACT = [

@@ -33,7 +33,7 @@ function headersFor(limit: number, res: RateLimiterRes): LimitOutcome['headers']
 }
 
 /**
- * A per-minute budget shared by every instance (SPEC §9): rate-limiter-flexible's
+ * A per-minute budget shared by every instance (README.md, Operations): rate-limiter-flexible's
  * RateLimiterPostgres, one upsert per counted event in the UNLOGGED `rate_limits` table
  * (migration 1764000000100). Keys over their budget are then refused from memory for the
  * rest of the window (`inMemoryBlockOnConsumed`), so a flood costs the database nothing.

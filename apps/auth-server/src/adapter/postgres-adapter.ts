@@ -12,7 +12,7 @@ const PUBLIC_IDS = new Set(['Client']);
  * oidc-provider storage in Postgres: one table for every persisted model (the contract of
  * panva/node-oidc-provider example/my_adapter.js). Expired rows are invisible at once and
  * deleted by `deleteExpired`, so a restart or a second instance sees the same state.
- * Secret ids are stored only as their SHA-256 (SPEC §10), like API keys: the row is keyed
+ * Secret ids are stored only as their SHA-256 (docs/security.md), like API keys: the row is keyed
  * by the hash and the payload keeps no copy (`jti` is put back from the id on a read).
  */
 export function postgresAdapter(ds: DataSource): new (model: string) => Adapter {

@@ -143,7 +143,7 @@ export class InteractionsController {
   }
 }
 
-/** Where the consent sends the person: the redirect URI's host, or a native app's scheme (SPEC §10). */
+/** Where the consent sends the person: the redirect URI's host, or a native app's scheme (docs/security.md). */
 function redirectTarget(uri: string): string {
   try {
     const url = new URL(uri);

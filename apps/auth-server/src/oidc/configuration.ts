@@ -37,7 +37,7 @@ export const CIMD_KEEP_MS = 60_000;
 const CIMD_KEPT_URLS = 1000;
 
 /**
- * Why a redirect URI is refused, or undefined (SPEC §10; RFC 8252 §7; OAuth 2.1 §2.3.1):
+ * Why a redirect URI is refused, or undefined (docs/security.md; RFC 8252 §7; OAuth 2.1 §2.3.1):
  * https anywhere, http on loopback only, and a private-use scheme (reverse domain name,
  * `com.example.app:/cb`) for native apps; never a fragment.
  */
@@ -81,11 +81,11 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
     responseTypes: ['code'],
     // PKCE with S256 for every client, public or confidential (OAuth 2.1 §4.1.1; RFC 7636 §4.2). v9 knows only S256.
     pkce: { required: () => true },
-    // `api` and `profile` only label the consent screen; reach comes from the role (SPEC §5).
+    // `api` and `profile` only label the consent screen; reach comes from the role (docs/authentication.md).
     // `openid` and `offline_access` are the provider's own.
     scopes: SCOPES,
     claims: { openid: ['sub'], profile: ['email'] },
-    // Dynamically registered clients are public: no secret, code + refresh token only (RFC 7591 §2; SPEC §5).
+    // Dynamically registered clients are public: no secret, code + refresh token only (RFC 7591 §2; docs/authentication.md).
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],

@@ -34,7 +34,7 @@ export async function createProvider(ds: DataSource, publicUrl: string): Promise
         if (token.grantId) {
           const grants = await ds.query('SELECT workspace_id FROM oauth_grant_workspaces WHERE grant_id = $1', [token.grantId]);
           // `grant`: the stored key of the grant (its id's SHA-256), so the API can refuse the
-          // token once the grant is revoked (SPEC §10) with one indexed lookup.
+          // token once the grant is revoked (docs/security.md) with one indexed lookup.
           return grants.length ? { workspace_id: grants[0].workspace_id, grant: hashSecret(token.grantId) } : undefined;
         }
         return undefined;
@@ -54,7 +54,7 @@ export async function createProvider(ds: DataSource, publicUrl: string): Promise
 }
 
 /**
- * SPEC §9: a token request (a refresh, say) while Postgres is away is not the server's
+ * README.md, Operations: a token request (a refresh, say) while Postgres is away is not the server's
  * fault to report as 500 `server_error`: it is 503 with `Retry-After`, and in JSON
  * replies RFC 6749's `temporarily_unavailable`, so clients retry instead of giving up.
  */

@@ -107,7 +107,7 @@ function tokenFor(bound: string): string {
 /**
  * The CSRF token of the forms on this page (OWASP "signed double-submit"): an HMAC of the
  * session it is bound to, so a cookie planted by another page on the host proves nothing
- * (SPEC §10). Signed in, the `wrs_csrf` cookie mirrors the token for scripts that were
+ * (docs/security.md). Signed in, the `wrs_csrf` cookie mirrors the token for scripts that were
  * given it; it is never what the check trusts.
  */
 export function csrfToken(req: Request, res: Response): string {

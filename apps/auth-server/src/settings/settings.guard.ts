@@ -31,7 +31,7 @@ export class NoWorkspace extends ForbiddenError {}
 
 /**
  * One guard for every settings route: the signed-in browser session (the Authorization
- * header is never read here, SPEC §5), CSRF on every write, the current workspace, and
+ * header is never read here, docs/authentication.md), CSRF on every write, the current workspace, and
  * the settings permission the route declares.
  */
 @Injectable()

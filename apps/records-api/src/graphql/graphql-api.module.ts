@@ -40,7 +40,7 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempo
     formatError: formatGraphqlError,
     includeStacktraceInErrorResponses: false,
     // Nest's driver otherwise resets the status of any response with `data` to 200,
-    // which hid the 503 of a mutation that lost the database midway (SPEC §9).
+    // which hid the 503 of a mutation that lost the database midway (README.md, Operations).
     preserveHttpStatusForExecutionErrors: false,
     validationRules: [...VALIDATION_RULES],
     documentStore: new InMemoryLRUCache<DocumentNode>({ maxSize: APOLLO_DOCUMENT_STORE_BYTES }),
@@ -52,7 +52,7 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempo
 }
 
 /**
- * `POST /graphql` (SPEC §4), code-first, one resolver per declared object. The services
+ * `POST /graphql` (docs/graphql.md), code-first, one resolver per declared object. The services
  * come from RecordsModule, so REST, GraphQL and MCP share one RecordStore and CountCache.
  */
 @Module({

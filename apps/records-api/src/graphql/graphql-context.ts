@@ -20,7 +20,7 @@ export interface GraphqlContext {
 
 /**
  * Authenticates before anything is parsed or executed: no valid `Authorization: Bearer`
- * (the only credential read, SPEC §5) → HTTP 401 with `WWW-Authenticate` naming the root
+ * (the only credential read, docs/authentication.md) → HTTP 401 with `WWW-Authenticate` naming the root
  * protected-resource metadata (RFC 9728 §5.1), and no GraphQL execution at all.
  * The principal also lands on `req`, where the global BearerAuthGuard finds it.
  */

@@ -5,7 +5,7 @@ import { isDatabaseUnavailable, isStatementTimeout, RETRY_AFTER_SECONDS, stateme
 import { AppError } from '#records/errors.js';
 import type { GraphqlContext } from './graphql-context.js';
 
-/** AppError status → GraphQL `extensions.code` (SPEC §4). */
+/** AppError status → GraphQL `extensions.code` (docs/graphql.md). */
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'BAD_USER_INPUT',
   401: 'UNAUTHENTICATED',
@@ -20,7 +20,7 @@ const QUERY_TIMEOUT = 'QUERY_TIMEOUT';
 /** Codes answered with HTTP 503 and Retry-After. */
 const RETRY_LATER = new Set([UNAVAILABLE, QUERY_TIMEOUT]);
 
-/** SPEC §9: the database is away → `extensions.code: SERVICE_UNAVAILABLE` and HTTP 503 with Retry-After. */
+/** README.md, Operations: the database is away → `extensions.code: SERVICE_UNAVAILABLE` and HTTP 503 with Retry-After. */
 export function databaseUnavailableError(requestId?: string): GraphQLError {
   return new GraphQLError(`The database is unavailable; retry after ${RETRY_AFTER_SECONDS} s`, {
     extensions: {

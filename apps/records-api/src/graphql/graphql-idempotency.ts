@@ -19,7 +19,7 @@ function refusal(status: number, code: string, message: string): GraphQLResponse
 }
 
 /**
- * `Idempotency-Key` on GraphQL mutations (SPEC §9), with the same store and rules as
+ * `Idempotency-Key` on GraphQL mutations (README.md, Operations), with the same store and rules as
  * `/rest` (http/idempotency.ts). The fingerprint is the query, operation name and
  * variables. Queries ignore the header. Listed last, so it keeps the final response.
  */

@@ -5,7 +5,7 @@ import { AppError, ErrorCode } from '#records/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 
-/** What the auth server answers under the public origin (SPEC §1). */
+/** What the auth server answers under the public origin (docs/architecture.md). */
 export const AUTH_SERVER_PATHS = [
   '/oauth',
   '/login',
@@ -22,7 +22,7 @@ function forwarded(path: string): boolean {
 
 /**
  * The records API is the front door: the auth server's paths are forwarded to it, body
- * untouched. The X-Forwarded-* it sends are its own, never the client's (SPEC §10): the
+ * untouched. The X-Forwarded-* it sends are its own, never the client's (docs/security.md): the
  * client address as `TRUST_PROXY` resolved it, and the host and scheme of PUBLIC_URL.
  */
 export function authProxy(authPort: number, publicUrl: string) {

@@ -44,7 +44,7 @@ export function toErrorBody(exception: unknown): ErrorBody {
   return make(500, ErrorCode.INTERNAL_ERROR, ['Internal server error']);
 }
 
-/** SPEC §9: the database is away; nothing was written, try again (with `Retry-After`). */
+/** README.md, Operations: the database is away; nothing was written, try again (with `Retry-After`). */
 export function databaseUnavailableBody(): ErrorBody {
   return {
     statusCode: 503,

@@ -9,7 +9,7 @@ function isLoopbackOrigin(origin: string): boolean {
 
 /**
  * Streamable HTTP transport, "Security Warning": servers MUST validate `Origin` against
- * DNS rebinding (SPEC §13). A browser page may call /mcp only from PUBLIC_URL's origin or
+ * DNS rebinding (docs/mcp.md). A browser page may call /mcp only from PUBLIC_URL's origin or
  * one listed in MCP_ALLOWED_ORIGINS; requests without `Origin` (non-browser clients) pass.
  * A service on a loopback PUBLIC_URL (development) also takes loopback origins on any
  * port, as the MCP SDKs do, so local tools such as MCP Inspector work unconfigured: a

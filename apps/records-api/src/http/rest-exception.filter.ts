@@ -40,7 +40,7 @@ export class RestExceptionFilter implements ExceptionFilter {
 
 /**
  * An MCP client reads JSON-RPC, not the REST shape: server-side failures on `/mcp`
- * (503 while the database is away, 500) answer a JSON-RPC error (SPEC §9), with the REST
+ * (503 while the database is away, 500) answer a JSON-RPC error (README.md, Operations), with the REST
  * code and request id in `data`. -32000 is JSON-RPC 2.0's "server error" range.
  */
 export function jsonRpcError(body: ErrorBody, request: unknown) {

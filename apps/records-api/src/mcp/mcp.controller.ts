@@ -18,7 +18,7 @@ import { recordTools, type RecordTool } from './record-tools.js';
 type McpRequest = AuthenticatedRequest & RequestWithId & { auth?: ReturnType<typeof authInfoFor> };
 
 /**
- * `/mcp` (SPEC §7, §13): MCP over Streamable HTTP, stateless, on the official v2 SDK. The
+ * `/mcp` (docs/mcp.md): MCP over Streamable HTTP, stateless, on the official v2 SDK. The
  * global bearer guard has already turned the token into a principal (audience
  * PUBLIC_URL/mcp or PUBLIC_URL), or answered 401 with the /mcp resource metadata in
  * WWW-Authenticate. Protocol 2026-07-28 requests (the per-request `_meta` envelope,
@@ -51,7 +51,7 @@ export class McpController implements OnApplicationShutdown {
 
   @Post()
   async handle(@CurrentPrincipal() principal: Principal, @Req() req: McpRequest, @Res() res: Response): Promise<void> {
-    // JSON-RPC batches left the protocol in 2025-06-18; one POST, one message (SPEC §10),
+    // JSON-RPC batches left the protocol in 2025-06-18; one POST, one message (docs/security.md),
     // so a request's rate-limit unit is one call.
     if (Array.isArray(req.body)) {
       res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per POST' }, id: null });
@@ -111,7 +111,7 @@ export class McpController implements OnApplicationShutdown {
 }
 
 /**
- * SPEC §9: a tool call that failed because the database is away makes the whole reply
+ * README.md, Operations: a tool call that failed because the database is away makes the whole reply
  * HTTP 503 with a JSON-RPC error, as when authentication itself could not reach it. The
  * SDK writes the JSON reply after the tools ran, so its status and body are swapped as
  * they are written (a reply streamed as SSE has sent its 200 already and keeps the

@@ -74,7 +74,7 @@ const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, i
 const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
-/** SPEC §7, §12: five tools per object, from its declaration, over the same services as REST and GraphQL. */
+/** docs/mcp.md; docs/architecture.md: five tools per object, from its declaration, over the same services as REST and GraphQL. */
 export function objectTools(object: ObjectDeclaration, service: ObjectService): RecordTool[] {
   const { plural, singular } = object;
   const schema = definitionFor(plural).schema;

@@ -107,7 +107,7 @@ function sortable(schema: ObjectSchema): string {
     .join(', ');
 }
 
-/** The REST list parameters (SPEC §3), with the same names and syntax. */
+/** The REST list parameters (docs/rest.md), with the same names and syntax. */
 export function listInput(schema: ObjectSchema, embedded: string, examples: ListExamples) {
   return z.strictObject({
     limit: z

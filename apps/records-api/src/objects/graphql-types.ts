@@ -9,7 +9,7 @@ import { BigFloatScalar, DateTimeScalar, UUIDScalar } from '../graphql/types/sca
 import { namedClass, property, type Ctor } from './decorate.js';
 
 /*
- * GraphQL types of every object (SPEC §4, §12; names as in Twenty), made from the
+ * GraphQL types of every object (docs/graphql.md; docs/architecture.md; names as in Twenty), made from the
  * declarations: the object, its connection and edge, create/update inputs, filter and
  * order inputs, and list arguments. Composite types are made once per composite type.
  * The service layer validates `data` with the REST input classes, so the rules are the same.

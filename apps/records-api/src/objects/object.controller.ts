@@ -14,7 +14,7 @@ import { serviceFor, type ObjectService } from './object-service.js';
 import { restClasses } from './rest-classes.js';
 
 /**
- * The six REST calls of one object (SPEC §3, §12), each a decorator list and one call into
+ * The six REST calls of one object (docs/rest.md; docs/architecture.md), each a decorator list and one call into
  * RecordsService, made from the declaration: `/rest/<plural>`, `/rest/batch/<plural>`.
  */
 export function objectController(object: ObjectDeclaration): Type<unknown> {

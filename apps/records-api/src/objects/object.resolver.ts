@@ -22,7 +22,7 @@ type Self = { service: ObjectService };
 const LIST_ARGS = ['first', 'after', 'last', 'before', 'filter', 'orderBy'] as const;
 
 /**
- * The GraphQL fields of one object (SPEC §4, §12), a thin transport over RecordsService:
+ * The GraphQL fields of one object (docs/graphql.md; docs/architecture.md), a thin transport over RecordsService:
  * `<plural>`, `<singular>`, the four mutations, and the relation fields (`Person.company`,
  * `Company.people`, …) batched through the request's DataLoaders.
  */

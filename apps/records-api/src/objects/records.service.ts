@@ -73,7 +73,7 @@ export class RecordsService {
     return this.store.listByParents(definitionFor(source), principal, column, parentIds, args);
   }
 
-  /** depth=1 (SPEC §3, §12): each linked record, and the inverse lists declared for depth 1. */
+  /** depth=1 (docs/rest.md; docs/architecture.md): each linked record, and the inverse lists declared for depth 1. */
   private async embed(plural: string, principal: Principal, records: AnyRecord[]): Promise<AnyRecord[]> {
     const extras = records.map(() => ({}) as Record<string, unknown>);
     for (const field of definitionFor(plural).relations.map((r) => r.field)) {

@@ -15,7 +15,7 @@ import { namedClass, property, type Ctor } from './decorate.js';
  * from the declarations. Composite classes are made once per composite type.
  */
 
-/** `acme.com` or `https://acme.com/x`: a bare domain is accepted and kept as given (SPEC §2). */
+/** `acme.com` or `https://acme.com/x`: a bare domain is accepted and kept as given (docs/rest.md). */
 const URL_RULE = { require_protocol: false, protocols: ['http', 'https'] };
 const SAFE = Number.MAX_SAFE_INTEGER;
 const TIMESTAMP_EXAMPLE = '2025-01-31T12:00:00.000Z';
@@ -242,7 +242,7 @@ export function restClasses(object: ObjectDeclaration, all: readonly ObjectDecla
   property(model, 'deletedAt', Object, [
     ApiProperty({ type: String, format: 'date-time', nullable: true, example: null, description: `Set when the ${object.singular} was deleted (soft delete).` }),
   ]);
-  // depth=1: the records this one links to, and the inverse lists SPEC §3 embeds.
+  // depth=1: the records this one links to, and the inverse lists docs/rest.md embeds.
   for (const field of object.fields) {
     if (field.kind !== 'relation') continue;
     const target = all.find((o) => o.plural === field.target)!;

@@ -20,7 +20,7 @@ export function parseDepth(raw: unknown): 0 | 1 {
   throw new BadInputError(ErrorCode.INVALID_DEPTH, `depth must be 0 or 1; got ${JSON.stringify(raw)}`);
 }
 
-/** REST list parameters (SPEC §3) → the shared list arguments. Unknown parameters are refused. */
+/** REST list parameters (docs/rest.md) → the shared list arguments. Unknown parameters are refused. */
 export function parseRestListQuery(query: Record<string, unknown>, schema: ObjectSchema): ListArgs & { depth: 0 | 1 } {
   const unknown = Object.keys(query).filter((key) => !LIST_PARAMS.includes(key));
   if (unknown.length) {

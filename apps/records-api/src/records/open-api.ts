@@ -14,7 +14,7 @@ import type { AnyClass } from '../objects/decorate.js';
 
 /*
  * OpenAPI descriptions shared by the object controllers (objects/object.controller.ts): list parameters,
- * response envelopes (SPEC §3) and the error shape. Plain decorators, so the document is
+ * response envelopes (docs/rest.md) and the error shape. Plain decorators, so the document is
  * built from the controllers as they are, without the Nest CLI plugin.
  */
 
@@ -150,7 +150,7 @@ export const ApiDepthQuery = (embedded: string) =>
     schema: { type: 'integer', enum: [0, 1], default: 0 },
   });
 
-/** The REST list parameters (SPEC §3) of one object: its filterable and sortable fields. */
+/** The REST list parameters (docs/rest.md) of one object: its filterable and sortable fields. */
 export function ApiListQuery(schema: ObjectSchema, embedded: string, examples: { filter: Record<string, string>; orderBy: Record<string, string> }) {
   const fields = Object.values(schema.fields)
     .map((f) => `\`${f.path}\` (${OPS_BY_TYPE[f.type].join(', ')})`)

@@ -416,7 +416,7 @@ export class RecordStore {
     return columns;
   }
 
-  /** Soft-deleted records stay hidden unless the filter asks about `deletedAt` (SPEC §3). */
+  /** Soft-deleted records stay hidden unless the filter asks about `deletedAt` (docs/rest.md). */
   private scope(def: RecordDefinition<unknown, unknown, unknown>, filter: FilterNode | undefined, params: unknown[]): string {
     const parts = ['t.workspace_id = $1'];
     if (!mentions(filter, 'deletedAt')) parts.push('t.deleted_at IS NULL');

@@ -15,7 +15,7 @@ import { packageVersion } from './docs-pages.js';
 const LINKSET = 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"';
 
 /**
- * Discovery for agents and registries (SPEC §13), public and cacheable: an API catalog
+ * Discovery for agents and registries (docs/mcp.md), public and cacheable: an API catalog
  * (RFC 9727) naming each API with its description, docs and metadata, and an MCP server
  * card (SEP-2127) telling a client where /mcp is and how to authenticate before it connects.
  */

@@ -10,7 +10,7 @@ import { DocsLibrary } from './docs-pages.js';
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const CACHE = 'public, max-age=300';
 
-/** `/llms.txt` and `/docs/<page>[.md]` (SPEC §6): public, no credentials. */
+/** `/llms.txt` and `/docs/<page>[.md]` (docs/authentication.md): public, no credentials. */
 @Public()
 @ApiExcludeController()
 @Controller()

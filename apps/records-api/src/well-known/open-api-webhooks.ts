@@ -2,7 +2,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
 import { eventObjectOf } from '#webhooks/operations.js';
 
-/** Actions that happen today; `restored` is reserved in SPEC §11 but nothing restores a record yet. */
+/** Actions that happen today; `restored` is reserved in docs/webhooks.md but nothing restores a record yet. */
 const ACTIONS = ['created', 'updated', 'deleted'] as const;
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

@@ -31,7 +31,7 @@ export function buildOpenApiDocument(app: INestApplication, publicUrl: string): 
   builder.addTag('webhooks', 'Events POSTed to your endpoints (managed on /settings/webhooks), signed the Standard Webhooks way.');
   const config = builder.build();
   const document = SwaggerModule.createDocument(app, config);
-  // Unknown body fields are refused (SPEC §2): say so, so generated clients and validators agree.
+  // Unknown body fields are refused (docs/rest.md): say so, so generated clients and validators agree.
   for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) {
     if (name.endsWith('Input') && 'properties' in schema) schema.additionalProperties = false;
   }

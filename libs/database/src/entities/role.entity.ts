@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { OBJECTS } from '#records/objects/index.js';
 
-/** Every declared record object has its permissions (SPEC §5, §12). */
+/** Every declared record object has its permissions (docs/authentication.md; docs/architecture.md). */
 export const RECORD_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural);
 export type RecordObject = string;
 export const RECORD_ACTIONS = ['read', 'create', 'update', 'delete'] as const;

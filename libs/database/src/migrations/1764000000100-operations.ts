@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Shared state of several instances (SPEC §9), in Postgres rather than process memory:
+ * Shared state of several instances (README.md, Operations), in Postgres rather than process memory:
  * - `idempotency_keys`: the first response to a write sent with an `Idempotency-Key`, per
  *   workspace and key, for 24 h. `status` is NULL while the first request runs; its lease
  *   (`locked_until`) lets a retry take over from an instance that died mid-request.

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Opportunities (SPEC §12, Twenty's standard object): the table, an index for each order
+ * Opportunities (docs/architecture.md, Twenty's standard object): the table, an index for each order
  * and filter the API serves, the counters' triggers, and the role permission: the built-in
  * Admin and the default Member get all four actions, Viewer reads; custom roles get none
  * (no key: absent means none) until an admin grants it on /settings/roles.

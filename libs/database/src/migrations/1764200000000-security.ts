@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * SPEC §10. oidc-provider's secret ids (refresh tokens, authorization codes, session ids,
+ * docs/security.md. oidc-provider's secret ids (refresh tokens, authorization codes, session ids,
  * registration access tokens …) become SHA-256 hex, like API keys, and their payloads keep
  * no copy; client ids stay as they are (public). Sign-in throttling counters live in
  * `auth_throttle`, shared by every auth-server instance (rate-limiter-flexible's table shape).

@@ -1,6 +1,6 @@
 import type { ObjectDeclaration } from './declaration.js';
 
-/** SPEC §2. */
+/** docs/rest.md. */
 export const companyObject: ObjectDeclaration = {
   plural: 'companies',
   singular: 'company',

@@ -1,5 +1,5 @@
 /*
- * One declaration per record object (issue 11, SPEC §12): its fields with types and rules,
+ * One declaration per record object (issue 11, docs/architecture.md): its fields with types and rules,
  * its relations and their inverses, its names. Everything per object is derived from it
  * when the app starts: the SQL mapping, validation, REST routes and OpenAPI schemas,
  * GraphQL types, MCP tools, role permissions and the docs' field tables. Static, in code
@@ -63,7 +63,7 @@ export interface RelationField {
   relation: string;
   /** The list on the target, e.g. Company `people`; a GraphQL field of the target. */
   inverse: string;
-  /** The target embeds the inverse list at depth=1 too (REST, MCP); SPEC §3 asks it for Company `people` only. */
+  /** The target embeds the inverse list at depth=1 too (REST, MCP); docs/rest.md asks it for Company `people` only. */
   inverseAtDepth1?: boolean;
   docs?: FieldDocs & {
     /** Description of the embedded record (REST depth=1, GraphQL field). */

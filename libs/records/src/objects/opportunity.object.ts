@@ -1,6 +1,6 @@
 import type { ObjectDeclaration } from './declaration.js';
 
-/** SPEC §12: Twenty's standard opportunity, names as there. */
+/** docs/architecture.md: Twenty's standard opportunity, names as there. */
 export const opportunityObject: ObjectDeclaration = {
   plural: 'opportunities',
   singular: 'opportunity',

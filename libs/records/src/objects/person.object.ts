@@ -9,7 +9,7 @@ const COMPOSITE_DOCS = {
   tool: 'On update, a sub-field left out keeps its value; null clears both.',
 };
 
-/** SPEC §2: every field optional (Twenty and HubSpot allow a person with only an e-mail). */
+/** docs/rest.md: every field optional (Twenty and HubSpot allow a person with only an e-mail). */
 export const personObject: ObjectDeclaration = {
   plural: 'people',
   singular: 'person',

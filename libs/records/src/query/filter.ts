@@ -134,7 +134,7 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * `filter` (SPEC §3, Twenty's REST syntax):
+ * `filter` (docs/rest.md, Twenty's REST syntax):
  *   list  := expr ("," expr)*                      a top-level list is an AND
  *   expr  := ("and" | "or") "(" list ")" | "not" "(" expr ")" | field "[" op "]" ":" value
  *   value := "json string" | ["json", "strings"] | bare token (no space , ( ) ")

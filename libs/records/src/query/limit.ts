@@ -4,7 +4,7 @@ export const DEFAULT_LIMIT = 60;
 export const MAX_LIMIT = 200;
 
 /**
- * `limit` list parameter (SPEC §3): default 60, values above 200 are cut to 200.
+ * `limit` list parameter (docs/rest.md): default 60, values above 200 are cut to 200.
  * A query string gives digits; GraphQL and MCP may pass a number, held to the same rule.
  */
 export function parseLimit(raw: unknown, param = 'limit'): number {

@@ -14,7 +14,7 @@ export function sortableFields(schema: ObjectSchema): string[] {
 }
 
 /**
- * `order_by` (SPEC §3): comma list of `field[Direction]` or bare `field` (AscNullsFirst).
+ * `order_by` (docs/rest.md): comma list of `field[Direction]` or bare `field` (AscNullsFirst).
  * Composite keys expand to their leaves, each with the term's direction.
  */
 export function parseOrderBy(raw: unknown, schema: ObjectSchema): OrderTerm[] {

@@ -97,7 +97,7 @@ function compileCondition(node: Extract<FilterNode, { kind: 'cond' }>, schema: O
   }
 }
 
-/** `id` ends every order (SPEC §3) so positions are unique; it takes the last term's Asc/Desc. */
+/** `id` ends every order (docs/rest.md) so positions are unique; it takes the last term's Asc/Desc. */
 export function orderWithTieBreaker(order: OrderTerm[]): OrderTerm[] {
   if (order.some((t) => t.field === 'id')) return [...order];
   const desc = order.at(-1)?.direction.startsWith('Desc') ?? false;

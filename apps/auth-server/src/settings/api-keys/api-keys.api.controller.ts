@@ -11,7 +11,7 @@ import { ApiKeysService, type NewApiKey } from './api-keys.service.js';
 const CREATE_FIELDS = new Set(['name', 'roleId', 'role', 'expiresAt', 'expiresIn', '_csrf']);
 
 /**
- * The settings JSON API (SPEC §5): the signed-in session cookie plus the CSRF token in
+ * The settings JSON API (docs/authentication.md): the signed-in session cookie plus the CSRF token in
  * X-CSRF-Token, never a bearer token. Errors have the REST shape.
  */
 @Controller('settings/api')
@@ -65,7 +65,7 @@ function requireJson(req: Request): void {
   }
 }
 
-/** `{name, roleId | role, expiresAt | expiresIn}`; no expiry → 90 days; later than a year → one year (SPEC §5). */
+/** `{name, roleId | role, expiresAt | expiresIn}`; no expiry → 90 days; later than a year → one year (docs/authentication.md). */
 export function parseCreate(body: unknown): NewApiKey {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'The body must be a JSON object');
   const b = body as Record<string, unknown>;
