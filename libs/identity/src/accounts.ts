@@ -111,10 +111,13 @@ export function listRoles(ds: Db, workspaceId: string): Promise<RoleEntity[]> {
   return ds.getRepository(RoleEntity).find({ where: { workspaceId }, order: { createdAt: 'ASC', name: 'ASC' } });
 }
 
+/** The one password rule: the sign-up pages state it and set `minlength` from it. */
+export const PASSWORD_MIN_LENGTH = 8;
+
 export async function createUser(ds: DataSource, email: string, password: string, manager: EntityManager = ds.manager): Promise<UserEntity> {
   if (!EMAIL.test(email ?? '')) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `email must be an e-mail address; got "${email}"`);
-  if (!password || password.length < 8) {
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'password must be at least 8 characters');
+  if (!password || password.length < PASSWORD_MIN_LENGTH) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `password must be at least ${PASSWORD_MIN_LENGTH} characters`);
   }
   const taken = await manager.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
   if (taken.length) throw new ConflictError(`A user with e-mail ${email} already exists`);
