@@ -78,7 +78,9 @@ legend { font-weight: 600; padding: 0 4px; }
 /* a checkbox inside its own label (label > input) keeps to the label's line */
 label.check { display: flex; margin: 14px 0 0; }
 td .badge { white-space: normal; overflow-wrap: anywhere; }
-td code { overflow-wrap: anywhere; }
+/* URLs and ids are single long words: they wrap where needed instead of widening the page */
+.content { overflow-wrap: break-word; }
+.content code { overflow-wrap: anywhere; }
 .perm-list { margin: 0; padding: 0; list-style: none; font-size: .9rem; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 14px; }
 .cards a { display: block; padding: 14px; background: #fff; border: 1px solid var(--line); border-radius: 10px; color: var(--fg); text-decoration: none; }
