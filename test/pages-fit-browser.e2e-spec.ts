@@ -3,6 +3,7 @@ import { PASSWORD_MIN_LENGTH, createApiKey, findRole } from '#identity/accounts.
 import { RECORD_OBJECTS } from '#database/entities/index.js';
 import { OBJECTS } from '#records/objects/index.js';
 import { createWebhook, listAttempts } from '#webhooks/webhooks.js';
+import { newWorkspace } from './factories.js';
 import { BROWSER_AVAILABLE, WIDTHS, clippedControls, launchChromium } from './playwright.js';
 import { PASSWORD, freePort, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 import { TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
@@ -106,6 +107,17 @@ const DAY = 86_400_000;
       expect(await page.locator('main a[href="/docs/graphql"]').count()).toBeGreaterThan(0);
       expect(outside).toEqual([]);
       problems.push(...(await problemsAt('/graphql')));
+      // With a query in the address too; and clients asking for JSON still get GraphQL.
+      await page.goto(`${url}/graphql?query=${encodeURIComponent('{ __typename }')}`);
+      await page.locator('main a[href="/docs/graphql"]').first().waitFor();
+      expect(outside).toEqual([]);
+      const { keys } = await newWorkspace(origin.ds, 'graphql-get');
+      const json = await fetch(`${url}/graphql?query=${encodeURIComponent('{ companies(first: 1) { totalCount } }')}`, {
+        headers: { accept: 'application/json', authorization: `Bearer ${keys.Viewer}`, 'apollo-require-preflight': '1' },
+      });
+      expect([json.status, await json.json()]).toEqual([200, { data: { companies: { totalCount: 0 } } }]);
+      const noQuery = await fetch(`${url}/graphql`, { headers: { accept: 'application/json' } });
+      expect(noQuery.headers.get('content-type')).toMatch(/^application\/json/);
 
       // Every docs page /llms.txt lists, as HTML.
       const llms = await (await fetch(`${url}/llms.txt`)).text();

@@ -189,7 +189,8 @@ export class DocsLibrary {
       `  -d '{"query": "${query}"}'`,
       '```',
       '',
-      'A `GET` with `Accept: application/json` and the query in `?query=` runs queries too (not mutations).',
+      'A `GET` runs queries too (not mutations): the query in `?query=`, with `Accept: application/json` and, ' +
+        "against cross-site requests, an `apollo-require-preflight: 1` header.",
       '',
       'Queries, mutations, filters, pagination, limits and errors: [the GraphQL guide](/docs/graphql).',
       '',

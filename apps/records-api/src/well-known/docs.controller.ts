@@ -62,13 +62,12 @@ function sendPage(res: Response, html: string) {
 }
 
 /**
- * `GET /graphql` from a browser (it prefers text/html) gets a page on how to call the API;
- * Apollo's landing page would load its sandbox from a CDN. Clients asking for JSON, and
- * requests carrying a query, go on to GraphQL as before.
+ * `GET /graphql` from a browser (it prefers text/html) gets a page on how to call the API:
+ * GraphiQL would load its scripts from a CDN. Clients asking for JSON go on to GraphQL.
  */
 export function graphqlPageForBrowsers(docs: DocsLibrary) {
   return (req: Request, res: Response, next: NextFunction) => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || req.query.query !== undefined) return next();
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     if (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) !== 'text/html') return next();
     res.vary('Accept');
     sendPage(res, docs.graphqlHtml);
