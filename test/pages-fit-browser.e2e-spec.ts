@@ -1,5 +1,6 @@
+import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
-import { PASSWORD_MIN_LENGTH, createApiKey, findRole } from '#identity/accounts.js';
+import { PASSWORD_MIN_LENGTH, addMember, createApiKey, findRole } from '#identity/accounts.js';
 import { RECORD_OBJECTS } from '#database/entities/index.js';
 import { OBJECTS } from '#records/objects/index.js';
 import { createWebhook, listAttempts } from '#webhooks/webhooks.js';
@@ -7,6 +8,7 @@ import { newWorkspace } from './factories.js';
 import { BROWSER_AVAILABLE, WIDTHS, clippedControls, launchChromium } from './playwright.js';
 import { PASSWORD, freePort, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 import { TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
+import { pkceAuthorizationUrl } from './oauth-flow.js';
 
 /**
  * Every page people open, in one Chromium, at 390 px (a phone) and 1280 px: nothing scrolls
@@ -256,6 +258,42 @@ const DAY = 86_400_000;
       // No DOM typings in the tests: the element and window are untyped here.
       expect(await cell.evaluate((td: any) => (globalThis as any).getComputedStyle(td, '::before').content)).toBe('"Role"');
 
+    },
+    SLOW,
+  );
+
+  it(
+    'the OAuth sign-in, workspace choice and consent pages fit',
+    async () => {
+      const { people } = await workspaceWith(origin.ds, ['Admin'], 'fit-oauth');
+      const second = await workspaceWith(origin.ds, [], 'fit-oauth-2');
+      await addMember(origin.ds, second.workspace.id, people[0].id, await findRole(origin.ds, second.workspace.id, 'Viewer'));
+      const redirect = 'http://127.0.0.1:8765/callback';
+      const insecure = { execute: [oidc.allowInsecureRequests] };
+      const config = await oidc.dynamicClientRegistration(new URL(url), { redirect_uris: [redirect], client_name: 'Fit check CLI' }, undefined, insecure);
+      const { url: authorize } = await pkceAuthorizationUrl(config, redirect);
+
+      // A fresh context: not signed in, so the flow shows its own sign-in page.
+      const flow = await (await browser.newContext({ viewport: WIDTHS.phone })).newPage();
+      const previous = page;
+      page = flow;
+      try {
+        await flow.goto(authorize);
+        await flow.getByRole('button', { name: 'Sign in' }).waitFor();
+        const problems = await problemsAt('oauth sign-in');
+        await flow.getByLabel('Email').fill(people[0].email);
+        await flow.getByLabel('Password').fill(PASSWORD);
+        await flow.getByRole('button', { name: 'Sign in' }).click();
+        await flow.getByRole('button', { name: 'Continue' }).waitFor();
+        problems.push(...(await problemsAt('oauth workspace choice')));
+        await flow.getByRole('button', { name: 'Continue' }).click();
+        await flow.getByRole('button', { name: 'Allow' }).waitFor();
+        problems.push(...(await problemsAt('oauth consent')));
+        expect(problems).toEqual([]);
+      } finally {
+        page = previous;
+        await flow.context().close();
+      }
     },
     SLOW,
   );
