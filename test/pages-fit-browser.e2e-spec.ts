@@ -89,6 +89,18 @@ const DAY = 86_400_000;
       expect(await page.locator('#password-rules').textContent()).toBe(rule);
       expect(await page.getByLabel('Password').getAttribute('aria-describedby')).toContain('password-rules');
       expect(await page.getByLabel('Password').getAttribute('minlength')).toBe(String(PASSWORD_MIN_LENGTH));
+      // A password the server refuses (the browser's own check taken off): the field says so, the others do not.
+      await page.getByLabel('Email').fill(`short-${Date.now()}@example.com`);
+      await page.getByLabel('Password').evaluate((input: any) => input.removeAttribute('minlength'));
+      await page.getByLabel('Password').fill('x'.repeat(PASSWORD_MIN_LENGTH - 1));
+      await page.getByLabel('Workspace name').fill('Short password');
+      await page.getByRole('button', { name: 'Sign up' }).click();
+      await page.getByRole('alert').waitFor();
+      expect(await page.getByRole('alert').textContent()).toMatch(/password/);
+      expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.getByLabel('Password').getAttribute('aria-describedby')).toBe('password-rules form-error');
+      expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBeNull();
+      expect(await page.getByLabel('Workspace name').getAttribute('aria-invalid')).toBeNull();
 
       // The landing page: HTML, pointing to what there is.
       const landing = await page.goto(`${url}/`);

@@ -1,16 +1,14 @@
 import { PASSWORD_MIN_LENGTH } from '#identity/accounts.js';
 import { csrfField, errorAbout, errorBox, fieldError, html, page, type Html } from './html.js';
 
-/** The rule the validation applies, stated under every new-password field. */
-export function passwordRules(): Html {
-  return html`<p class="hint" id="password-rules">At least ${PASSWORD_MIN_LENGTH} characters.</p>`;
-}
-
-/** A new-password field with its rule; `error` marks it when the error is about the password. */
+/**
+ * A new-password field stating the rule the validation applies (from its constant, so the
+ * two cannot drift); `error` marks it when the error is about the password.
+ */
 export function newPasswordField(error: string | undefined): Html {
   return html`<label for="password">Password</label>
   <input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" required${fieldError(errorAbout(error, 'password'), 'password-rules')}>
-  ${passwordRules()}`;
+  <p class="hint" id="password-rules">At least ${PASSWORD_MIN_LENGTH} characters.</p>`;
 }
 
 const SCOPE_LABELS: Record<string, string> = {
