@@ -217,17 +217,19 @@ const DAY = 86_400_000;
       await page.getByLabel('Role', { exact: true }).selectOption({ label: 'Member' });
       await page.getByRole('button', { name: 'Create invite link' }).click();
       await page.waitForURL(/\/invites\/created\//);
+      const problems = await problemsAt('invite link created');
+      const invite = new URL(await page.getByLabel('Invite link').inputValue()).pathname;
       await page.goto(`${url}/settings/apps`);
       await page.getByLabel('Name').fill('Billing sync');
       await page.getByLabel('Role').selectOption({ label: 'Viewer' });
       await page.getByRole('button', { name: 'Register app' }).click();
       await page.waitForURL(/\/settings\/apps\/secret\//);
+      problems.push(...(await problemsAt('app secret')));
 
       // The failed delivery is in the log before the webhook page is looked at.
       for (let i = 0; i < 60 && !(await listAttempts(origin.ds, workspace.id, hook.id)).length; i++) await sleep(250);
       expect((await listAttempts(origin.ds, workspace.id, hook.id))[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/ECONNREFUSED/) });
 
-      const problems: string[] = [];
       const paths = [
         '/settings',
         '/settings/api-keys',
@@ -239,6 +241,7 @@ const DAY = 86_400_000;
         `/settings/roles/${roleId}`,
         '/settings/members',
         '/settings/audit',
+        invite,
       ];
       for (const path of paths) {
         problems.push(...(await visit(path)));

@@ -48,8 +48,9 @@ export async function screenshotBoth(page: Page, name: string): Promise<void> {
 }
 
 /**
- * Whatever makes the page wider than the screen (nothing should: wide tables scroll inside
- * their .table-wrap box). Empty when the page fits.
+ * Whatever makes the page wider than the screen (nothing should: a table wider than its
+ * box scrolls inside .table-wrap; clippedControls tells when that hides a control). Empty
+ * when the page fits.
  */
 export async function overflowingElements(page: Page): Promise<string[]> {
   // A string, so this file needs no DOM typings.
