@@ -104,6 +104,8 @@ td .badge { white-space: normal; overflow-wrap: anywhere; }
   .table-wrap td { border: 0; padding: 4px 12px; }
   .table-wrap td[data-label]::before { content: attr(data-label); display: block; font-size: .8rem; font-weight: 600; text-transform: uppercase; letter-spacing: .03em; color: var(--muted); }
   .table-wrap td[data-label=""]::before { content: none; }
+  /* a card shows no label over nothing (an attempt that got no response body) */
+  .table-wrap td:empty { display: none; }
 }
 @media (max-width: 760px) {
   .settings { grid-template-columns: minmax(0, 1fr); gap: 12px; }

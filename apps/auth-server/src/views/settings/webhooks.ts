@@ -104,7 +104,7 @@ function attemptRow(ctx: SettingsContext, webhookId: string, a: WebhookAttempt):
       <td data-label="Event"><code>${a.eventType}</code><br><span class="muted"><code>${a.eventId}</code> · attempt ${a.attempt}</span></td>
       <td data-label="Status">${ok ? html`<span class="badge ok">${outcome}</span>` : html`<span class="badge warn">${outcome}</span>`}</td>
       <td data-label="Duration">${a.durationMs} ms</td>
-      <td data-label="Response"><code class="excerpt">${a.responseExcerpt.slice(0, 200)}</code></td>
+      <td data-label="Response">${a.responseExcerpt ? html`<code class="excerpt">${a.responseExcerpt.slice(0, 200)}</code>` : html``}</td>
       <td data-label=""><form method="post" action="/settings/webhooks/${webhookId}/deliveries/${a.deliveryId}/redeliver">${csrfField(ctx.csrf)}<button type="submit" class="secondary" aria-label="Redeliver event ${a.eventId}">Redeliver</button></form></td>
     </tr>`;
 }
