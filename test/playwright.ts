@@ -48,8 +48,9 @@ export async function screenshotBoth(page: Page, name: string): Promise<void> {
 }
 
 /**
- * Whatever makes the page wider than the screen (nothing should: wide tables scroll inside
- * their .table-wrap box). Empty when the page fits.
+ * Whatever makes the page wider than the screen (nothing should: a table wider than its
+ * box scrolls inside .table-wrap; clippedControls tells when that hides a control). Empty
+ * when the page fits.
  */
 export async function overflowingElements(page: Page): Promise<string[]> {
   // A string, so this file needs no DOM typings.
@@ -61,6 +62,43 @@ export async function overflowingElements(page: Page): Promise<string[]> {
       if (el.parentElement && el.parentElement.closest('.table-wrap, pre') && !el.classList.contains('sr-only')) continue;
       const box = el.getBoundingClientRect();
       if (box.right > width + 1) out.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className ? '.' + el.className : '') + ' (' + Math.round(box.right) + 'px)');
+    }
+    return out;
+  })()`);
+}
+
+/**
+ * Why the page at its current size is not usable without sideways scrolling: the document
+ * wider than the window, or a link, button or field outside the window or cut off by a
+ * scrolling or clipping ancestor (a table's Actions column behind a sideways scroll).
+ * Visually hidden text (.sr-only) is not a control people see, so it is left out. Empty
+ * when everything fits.
+ */
+export async function clippedControls(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\\s+/).join('.') : '')
+      + ' "' + (el.textContent || el.value || el.getAttribute('aria-label') || '').trim().replace(/\\s+/g, ' ').slice(0, 40) + '"';
+    const out = [];
+    const width = window.innerWidth;
+    const scrollWidth = document.documentElement.scrollWidth;
+    if (scrollWidth > width) out.push('page is ' + scrollWidth + 'px wide for ' + width + 'px');
+    const visible = document.documentElement.clientWidth;
+    for (const el of document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea')) {
+      if (el.closest('.sr-only')) continue;
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) continue;
+      if (box.left < -1 || box.right > visible + 1) {
+        out.push(name(el) + ' is outside the window (' + Math.round(box.left) + ' to ' + Math.round(box.right) + 'px of ' + visible + ')');
+        continue;
+      }
+      for (let a = el.parentElement; a && a !== document.body && a !== document.documentElement; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX === 'visible') continue;
+        const r = a.getBoundingClientRect();
+        if (box.left < r.left - 1 || box.right > r.right + 1) {
+          out.push(name(el) + ' is cut off by ' + name(a).split(' ')[0] + ' (' + Math.round(box.right) + 'px, box ends at ' + Math.round(r.right) + 'px)');
+          break;
+        }
+      }
     }
     return out;
   })()`);

@@ -20,6 +20,7 @@ import { mcpOriginCheck } from './http/mcp-origin.js';
 import { rateLimitAuthFailures, rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { serveOpenApi } from './well-known/open-api.js';
+import { DocsController, graphqlPageForBrowsers } from './well-known/docs.controller.js';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import { graphqlContextFactory } from './graphql/graphql-context.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
@@ -44,6 +45,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   if (logRequests) app.use(logRequests);
   if (config.authProxy) app.use(authProxy(config.authPort, config.publicUrl));
   app.use('/mcp', mcpOriginCheck(config.publicUrl, config.mcpAllowedOrigins));
+  app.use('/graphql', graphqlPageForBrowsers(app.get(DocsController).docs));
   const pool = app.get(RateLimitPool).pool;
   app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute, pool));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool, config.rateLimitPerWorkspacePerMinute));

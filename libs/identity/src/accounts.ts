@@ -111,11 +111,14 @@ export function listRoles(ds: Db, workspaceId: string): Promise<RoleEntity[]> {
   return ds.getRepository(RoleEntity).find({ where: { workspaceId }, order: { createdAt: 'ASC', name: 'ASC' } });
 }
 
+/** The one password rule: the sign-up pages state it and set `minlength` from it. */
+export const PASSWORD_MIN_LENGTH = 8;
+
 /** What a new user's e-mail and password must be, before anyone looks whether the e-mail is taken. */
 function checkNewUser(email: string, password: string): void {
   if (!EMAIL.test(email ?? '')) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `email must be an e-mail address; got "${email}"`);
-  if (!password || password.length < 8) {
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'password must be at least 8 characters');
+  if (!password || password.length < PASSWORD_MIN_LENGTH) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `password must be at least ${PASSWORD_MIN_LENGTH} characters`);
   }
 }
 

@@ -1,4 +1,15 @@
-import { csrfField, errorBox, html, page } from './html.js';
+import { PASSWORD_MIN_LENGTH } from '#identity/accounts.js';
+import { csrfField, errorAbout, errorBox, fieldError, html, page, type Html } from './html.js';
+
+/**
+ * A new-password field stating the rule the validation applies (from its constant, so the
+ * two cannot drift); `error` marks it when the error is about the password.
+ */
+export function newPasswordField(error: string | undefined): Html {
+  return html`<label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" required${fieldError(errorAbout(error, 'password'), 'password-rules')}>
+  <p class="hint" id="password-rules">At least ${PASSWORD_MIN_LENGTH} characters.</p>`;
+}
 
 const SCOPE_LABELS: Record<string, string> = {
   api: 'Read and change records in the workspace, as your role allows',
@@ -15,9 +26,9 @@ ${errorBox(o.error)}
   ${csrfField(o.csrf)}
   ${o.returnTo ? html`<input type="hidden" name="return" value="${o.returnTo}">` : html``}
   <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${o.email ?? ''}">
+  <input id="email" name="email" type="email" autocomplete="username" required value="${o.email ?? ''}"${fieldError(errorAbout(o.error, 'e-mail', 'email'))}>
   <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <input id="password" name="password" type="password" autocomplete="current-password" required${fieldError(errorAbout(o.error, 'password'))}>
   <button type="submit">Sign in</button>
 </form>
 <p class="muted">No account yet? <a href="${o.signupHref}">Create one with a new workspace</a>.</p>`);
@@ -31,11 +42,10 @@ ${errorBox(o.error)}
   ${csrfField(o.csrf)}
   ${o.returnTo ? html`<input type="hidden" name="return" value="${o.returnTo}">` : html``}
   <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${o.email ?? ''}">
-  <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${o.email ?? ''}"${fieldError(errorAbout(o.error, 'e-mail', 'email'))}>
+  ${newPasswordField(o.error)}
   <label for="workspace">Workspace name</label>
-  <input id="workspace" name="workspace" required maxlength="200" value="${o.workspace ?? ''}">
+  <input id="workspace" name="workspace" required maxlength="200" value="${o.workspace ?? ''}"${fieldError(errorAbout(o.error, 'name', 'workspace'))}>
   <button type="submit">Sign up</button>
 </form>
 <p class="muted">Already have an account? <a href="/login${o.returnTo ? `?return=${encodeURIComponent(o.returnTo)}` : ''}">Sign in</a>.</p>`);

@@ -75,11 +75,38 @@ legend { font-weight: 600; padding: 0 4px; }
 .check { display: flex; align-items: center; gap: 6px; }
 .check input { width: auto; margin: 0; }
 .check label { display: inline; margin: 0; font-weight: 400; }
+/* a checkbox inside its own label (label > input) keeps to the label's line */
+label.check { display: flex; margin: 14px 0 0; }
+td .badge { white-space: normal; overflow-wrap: anywhere; }
+/* URLs and ids are single long words: they wrap where needed instead of widening the page */
+.content { overflow-wrap: break-word; }
+.content code { overflow-wrap: anywhere; }
 .perm-list { margin: 0; padding: 0; list-style: none; font-size: .9rem; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 14px; }
 .cards a { display: block; padding: 14px; background: #fff; border: 1px solid var(--line); border-radius: 10px; color: var(--fg); text-decoration: none; }
 .cards a strong { color: var(--accent); }
+.skip-link { position: absolute; left: 12px; top: -100px; z-index: 10; padding: 8px 14px; background: #fff; color: var(--accent); font-weight: 600; border: 2px solid var(--accent); border-radius: 6px; }
+.skip-link:focus { top: 8px; }
+/* the skip link's target takes focus so the next Tab starts there; it needs no ring of its own */
+[tabindex="-1"]:focus { outline: none; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+/*
+ * Narrow screens: a table's rows become cards, each cell labelled with its column
+ * (data-label), so the Actions column is in reach instead of behind a sideways scroll
+ * with no cue (WCAG 2.2 SC 1.4.10 Reflow).
+ */
+@media (max-width: 600px) {
+  .table-wrap { border: 0; background: none; }
+  .table-wrap table { min-width: 0; background: none; }
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; width: 100%; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .table-wrap tr { background: #fff; border: 1px solid var(--line); border-radius: 10px; margin: 0 0 12px; padding: 6px 0; }
+  .table-wrap td { border: 0; padding: 4px 12px; }
+  .table-wrap td[data-label]::before { content: attr(data-label); display: block; font-size: .8rem; font-weight: 600; text-transform: uppercase; letter-spacing: .03em; color: var(--muted); }
+  .table-wrap td[data-label=""]::before { content: none; }
+  /* a card shows no label over nothing (an attempt that got no response body) */
+  .table-wrap td:empty { display: none; }
+}
 @media (max-width: 760px) {
   .settings { grid-template-columns: minmax(0, 1fr); gap: 12px; }
   .side ul { display: flex; flex-wrap: wrap; gap: 4px; }

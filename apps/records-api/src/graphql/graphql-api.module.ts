@@ -35,7 +35,8 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempo
     sortSchema: true,
     // Clients generate code from the schema; it is public in the docs anyway.
     introspection: true,
-    graphiql: !production,
+    // A browser opening /graphql gets a page on how to call it (graphqlPageForBrowsers): GraphiQL loads from a CDN.
+    graphiql: false,
     context: graphqlContextFactory({ auth, records, publicUrl: loadConfig().publicUrl }),
     formatError: formatGraphqlError,
     includeStacktraceInErrorResponses: false,

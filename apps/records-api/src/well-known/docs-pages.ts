@@ -57,15 +57,20 @@ const anchor = (text: string) =>
 
 const STYLE = `
 body{margin:0;font:16px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2330;background:#fff}
-nav{padding:.7rem 1.5rem;border-bottom:1px solid #e3e6ec;background:#f7f8fa;font-size:.92rem}
-nav a{margin-right:1rem;color:#3451b2;text-decoration:none}nav a:hover{text-decoration:underline}
-main{max-width:52rem;margin:0 auto;padding:1rem 1.5rem 4rem}
+nav{display:flex;flex-wrap:wrap;gap:.3rem 1rem;padding:.7rem 1.5rem;border-bottom:1px solid #e3e6ec;background:#f7f8fa;font-size:.92rem}
+nav a{color:#3451b2;text-decoration:none;white-space:nowrap}nav a:hover{text-decoration:underline}
+main{max-width:52rem;margin:0 auto;padding:1rem 1.5rem 4rem;overflow-wrap:break-word}
+main:focus{outline:none}
+.skip-link{position:absolute;left:.75rem;top:-6rem;z-index:1;padding:.5rem .9rem;background:#fff;color:#3451b2;font-weight:600;border:2px solid #3451b2;border-radius:6px}
+.skip-link:focus{top:.5rem}
+:focus-visible{outline:3px solid #f4b400;outline-offset:2px}
 h1,h2,h3{line-height:1.25}h2{margin-top:2.2rem;border-bottom:1px solid #e3e6ec;padding-bottom:.3rem}
-a{color:#3451b2}code{font:.88em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f1f3f6;padding:.1em .3em;border-radius:4px}
-pre{background:#f1f3f6;padding:.9rem 1rem;border-radius:6px;overflow:auto}pre code{background:none;padding:0}
+a{color:#3451b2}code{font:.88em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f1f3f6;padding:.1em .3em;border-radius:4px;overflow-wrap:anywhere}
+pre{background:#f1f3f6;padding:.9rem 1rem;border-radius:6px;overflow:auto}pre code{background:none;padding:0;overflow-wrap:normal}
 table{border-collapse:collapse;margin:1rem 0;display:block;overflow:auto}th,td{border:1px solid #dde1e8;padding:.35rem .6rem;text-align:left;vertical-align:top}
 th{background:#f7f8fa}blockquote{margin:1rem 0;padding:.2rem 1rem;border-left:4px solid #dde1e8;color:#4a5263}
-@media (prefers-color-scheme:dark){body{background:#15181e;color:#e3e6ec}nav{background:#1c2028;border-color:#2c313c}
+@media (max-width:600px){nav{padding:.6rem 1rem}main{padding:1rem 1rem 3rem}}
+@media (prefers-color-scheme:dark){body{background:#15181e;color:#e3e6ec}nav{background:#1c2028;border-color:#2c313c}.skip-link{background:#15181e;color:#8ea6ff}
 nav a,a{color:#8ea6ff}code,pre{background:#222733}th{background:#1c2028}th,td,h2{border-color:#2c313c}}
 `;
 
@@ -78,6 +83,10 @@ export class DocsLibrary {
   private readonly htmlBySlug = new Map<string, string>();
   readonly llmsTxt: string;
   readonly indexHtml: string;
+  /** `/`: where to go from the bare origin. */
+  readonly landingHtml: string;
+  /** `/graphql` opened in a browser: how to call it, instead of a playground loaded from a CDN. */
+  readonly graphqlHtml: string;
 
   constructor(
     private readonly publicUrl: string,
@@ -108,6 +117,8 @@ export class DocsLibrary {
     }
     this.llmsTxt = this.buildLlmsTxt();
     this.indexHtml = this.layout('Documentation', render(this.llmsTxt.replaceAll(`${publicUrl}/docs/`, '/docs/')), undefined);
+    this.landingHtml = this.layout('Workspace Records Service', render(this.landingMarkdown()), undefined);
+    this.graphqlHtml = this.layout('GraphQL endpoint', render(this.graphqlMarkdown()), undefined);
   }
 
   markdown(slug: string): string | undefined {
@@ -149,6 +160,43 @@ export class DocsLibrary {
     ].join('\n');
   }
 
+  private landingMarkdown(): string {
+    return [
+      '# Workspace Records Service',
+      '',
+      `The ${objectList(false)} of a CRM workspace over REST, GraphQL and MCP.`,
+      '',
+      '- [Documentation](/docs): quick start, REST, GraphQL, authentication, MCP, webhooks.',
+      '- [Settings](/settings): sign in to manage API keys, server apps, webhooks, roles and members.',
+      '- [llms.txt](/llms.txt): the documentation index for agents and tools.',
+      '- [OpenAPI document](/rest/open-api): the REST API under `/rest`, as OpenAPI 3.1.',
+      '- [GraphQL](/graphql): `POST /graphql`, described in [the GraphQL guide](/docs/graphql).',
+      '- MCP: `/mcp`, described in [the MCP guide](/docs/mcp).',
+      '',
+    ].join('\n');
+  }
+
+  private graphqlMarkdown(): string {
+    const query = '{ companies(first: 5) { edges { node { id name } } } }';
+    return [
+      '# GraphQL',
+      '',
+      `\`${this.publicUrl}/graphql\` answers \`POST\` requests with a JSON body \`{"query": "…", "variables": {…}}\` ` +
+        'and `Authorization: Bearer <token>`: an API key (created in [Settings](/settings/api-keys)) or an OAuth access token.',
+      '',
+      '```sh',
+      `curl -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' ${this.publicUrl}/graphql \\`,
+      `  -d '{"query": "${query}"}'`,
+      '```',
+      '',
+      'A `GET` runs queries too (not mutations): the query in `?query=`, with `Accept: application/json` and, ' +
+        "against cross-site requests, an `apollo-require-preflight: 1` header.",
+      '',
+      'Queries, mutations, filters, pagination, limits and errors: [the GraphQL guide](/docs/graphql).',
+      '',
+    ].join('\n');
+  }
+
   private layout(title: string, body: string, markdownHref: string | undefined): string {
     const nav = [
       `<a href="/docs">Docs</a>`,
@@ -165,8 +213,9 @@ export class DocsLibrary {
 ${markdownHref ? `<link rel="alternate" type="text/markdown" href="/docs/${markdownHref}">\n` : ''}<style>${STYLE}</style>
 </head>
 <body>
-<nav>${nav}</nav>
-<main>
+<a class="skip-link" href="#content">Skip to content</a>
+<nav aria-label="Documentation">${nav}</nav>
+<main id="content" tabindex="-1">
 ${body}</main>
 </body>
 </html>

@@ -3,7 +3,7 @@ import type { CreatedApiKey } from '#identity/accounts.js';
 import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY } from '#identity/api-key-expiry.js';
 import type { RoleEntity } from '#database/entities/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
-import { csrfField, errorBox, html, type Html } from '../html.js';
+import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '../html.js';
 import { COPY_STATUS, UTC_NOTE, relative, secretField, settingsPage, when } from './layout.js';
 
 export const EXPIRY_LABELS: Record<keyof typeof API_KEY_EXPIRY_CHOICES, string> = {
@@ -30,7 +30,7 @@ export function apiKeysPage(
     active: 'api-keys',
     body: html`
 <h1>API keys</h1>
-<p class="muted">Keys let scripts and integrations call <code>/rest</code> and <code>/graphql</code> with <code>Authorization: Bearer …</code>, acting with the key's role in ${ctx.workspace.name}.</p>
+<p class="muted">Keys let scripts and integrations call <code>/rest</code>, <code>/graphql</code> and <code>/mcp</code> with <code>Authorization: Bearer …</code>, acting with the key's role in ${ctx.workspace.name}.</p>
 ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
 <div class="table-wrap">
 <table>
@@ -39,13 +39,13 @@ ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
   <tbody>
   ${o.keys.length ? o.keys.map((k) => html`
     <tr>
-      <td>${k.name}</td>
-      <td>${k.role.name}</td>
-      <td>${when(k.createdAt)}${k.createdByEmail ? html`<br><span class="muted email">by ${k.createdByEmail}</span>` : html``}</td>
-      <td>${when(k.expiresAt)}${k.status === 'active' ? html`<br><span class="muted">${relative(k.expiresAt)}</span>` : html``}</td>
-      <td>${when(k.lastUsedAt, 'never')}</td>
-      <td>${STATUS[k.status]}</td>
-      <td>${k.status === 'revoked' ? html`` : html`<a class="link-danger" href="/settings/api-keys/${k.id}/revoke">Revoke<span class="sr-only"> ${k.name}</span></a>`}</td>
+      <td data-label="Name">${k.name}</td>
+      <td data-label="Role">${k.role.name}</td>
+      <td data-label="Created">${when(k.createdAt)}${k.createdByEmail ? html`<br><span class="muted email">by ${k.createdByEmail}</span>` : html``}</td>
+      <td data-label="Expires">${when(k.expiresAt)}${k.status === 'active' ? html`<br><span class="muted">${relative(k.expiresAt)}</span>` : html``}</td>
+      <td data-label="Last used">${when(k.lastUsedAt, 'never')}</td>
+      <td data-label="Status">${STATUS[k.status]}</td>
+      <td data-label="">${k.status === 'revoked' ? html`` : html`<a class="link-danger" href="/settings/api-keys/${k.id}/revoke">Revoke<span class="sr-only"> ${k.name}</span></a>`}</td>
     </tr>`) : html`<tr><td colspan="7" class="muted">No API keys yet.</td></tr>`}
   </tbody>
 </table>
@@ -58,10 +58,10 @@ ${UTC_NOTE}
   <form class="stack" method="post" action="/settings/api-keys">
     ${csrfField(ctx.csrf)}
     <label for="key-name">Name</label>
-    <input id="key-name" name="name" required maxlength="100" value="${v.name ?? ''}" aria-describedby="key-name-hint">
+    <input id="key-name" name="name" required maxlength="100" value="${v.name ?? ''}"${fieldError(errorAbout(o.error, 'name'), 'key-name-hint')}>
     <p class="hint" id="key-name-hint">Where the key is used, e.g. "Zapier sync" or "CI import".</p>
     <label for="key-role">Role</label>
-    <select id="key-role" name="role" required aria-describedby="key-role-hint">
+    <select id="key-role" name="role" required${fieldError(errorAbout(o.error, 'role'), 'key-role-hint')}>
       <option value=""${v.role ? html`` : html` selected`} disabled>Choose a role</option>
       ${o.roles.map((r) => html`<option value="${r.id}"${r.id === v.role ? html` selected` : html``}>${r.name}</option>`)}
     </select>

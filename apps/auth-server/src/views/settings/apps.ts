@@ -1,7 +1,7 @@
 import type { ServerAppSummary } from '#identity/server-apps.js';
 import type { RoleEntity } from '#database/entities/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
-import { csrfField, errorBox, html } from '../html.js';
+import { csrfField, errorAbout, errorBox, fieldError, html } from '../html.js';
 import { COPY_STATUS, UTC_NOTE, secretField, settingsPage, when } from './layout.js';
 
 export function appsPage(ctx: SettingsContext, o: { apps: ServerAppSummary[]; roles: RoleEntity[]; error?: string; values?: Record<string, string>; notice?: string }): string {
@@ -20,11 +20,11 @@ ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
   <tbody>
   ${o.apps.length ? o.apps.map((a) => html`
     <tr>
-      <td>${a.name}</td>
-      <td><code>${a.clientId}</code></td>
-      <td>${a.role.name}</td>
-      <td>${when(a.createdAt)}${a.createdByEmail ? html`<br><span class="muted email">by ${a.createdByEmail}</span>` : html``}</td>
-      <td><a href="/settings/apps/${a.id}/rotate">Rotate secret<span class="sr-only"> of ${a.name}</span></a><br><a class="link-danger" href="/settings/apps/${a.id}/delete">Delete<span class="sr-only"> ${a.name}</span></a></td>
+      <td data-label="Name">${a.name}</td>
+      <td data-label="Client ID"><code>${a.clientId}</code></td>
+      <td data-label="Role">${a.role.name}</td>
+      <td data-label="Created">${when(a.createdAt)}${a.createdByEmail ? html`<br><span class="muted email">by ${a.createdByEmail}</span>` : html``}</td>
+      <td data-label=""><a href="/settings/apps/${a.id}/rotate">Rotate secret<span class="sr-only"> of ${a.name}</span></a><br><a class="link-danger" href="/settings/apps/${a.id}/delete">Delete<span class="sr-only"> ${a.name}</span></a></td>
     </tr>`) : html`<tr><td colspan="5" class="muted">No server apps yet.</td></tr>`}
   </tbody>
 </table>
@@ -37,9 +37,9 @@ ${UTC_NOTE}
   <form class="stack" method="post" action="/settings/apps">
     ${csrfField(ctx.csrf)}
     <label for="app-name">Name</label>
-    <input id="app-name" name="name" required maxlength="100" value="${v.name ?? ''}">
+    <input id="app-name" name="name" required maxlength="100" value="${v.name ?? ''}"${fieldError(errorAbout(o.error, 'name'))}>
     <label for="app-role">Role</label>
-    <select id="app-role" name="role" required aria-describedby="app-role-hint">
+    <select id="app-role" name="role" required${fieldError(errorAbout(o.error, 'role'), 'app-role-hint')}>
       <option value=""${v.role ? html`` : html` selected`} disabled>Choose a role</option>
       ${o.roles.map((r) => html`<option value="${r.id}"${r.id === v.role ? html` selected` : html``}>${r.name}</option>`)}
     </select>

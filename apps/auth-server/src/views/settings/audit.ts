@@ -54,11 +54,11 @@ export function auditPage(ctx: SettingsContext, o: { entries: AuditRow[]; next?:
   <tbody>
   ${o.entries.length ? o.entries.map((e) => html`
     <tr>
-      <td>${when(e.createdAt)}</td>
-      <td class="email">${e.actorEmail}</td>
-      <td title="${e.action}">${ACTIONS[e.action] ?? e.action}</td>
-      <td class="email">${e.targetLabel}</td>
-      <td>${details(e.details)}</td>
+      <td data-label="When">${when(e.createdAt)}</td>
+      <td class="email" data-label="Who">${e.actorEmail}</td>
+      <td title="${e.action}" data-label="What">${ACTIONS[e.action] ?? e.action}</td>
+      <td class="email" data-label="Target">${e.targetLabel}</td>
+      <td data-label="Details">${details(e.details)}</td>
     </tr>`) : html`<tr><td colspan="5" class="muted">Nothing yet.</td></tr>`}
   </tbody>
 </table>

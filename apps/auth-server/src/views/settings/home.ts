@@ -10,6 +10,7 @@ const BLURBS: Record<string, string> = {
   apps: 'Register server apps that get OAuth tokens with client credentials.',
   roles: 'What each role may do with records and settings.',
   members: 'Who is in the workspace, their roles, invite links.',
+  webhooks: 'Get a signed POST at your URL whenever records change.',
   audit: 'Every change made in these settings: who, what, when.',
 };
 

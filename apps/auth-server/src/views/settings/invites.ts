@@ -1,5 +1,6 @@
 import type { Invite } from '#identity/invites.js';
-import { csrfField, errorBox, html, page } from '../html.js';
+import { csrfField, errorAbout, errorBox, fieldError, html, page } from '../html.js';
+import { newPasswordField } from '../pages.js';
 
 /** The page behind an invite link: join (signed in), or sign in / create an account first. */
 export function invitePage(o: { invite: Invite; token: string; csrf: string; signedInAs?: string; error?: string; email?: string }): string {
@@ -22,9 +23,8 @@ ${o.signedInAs
 <form method="post" action="${path}/signup">
   ${csrfField(o.csrf)}
   <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${o.email ?? ''}">
-  <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${o.email ?? ''}"${fieldError(errorAbout(o.error, 'e-mail', 'email'))}>
+  ${newPasswordField(o.error)}
   <button type="submit">Create account and join</button>
 </form>`}`);
 }

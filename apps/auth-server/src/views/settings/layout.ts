@@ -17,9 +17,9 @@ export function settingsPage(ctx: SettingsContext, o: { title: string; active: s
   <nav class="side" aria-label="Settings">
     <ul>${sections.map((s) => html`<li><a href="${s.href}"${s.key === o.active ? html` aria-current="page"` : html``}>${s.label}</a></li>`)}</ul>
   </nav>
-  <div class="content">${o.body}</div>
+  <div class="content" id="content" tabindex="-1">${o.body}</div>
 </div>`;
-  return page(`${o.title} · ${ctx.workspace.name}`, body, { wide: true, header, script: SETTINGS_SCRIPT });
+  return page(`${o.title} · ${ctx.workspace.name}`, body, { wide: true, header, script: SETTINGS_SCRIPT, contentInside: true });
 }
 
 function workspaceSwitcher(ctx: SettingsContext): Html {

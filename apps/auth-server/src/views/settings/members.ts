@@ -32,8 +32,8 @@ ${errorBox(o.error)}
   <tbody>
   ${o.members.map((m, i) => html`
     <tr>
-      <td class="email">${m.email}${m.userId === ctx.userId ? html` <span class="muted">(you)</span>` : html``}</td>
-      <td>
+      <td class="email" data-label="Member">${m.email}${m.userId === ctx.userId ? html` <span class="muted">(you)</span>` : html``}</td>
+      <td data-label="Role">
         <form class="row-form" method="post" action="/settings/members/${m.userId}/role">
           ${csrfField(ctx.csrf)}
           <label class="sr-only" for="member-role-${i}">Role of ${m.email}</label>
@@ -41,8 +41,8 @@ ${errorBox(o.error)}
           <button type="submit" class="secondary small">Change role<span class="sr-only"> of ${m.email}</span></button>
         </form>
       </td>
-      <td>${when(m.joinedAt)}</td>
-      <td><a class="link-danger" href="/settings/members/${m.userId}/remove">Remove<span class="sr-only"> ${m.email}</span></a></td>
+      <td data-label="Joined">${when(m.joinedAt)}</td>
+      <td data-label=""><a class="link-danger" href="/settings/members/${m.userId}/remove">Remove<span class="sr-only"> ${m.email}</span></a></td>
     </tr>`)}
   </tbody>
 </table>
@@ -72,11 +72,11 @@ ${o.invites.length ? html`
   <tbody>
   ${o.invites.map((inv) => html`
     <tr>
-      <td>${inv.roleName}</td>
-      <td>${when(inv.createdAt)}${inv.createdByEmail ? html`<br><span class="muted email">by ${inv.createdByEmail}</span>` : html``}</td>
-      <td>${when(inv.expiresAt)}${inv.status === 'pending' ? html`<br><span class="muted">${relative(inv.expiresAt)}</span>` : html``}</td>
-      <td>${INVITE_STATUS[inv.status]}${inv.acceptedByEmail ? html`<br><span class="muted email">by ${inv.acceptedByEmail}</span>` : html``}</td>
-      <td>${inv.status === 'pending' ? html`
+      <td data-label="Role">${inv.roleName}</td>
+      <td data-label="Created">${when(inv.createdAt)}${inv.createdByEmail ? html`<br><span class="muted email">by ${inv.createdByEmail}</span>` : html``}</td>
+      <td data-label="Expires">${when(inv.expiresAt)}${inv.status === 'pending' ? html`<br><span class="muted">${relative(inv.expiresAt)}</span>` : html``}</td>
+      <td data-label="Status">${INVITE_STATUS[inv.status]}${inv.acceptedByEmail ? html`<br><span class="muted email">by ${inv.acceptedByEmail}</span>` : html``}</td>
+      <td data-label="">${inv.status === 'pending' ? html`
         <form method="post" action="/settings/members/invites/${inv.id}/revoke">${csrfField(ctx.csrf)}<button type="submit" class="secondary small">Cancel invite</button></form>` : html``}</td>
     </tr>`)}
   </tbody>

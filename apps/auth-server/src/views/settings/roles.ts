@@ -2,7 +2,7 @@ import { SETTINGS_PERMISSION_LABELS, describeUsage, type RoleInput, type RoleUsa
 import { RECORD_ACTIONS, RECORD_OBJECTS, SETTINGS_PERMISSIONS, type RoleEntity } from '#database/entities/index.js';
 import { OBJECTS } from '#records/objects/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
-import { csrfField, errorBox, html, type Html } from '../html.js';
+import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '../html.js';
 import { settingsPage } from './layout.js';
 
 /** Column and fieldset labels of the declared objects ("Companies", "People", …). */
@@ -32,12 +32,12 @@ ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
   <tbody>
   ${o.roles.map(({ role, usage }) => html`
     <tr>
-      <td><strong>${role.name}</strong>${role.isEditable ? html`` : html` <span class="badge off">Built in</span>`}${role.description ? html`<br><span class="muted">${role.description}</span>` : html``}</td>
-      ${RECORD_OBJECTS.map((object) => html`<td>${objectCell(role, object)}</td>`)}
-      <td>${role.settingsPermissions.length ? html`<ul class="perm-list">${role.settingsPermissions.map((p) => html`<li>${SETTINGS_PERMISSION_LABELS[p]}</li>`)}</ul>` : html`<span class="muted">none</span>`}</td>
-      <td>${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || html`<span class="muted">nobody</span>`}</td>
-      <td>${describeUsage(usage)}</td>
-      <td>${role.isEditable
+      <td data-label="Role"><strong>${role.name}</strong>${role.isEditable ? html`` : html` <span class="badge off">Built in</span>`}${role.description ? html`<br><span class="muted">${role.description}</span>` : html``}</td>
+      ${RECORD_OBJECTS.map((object) => html`<td data-label="${OBJECT_LABELS[object]}">${objectCell(role, object)}</td>`)}
+      <td data-label="Settings">${role.settingsPermissions.length ? html`<ul class="perm-list">${role.settingsPermissions.map((p) => html`<li>${SETTINGS_PERMISSION_LABELS[p]}</li>`)}</ul>` : html`<span class="muted">none</span>`}</td>
+      <td data-label="Assignable to">${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || html`<span class="muted">nobody</span>`}</td>
+      <td data-label="Used by">${describeUsage(usage)}</td>
+      <td data-label="">${role.isEditable
         ? html`<a href="/settings/roles/${role.id}">Edit<span class="sr-only"> ${role.name}</span></a><br><a class="link-danger" href="/settings/roles/${role.id}/delete">Delete<span class="sr-only"> ${role.name}</span></a>`
         : html`<a href="/settings/roles/${role.id}">View<span class="sr-only"> ${role.name}</span></a>`}</td>
     </tr>`)}
@@ -52,7 +52,8 @@ export function roleFormPage(ctx: SettingsContext, o: { role?: RoleEntity; value
   const v: RoleInput = o.values ?? o.role ?? {
     name: '',
     description: '',
-    objectPermissions: { companies: { read: true, create: false, update: false, delete: false }, people: { read: true, create: false, update: false, delete: false } },
+    // Read on every declared object, so a new object is readable by a new role without an edit here.
+    objectPermissions: Object.fromEntries(RECORD_OBJECTS.map((object) => [object, { read: true, create: false, update: false, delete: false }])),
     settingsPermissions: [],
     assignableToUsers: true,
     assignableToApiKeys: true,
@@ -73,9 +74,9 @@ ${o.usage ? html`<p class="muted">Used by ${describeUsage(o.usage)}. Changes app
   <form class="stack" method="post" action="${o.role ? `/settings/roles/${o.role.id}` : '/settings/roles'}">
     ${csrfField(ctx.csrf)}
     <label for="role-name">Name</label>
-    <input id="role-name" name="name" required maxlength="50" value="${v.name}"${disabled}>
+    <input id="role-name" name="name" required maxlength="50" value="${v.name}"${disabled}${fieldError(errorAbout(o.error, 'name'))}>
     <label for="role-description">Description</label>
-    <input id="role-description" name="description" maxlength="200" value="${v.description}"${disabled}>
+    <input id="role-description" name="description" maxlength="200" value="${v.description}"${disabled}${fieldError(errorAbout(o.error, 'description'))}>
     ${RECORD_OBJECTS.map((object) => html`
     <fieldset>
       <legend>${OBJECT_LABELS[object]}</legend>

@@ -1,6 +1,6 @@
 import type { WebhookAttempt, WebhookSummary } from '#webhooks/webhooks.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
-import { csrfField, errorBox, html, type Html } from '../html.js';
+import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '../html.js';
 import { COPY_STATUS, UTC_NOTE, secretField, settingsPage, when } from './layout.js';
 
 function status(w: WebhookSummary): Html {
@@ -36,11 +36,11 @@ ${o.webhooks.map(disabledBox)}
   <tbody>
   ${o.webhooks.length ? o.webhooks.map((w) => html`
     <tr>
-      <td class="email"><code>${w.url}</code>${w.description ? html`<br><span class="muted">${w.description}</span>` : html``}</td>
-      <td>${w.operations.join(', ')}</td>
-      <td>${status(w)}</td>
-      <td>${when(w.createdAt)}</td>
-      <td><a href="/settings/webhooks/${w.id}">Edit and deliveries<span class="sr-only"> of ${w.url}</span></a><br><a class="link-danger" href="/settings/webhooks/${w.id}/delete">Delete<span class="sr-only"> ${w.url}</span></a></td>
+      <td class="email" data-label="URL"><code>${w.url}</code>${w.description ? html`<br><span class="muted">${w.description}</span>` : html``}</td>
+      <td data-label="Operations">${w.operations.join(', ')}</td>
+      <td data-label="Status">${status(w)}</td>
+      <td data-label="Created">${when(w.createdAt)}</td>
+      <td data-label=""><a href="/settings/webhooks/${w.id}">Edit and deliveries<span class="sr-only"> of ${w.url}</span></a><br><a class="link-danger" href="/settings/webhooks/${w.id}/delete">Delete<span class="sr-only"> ${w.url}</span></a></td>
     </tr>`) : html`<tr><td colspan="5" class="muted">No webhooks yet.</td></tr>`}
   </tbody>
 </table>
@@ -53,11 +53,11 @@ ${UTC_NOTE}
   <form class="stack" method="post" action="/settings/webhooks">
     ${csrfField(ctx.csrf)}
     <label for="wh-url">URL</label>
-    <input id="wh-url" name="url" type="url" required maxlength="2048" placeholder="https://example.com/hooks/crm" value="${v.url ?? ''}">
+    <input id="wh-url" name="url" type="url" required maxlength="2048" placeholder="https://example.com/hooks/crm" value="${v.url ?? ''}"${fieldError(errorAbout(o.error, 'url'))}>
     <label for="wh-description">Description</label>
-    <input id="wh-description" name="description" maxlength="500" value="${v.description ?? ''}">
+    <input id="wh-description" name="description" maxlength="500" value="${v.description ?? ''}"${fieldError(errorAbout(o.error, 'description'))}>
     <label for="wh-operations">Operations</label>
-    <input id="wh-operations" name="operations" required value="${v.operations ?? '*.*'}" aria-describedby="wh-ops-hint">
+    <input id="wh-operations" name="operations" required value="${v.operations ?? '*.*'}"${fieldError(errorAbout(o.error, 'operations'), 'wh-ops-hint')}>
     ${operationsHint(o.eventTypes)}
     <button type="submit">Add webhook</button>
   </form>
@@ -100,12 +100,12 @@ function attemptRow(ctx: SettingsContext, webhookId: string, a: WebhookAttempt):
   const ok = a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300;
   return html`
     <tr>
-      <td>${when(a.attemptedAt)}</td>
-      <td><code>${a.eventType}</code><br><span class="muted"><code>${a.eventId}</code> · attempt ${a.attempt}</span></td>
-      <td>${ok ? html`<span class="badge ok">${outcome}</span>` : html`<span class="badge warn">${outcome}</span>`}</td>
-      <td>${a.durationMs} ms</td>
-      <td><code class="excerpt">${a.responseExcerpt.slice(0, 200)}</code></td>
-      <td><form method="post" action="/settings/webhooks/${webhookId}/deliveries/${a.deliveryId}/redeliver">${csrfField(ctx.csrf)}<button type="submit" class="secondary" aria-label="Redeliver event ${a.eventId}">Redeliver</button></form></td>
+      <td data-label="Time">${when(a.attemptedAt)}</td>
+      <td data-label="Event"><code>${a.eventType}</code><br><span class="muted"><code>${a.eventId}</code> · attempt ${a.attempt}</span></td>
+      <td data-label="Status">${ok ? html`<span class="badge ok">${outcome}</span>` : html`<span class="badge warn">${outcome}</span>`}</td>
+      <td data-label="Duration">${a.durationMs} ms</td>
+      <td data-label="Response">${a.responseExcerpt ? html`<code class="excerpt">${a.responseExcerpt.slice(0, 200)}</code>` : html``}</td>
+      <td data-label=""><form method="post" action="/settings/webhooks/${webhookId}/deliveries/${a.deliveryId}/redeliver">${csrfField(ctx.csrf)}<button type="submit" class="secondary" aria-label="Redeliver event ${a.eventId}">Redeliver</button></form></td>
     </tr>`;
 }
 
@@ -129,12 +129,12 @@ ${disabledBox(w)}
   <form class="stack" method="post" action="/settings/webhooks/${w.id}">
     ${csrfField(ctx.csrf)}
     <label for="wh-url">URL</label>
-    <input id="wh-url" name="url" type="url" required maxlength="2048" value="${v.url ?? w.url}">
+    <input id="wh-url" name="url" type="url" required maxlength="2048" value="${v.url ?? w.url}"${fieldError(errorAbout(o.error, 'url'))}>
     <label for="wh-description">Description</label>
-    <input id="wh-description" name="description" maxlength="500" value="${v.description ?? w.description}">
+    <input id="wh-description" name="description" maxlength="500" value="${v.description ?? w.description}"${fieldError(errorAbout(o.error, 'description'))}>
     <label for="wh-operations">Operations</label>
-    <input id="wh-operations" name="operations" required value="${v.operations ?? w.operations.join(', ')}">
-    <label><input type="checkbox" name="enabled"${enabled ? html` checked` : html``}> Enabled</label>
+    <input id="wh-operations" name="operations" required value="${v.operations ?? w.operations.join(', ')}"${fieldError(errorAbout(o.error, 'operations'))}>
+    <label class="check"><input type="checkbox" name="enabled"${enabled ? html` checked` : html``}> Enabled</label>
     <button type="submit">Save</button>
   </form>
   <form method="post" action="/settings/webhooks/${w.id}/secret" class="gap-top">
