@@ -1,5 +1,6 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { isUUID } from 'class-validator';
+import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   RECORD_OBJECTS,
@@ -113,9 +114,7 @@ export function listRoles(ds: Db, workspaceId: string): Promise<RoleEntity[]> {
 
 export async function createUser(ds: DataSource, email: string, password: string, manager: EntityManager = ds.manager): Promise<UserEntity> {
   if (!EMAIL.test(email ?? '')) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `email must be an e-mail address; got "${email}"`);
-  if (!password || password.length < 8) {
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'password must be at least 8 characters');
-  }
+  checkPassword(password);
   const taken = await manager.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
   if (taken.length) throw new ConflictError(`A user with e-mail ${email} already exists`);
   const [user] = await manager.query(
@@ -123,6 +122,34 @@ export async function createUser(ds: DataSource, email: string, password: string
     [email, await hashPassword(password)],
   );
   return { id: user.id, email: user.email, createdAt: user.created_at } as UserEntity;
+}
+
+/** The one password rule, for sign-up, user:create and user:set-password alike. */
+export function checkPassword(password: string | undefined): void {
+  if (!password || password.length < 8) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'password must be at least 8 characters');
+  }
+}
+
+/**
+ * A new password for an existing account (the operator's `user:set-password`): hashed as
+ * at sign-up; the person's signed-in browser sessions (settings pages and the
+ * authorization server's) end, and the account's sign-in failure count starts again.
+ * OAuth grants and API keys are left alone.
+ */
+export async function setPassword(ds: DataSource, email: string, password: string): Promise<{ id: string; email: string }> {
+  checkPassword(password);
+  const user = await findUserByEmail(ds, email);
+  const passwordHash = await hashPassword(password);
+  await ds.transaction(async (tx) => {
+    await tx.query('UPDATE users SET password_hash = $2 WHERE id = $1', [user.id, passwordHash]);
+    await tx.query('DELETE FROM web_sessions WHERE user_id = $1', [user.id]);
+    await tx.query(`DELETE FROM oidc_models WHERE model = 'Session' AND payload->>'accountId' = $1`, [user.id]);
+    // The sign-in throttle's per-account counter (apps/auth-server/src/sessions/sign-in-throttle.ts).
+    const accountKey = createHash('sha256').update(user.email.trim().toLowerCase()).digest('hex');
+    await tx.query('DELETE FROM auth_throttle WHERE key = $1', [`signin-account:${accountKey}`]);
+  });
+  return { id: user.id, email: user.email };
 }
 
 export async function findUserByEmail(ds: DataSource, email: string): Promise<UserEntity> {
