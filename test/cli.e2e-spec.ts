@@ -4,6 +4,8 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { verifyCredentials } from '#identity/accounts.js';
 import { DEMO_ADMIN_EMAIL, seedDemoIfEmpty } from '#identity/demo-seed.js';
 import { useEmptyDatabase } from './factories.js';
 
@@ -190,13 +192,76 @@ describe('operator CLI', () => {
     expect(await fails('api-key:revoke', '--id', 'nope')).toMatchObject({ code: 'INVALID_ID' });
   });
 
+  describe('user:set-password', () => {
+    /** accounts' own check, the one the sign-in pages use, over the test's connection. */
+    const signsIn = (email: string, password: string) =>
+      verifyCredentials({ query: (sql: string, params: unknown[]) => db.query(sql, params).then((r) => r.rows) } as unknown as DataSource, email, password);
+
+    async function newUser(): Promise<{ id: string; email: string }> {
+      const workspace = await ok('workspace:create', '--name', unique('pw'));
+      const email = `${unique('pw')}@example.com`;
+      return ok('user:create', '--email', email, '--password', 'the first password', '--workspace', workspace.id, '--role', 'Member');
+    }
+
+    it('sets the given password (not printed); the old one stops working; sessions and the account throttle end', async () => {
+      const user = await newUser();
+      const accountKey = createHash('sha256').update(user.email.toLowerCase()).digest('hex');
+      await db.query(`INSERT INTO web_sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, 'x', now() + interval '1 day')`, [
+        randomBytes(32).toString('hex'),
+        user.id,
+      ]);
+      await db.query(`INSERT INTO oidc_models (model, id, payload) VALUES ('Session', $1, $2)`, [randomBytes(32).toString('hex'), { accountId: user.id }]);
+      await db.query(`INSERT INTO auth_throttle (key, points, expire) VALUES ($1, 10, $2)`, [`signin-account:${accountKey}`, Date.now() + 600_000]);
+
+      const password = 'a brand new password';
+      const result = await cli(['user:set-password', '--email', user.email.toUpperCase(), '--password', password, '--json']);
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(result.stdout).not.toContain(password);
+      expect(oneObject(result.stdout)).toEqual({ id: user.id, email: user.email });
+
+      expect(await signsIn(user.email, password)).toEqual({ id: user.id, email: user.email });
+      expect(await signsIn(user.email, 'the first password')).toBeUndefined();
+      const counts = await db.query(
+        `SELECT (SELECT count(*)::int FROM web_sessions WHERE user_id = $1) AS web,
+                (SELECT count(*)::int FROM oidc_models WHERE model = 'Session' AND payload->>'accountId' = $1::text) AS provider,
+                (SELECT count(*)::int FROM auth_throttle WHERE key = $2) AS throttle`,
+        [user.id, `signin-account:${accountKey}`],
+      );
+      expect(counts.rows[0]).toEqual({ web: 0, provider: 0, throttle: 0 });
+    });
+
+    it('without --password generates a strong one and prints it once', async () => {
+      const user = await newUser();
+      const generated = await ok('user:set-password', '--email', user.email);
+      expect(generated).toEqual({ id: user.id, email: user.email, password: expect.stringMatching(/^[A-Za-z0-9_-]{24,}$/) });
+      expect(await signsIn(user.email, generated.password)).toEqual({ id: user.id, email: user.email });
+
+      const text = await cli(['user:set-password', '--email', user.email]);
+      expect(text.code).toBe(0);
+      const printed = /^ {2}(\S+)$/m.exec(text.stdout)![1];
+      expect(text.stdout).toMatch(/shown only once/);
+      expect(printed).not.toBe(generated.password);
+      expect(await signsIn(user.email, printed)).toEqual({ id: user.id, email: user.email });
+    });
+
+    it('refuses an unknown e-mail and a password shorter than sign-up allows, changing nothing', async () => {
+      const unknown = await fails('user:set-password', '--email', `${unique('nobody')}@example.com`, '--password', 'long enough pw');
+      expect(unknown).toEqual({ code: 'NOT_FOUND', message: expect.stringMatching(/^No user with e-mail /) });
+
+      const user = await newUser();
+      const short = await fails('user:set-password', '--email', user.email, '--password', 'short');
+      expect(short).toEqual({ code: 'VALIDATION_FAILED', message: 'password must be at least 8 characters' });
+      expect(await signsIn(user.email, 'the first password')).toEqual({ id: user.id, email: user.email });
+    });
+  });
+
   it('reports a missing option as one error object with --json', async () => {
     const error = await fails('workspace:create');
     expect(error.message).toContain('--name');
   });
 
   it('has --help for the program and each command', async () => {
-    const commands = ['workspace:create', 'user:create', 'member:add', 'api-key:create', 'api-key:revoke', 'role:list'];
+    const commands = ['workspace:create', 'user:create', 'member:add', 'api-key:create', 'api-key:revoke', 'role:list', 'user:set-password'];
     const main = await cli(['--help']);
     expect(main.code).toBe(0);
     for (const command of commands) expect(main.stdout).toContain(command);

@@ -8,7 +8,7 @@ import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin }
 /**
  * The settings pages in a real browser (Debian's Chromium through playwright-core), against
  * both apps on the public origin. Every page is saved at 1280 and 390 px under
- * test/screenshots/ for a person to look at. DOCS_SCREENSHOTS=1 also refreshes the README's
+ * test/screenshots/ for a person to look at. DOCS_SCREENSHOTS=1 also refreshes docs/settings.md's
  * docs/screenshots/api-keys.png.
  */
 const DAY = 86_400_000;

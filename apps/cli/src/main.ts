@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { randomBytes } from 'node:crypto';
 import {
   addMember,
   createApiKey,
@@ -9,6 +10,7 @@ import {
   findWorkspace,
   listRoles,
   revokeApiKey,
+  setPassword,
 } from '#identity/accounts.js';
 import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, expiryFromChoice } from '#identity/api-key-expiry.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS } from '#database/entities/role.entity.js';
@@ -69,6 +71,25 @@ command('user:create', 'Create a user and make them a member of a workspace')
         return { id: user.id, email: user.email, workspaceId: workspace.id, role: role.name };
       },
       (r) => [`Created user ${r.email} (${r.id}) as ${r.role} in workspace ${r.workspaceId}.`],
+    ),
+  );
+
+command('user:set-password', "Set a user's password (e.g. a lost demo password); ends their signed-in sessions")
+  .requiredOption('--email <email>', "the user's e-mail address")
+  .option('--password <password>', 'at least 8 characters; without it a strong one is generated and printed once')
+  .action((opts: OutputOptions & { email: string; password?: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        // 18 random bytes: 24 base64url characters, 144 bits.
+        const generated = opts.password === undefined ? randomBytes(18).toString('base64url') : undefined;
+        const user = await setPassword(ds, opts.email, opts.password ?? generated!);
+        return generated ? { id: user.id, email: user.email, password: generated } : { id: user.id, email: user.email };
+      },
+      (r) => [
+        `Set a new password for ${r.email} (${r.id}); their signed-in sessions have ended.`,
+        ...('password' in r ? ['Password (shown only once; it is stored only as a hash):', `  ${r.password}`] : []),
+      ],
     ),
   );
 

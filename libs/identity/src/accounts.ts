@@ -1,5 +1,6 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { isUUID } from 'class-validator';
+import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   RECORD_OBJECTS,
@@ -117,9 +118,7 @@ export const PASSWORD_MIN_LENGTH = 8;
 /** What a new user's e-mail and password must be, before anyone looks whether the e-mail is taken. */
 function checkNewUser(email: string, password: string): void {
   if (!EMAIL.test(email ?? '')) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `email must be an e-mail address; got "${email}"`);
-  if (!password || password.length < PASSWORD_MIN_LENGTH) {
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `password must be at least ${PASSWORD_MIN_LENGTH} characters`);
-  }
+  checkPassword(password);
 }
 
 export async function createUser(ds: DataSource, email: string, password: string, manager: EntityManager = ds.manager): Promise<UserEntity> {
@@ -131,6 +130,34 @@ export async function createUser(ds: DataSource, email: string, password: string
     [email, await hashPassword(password)],
   );
   return { id: user.id, email: user.email, createdAt: user.created_at } as UserEntity;
+}
+
+/** The one password rule, for sign-up, user:create and user:set-password alike. */
+export function checkPassword(password: string | undefined): void {
+  if (!password || password.length < PASSWORD_MIN_LENGTH) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `password must be at least ${PASSWORD_MIN_LENGTH} characters`);
+  }
+}
+
+/**
+ * A new password for an existing account (the operator's `user:set-password`): hashed as
+ * at sign-up; the person's signed-in browser sessions (settings pages and the
+ * authorization server's) end, and the account's sign-in failure count starts again.
+ * OAuth grants and API keys are left alone.
+ */
+export async function setPassword(ds: DataSource, email: string, password: string): Promise<{ id: string; email: string }> {
+  checkPassword(password);
+  const user = await findUserByEmail(ds, email);
+  const passwordHash = await hashPassword(password);
+  await ds.transaction(async (tx) => {
+    await tx.query('UPDATE users SET password_hash = $2 WHERE id = $1', [user.id, passwordHash]);
+    await tx.query('DELETE FROM web_sessions WHERE user_id = $1', [user.id]);
+    await tx.query(`DELETE FROM oidc_models WHERE model = 'Session' AND payload->>'accountId' = $1`, [user.id]);
+    // The sign-in throttle's per-account counter (apps/auth-server/src/sessions/sign-in-throttle.ts).
+    const accountKey = createHash('sha256').update(user.email.trim().toLowerCase()).digest('hex');
+    await tx.query('DELETE FROM auth_throttle WHERE key = $1', [`signin-account:${accountKey}`]);
+  });
+  return { id: user.id, email: user.email };
 }
 
 export async function findUserByEmail(ds: DataSource, email: string): Promise<UserEntity> {
