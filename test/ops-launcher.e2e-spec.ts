@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { clusterDirFor } from '#database/postgres-as-root.js';
 import { freePort } from './public-origin.js';
-import { alive, childrenOf, commandOf, httpJson, postmasterOf, removeCluster, ROOT, waitUntil } from './processes.js';
+import { alive, childrenOf, commandOf, httpJson, postmasterOf, stopAndRemoveCluster, ROOT, waitUntil } from './processes.js';
 
 /**
  * The launcher (README "Operations"): `npm start`'s process (dist/apps/start.js) as a
@@ -29,10 +29,7 @@ describe('launcher (npm start)', () => {
   });
   afterAll(async () => {
     for (const l of launchers) if (l.exitCode === null) l.kill('SIGKILL');
-    const pg = postmasterOf(dataDir);
-    if (pg && alive(pg)) process.kill(pg, 'SIGINT');
-    await waitUntil(() => !pg || !alive(pg), 15_000).catch(() => undefined);
-    removeCluster(dataDir);
+    await stopAndRemoveCluster(dataDir);
     rmSync(asRoot ? privateDir : dataDir, { recursive: true, force: true });
   }, 30_000);
 

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '#database/data-source.js';
 import { newWorkspace } from './factories.js';
-import { spawnApp, waitUntil, type AppProcess } from './processes.js';
+import { spawnApp, type AppProcess } from './processes.js';
 
 /**
  * README.md, Operations logs: LOG_FORMAT=json prints one JSON object per line and one line per request,

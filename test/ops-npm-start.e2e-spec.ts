@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { freePort } from './public-origin.js';
-import { alive, childrenOf, commandOf, postmasterOf, removeCluster, ROOT, waitUntil } from './processes.js';
+import { alive, childrenOf, commandOf, postmasterOf, stopAndRemoveCluster, ROOT, waitUntil } from './processes.js';
 
 /** Every process below `pid`, children first found first. */
 function descendants(pid: number): number[] {
@@ -28,10 +28,7 @@ describe('npm start', () => {
     mkdirSync(dataDir, { recursive: true });
   });
   afterAll(async () => {
-    const pg = postmasterOf(dataDir);
-    if (pg && alive(pg)) process.kill(pg, 'SIGINT');
-    await waitUntil(() => !pg || !alive(pg), 15_000).catch(() => undefined);
-    removeCluster(dataDir);
+    await stopAndRemoveCluster(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   }, 30_000);
 

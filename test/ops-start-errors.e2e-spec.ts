@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './public-origin.js';
-import { alive, postmasterOf, removeCluster, ROOT, waitUntil } from './processes.js';
+import { alive, postmasterOf, stopAndRemoveCluster, ROOT } from './processes.js';
 
 /** Holds a port the way another `npm start` would. */
 function occupy(host: string, port = 0): Promise<Server> {
@@ -25,10 +25,7 @@ describe('npm start fails clearly', () => {
 
   beforeAll(() => rmSync(dataDir, { recursive: true, force: true }));
   afterAll(async () => {
-    const pg = postmasterOf(dataDir);
-    if (pg && alive(pg)) process.kill(pg, 'SIGINT');
-    await waitUntil(() => !pg || !alive(pg), 15_000).catch(() => undefined);
-    removeCluster(dataDir);
+    await stopAndRemoveCluster(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   }, 30_000);
 

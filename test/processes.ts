@@ -171,6 +171,14 @@ export function removeCluster(dataDir: string): void {
   if (process.getuid?.() === 0) rmSync(dirname(relocatedClusterDir(dataDir)), { recursive: true, force: true });
 }
 
+/** After a test that ran its own cluster for `dataDir`: stops whatever postmaster runs it, then removes it. */
+export async function stopAndRemoveCluster(dataDir: string): Promise<void> {
+  const pg = postmasterOf(dataDir);
+  if (pg && alive(pg)) process.kill(pg, 'SIGINT');
+  await waitUntil(() => !pg || !alive(pg), 15_000).catch(() => undefined);
+  removeCluster(dataDir);
+}
+
 /** A JSON request with node:http (Jest's sandboxed fetch did not start concurrent bodies reliably). */
 export function httpJson(url: string, options: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
   return new Promise((resolve, reject) => {

@@ -69,7 +69,6 @@ describe('Webhook delivery across workspaces', () => {
       });
       expect(locked).toBeNull();
 
-      const sent = Date.now();
       expect(await create(other.key, 'Prompt')).toBe(201);
       const committed = Date.now();
       await receiver.waitFor(1, 15_000);

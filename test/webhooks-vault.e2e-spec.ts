@@ -67,8 +67,7 @@ function opensWith(key: Buffer, sealed: string): boolean {
 
 /** An app as its own process until it exits or is up (then stopped); whether it came up, its output and exit code. */
 function startApp(app: 'records-api' | 'auth-server', env: Record<string, string>): Promise<{ started: boolean; code: number | null; output: string }> {
-  return new Promise(async (done) => {
-    const port = await freePort();
+  return freePort().then((port) => new Promise((done) => {
     const child = spawn(process.execPath, [resolve(ROOT, 'dist/apps', app, 'src/main.js')], {
       cwd: ROOT,
       env: { ...process.env, PORT: String(port), AUTH_PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, AUTH_PROXY: 'off', WEBHOOKS_WORKER: 'off', LOG_LEVEL: 'error', ...env },
@@ -91,7 +90,7 @@ function startApp(app: 'records-api' | 'auth-server', env: Record<string, string
       }
     }, 200);
     child.on('exit', () => clearInterval(poll));
-  });
+  }));
 }
 
 describe('Webhook secrets at rest', () => {

@@ -1,4 +1,5 @@
-import { redactPath, scrubSecrets } from './logging.js';
+import { createLogger, redactPath, scrubSecrets } from './logging.js';
+import { loadConfig } from '#database/config.js';
 
 describe('redactPath', () => {
   it.each([
@@ -21,5 +22,22 @@ describe('redactPath', () => {
 describe('scrubSecrets', () => {
   it('replaces every prefixed secret in a text', () => {
     expect(scrubSecrets('Error: no key wrs_abc, or whsec_x/y+z= at /settings/invites/wrsi_q')).toBe('Error: no key [redacted], or [redacted] at /settings/invites/[redacted]');
+  });
+});
+
+describe('createLogger (text)', () => {
+  it('logs an error line without a stack (the launcher logs them so; a throw there ended it)', () => {
+    const logger = createLogger({ ...loadConfig(), logFormat: 'text', logLevel: 'error' });
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      expect(() => logger.error('PostgreSQL (pid 1) exited; restarting in 500 ms', 'start')).not.toThrow();
+      expect(() => logger.error('key wrs_secret123 refused', 'whsec_abc', 'start')).not.toThrow();
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written.join('')).toMatch(/PostgreSQL \(pid 1\) exited/);
+    expect(written.join('')).not.toMatch(/wrs_secret123|whsec_abc/);
   });
 });

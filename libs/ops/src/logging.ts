@@ -59,8 +59,9 @@ class QuietConsoleLogger extends ConsoleLogger {
     return scrubSecrets(super.formatMessage(...args));
   }
 
-  protected override printStackTrace(stack: string): void {
-    super.printStackTrace(scrubSecrets(stack));
+  // Nest calls it for every error line, with no stack for `logger.error(message)` alone.
+  protected override printStackTrace(stack: string | undefined): void {
+    super.printStackTrace(stack === undefined ? (stack as unknown as string) : scrubSecrets(stack));
   }
 }
 

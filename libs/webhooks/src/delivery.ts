@@ -157,7 +157,7 @@ export async function deliverOnce(
     if (!d?.enabled) return;
     const attemptedAt = new Date();
     const result = await postEvent(d.url, { eventId: d.event_id, body: d.body, secret: openSecret(d.secret_sealed), timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate, now: attemptedAt });
-    const attemptRow = [job.attempt, attemptedAt, result.statusCode, result.durationMs, result.excerpt.replace(/\u0000/g, ''), result.error];
+    const attemptRow = [job.attempt, attemptedAt, result.statusCode, result.durationMs, result.excerpt.replaceAll('\u0000', ''), result.error];
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
       await pool.query(
         `WITH d AS (
