@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import { fingerprint } from '../apps/records-api/src/http/idempotency.js';
 import { hashSecret } from '#identity/secrets.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
-import { expectError, type Http } from './rest-helpers.js';
+import { allPermissions, expectError, keyWithRole, type Http } from './rest-helpers.js';
 
 /** README.md, Operations Idempotency-Key (Stripe semantics) on /rest writes and GraphQL mutations. */
 describe('Idempotency-Key', () => {
@@ -112,6 +112,13 @@ describe('Idempotency-Key', () => {
     expect(afterViewer.status).toBe(201);
     expect(afterViewer.headers['idempotent-replayed']).toBeUndefined();
     expect(await companiesNamed('Idem Cred 2')).toBe(1);
+
+    // Two credentials of one workspace sending one key each create their own record (ids are derived per credential too).
+    const key3 = newKey();
+    const second = await keyWithRole(ds, ws.id, `idem-second-${n}`, allPermissions());
+    expect((await post('/rest/companies', { name: 'Idem Cred 3' }, key3)).status).toBe(201);
+    expect((await post('/rest/companies', { name: 'Idem Cred 3' }, key3, second.secret)).status).toBe(201);
+    expect(await companiesNamed('Idem Cred 3')).toBe(2);
     const rows = await ds.query('SELECT status FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [ws.id, key2]);
     expect(rows).toEqual([{ status: 201 }]);
   });

@@ -104,7 +104,7 @@ function intFrom(name: string, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) {
-    throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+    throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
   }
   return value;
 }

@@ -166,7 +166,7 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
         return;
       }
       keepResponse(res, (response) => store.complete(scope, key, response), () => store.release(scope, key));
-      deriveCreateIds(req, scope.workspaceId, key);
+      deriveCreateIds(req, scope, key);
       next();
     } catch (err) {
       sendError(req, res, err);
@@ -220,17 +220,17 @@ const ID_NAMESPACE = '5b0c3a52-7d7e-4a51-9b1e-2f4c1f0e9a11';
 const CREATE_PATH = /^\/rest\/(batch\/)?[a-z]+\/?$/;
 
 /**
- * A create sent with a key gets record ids derived from (workspace, key, position) unless
+ * A create sent with a key gets record ids derived from (workspace, credential, key, position) unless
  * it names its own. The key and the write cannot share one transaction here (the record
  * store owns its transactions), so an instance killed after the INSERT committed but
  * before the response was kept leaves the key unfinished; the retry that takes it over
  * then meets the same id and answers 409 CONFLICT instead of creating a second record.
  */
-function deriveCreateIds(req: RequestWithId, workspaceId: string, key: string): void {
+function deriveCreateIds(req: RequestWithId, scope: KeyScope, key: string): void {
   if (req.method !== 'POST' || !CREATE_PATH.test(req.originalUrl.split('?')[0])) return;
   const give = (record: unknown, index: number) => {
     if (record && typeof record === 'object' && !Array.isArray(record) && !('id' in record)) {
-      (record as Record<string, unknown>).id = uuidV5(`${workspaceId}\n${key}\n${index}`);
+      (record as Record<string, unknown>).id = uuidV5(`${scope.workspaceId}\n${scope.credential}\n${key}\n${index}`);
     }
   };
   if (Array.isArray(req.body)) req.body.forEach(give);
