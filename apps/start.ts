@@ -147,13 +147,16 @@ async function stop(reason: string, code = 0): Promise<void> {
   stopping = true;
   log(`${reason}: stopping the apps, then the database`);
   await Promise.all(
-    apps.map(({ child }) => new Promise<void>((resolve) => {
-      if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-      // An app that does not finish draining in time is killed (grace + margin).
-      setTimeout(() => child.kill('SIGKILL'), config.shutdownGraceMs + 5_000).unref();
-    })),
+    apps.map(
+      ({ child }) =>
+        new Promise<void>((resolve) => {
+          if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+          // An app that does not finish draining in time is killed (grace + margin).
+          setTimeout(() => child.kill('SIGKILL'), config.shutdownGraceMs + 5_000).unref();
+        }),
+    ),
   );
   clearInterval(postgresWatch);
   await restartingPostgres;

@@ -12,7 +12,8 @@ import pg from 'pg';
  * ports (with and without the count) and sends `{ withCount, noCount }` to its parent.
  */
 
-const COMPANY_COLUMNS = 'id, name, domain_primary_link_url, domain_primary_link_label, domain_secondary_links, created_at, updated_at, deleted_at';
+const COMPANY_COLUMNS =
+  'id, name, domain_primary_link_url, domain_primary_link_label, domain_secondary_links, created_at, updated_at, deleted_at';
 const PERSON_COLUMNS = 'id, first_name, last_name, primary_email, additional_emails, company_id, created_at, updated_at, deleted_at';
 type Row = Record<string, any>;
 
@@ -20,7 +21,11 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const company = (r: Row) => ({
   id: r.id,
   name: r.name,
-  domainName: { primaryLinkUrl: r.domain_primary_link_url, primaryLinkLabel: r.domain_primary_link_label, secondaryLinks: r.domain_secondary_links },
+  domainName: {
+    primaryLinkUrl: r.domain_primary_link_url,
+    primaryLinkLabel: r.domain_primary_link_label,
+    secondaryLinks: r.domain_secondary_links,
+  },
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at),
   deletedAt: iso(r.deleted_at),
@@ -84,13 +89,27 @@ export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: 
     const live = 'workspace_id = $1 AND deleted_at IS NULL';
     if (req.method === 'GET' && url.pathname === '/rest/companies') {
       const p = await page('companies', COMPANY_COLUMNS, live, [], url);
-      return [200, { data: { companies: p.rows.map(company) }, totalCount: p.totalCount, pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor } }];
+      return [
+        200,
+        {
+          data: { companies: p.rows.map(company) },
+          totalCount: p.totalCount,
+          pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor },
+        },
+      ];
     }
     if (req.method === 'GET' && url.pathname === '/rest/people') {
       const m = /^name\.lastName\[eq\]:"(.*)"$/.exec(url.searchParams.get('filter') ?? '');
       if (!m) return [400, { error: 'this server only knows filter=name.lastName[eq]:"…"' }];
       const p = await page('people', PERSON_COLUMNS, `${live} AND last_name = $2`, [m[1]], url);
-      return [200, { data: { people: p.rows.map(person) }, totalCount: p.totalCount, pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor } }];
+      return [
+        200,
+        {
+          data: { people: p.rows.map(person) },
+          totalCount: p.totalCount,
+          pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor },
+        },
+      ];
     }
     const byId = /^\/rest\/companies\/([0-9a-f-]{36})$/.exec(url.pathname);
     if (req.method === 'GET' && byId) {
@@ -102,7 +121,13 @@ export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: 
       const { rows } = await pool.query(
         `INSERT INTO people (workspace_id, first_name, last_name, primary_email, company_id)
          VALUES ($1, $2, $3, $4, $5) RETURNING ${PERSON_COLUMNS}`,
-        [workspaceId, input.name?.firstName ?? null, input.name?.lastName ?? null, input.emails?.primaryEmail ?? null, input.companyId ?? null],
+        [
+          workspaceId,
+          input.name?.firstName ?? null,
+          input.name?.lastName ?? null,
+          input.emails?.primaryEmail ?? null,
+          input.companyId ?? null,
+        ],
       );
       return [201, { data: { createPerson: person(rows[0]) } }];
     }

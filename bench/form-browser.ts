@@ -40,7 +40,11 @@ export class FormBrowser {
   async go(url: string, init: { method?: string; form?: Record<string, string | string[]> } = {}): Promise<string> {
     let method = init.method ?? 'GET';
     let body: string | undefined = init.form
-      ? new URLSearchParams(Object.entries(init.form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((one): [string, string] => [k, one]) : [[k, v] as [string, string]]))).toString()
+      ? new URLSearchParams(
+          Object.entries(init.form).flatMap(([k, v]) =>
+            Array.isArray(v) ? v.map((one): [string, string] => [k, one]) : [[k, v] as [string, string]],
+          ),
+        ).toString()
       : undefined;
     let current = url;
     for (let hops = 0; hops < 20; hops++) {
@@ -79,7 +83,8 @@ export class FormBrowser {
     const form = forms.find((f) => new RegExp(`<button[^>]*>\\s*${buttonText}\\s*</button>`).test(f[2]));
     if (!form) throw new Error(`no form with a "${buttonText}" button on ${this.lastUrl}:\n${this.lastBody.slice(0, 2000)}`);
     const values: Record<string, string> = {};
-    for (const input of form[2].matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) values[input[1]] = decode(input[2]);
+    for (const input of form[2].matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g))
+      values[input[1]] = decode(input[2]);
     const button = new RegExp(`<button[^>]*name="([^"]+)"[^>]*value="([^"]+)"[^>]*>\\s*${buttonText}\\s*</button>`).exec(form[2]);
     if (button) values[button[1]] = button[2];
     return this.go(new URL(decode(form[1]), this.lastUrl).toString(), { method: 'POST', form: { ...values, ...fields } });
@@ -92,5 +97,10 @@ export class FormBrowser {
 }
 
 function decode(value: string): string {
-  return value.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+  return value
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
 }

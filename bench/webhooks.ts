@@ -55,11 +55,25 @@ export async function webhookBench(): Promise<void> {
   try {
     const receiver = await startChild<{ port: number }>('./webhook-receiver.js', {});
     children.push(receiver.child);
-    await createWebhook(ds, workspace.id, { url: `http://127.0.0.1:${receiver.message.port}/hook`, operations: ['company.created'] }, { allowPrivate: true });
-    const api = await startChild<{ port: number }>('./api-server.js', { DATABASE_URL: dbUrl.toString(), WEBHOOKS_ALLOW_PRIVATE: '1', LOG_LEVEL: 'warn' });
+    await createWebhook(
+      ds,
+      workspace.id,
+      { url: `http://127.0.0.1:${receiver.message.port}/hook`, operations: ['company.created'] },
+      { allowPrivate: true },
+    );
+    const api = await startChild<{ port: number }>('./api-server.js', {
+      DATABASE_URL: dbUrl.toString(),
+      WEBHOOKS_ALLOW_PRIVATE: '1',
+      LOG_LEVEL: 'warn',
+    });
     children.push(api.child);
-    log(`Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections${RATE ? `, ${RATE} per second in all,` : ''} for ${DURATION_S} s; one webhook on company.created; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`);
-    const loadBefore = os.loadavg().map((l) => l.toFixed(1)).join(', ');
+    log(
+      `Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections${RATE ? `, ${RATE} per second in all,` : ''} for ${DURATION_S} s; one webhook on company.created; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`,
+    );
+    const loadBefore = os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ');
     const result = await autocannon({
       url: `http://127.0.0.1:${api.message.port}/rest/companies`,
       method: 'POST',
@@ -83,15 +97,27 @@ export async function webhookBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const latencies = receipts.map((r) => r.receivedAt - Date.parse(r.occurredAt)).sort((a, b) => a - b);
-    log(`Load average before the run: ${loadBefore}; after: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} (${os.availableParallelism()} cores).`);
-    log(`Writes: ${result.requests.total} requests, ${result.requests.total - result.non2xx} created, ${Math.round(result.requests.average)} req/s (p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms).`);
-    log(`Events committed: ${n}; delivered: ${receipts.length}; unique ids: ${new Set(receipts.map((r) => r.headers['webhook-id'])).size}.`);
-    log(`Delivery latency, commit → receipt: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms.`);
+    log(
+      `Load average before the run: ${loadBefore}; after: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')} (${os.availableParallelism()} cores).`,
+    );
+    log(
+      `Writes: ${result.requests.total} requests, ${result.requests.total - result.non2xx} created, ${Math.round(result.requests.average)} req/s (p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms).`,
+    );
+    log(
+      `Events committed: ${n}; delivered: ${receipts.length}; unique ids: ${new Set(receipts.map((r) => r.headers['webhook-id'])).size}.`,
+    );
+    log(
+      `Delivery latency, commit → receipt: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms.`,
+    );
     const sample = receipts[receipts.length - 1];
     if (sample) {
       const h = sample.headers;
       log('A delivery as received:');
-      for (const name of ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent']) log(`  ${name}: ${h[name]}`);
+      for (const name of ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent'])
+        log(`  ${name}: ${h[name]}`);
       log(`  ${sample.body}`);
     }
   } finally {

@@ -74,7 +74,13 @@ const key = await accounts.createApiKey(ds, {
 // Adds the bearer key; Host, Origin and everything else pass through untouched.
 const proxy = createServer((req, res) => {
   const upstream = request(
-    { host: '127.0.0.1', port: apiPort, method: req.method, path: req.url, headers: { ...req.headers, authorization: `Bearer ${key.secret}` } },
+    {
+      host: '127.0.0.1',
+      port: apiPort,
+      method: req.method,
+      path: req.url,
+      headers: { ...req.headers, authorization: `Bearer ${key.secret}` },
+    },
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -90,7 +96,11 @@ let failed = 0;
 for (const scenario of SCENARIOS) {
   const out = mkdtempSync(join(tmpdir(), `conformance-${scenario}-`));
   const code = await new Promise((resolve) => {
-    const child = spawn(node22, [conformance, 'server', '--url', `http://localhost:${proxyPort}/mcp`, '--scenario', scenario, '--output-dir', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      node22,
+      [conformance, 'server', '--url', `http://localhost:${proxyPort}/mcp`, '--scenario', scenario, '--output-dir', out],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let text = '';
     child.stdout.on('data', (d) => (text += d));
     child.stderr.on('data', (d) => (text += d));
@@ -104,7 +114,9 @@ for (const scenario of SCENARIOS) {
     .flatMap((f) => JSON.parse(readFileSync(join(out, String(f)), 'utf8')));
   const bad = checks.filter((c) => c.status === 'FAILURE');
   const ok = code === 0 && checks.length > 0 && bad.length === 0;
-  console.log(`conformance ${scenario}: ${ok ? 'passed' : 'FAILED'} (${checks.length} checks${bad.length ? `; failing: ${bad.map((c) => c.id ?? c.name).join(', ')}` : ''})`);
+  console.log(
+    `conformance ${scenario}: ${ok ? 'passed' : 'FAILED'} (${checks.length} checks${bad.length ? `; failing: ${bad.map((c) => c.id ?? c.name).join(', ')}` : ''})`,
+  );
   if (ok) passed++;
   else failed++;
 }

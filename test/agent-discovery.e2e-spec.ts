@@ -9,7 +9,14 @@ describe('Discovery for agents, and /mcp against DNS rebinding', () => {
   beforeAll(async () => {
     origin = await startPublicOrigin({ MCP_ALLOWED_ORIGINS: 'https://agent.example.com, http://localhost:6274' });
     const { workspace } = await workspaceWith(origin.ds, [], 'discovery');
-    key = (await createApiKey(origin.ds, { workspaceId: workspace.id, role: await findRole(origin.ds, workspace.id, 'Viewer'), name: 'k', expiresAt: new Date(Date.now() + 86_400_000) })).secret;
+    key = (
+      await createApiKey(origin.ds, {
+        workspaceId: workspace.id,
+        role: await findRole(origin.ds, workspace.id, 'Viewer'),
+        name: 'k',
+        expiresAt: new Date(Date.now() + 86_400_000),
+      })
+    ).secret;
   });
   afterAll(async () => {
     await origin?.close();
@@ -18,7 +25,12 @@ describe('Discovery for agents, and /mcp against DNS rebinding', () => {
   const list = (headers: Record<string, string> = {}) =>
     fetch(`${origin.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
 
@@ -30,10 +42,20 @@ describe('Discovery for agents, and /mcp against DNS rebinding', () => {
       expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
       expect(body.error.message).toMatch(/Origin/);
     }
-    const anonymous = await fetch(`${origin.url}/mcp`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{}' });
+    const anonymous = await fetch(`${origin.url}/mcp`, {
+      method: 'POST',
+      headers: { origin: 'http://evil.example', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(anonymous.status).toBe(403);
     // Loopback origins on any port are local tools while PUBLIC_URL is itself on loopback.
-    for (const allowed of [new URL(origin.url).origin, 'https://agent.example.com', 'http://localhost:6274', 'http://127.0.0.1:1', undefined]) {
+    for (const allowed of [
+      new URL(origin.url).origin,
+      'https://agent.example.com',
+      'http://localhost:6274',
+      'http://127.0.0.1:1',
+      undefined,
+    ]) {
       const res = await list(allowed ? { origin: allowed } : {});
       expect({ allowed, status: res.status }).toEqual({ allowed, status: 200 });
     }
@@ -46,7 +68,12 @@ describe('Discovery for agents, and /mcp against DNS rebinding', () => {
       const call = (o: string) =>
         fetch(`http://127.0.0.1:${port}/mcp`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${key}`, origin: o, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          headers: {
+            authorization: `Bearer ${key}`,
+            origin: o,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
         });
       expect((await call('http://localhost:6274')).status).toBe(403);
@@ -81,8 +108,20 @@ describe('Discovery for agents, and /mcp against DNS rebinding', () => {
   it('publishes an MCP server card that points at /mcp', async () => {
     const res = await fetch(`${origin.url}/.well-known/mcp/server-card.json`);
     expect(res.status).toBe(200);
-    const card = (await res.json()) as Record<string, unknown> & { remotes: { type: string; url: string; supportedProtocolVersions: string[]; authentication: { required: boolean; schemes: string[] } }[] };
-    expect(card).toMatchObject({ name: expect.stringMatching(/^[^/]+\/[^/]+$/), version: expect.stringMatching(/^\d+\.\d+\.\d+/), description: expect.any(String), capabilities: { tools: {} } });
+    const card = (await res.json()) as Record<string, unknown> & {
+      remotes: {
+        type: string;
+        url: string;
+        supportedProtocolVersions: string[];
+        authentication: { required: boolean; schemes: string[] };
+      }[];
+    };
+    expect(card).toMatchObject({
+      name: expect.stringMatching(/^[^/]+\/[^/]+$/),
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      description: expect.any(String),
+      capabilities: { tools: {} },
+    });
     expect(card.remotes).toEqual([
       {
         type: 'streamable-http',

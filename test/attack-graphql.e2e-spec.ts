@@ -78,8 +78,17 @@ describe('GraphQL attacks on a real records API process', () => {
     expect((await fetch(`${api.url}/health/live`)).status).toBe(200);
     // Deep JSON bodies of 0.8 MB each, refused before they are parsed.
     const deep = `{"query":"{ __typename }","variables":{"x":${'['.repeat(400_000)}${']'.repeat(400_000)}}}`;
-    const deepStatuses = await inBatches(20, 4, async () =>
-      (await fetch(`${api.url}/graphql`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ws.keys.Viewer}` }, body: deep })).status,
+    const deepStatuses = await inBatches(
+      20,
+      4,
+      async () =>
+        (
+          await fetch(`${api.url}/graphql`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ws.keys.Viewer}` },
+            body: deep,
+          })
+        ).status,
     );
     expect(new Set(deepStatuses)).toEqual(new Set([400]));
     // What stays is bounded (the document caches by size). Kept whole, 300 such documents hold
@@ -87,8 +96,11 @@ describe('GraphQL attacks on a real records API process', () => {
     // seconds after a burst) the process is within 90 MB of its size at start (35 MB on Node
     // 20, 58 MB on Node 24 here; it stayed 65 MB up, at 230 MB, before). Printed for the README.
     let rss = rssMb(api.child.pid!);
-    for (const deadline = Date.now() + 15_000; rss - startedRss >= 90 && Date.now() < deadline; rss = rssMb(api.child.pid!)) await new Promise((r) => setTimeout(r, 500));
-    console.log(`RSS at start ${startedRss.toFixed(0)} MB; after 300 distinct 19 KB documents and 20 deep 0.8 MB bodies ${rss.toFixed(0)} MB`);
+    for (const deadline = Date.now() + 15_000; rss - startedRss >= 90 && Date.now() < deadline; rss = rssMb(api.child.pid!))
+      await new Promise((r) => setTimeout(r, 500));
+    console.log(
+      `RSS at start ${startedRss.toFixed(0)} MB; after 300 distinct 19 KB documents and 20 deep 0.8 MB bodies ${rss.toFixed(0)} MB`,
+    );
     expect(rss - startedRss).toBeLessThan(90);
   }, 180_000);
 
@@ -99,7 +111,19 @@ describe('GraphQL attacks on a real records API process', () => {
     const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
     expect(body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(body.errors[0].message).toMatch(/760 __schema fields \(at most 1\)/);
-    const full = await post({ query: getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }) }, ws.keys.Viewer);
+    const full = await post(
+      {
+        query: getIntrospectionQuery({
+          descriptions: true,
+          specifiedByUrl: true,
+          directiveIsRepeatable: true,
+          schemaDescription: true,
+          inputValueDeprecation: true,
+          oneOf: true,
+        }),
+      },
+      ws.keys.Viewer,
+    );
     expect(full.status).toBe(200);
     expect(((await full.json()) as { data: { __schema: { types: unknown[] } } }).data.__schema.types.length).toBeGreaterThan(20);
     expect(api.child.exitCode).toBeNull();
@@ -118,7 +142,11 @@ describe('GraphQL input bounds', () => {
   });
   afterAll(() => app.close());
 
-  const gql = (query: string, variables?: unknown) => request(http).post('/graphql').set({ Authorization: `Bearer ${ws.keys.Viewer}` }).send({ query, variables });
+  const gql = (query: string, variables?: unknown) =>
+    request(http)
+      .post('/graphql')
+      .set({ Authorization: `Bearer ${ws.keys.Viewer}` })
+      .send({ query, variables });
   const validationMessage = async (query: string) => {
     const res = await gql(query);
     expect(res.status).toBe(400);
@@ -128,14 +156,20 @@ describe('GraphQL input bounds', () => {
   };
 
   it('bounds introspection: one __schema, nested lists, fields selected, fragments spread many times', async () => {
-    expect(await validationMessage('{ a: __schema { queryType { name } } b: __schema { queryType { name } } }')).toMatch(/2 __schema fields/);
-    expect(await validationMessage('{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }')).toMatch(/introspection lists nested 4 deep \(at most 3\)/);
+    expect(await validationMessage('{ a: __schema { queryType { name } } b: __schema { queryType { name } } }')).toMatch(
+      /2 __schema fields/,
+    );
+    expect(await validationMessage('{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }')).toMatch(
+      /introspection lists nested 4 deep \(at most 3\)/,
+    );
     // A fragment spread in eleven aliases is eleven __type fields.
     const spreads = Array.from({ length: 11 }, (_, i) => `t${i}: __type(name: "Company") { ...F }`).join(' ');
     expect(await validationMessage(`{ ${spreads} } fragment F on __Type { name }`)).toMatch(/11 __type fields \(at most 10\)/);
     // 600 leaves in one fragment, spread once: each field counts.
     const leaves = Array.from({ length: 600 }, (_, i) => `n${i}: name`).join(' ');
-    expect(await validationMessage(`{ __schema { types { ...T } } } fragment T on __Type { ${leaves} }`)).toMatch(/introspection fields \(at most 500/);
+    expect(await validationMessage(`{ __schema { types { ...T } } } fragment T on __Type { ${leaves} }`)).toMatch(
+      /introspection fields \(at most 500/,
+    );
     // __typename is no introspection query: many of them stay allowed.
     const typenames = await gql(`{ ${Array.from({ length: 50 }, (_, i) => `t${i}: __typename`).join(' ')} }`);
     expect(typenames.status).toBe(200);
@@ -146,11 +180,15 @@ describe('GraphQL input bounds', () => {
 
   it('bounds filter values as REST bounds its filter text: 4000 characters in all', async () => {
     // An ilike of 100 000 characters held a Postgres backend for 41 s.
-    const long = await gql('query($v: String!) { companies(filter: {name: {ilike: $v}}) { totalCount } }', { v: `%${'a'.repeat(100_000)}%` });
+    const long = await gql('query($v: String!) { companies(filter: {name: {ilike: $v}}) { totalCount } }', {
+      v: `%${'a'.repeat(100_000)}%`,
+    });
     expect(long.body.data).toBeNull();
     expect(long.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     expect(long.body.errors[0].message).toMatch(/more than 4000 characters in all/);
-    const spread = await gql('query($v: [String!]!) { companies(filter: {name: {in: $v}}) { totalCount } }', { v: Array.from({ length: 5 }, () => 'b'.repeat(900)) });
+    const spread = await gql('query($v: [String!]!) { companies(filter: {name: {in: $v}}) { totalCount } }', {
+      v: Array.from({ length: 5 }, () => 'b'.repeat(900)),
+    });
     expect(spread.body.errors[0].message).toMatch(/more than 4000 characters in all/);
     const fits = await gql('query($v: String!) { companies(filter: {name: {ilike: $v}}) { totalCount } }', { v: `%${'a'.repeat(3998)}` });
     expect(fits.body.errors).toBeUndefined();
@@ -160,7 +198,14 @@ describe('GraphQL input bounds', () => {
   it('answers 400, not 500, to JSON nested deeper than the limit on /graphql and /mcp', async () => {
     const deep = `{"query":"{ __typename }","variables":{"x":${'['.repeat(50_000)}${']'.repeat(50_000)}}}`;
     for (const path of ['/graphql', '/mcp']) {
-      const res = await request(http).post(path).set({ Authorization: `Bearer ${ws.keys.Viewer}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }).send(deep);
+      const res = await request(http)
+        .post(path)
+        .set({
+          Authorization: `Bearer ${ws.keys.Viewer}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        })
+        .send(deep);
       expectError(res, 400, 'INVALID_JSON');
     }
   });

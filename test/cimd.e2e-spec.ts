@@ -21,16 +21,19 @@ describe('Client ID Metadata Documents', () => {
   const fetched: string[] = [];
 
   beforeAll(async () => {
-    docs = createServer({ key: readFileSync(process.env.WRS_TEST_TLS_KEY!), cert: readFileSync(process.env.WRS_TEST_TLS_CERT!) }, (req, res) => {
-      fetched.push(req.url!);
-      if (req.url === '/redirect') {
-        res.writeHead(302, { location: `${docsUrl}/good.json` }).end();
-        return;
-      }
-      const doc = documents.get(req.url!);
-      if (!doc) return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' }).end(JSON.stringify(doc));
-    });
+    docs = createServer(
+      { key: readFileSync(process.env.WRS_TEST_TLS_KEY!), cert: readFileSync(process.env.WRS_TEST_TLS_CERT!) },
+      (req, res) => {
+        fetched.push(req.url!);
+        if (req.url === '/redirect') {
+          res.writeHead(302, { location: `${docsUrl}/good.json` }).end();
+          return;
+        }
+        const doc = documents.get(req.url!);
+        if (!doc) return void res.writeHead(404).end();
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' }).end(JSON.stringify(doc));
+      },
+    );
     await new Promise<void>((resolve) => docs.listen(0, '127.0.0.1', resolve));
     docsUrl = `https://127.0.0.1:${(docs.address() as AddressInfo).port}`;
     origin = await startPublicOrigin({ CIMD_ALLOW_PRIVATE: '1' });
@@ -79,11 +82,20 @@ describe('Client ID Metadata Documents', () => {
     expect(browser.lastUrl.startsWith(REDIRECT)).toBe(true);
 
     const server = await oidc.discovery(new URL(origin.url), clientId, { token_endpoint_auth_method: 'none' }, oidc.None(), insecure);
-    const tokens = await oidc.authorizationCodeGrant(server, new URL(browser.lastUrl), { pkceCodeVerifier: verifier }, { resource: `${origin.url}/mcp` });
+    const tokens = await oidc.authorizationCodeGrant(
+      server,
+      new URL(browser.lastUrl),
+      { pkceCodeVerifier: verifier },
+      { resource: `${origin.url}/mcp` },
+    );
     expect(tokens.access_token).toBeTruthy();
     const mcp = await fetch(`${origin.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(mcp.status).toBe(200);

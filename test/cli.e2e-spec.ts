@@ -79,7 +79,16 @@ describe('operator CLI', () => {
     expect(Object.keys(roles).sort()).toEqual(['Admin', 'Member', 'Viewer']);
     for (const role of byName.roles) {
       expect(Object.keys(role).sort()).toEqual(
-        ['assignableToApiKeys', 'assignableToUsers', 'description', 'id', 'isEditable', 'name', 'objectPermissions', 'settingsPermissions'].sort(),
+        [
+          'assignableToApiKeys',
+          'assignableToUsers',
+          'description',
+          'id',
+          'isEditable',
+          'name',
+          'objectPermissions',
+          'settingsPermissions',
+        ].sort(),
       );
     }
     expect(roles.Admin).toMatchObject({ assignableToUsers: true, assignableToApiKeys: true, isEditable: false });
@@ -98,16 +107,32 @@ describe('operator CLI', () => {
 
   it('refuses an unknown workspace', async () => {
     expect(await fails('role:list', '--workspace', unique('missing'))).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await fails('api-key:create', '--workspace', '00000000-0000-4000-8000-000000000000', '--role', 'Admin', '--name', 'k')).toMatchObject({
+    expect(
+      await fails('api-key:create', '--workspace', '00000000-0000-4000-8000-000000000000', '--role', 'Admin', '--name', 'k'),
+    ).toMatchObject({
       code: 'NOT_FOUND',
     });
   });
 
   it('user:create makes a member; member:add brings the same user into a second workspace', async () => {
-    const [first, second] = await Promise.all([ok('workspace:create', '--name', unique('u1')), ok('workspace:create', '--name', unique('u2'))]);
+    const [first, second] = await Promise.all([
+      ok('workspace:create', '--name', unique('u1')),
+      ok('workspace:create', '--name', unique('u2')),
+    ]);
     const email = `${unique('user')}@example.com`;
     const password = 'correct horse battery';
-    const result = await cli(['user:create', '--email', email, '--password', password, '--workspace', first.name, '--role', 'member', '--json']);
+    const result = await cli([
+      'user:create',
+      '--email',
+      email,
+      '--password',
+      password,
+      '--workspace',
+      first.name,
+      '--role',
+      'member',
+      '--json',
+    ]);
     expect(result.code).toBe(0);
     expect(result.stdout + result.stderr).not.toContain(password);
     const user = oneObject(result.stdout);
@@ -131,7 +156,17 @@ describe('operator CLI', () => {
 
   it('user:create refuses a bad e-mail and creates nothing', async () => {
     const workspace = await ok('workspace:create', '--name', unique('bad-email'));
-    const error = await fails('user:create', '--email', 'not-an-email', '--password', 'long enough pw', '--workspace', workspace.id, '--role', 'Admin');
+    const error = await fails(
+      'user:create',
+      '--email',
+      'not-an-email',
+      '--password',
+      'long enough pw',
+      '--workspace',
+      workspace.id,
+      '--role',
+      'Admin',
+    );
     expect(error.code).toBe('VALIDATION_FAILED');
     expect(error.message).toContain('email');
     const { rows } = await db.query('SELECT count(*)::int AS n FROM workspace_members WHERE workspace_id = $1', [workspace.id]);
@@ -195,7 +230,11 @@ describe('operator CLI', () => {
   describe('user:set-password', () => {
     /** accounts' own check, the one the sign-in pages use, over the test's connection. */
     const signsIn = (email: string, password: string) =>
-      verifyCredentials({ query: (sql: string, params: unknown[]) => db.query(sql, params).then((r) => r.rows) } as unknown as DataSource, email, password);
+      verifyCredentials(
+        { query: (sql: string, params: unknown[]) => db.query(sql, params).then((r) => r.rows) } as unknown as DataSource,
+        email,
+        password,
+      );
 
     async function newUser(): Promise<{ id: string; email: string }> {
       const workspace = await ok('workspace:create', '--name', unique('pw'));
@@ -210,8 +249,14 @@ describe('operator CLI', () => {
         randomBytes(32).toString('hex'),
         user.id,
       ]);
-      await db.query(`INSERT INTO oidc_models (model, id, payload) VALUES ('Session', $1, $2)`, [randomBytes(32).toString('hex'), { accountId: user.id }]);
-      await db.query(`INSERT INTO auth_throttle (key, points, expire) VALUES ($1, 10, $2)`, [`signin-account:${accountKey}`, Date.now() + 600_000]);
+      await db.query(`INSERT INTO oidc_models (model, id, payload) VALUES ('Session', $1, $2)`, [
+        randomBytes(32).toString('hex'),
+        { accountId: user.id },
+      ]);
+      await db.query(`INSERT INTO auth_throttle (key, points, expire) VALUES ($1, 10, $2)`, [
+        `signin-account:${accountKey}`,
+        Date.now() + 600_000,
+      ]);
 
       const password = 'a brand new password';
       const result = await cli(['user:set-password', '--email', user.email.toUpperCase(), '--password', password, '--json']);
@@ -261,7 +306,15 @@ describe('operator CLI', () => {
   });
 
   it('has --help for the program and each command', async () => {
-    const commands = ['workspace:create', 'user:create', 'member:add', 'api-key:create', 'api-key:revoke', 'role:list', 'user:set-password'];
+    const commands = [
+      'workspace:create',
+      'user:create',
+      'member:add',
+      'api-key:create',
+      'api-key:revoke',
+      'role:list',
+      'user:set-password',
+    ];
     const main = await cli(['--help']);
     expect(main.code).toBe(0);
     for (const command of commands) expect(main.stdout).toContain(command);
@@ -305,7 +358,9 @@ describe('seedDemoIfEmpty', () => {
     expect(await count('SELECT count(*) AS n FROM people')).toBeGreaterThanOrEqual(45);
     expect(await count('SELECT count(*) AS n FROM people')).toBeLessThanOrEqual(55);
     expect(await count('SELECT count(*) AS n FROM people WHERE company_id IS NULL')).toBeGreaterThan(0);
-    expect(await count('SELECT count(*) AS n FROM people WHERE company_id IS NOT NULL')).toBeGreaterThan(await count('SELECT count(*) AS n FROM people WHERE company_id IS NULL'));
+    expect(await count('SELECT count(*) AS n FROM people WHERE company_id IS NOT NULL')).toBeGreaterThan(
+      await count('SELECT count(*) AS n FROM people WHERE company_id IS NULL'),
+    );
     // A linked person's e-mail is at their company's domain.
     expect(
       await count(
@@ -320,7 +375,9 @@ describe('seedDemoIfEmpty', () => {
     );
     expect(members).toEqual([{ email: DEMO_ADMIN_EMAIL, role: 'Admin' }]);
 
-    const keys = await db.ds.query('SELECT k.secret_hash, k.expires_at, r.name AS role FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id');
+    const keys = await db.ds.query(
+      'SELECT k.secret_hash, k.expires_at, r.name AS role FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id',
+    );
     expect(keys).toHaveLength(1);
     expect(keys[0].role).toBe('Admin');
     expectDaysFromNow(keys[0].expires_at.toISOString(), 90);

@@ -68,7 +68,12 @@ describe('credential cache across two instances', () => {
 
   async function adminKey(label: string, expiresAt = new Date(Date.now() + 86_400_000)) {
     const { workspace } = await workspaceWith(db.ds, [], label);
-    const key = await createApiKey(db.ds, { workspaceId: workspace.id, role: await findRole(db.ds, workspace.id, 'Admin'), name: label, expiresAt });
+    const key = await createApiKey(db.ds, {
+      workspaceId: workspace.id,
+      role: await findRole(db.ds, workspace.id, 'Admin'),
+      name: label,
+      expiresAt,
+    });
     return { workspaceId: workspace.id, ...key };
   }
 
@@ -115,9 +120,17 @@ describe('credential cache across two instances', () => {
       assignableToApiKeys: true,
     };
     const role = await createRole(db.ds, workspace.id, input);
-    const key = await createApiKey(db.ds, { workspaceId: workspace.id, role, name: 'reader', expiresAt: new Date(Date.now() + 86_400_000) });
+    const key = await createApiKey(db.ds, {
+      workspaceId: workspace.id,
+      role,
+      name: 'reader',
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
     expect(await statuses(key.secret)).toEqual([200, 200]);
-    await updateRole(db.ds, workspace.id, role.id, { ...input, objectPermissions: { companies: { read: false, create: false, update: false, delete: false } } as RoleInput['objectPermissions'] });
+    await updateRole(db.ds, workspace.id, role.id, {
+      ...input,
+      objectPermissions: { companies: { read: false, create: false, update: false, delete: false } } as RoleInput['objectPermissions'],
+    });
     expect(await statuses(key.secret)).toEqual([403, 403]);
   });
 
@@ -129,12 +142,19 @@ describe('credential cache across two instances', () => {
     expect((await get('A', key.secret)).messages[0]).toMatch(/expired/);
   });
 
-  it('refuses a deleted server app\'s access token on both instances', async () => {
+  it("refuses a deleted server app's access token on both instances", async () => {
     const { workspace } = await workspaceWith(db.ds, [], 'app');
-    const app = await createServerApp(db.ds, { workspaceId: workspace.id, role: await findRole(db.ds, workspace.id, 'Admin'), name: 'sync job' });
+    const app = await createServerApp(db.ds, {
+      workspaceId: workspace.id,
+      role: await findRole(db.ds, workspace.id, 'Admin'),
+      name: 'sync job',
+    });
     const res = await fetch(`${origin.url}/oauth/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api' }).toString(),
     });
     const { access_token: token } = (await res.json()) as { access_token: string };
@@ -143,9 +163,14 @@ describe('credential cache across two instances', () => {
     expect(await statuses(token)).toEqual([401, 401]);
   });
 
-  it('refuses a person\'s access token on both instances once the grant is revoked, or the person removed', async () => {
+  it("refuses a person's access token on both instances once the grant is revoked, or the person removed", async () => {
     const { workspace, people } = await workspaceWith(db.ds, ['Admin', 'Member'], 'person');
-    const config = await oidc.dynamicClientRegistration(new URL(origin.url), { redirect_uris: [REDIRECT], client_name: 'Cache test' }, undefined, insecure);
+    const config = await oidc.dynamicClientRegistration(
+      new URL(origin.url),
+      { redirect_uris: [REDIRECT], client_name: 'Cache test' },
+      undefined,
+      insecure,
+    );
     const first = await authorizationCode(config, REDIRECT, people[1].email);
     const tokens = await oidc.authorizationCodeGrant(config, first.redirect, { pkceCodeVerifier: first.verifier });
     expect(await statuses(tokens.access_token)).toEqual([200, 200]);

@@ -34,7 +34,8 @@ describe('database', () => {
     const one = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 1)).initialize();
     try {
       const sql = new Sql(one);
-      const prepared = async () => Number((await sql.rows<{ n: string }>(`SELECT count(*) AS n FROM pg_prepared_statements WHERE name LIKE 's\\_%'`))[0].n);
+      const prepared = async () =>
+        Number((await sql.rows<{ n: string }>(`SELECT count(*) AS n FROM pg_prepared_statements WHERE name LIKE 's\\_%'`))[0].n);
       const read = (i: number) => sql.rows<{ n: number }>(`SELECT $1::int + ${i} AS n`, [1], { prepared: 'bounded' });
       const write = (i: number) => sql.rows<{ n: number }>(`SELECT $1::int - ${i} AS n`, [1], { prepared: 'bounded-write' });
       for (let i = 0; i < MAX_SHAPED_READS + 20; i++) expect((await read(i))[0].n).toBe(1 + i);

@@ -5,13 +5,19 @@ import { projectRoot } from '#database/config.js';
 /** The copy-paste examples of README.md and docs/ work as pasted, and the pages stand alone in a clone. */
 describe('README and docs examples', () => {
   const root = projectRoot();
-  const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+  const pages = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => join('docs', f)),
+  ];
 
   it.each(pages)('%s: every curl URL with [ ] turns off curl globbing (-g), else curl fails with "bad range"', (page) => {
     const text = readFileSync(join(root, page), 'utf8');
     for (const line of text.split('\n').filter((l) => /^\s*curl\b/.test(l))) {
       const urls = [...line.matchAll(/"(https?:\/\/[^"]*|\$\w+\/[^"]*)"/g)].map((m) => m[1]);
-      if (urls.some((u) => /[[\]{}]/.test(u))) expect({ line, globbingOff: /\s(-g|--globoff)\b/.test(line) }).toEqual({ line, globbingOff: true });
+      if (urls.some((u) => /[[\]{}]/.test(u)))
+        expect({ line, globbingOff: /\s(-g|--globoff)\b/.test(line) }).toEqual({ line, globbingOff: true });
     }
   });
 
@@ -35,10 +41,18 @@ describe('README and docs examples', () => {
   it('README: what a newcomer and an operator need, in under 300 lines', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     expect(readme.split('\n').length).toBeLessThan(300);
-    for (const heading of ['## Quick start', '## Configuration', '## Operating it', '## Security in brief', '## Architecture', '## Where the docs are']) {
+    for (const heading of [
+      '## Quick start',
+      '## Configuration',
+      '## Operating it',
+      '## Security in brief',
+      '## Architecture',
+      '## Where the docs are',
+    ]) {
       expect(readme).toContain(`\n${heading}\n`);
     }
-    for (const link of ['docs/benchmark.md', 'docs/decisions/README.md', 'docs/architecture.md', 'docs/security.md']) expect(readme).toContain(`](${link})`);
+    for (const link of ['docs/benchmark.md', 'docs/decisions/README.md', 'docs/architecture.md', 'docs/security.md'])
+      expect(readme).toContain(`](${link})`);
   });
 
   it.each(allPages)('%s: every relative link names a file of the repository, and an #anchor a heading in it', (page) => {
@@ -55,15 +69,19 @@ describe('README and docs examples', () => {
     }
   });
 
-  it.each(allPages.filter((p) => p.startsWith('docs/decisions/') && !p.endsWith('README.md')))('%s: a decision record with context, decision and consequences, listed in the index', (page) => {
-    expect(page).toMatch(/^docs\/decisions\/\d{4}-[a-z0-9-]+\.md$/);
-    const text = readFileSync(join(root, page), 'utf8');
-    for (const heading of ['## Context', '## Decision', '## Consequences']) expect(text).toContain(`\n${heading}\n`);
-    expect(readFileSync(join(root, 'docs', 'decisions', 'README.md'), 'utf8')).toContain(`](${page.slice('docs/decisions/'.length)})`);
-  });
+  it.each(allPages.filter((p) => p.startsWith('docs/decisions/') && !p.endsWith('README.md')))(
+    '%s: a decision record with context, decision and consequences, listed in the index',
+    (page) => {
+      expect(page).toMatch(/^docs\/decisions\/\d{4}-[a-z0-9-]+\.md$/);
+      const text = readFileSync(join(root, page), 'utf8');
+      for (const heading of ['## Context', '## Decision', '## Consequences']) expect(text).toContain(`\n${heading}\n`);
+      expect(readFileSync(join(root, 'docs', 'decisions', 'README.md'), 'utf8')).toContain(`](${page.slice('docs/decisions/'.length)})`);
+    },
+  );
 
   it('the link checker itself: finds relative links outside code, and GitHub-style heading anchors', () => {
-    const text = '# Start over\n\n## Lost credentials (demo)\n\n```sh\n# not a heading\n[x](nope.md)\n```\n[a](docs/x.md#y) [b](https://example.com) [c](#start-over) `[d](e.md)`';
+    const text =
+      '# Start over\n\n## Lost credentials (demo)\n\n```sh\n# not a heading\n[x](nope.md)\n```\n[a](docs/x.md#y) [b](https://example.com) [c](#start-over) `[d](e.md)`';
     expect(relativeLinks(text)).toEqual(['docs/x.md#y', '#start-over']);
     expect(headingAnchors(text)).toEqual(new Set(['start-over', 'lost-credentials-demo']));
     expect(headingAnchors(text).has('lost-credentials-demo')).toBe(true);
@@ -98,12 +116,20 @@ function headingAnchors(markdown: string): Set<string> {
   const anchors = new Set<string>();
   for (const m of markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
     const text = m[1].replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[`*_]/g, (c) => (c === '_' ? '_' : ''));
-    const base = text.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     anchors.add(n ? `${base}-${n}` : base);
     // The id the records API gives the heading on its served HTML pages (docs-pages.ts), which served pages link to.
-    anchors.add(text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''));
+    anchors.add(
+      text
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, ''),
+    );
   }
   return anchors;
 }

@@ -29,8 +29,11 @@ function validateOpenApi(document: unknown): Promise<string> {
       }
     });`;
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], { cwd: process.cwd() }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout),
+    const child = execFile(
+      process.execPath,
+      ['--no-warnings', '--input-type=module', '-e', script],
+      { cwd: process.cwd() },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
     );
     child.stdin!.end(JSON.stringify(document));
   });
@@ -139,14 +142,20 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
           checked.add(path);
           // Pages that need a signed-in person (/settings/…) answer with a redirect to /login.
           const res = await request(http).get(path);
-          expect({ from: page.slug, path, resolves: res.status === 200 || (res.status === 303 && /\/login/.test(res.headers.location)) }).toEqual({
+          expect({
+            from: page.slug,
+            path,
+            resolves: res.status === 200 || (res.status === 303 && /\/login/.test(res.headers.location)),
+          }).toEqual({
             from: page.slug,
             path,
             resolves: true,
           });
         }
         // In the HTML, links between pages lead to the HTML pages.
-        expect(/<main[^>]*>([\s\S]*)<\/main>/.exec(html.text)![1]).not.toMatch(/href="(?:\/docs\/)?(?:quick-start|rest|graphql|authentication|mcp)\.md[#"]/);
+        expect(/<main[^>]*>([\s\S]*)<\/main>/.exec(html.text)![1]).not.toMatch(
+          /href="(?:\/docs\/)?(?:quick-start|rest|graphql|authentication|mcp)\.md[#"]/,
+        );
       }
       expect((await request(http).get('/docs')).status).toBe(200);
     });
@@ -171,7 +180,18 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         }
       }
       const mcp = (await request(http).get('/docs/mcp.md')).text;
-      for (const tool of ['list_companies', 'get_company', 'create_company', 'update_company', 'delete_company', 'list_people', 'get_person', 'create_person', 'update_person', 'delete_person']) {
+      for (const tool of [
+        'list_companies',
+        'get_company',
+        'create_company',
+        'update_company',
+        'delete_company',
+        'list_people',
+        'get_person',
+        'create_person',
+        'update_person',
+        'delete_person',
+      ]) {
         expect(mcp).toContain(`\`${tool}\``);
       }
     });
@@ -195,25 +215,56 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
       expect(doc.servers).toEqual([{ url: PUBLIC_URL }]);
       expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
       expect(Object.keys(doc.paths).sort()).toEqual([
-        '/rest/batch/companies', '/rest/batch/opportunities', '/rest/batch/people', '/rest/companies', '/rest/companies/{id}',
-        '/rest/opportunities', '/rest/opportunities/{id}', '/rest/people', '/rest/people/{id}',
+        '/rest/batch/companies',
+        '/rest/batch/opportunities',
+        '/rest/batch/people',
+        '/rest/companies',
+        '/rest/companies/{id}',
+        '/rest/opportunities',
+        '/rest/opportunities/{id}',
+        '/rest/people',
+        '/rest/people/{id}',
       ]);
     });
 
     it('describes what a generated client needs: operation ids, parameters, bodies, envelopes, errors', () => {
       const ops = Object.values<Record<string, any>>(doc.paths).flatMap((item) => Object.values(item));
       expect(ops.map((op) => op.operationId).sort()).toEqual([
-        'createCompanies', 'createCompany', 'createOpportunities', 'createOpportunity', 'createPeople', 'createPerson',
-        'deleteCompany', 'deleteOpportunity', 'deletePerson', 'getCompany', 'getOpportunity', 'getPerson',
-        'listCompanies', 'listOpportunities', 'listPeople', 'updateCompany', 'updateOpportunity', 'updatePerson',
+        'createCompanies',
+        'createCompany',
+        'createOpportunities',
+        'createOpportunity',
+        'createPeople',
+        'createPerson',
+        'deleteCompany',
+        'deleteOpportunity',
+        'deletePerson',
+        'getCompany',
+        'getOpportunity',
+        'getPerson',
+        'listCompanies',
+        'listOpportunities',
+        'listPeople',
+        'updateCompany',
+        'updateOpportunity',
+        'updatePerson',
       ]);
       for (const op of ops) {
         expect(op.security).toEqual([{ bearer: [] }]);
         expect(op.responses['401']).toBeDefined();
       }
       const list = doc.paths['/rest/companies'].get;
-      expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['depth', 'ending_before', 'filter', 'limit', 'order_by', 'starting_after']);
-      expect(list.responses['200'].content['application/json'].schema.properties.data.properties.companies.items.$ref).toBe('#/components/schemas/CompanyModel');
+      expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+        'depth',
+        'ending_before',
+        'filter',
+        'limit',
+        'order_by',
+        'starting_after',
+      ]);
+      expect(list.responses['200'].content['application/json'].schema.properties.data.properties.companies.items.$ref).toBe(
+        '#/components/schemas/CompanyModel',
+      );
       const create = doc.paths['/rest/people'].post;
       expect(create.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/PersonCreateInput');
       expect(create.responses['201']).toBeDefined();
@@ -225,7 +276,10 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
 
     it('every path and method answers (neither 404 nor 500) when called with an Admin key and plausible values', async () => {
       const company = await request(http).post('/rest/companies').set(bearer(ws.keys.Admin)).send({ name: 'OpenAPI Inc' });
-      const person = await request(http).post('/rest/people').set(bearer(ws.keys.Admin)).send({ name: { firstName: 'Open' } });
+      const person = await request(http)
+        .post('/rest/people')
+        .set(bearer(ws.keys.Admin))
+        .send({ name: { firstName: 'Open' } });
       const opportunity = await request(http).post('/rest/opportunities').set(bearer(ws.keys.Admin)).send({ name: 'OpenAPI deal' });
       const ids: Record<string, string> = {
         companies: company.body.data.createCompany.id,
@@ -255,7 +309,10 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         if (method === 'get' && !path.endsWith('{id}')) req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
         if (bodies[key] !== undefined) req = req.send(bodies[key]);
         const res = await req;
-        expect({ key, status: res.status }).toEqual({ key, status: Number(Object.keys(doc.paths[path][method].responses).find((s) => s.startsWith('2'))) });
+        expect({ key, status: res.status }).toEqual({
+          key,
+          status: Number(Object.keys(doc.paths[path][method].responses).find((s) => s.startsWith('2'))),
+        });
       }
     });
 

@@ -12,7 +12,7 @@ import { bearer, newWorkspace, startApi } from './factories.js';
  * create their requests and responses with Express's prototypes already in place
  * (libs/net/src/express-adapter.ts), so no request changes one.
  */
-describe('requests and responses are born with Express\'s prototypes', () => {
+describe("requests and responses are born with Express's prototypes", () => {
   const original = Object.setPrototypeOf;
   let changed: string[] = [];
 
@@ -76,10 +76,7 @@ describe('requests and responses are born with Express\'s prototypes', () => {
 
     it('serves its metadata and pages without changing one', async () => {
       const http = auth.getHttpServer();
-      const answers = await Promise.all([
-        request(http).get('/.well-known/oauth-authorization-server'),
-        request(http).get('/nowhere'),
-      ]);
+      const answers = await Promise.all([request(http).get('/.well-known/oauth-authorization-server'), request(http).get('/nowhere')]);
       expect(answers.map((res) => res.status)).toEqual([200, 404]);
       expect(answers[0].body.issuer).toEqual(expect.any(String));
       expect(changed).toEqual([]);

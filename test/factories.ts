@@ -28,7 +28,12 @@ export async function newWorkspace(ds: DataSource, label = 'ws'): Promise<TestWo
   const keys = {} as TestWorkspace['keys'];
   for (const roleName of ['Admin', 'Viewer'] as const) {
     const role = await findRole(ds, workspace.id, roleName);
-    const key = await createApiKey(ds, { workspaceId: workspace.id, role, name: `${roleName} key`, expiresAt: new Date(Date.now() + 86_400_000) });
+    const key = await createApiKey(ds, {
+      workspaceId: workspace.id,
+      role,
+      name: `${roleName} key`,
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
     keys[roleName] = key.secret;
   }
   return { id: workspace.id, name: workspace.name, keys };
@@ -40,7 +45,11 @@ export const bearer = (secret: string) => ({ Authorization: `Bearer ${secret}` }
  * A database of its own on the test server, migrated and otherwise empty, for code that acts
  * only on an empty database (the demo seed); dropped after the file. Call in a describe body.
  */
-export function useEmptyDatabase(label: string): { readonly ds: DataSource; readonly url: string; beforeDrop(close: () => Promise<void>): void } {
+export function useEmptyDatabase(label: string): {
+  readonly ds: DataSource;
+  readonly url: string;
+  beforeDrop(close: () => Promise<void>): void;
+} {
   const name = `${label}_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const url = new URL(process.env.DATABASE_URL!);
   url.pathname = `/${name}`;

@@ -15,7 +15,7 @@ import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.
  * request the fast path does not take. Apollo's own handler is counted (not replaced) to
  * tell which one answered.
  */
-describe('GraphQL queries without Apollo\'s pipeline', () => {
+describe("GraphQL queries without Apollo's pipeline", () => {
   let app: INestApplication;
   let ds: DataSource;
   let http: Parameters<typeof request>[0];
@@ -30,7 +30,10 @@ describe('GraphQL queries without Apollo\'s pipeline', () => {
       query: 'mutation($d: [CompanyCreateInput!]!) { createCompanies(data: $d) { id name } }',
       variables: {
         d: [
-          { name: 'Fast A', domainName: { primaryLinkUrl: 'https://a.example.com', secondaryLinks: [{ url: 'https://b.example.com', label: 'B' }] } },
+          {
+            name: 'Fast A',
+            domainName: { primaryLinkUrl: 'https://a.example.com', secondaryLinks: [{ url: 'https://b.example.com', label: 'B' }] },
+          },
           { name: 'Fast B' },
           // Everything JSON escapes differently in one place or another.
           { name: 'Fast "C" \\ é 😀 \u2028 \u0001\t\n</script>' },
@@ -40,15 +43,34 @@ describe('GraphQL queries without Apollo\'s pipeline', () => {
     expect(companies.body.errors).toBeUndefined();
     const people = await post({
       query: 'mutation($d: [PersonCreateInput!]!) { createPeople(data: $d) { id } }',
-      variables: { d: companies.body.data.createCompanies.map((c: { id: string }, i: number) => ({ name: { firstName: `P${i}` }, emails: { primaryEmail: `p${i}@example.com`, additionalEmails: i ? [] : ['x@example.com'] }, companyId: c.id })) },
+      variables: {
+        d: companies.body.data.createCompanies.map((c: { id: string }, i: number) => ({
+          name: { firstName: `P${i}` },
+          emails: { primaryEmail: `p${i}@example.com`, additionalEmails: i ? [] : ['x@example.com'] },
+          companyId: c.id,
+        })),
+      },
     });
     expect(people.body.errors).toBeUndefined();
     const deals = await post({
       query: 'mutation($d: [OpportunityCreateInput!]!) { createOpportunities(data: $d) { id } }',
-      variables: { d: [{ name: 'Deal 1', stage: 'MEETING', amount: { amountMicros: '1500000000', currencyCode: 'USD' }, closeDate: '2026-12-31T00:00:00.000Z' }, { name: 'Deal 2' }] },
+      variables: {
+        d: [
+          {
+            name: 'Deal 1',
+            stage: 'MEETING',
+            amount: { amountMicros: '1500000000', currencyCode: 'USD' },
+            closeDate: '2026-12-31T00:00:00.000Z',
+          },
+          { name: 'Deal 2' },
+        ],
+      },
     });
     expect(deals.body.errors).toBeUndefined();
-    ApolloServer.prototype.executeHTTPGraphQLRequest = function (this: ApolloServer, ...args: Parameters<ApolloServer['executeHTTPGraphQLRequest']>) {
+    ApolloServer.prototype.executeHTTPGraphQLRequest = function (
+      this: ApolloServer,
+      ...args: Parameters<ApolloServer['executeHTTPGraphQLRequest']>
+    ) {
       apolloCalls++;
       return original.apply(this, args);
     } as ApolloServer['executeHTTPGraphQLRequest'];
@@ -59,7 +81,10 @@ describe('GraphQL queries without Apollo\'s pipeline', () => {
   });
 
   function post(body: object, headers: Record<string, string> = {}, secret = ws?.keys.Admin) {
-    return request(http).post('/graphql').set({ ...bearer(secret), ...headers }).send(body);
+    return request(http)
+      .post('/graphql')
+      .set({ ...bearer(secret), ...headers })
+      .send(body);
   }
 
   /** The answer, and whether Apollo handled it. */
@@ -70,42 +95,82 @@ describe('GraphQL queries without Apollo\'s pipeline', () => {
   }
 
   const QUERIES: [string, object][] = [
-    ['a list with a filter, an order and variables', {
-      query: 'query($n: Int, $f: CompanyFilterInput) { companies(first: $n, filter: $f, orderBy: [{name: DescNullsLast}]) { totalCount edges { cursor node { id name createdAt } } pageInfo { hasNextPage endCursor } } }',
-      variables: { n: 2, f: { name: { like: 'Fast%' } } },
-    }],
-    ['aliases, fragments, nested relations both ways', {
-      query: `{ all: people(orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { ...P employer: company { name people { totalCount edges { node { id } } } } } } } }
+    [
+      'a list with a filter, an order and variables',
+      {
+        query:
+          'query($n: Int, $f: CompanyFilterInput) { companies(first: $n, filter: $f, orderBy: [{name: DescNullsLast}]) { totalCount edges { cursor node { id name createdAt } } pageInfo { hasNextPage endCursor } } }',
+        variables: { n: 2, f: { name: { like: 'Fast%' } } },
+      },
+    ],
+    [
+      'aliases, fragments, nested relations both ways',
+      {
+        query: `{ all: people(orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { ...P employer: company { name people { totalCount edges { node { id } } } } } } } }
               fragment P on Person { id name { firstName lastName } emails { primaryEmail additionalEmails } }`,
-    }],
-    ['a single record by filter, and null when there is none', {
-      query: 'query($missing: UUID!) { company(filter: {name: {eq: "Fast B"}}) { name domainName { primaryLinkUrl secondaryLinks { url } } } none: company(filter: {id: {eq: $missing}}) { id } }',
-      variables: { missing: '00000000-0000-4000-8000-000000000000' },
-    }],
-    ['a named operation among several', {
-      query: 'query One { companies(first: 1) { totalCount } } query Two { people(first: 1) { totalCount } }',
-      operationName: 'Two',
-    }],
+      },
+    ],
+    [
+      'a single record by filter, and null when there is none',
+      {
+        query:
+          'query($missing: UUID!) { company(filter: {name: {eq: "Fast B"}}) { name domainName { primaryLinkUrl secondaryLinks { url } } } none: company(filter: {id: {eq: $missing}}) { id } }',
+        variables: { missing: '00000000-0000-4000-8000-000000000000' },
+      },
+    ],
+    [
+      'a named operation among several',
+      {
+        query: 'query One { companies(first: 1) { totalCount } } query Two { people(first: 1) { totalCount } }',
+        operationName: 'Two',
+      },
+    ],
     ['introspection', { query: '{ __typename __schema { queryType { name } } __type(name: "Company") { fields { name } } }' }],
-    ['a directive', { query: 'query($x: Boolean!) { companies { totalCount @include(if: $x) edges { node { name @skip(if: $x) } } } }', variables: { x: true } }],
+    [
+      'a directive',
+      {
+        query: 'query($x: Boolean!) { companies { totalCount @include(if: $x) edges { node { name @skip(if: $x) } } } }',
+        variables: { x: true },
+      },
+    ],
     // Planned (query-plan.ts): written straight to JSON text, without graphql-js's executor.
-    ['the bench\'s list', { query: '{ companies(first: 60) { totalCount edges { node { id name } } } }' }],
-    ['every connection field, aliases, fragments, __typename and merged fields', {
-      query: `{ __typename a: companies(first: 2, orderBy: [{name: AscNullsFirst}]) { __typename totalCount
+    ["the bench's list", { query: '{ companies(first: 60) { totalCount edges { node { id name } } } }' }],
+    [
+      'every connection field, aliases, fragments, __typename and merged fields',
+      {
+        query: `{ __typename a: companies(first: 2, orderBy: [{name: AscNullsFirst}]) { __typename totalCount
                   edges { __typename cursor node { ...C ... on Company { createdAt updatedAt deletedAt } } }
                   edges { node { id } }
                   pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }
                 b: people { totalCount edges { node { name { firstName lastName } emails { primaryEmail additionalEmails } companyId } } } }
               fragment C on Company { id nm: name domainName { primaryLinkUrl primaryLinkLabel secondaryLinks { url label } } }`,
-    }],
-    ['strings that need escaping, enums, currency amounts and dates', {
-      query: '{ companies(filter: {name: {like: "Fast%"}}, orderBy: [{name: DescNullsLast}]) { edges { node { name } } } opportunities { edges { node { name stage amount { amountMicros currencyCode } closeDate companyId } } } }',
-    }],
-    ['a recursive filter, a cursor and an order in variables, and an empty page', {
-      query: 'query($f: CompanyFilterInput, $o: [CompanyOrderByInput!], $after: String) { companies(first: 1, filter: $f, orderBy: $o, after: $after) { totalCount edges { cursor node { name } } pageInfo { hasNextPage endCursor } } }',
-      variables: { f: { or: [{ name: { eq: 'Fast A' } }, { and: [{ name: { like: 'Fast%' } }, { not: { name: { eq: 'Fast B' } } }] }] }, o: [{ name: 'AscNullsFirst' }] },
-    }],
-    ['nothing matches', { query: '{ companies(filter: {name: {eq: "nobody"}}) { totalCount edges { node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }' }],
+      },
+    ],
+    [
+      'strings that need escaping, enums, currency amounts and dates',
+      {
+        query:
+          '{ companies(filter: {name: {like: "Fast%"}}, orderBy: [{name: DescNullsLast}]) { edges { node { name } } } opportunities { edges { node { name stage amount { amountMicros currencyCode } closeDate companyId } } } }',
+      },
+    ],
+    [
+      'a recursive filter, a cursor and an order in variables, and an empty page',
+      {
+        query:
+          'query($f: CompanyFilterInput, $o: [CompanyOrderByInput!], $after: String) { companies(first: 1, filter: $f, orderBy: $o, after: $after) { totalCount edges { cursor node { name } } pageInfo { hasNextPage endCursor } } }',
+        variables: {
+          f: { or: [{ name: { eq: 'Fast A' } }, { and: [{ name: { like: 'Fast%' } }, { not: { name: { eq: 'Fast B' } } }] }] },
+          o: [{ name: 'AscNullsFirst' }],
+        },
+      },
+    ],
+    [
+      'nothing matches',
+      {
+        query:
+          '{ companies(filter: {name: {eq: "nobody"}}) { totalCount edges { node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }',
+      },
+    ],
   ];
 
   /** Which of QUERIES skip graphql-js's executor: lists and single records of plain fields, no directives, relations or introspection. */
@@ -125,15 +190,22 @@ describe('GraphQL queries without Apollo\'s pipeline', () => {
 
   it('plans exactly the documents it can write without graphql-js', () => {
     const schema = app.get(GraphQLSchemaHost).schema;
-    const planned = Object.fromEntries(QUERIES.map(([label, body]) => {
-      const { query, operationName } = body as { query: string; operationName?: string };
-      return [label, planQuery(schema, parse(query), operationName) !== null];
-    }));
+    const planned = Object.fromEntries(
+      QUERIES.map(([label, body]) => {
+        const { query, operationName } = body as { query: string; operationName?: string };
+        return [label, planQuery(schema, parse(query), operationName) !== null];
+      }),
+    );
     expect(planned).toEqual(PLANNED);
   });
 
   it('gives edges a cursor from their class, not an accessor of their own (V8 kept each page alive in a hidden class)', () => {
-    const page = { records: [{ id: 'a' }, { id: 'b' }], cursorAt: (i: number) => `c${i}`, totalCount: 2, pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: 'c0', endCursor: 'c1' } };
+    const page = {
+      records: [{ id: 'a' }, { id: 'b' }],
+      cursorAt: (i: number) => `c${i}`,
+      totalCount: 2,
+      pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: 'c0', endCursor: 'c1' },
+    };
     const { edges } = toConnection(page);
     expect(edges.map((edge) => edge.cursor)).toEqual(['c0', 'c1']);
     expect(edges.map((edge) => Object.getOwnPropertyDescriptor(edge, 'cursor'))).toEqual([undefined, undefined]);
@@ -165,7 +237,9 @@ describe('GraphQL queries without Apollo\'s pipeline', () => {
     const badVariables = await answer({ query: 'query($n: Int) { companies(first: $n) { totalCount } }', variables: { n: 'many' } });
     expect(badVariables).toMatchObject({ status: 400, byApollo: true });
 
-    const tooCostly = await answer({ query: '{ companies(first: 200) { edges { node { people(first: 200) { edges { node { id } } } } } } }' });
+    const tooCostly = await answer({
+      query: '{ companies(first: 200) { edges { node { people(first: 200) { edges { node { id } } } } } } }',
+    });
     expect(tooCostly).toMatchObject({ status: 400, byApollo: true });
     expect(JSON.parse(tooCostly.text).errors[0].message).toMatch(/at most 5000/);
 
@@ -174,7 +248,7 @@ describe('GraphQL queries without Apollo\'s pipeline', () => {
     expect(unauthenticated.headers['www-authenticate']).toMatch(/^Bearer /);
   });
 
-  it('answers a repeated query from its kept document, with each request\'s own variables and workspace', async () => {
+  it("answers a repeated query from its kept document, with each request's own variables and workspace", async () => {
     const other = await newWorkspace(ds, 'gql-fast-other');
     const body = { query: 'query($n: Int) { companies(first: $n) { totalCount edges { node { name } } } }' };
     const mine = await answer({ ...body, variables: { n: 1 } });

@@ -29,13 +29,24 @@ describe('GraphQL nested connection arguments', () => {
       companies.push((await ok(`mutation { createCompany(data: {name: "${name}"}) { id name } }`)).createCompany);
     }
     // Acme: 5 people, Globex: 2, Initech: none; created one by one so createdAt orders them.
-    for (const [company, last] of [[0, 'Kim'], [0, 'Lee'], [1, 'Moss'], [0, 'Kang'], [0, 'Lopez'], [1, 'Ng'], [0, 'Kline']] as const) {
-      await ok(`mutation($c: UUID) { createPerson(data: {name: {lastName: "${last}"}, companyId: $c}) { id } }`, { c: companies[company].id });
+    for (const [company, last] of [
+      [0, 'Kim'],
+      [0, 'Lee'],
+      [1, 'Moss'],
+      [0, 'Kang'],
+      [0, 'Lopez'],
+      [1, 'Ng'],
+      [0, 'Kline'],
+    ] as const) {
+      await ok(`mutation($c: UUID) { createPerson(data: {name: {lastName: "${last}"}, companyId: $c}) { id } }`, {
+        c: companies[company].id,
+      });
     }
   });
   afterAll(() => app.close());
 
-  const lastNames = (connection: { edges: { node: { name: { lastName: string } } }[] }) => connection.edges.map((e) => e.node.name.lastName);
+  const lastNames = (connection: { edges: { node: { name: { lastName: string } } }[] }) =>
+    connection.edges.map((e) => e.node.name.lastName);
 
   it('people(first: 2) is no longer an unknown argument: a page per company, with its cursors and exact totals', async () => {
     const data = await ok(`{ companies(orderBy: [{name: AscNullsFirst}]) { edges { node { name
@@ -49,10 +60,13 @@ describe('GraphQL nested connection arguments', () => {
     expect(initech.people).toEqual({ totalCount: 0, edges: [], pageInfo: { hasNextPage: false, hasPreviousPage: false, endCursor: null } });
 
     // The nested endCursor continues both nested and at the top level.
-    const next = await ok(`query($after: String, $id: UUID!) {
+    const next = await ok(
+      `query($after: String, $id: UUID!) {
       company(filter: {id: {eq: $id}}) { people(first: 2, after: $after) { edges { node { name { lastName } } } pageInfo { hasPreviousPage } } }
       people(first: 2, after: $after, filter: {companyId: {eq: $id}}) { edges { node { name { lastName } } } }
-    }`, { after: acme.people.pageInfo.endCursor, id: companies[0].id });
+    }`,
+      { after: acme.people.pageInfo.endCursor, id: companies[0].id },
+    );
     expect(lastNames(next.company.people)).toEqual(['Kang', 'Lopez']);
     expect(next.company.people.pageInfo.hasPreviousPage).toBe(true);
     expect(lastNames(next.people)).toEqual(['Kang', 'Lopez']);
@@ -70,7 +84,9 @@ describe('GraphQL nested connection arguments', () => {
   });
 
   it('batches: the nested pages of a whole list are one statement (plus one for the counts)', async () => {
-    const statements = await statementsDuring(ds, () => ok('{ companies { edges { node { people(first: 1) { totalCount edges { node { id } } } } } } }'));
+    const statements = await statementsDuring(ds, () =>
+      ok('{ companies { edges { node { people(first: 1) { totalCount edges { node { id } } } } } } }'),
+    );
     expect(statements.filter((s) => /\bFROM people\b/.test(s))).toHaveLength(2);
   });
 

@@ -137,9 +137,13 @@ describe('GraphQL API', () => {
       expect(read.company).toEqual(created);
 
       const updated = (
-        await ok(ws.keys.Admin, `mutation($id: UUID!) { updateCompany(id: $id, data: {domainName: {primaryLinkLabel: "Site"}}) { ${COMPANY} } }`, {
-          id: created.id,
-        })
+        await ok(
+          ws.keys.Admin,
+          `mutation($id: UUID!) { updateCompany(id: $id, data: {domainName: {primaryLinkLabel: "Site"}}) { ${COMPANY} } }`,
+          {
+            id: created.id,
+          },
+        )
       ).updateCompany;
       expect(updated).toMatchObject({ name: 'Acme', domainName: { primaryLinkUrl: 'acme.com', primaryLinkLabel: 'Site' } });
 
@@ -166,7 +170,10 @@ describe('GraphQL API', () => {
       const ws = await newWorkspace(ds, 'gql-batch');
       const created = await seedCompanies(ws, ['A', 'B', 'C']);
       expect(created.map((c) => c.name)).toEqual(['A', 'B', 'C']);
-      const res = await post(ws.keys.Admin, `mutation { createCompanies(data: [{name: "D"}, {name: "E", domainName: {primaryLinkUrl: "not a url"}}]) { id } }`);
+      const res = await post(
+        ws.keys.Admin,
+        `mutation { createCompanies(data: [{name: "D"}, {name: "E", domainName: {primaryLinkUrl: "not a url"}}]) { id } }`,
+      );
       const error = expectError(res, 'BAD_USER_INPUT');
       expect(error.message).toMatch(/^data\[1\]\.domainName\.primaryLinkUrl/);
       expect(error.extensions.subCode).toBe('VALIDATION_FAILED');
@@ -180,7 +187,11 @@ describe('GraphQL API', () => {
       const [acme] = await seedCompanies(ws, ['Acme']);
       const created = (
         await ok(ws.keys.Admin, `mutation($data: PersonCreateInput!) { createPerson(data: $data) { ${PERSON} company { id name } } }`, {
-          data: { name: { firstName: 'Ada', lastName: 'Lovelace' }, emails: { primaryEmail: 'ada@acme.com', additionalEmails: ['ada@home.org'] }, companyId: acme.id },
+          data: {
+            name: { firstName: 'Ada', lastName: 'Lovelace' },
+            emails: { primaryEmail: 'ada@acme.com', additionalEmails: ['ada@home.org'] },
+            companyId: acme.id,
+          },
         })
       ).createPerson;
       expect(created).toEqual({
@@ -194,13 +205,20 @@ describe('GraphQL API', () => {
         company: { id: acme.id, name: 'Acme' },
       });
 
-      const found = await ok(ws.keys.Viewer, `{ person(filter: {emails: {primaryEmail: {eq: "ada@acme.com"}}}) { id name { firstName } } }`);
+      const found = await ok(
+        ws.keys.Viewer,
+        `{ person(filter: {emails: {primaryEmail: {eq: "ada@acme.com"}}}) { id name { firstName } } }`,
+      );
       expect(found.person).toEqual({ id: created.id, name: { firstName: 'Ada' } });
 
       const updated = (
-        await ok(ws.keys.Admin, `mutation($id: UUID!) { updatePerson(id: $id, data: {name: {lastName: "King"}, companyId: null}) { name { firstName lastName } companyId company { id } } }`, {
-          id: created.id,
-        })
+        await ok(
+          ws.keys.Admin,
+          `mutation($id: UUID!) { updatePerson(id: $id, data: {name: {lastName: "King"}, companyId: null}) { name { firstName lastName } companyId company { id } } }`,
+          {
+            id: created.id,
+          },
+        )
       ).updatePerson;
       expect(updated).toEqual({ name: { firstName: 'Ada', lastName: 'King' }, companyId: null, company: null });
 
@@ -209,12 +227,22 @@ describe('GraphQL API', () => {
           data: [{ name: { firstName: 'Bo' }, companyId: acme.id }, { name: { firstName: 'Cy' } }],
         })
       ).createPeople;
-      expect(batch).toEqual([{ name: { firstName: 'Bo' }, companyId: acme.id }, { name: { firstName: 'Cy' }, companyId: null }]);
+      expect(batch).toEqual([
+        { name: { firstName: 'Bo' }, companyId: acme.id },
+        { name: { firstName: 'Cy' }, companyId: null },
+      ]);
 
-      const deleted = (await ok(ws.keys.Admin, `mutation($id: UUID!) { deletePerson(id: $id) { id deletedAt } }`, { id: created.id })).deletePerson;
+      const deleted = (await ok(ws.keys.Admin, `mutation($id: UUID!) { deletePerson(id: $id) { id deletedAt } }`, { id: created.id }))
+        .deletePerson;
       expect(deleted).toEqual({ id: created.id, deletedAt: expect.stringMatching(ISO) });
-      const list = await ok(ws.keys.Admin, `{ people(orderBy: [{name: {firstName: AscNullsFirst}}]) { totalCount edges { node { name { firstName } } } } }`);
-      expect(list.people).toEqual({ totalCount: 2, edges: [{ node: { name: { firstName: 'Bo' } } }, { node: { name: { firstName: 'Cy' } } }] });
+      const list = await ok(
+        ws.keys.Admin,
+        `{ people(orderBy: [{name: {firstName: AscNullsFirst}}]) { totalCount edges { node { name { firstName } } } } }`,
+      );
+      expect(list.people).toEqual({
+        totalCount: 2,
+        edges: [{ node: { name: { firstName: 'Bo' } } }, { node: { name: { firstName: 'Cy' } } }],
+      });
     });
 
     it('invalid e-mail: BAD_USER_INPUT naming the field', async () => {
@@ -253,9 +281,15 @@ describe('GraphQL API', () => {
       expect(await names('{name: {ilike: "%ac%"}}')).toEqual(['Acme', 'Acorn']);
       expect(await names('{domainName: {primaryLinkUrl: {eq: "beta.dev"}}}')).toEqual(['Beta']);
       expect(await names('{domainName: {primaryLinkUrl: {is: NULL}}}')).toEqual(['Gamma']);
-      expect(await names('{or: [{name: {startsWith: "B"}}, {domainName: {primaryLinkUrl: {endsWith: ".org"}}}]}')).toEqual(['Beta', 'Delta']);
+      expect(await names('{or: [{name: {startsWith: "B"}}, {domainName: {primaryLinkUrl: {endsWith: ".org"}}}]}')).toEqual([
+        'Beta',
+        'Delta',
+      ]);
       expect(await names('{and: [{name: {startsWith: "A"}}, {not: {name: {eq: "Acme"}}}]}')).toEqual(['Acorn']);
-      expect(await names('{not: {or: [{name: {in: ["Acme", "Beta"]}}, {domainName: {primaryLinkUrl: {is: NULL}}}]}}')).toEqual(['Acorn', 'Delta']);
+      expect(await names('{not: {or: [{name: {in: ["Acme", "Beta"]}}, {domainName: {primaryLinkUrl: {is: NULL}}}]}}')).toEqual([
+        'Acorn',
+        'Delta',
+      ]);
       expect(await names('{name: {gte: "B", lt: "D"}}')).toEqual(['Beta']);
     });
 
@@ -266,7 +300,10 @@ describe('GraphQL API', () => {
     });
 
     it('totalCount honours the filter and does not depend on the page size', async () => {
-      const data = await ok(ws.keys.Viewer, `{ companies(first: 1, filter: {name: {startsWith: "A"}}, orderBy: [{name: AscNullsFirst}]) { totalCount edges { node { name } } pageInfo { hasNextPage } } }`);
+      const data = await ok(
+        ws.keys.Viewer,
+        `{ companies(first: 1, filter: {name: {startsWith: "A"}}, orderBy: [{name: AscNullsFirst}]) { totalCount edges { node { name } } pageInfo { hasNextPage } } }`,
+      );
       expect(data.companies).toEqual({ totalCount: 2, edges: [{ node: { name: 'Acme' } }], pageInfo: { hasNextPage: true } });
     });
 
@@ -284,7 +321,10 @@ describe('GraphQL API', () => {
       const error = expectError(res, 'BAD_USER_INPUT');
       expect(error.message).toBe('filter: id[eq] expects a uuid; got "nope"');
       expect(error.extensions.subCode).toBe('INVALID_FILTER');
-      const date = expectError(await post(ws.keys.Viewer, `{ companies(filter: {createdAt: {gt: "yesterday"}}) { totalCount } }`), 'BAD_USER_INPUT');
+      const date = expectError(
+        await post(ws.keys.Viewer, `{ companies(filter: {createdAt: {gt: "yesterday"}}) { totalCount } }`),
+        'BAD_USER_INPUT',
+      );
       expect(date.message).toMatch(/^filter: createdAt\[gt\] expects an ISO 8601 date/);
       const nul = expectError(await post(ws.keys.Viewer, `{ companies(filter: {name: {eq: null}}) { totalCount } }`), 'BAD_USER_INPUT');
       expect(nul.message).toMatch(/use \{is: NULL\}/);
@@ -305,10 +345,14 @@ describe('GraphQL API', () => {
       ws = await newWorkspace(ds, 'gql-page');
       all = Array.from({ length: 25 }, (_, i) => `Company ${String(i).padStart(2, '0')}`);
       // Shuffled, so the order under test is the name order and not the insertion order.
-      await seedCompanies(ws, [...all].sort(() => Math.random() - 0.5));
+      await seedCompanies(
+        ws,
+        [...all].sort(() => Math.random() - 0.5),
+      );
     });
 
-    const read = async (args: string) => (await ok(ws.keys.Viewer, `{ companies(orderBy: [{name: AscNullsFirst}], ${args}) { ${page} } }`)).companies;
+    const read = async (args: string) =>
+      (await ok(ws.keys.Viewer, `{ companies(orderBy: [{name: AscNullsFirst}], ${args}) { ${page} } }`)).companies;
 
     it('forward with first/after: no duplicates, no gaps', async () => {
       const seen: string[] = [];
@@ -324,7 +368,11 @@ describe('GraphQL API', () => {
         after = conn.pageInfo.endCursor;
       }
       expect(seen).toEqual(all);
-      expect(flags).toEqual([[false, true], [true, true], [true, false]]);
+      expect(flags).toEqual([
+        [false, true],
+        [true, true],
+        [true, false],
+      ]);
     });
 
     it('backward with last/before, from a cursor at the end', async () => {
@@ -359,7 +407,10 @@ describe('GraphQL API', () => {
   describe('relations without N+1', () => {
     it('Company.people and Person.company resolve in one batched query each', async () => {
       const ws = await newWorkspace(ds, 'gql-rel');
-      const companies = await seedCompanies(ws, Array.from({ length: 20 }, (_, i) => `Rel ${String(i).padStart(2, '0')}`));
+      const companies = await seedCompanies(
+        ws,
+        Array.from({ length: 20 }, (_, i) => `Rel ${String(i).padStart(2, '0')}`),
+      );
       await ok(ws.keys.Admin, `mutation($data: [PersonCreateInput!]!) { createPeople(data: $data) { id } }`, {
         data: companies.flatMap((c, i) => [
           { name: { firstName: `P${i}a` }, companyId: c.id },
@@ -377,12 +428,22 @@ describe('GraphQL API', () => {
       );
       const edges = result.companies.edges;
       expect(edges).toHaveLength(20);
-      edges.forEach((edge: { node: { name: string; people: { totalCount: number; edges: { node: { name: { firstName: string }; company: { name: string } } }[] } } }, i: number) => {
-        expect(edge.node.people.totalCount).toBe(2);
-        // Created in one statement, so in the same instant: id breaks the tie.
-        expect(edge.node.people.edges.map((e) => e.node.name.firstName).sort()).toEqual([`P${i}a`, `P${i}b`]);
-        expect(edge.node.people.edges.map((e) => e.node.company.name)).toEqual([edge.node.name, edge.node.name]);
-      });
+      edges.forEach(
+        (
+          edge: {
+            node: {
+              name: string;
+              people: { totalCount: number; edges: { node: { name: { firstName: string }; company: { name: string } } }[] };
+            };
+          },
+          i: number,
+        ) => {
+          expect(edge.node.people.totalCount).toBe(2);
+          // Created in one statement, so in the same instant: id breaks the tie.
+          expect(edge.node.people.edges.map((e) => e.node.name.firstName).sort()).toEqual([`P${i}a`, `P${i}b`]);
+          expect(edge.node.people.edges.map((e) => e.node.company.name)).toEqual([edge.node.name, edge.node.name]);
+        },
+      );
       const touching = (table: string) => statements.filter((sql) => new RegExp(`\\bFROM ${table}\\b`).test(sql));
       // One list query, one query for the 40 people of 20 companies, one for their companies.
       expect(touching('people')).toHaveLength(1);
@@ -391,10 +452,14 @@ describe('GraphQL API', () => {
 
       // Company.people cursors continue on the top-level list of that company's people.
       const first = edges[0].node;
-      const more = await ok(ws.keys.Viewer, `query($id: UUID!, $after: String) { people(filter: {companyId: {eq: $id}}, after: $after) { edges { node { name { firstName } } } } }`, {
-        id: companies.find((c) => c.name === first.name)!.id,
-        after: first.people.edges[0].cursor,
-      });
+      const more = await ok(
+        ws.keys.Viewer,
+        `query($id: UUID!, $after: String) { people(filter: {companyId: {eq: $id}}, after: $after) { edges { node { name { firstName } } } } }`,
+        {
+          id: companies.find((c) => c.name === first.name)!.id,
+          after: first.people.edges[0].cursor,
+        },
+      );
       expect(more.people.edges).toEqual([{ node: { name: first.people.edges[1].node.name } }]);
     });
   });
@@ -404,24 +469,37 @@ describe('GraphQL API', () => {
       const ws = await newWorkspace(ds, 'gql-columns');
       const [acme] = await seedCompanies(ws, ['Acme']);
       await ok(ws.keys.Admin, `mutation($data: [PersonCreateInput!]!) { createPeople(data: $data) { id } }`, {
-        data: ['Ada', 'Bo', 'Cy'].map((firstName) => ({ name: { firstName, lastName: 'Projection' }, emails: { primaryEmail: `${firstName.toLowerCase()}@example.com` }, companyId: acme.id })),
+        data: ['Ada', 'Bo', 'Cy'].map((firstName) => ({
+          name: { firstName, lastName: 'Projection' },
+          emails: { primaryEmail: `${firstName.toLowerCase()}@example.com` },
+          companyId: acme.id,
+        })),
       });
       const read = (query: string) => countingQueries(() => ok(ws.keys.Viewer, query));
       const select = (statements: string[]) => statements.find((sql) => /\bFROM people\b/.test(sql))!;
 
       // Only the id: the row has no name, e-mail or company columns.
-      const onlyIds = await read(`{ people(first: 2, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { cursor node { id } } pageInfo { endCursor } } }`);
+      const onlyIds = await read(
+        `{ people(first: 2, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { cursor node { id } } pageInfo { endCursor } } }`,
+      );
       expect(select(onlyIds.statements)).not.toMatch(/primary_email|company_id/);
       // The order's columns are read for the cursors, which continue where the page ended.
-      const next = await ok(ws.keys.Viewer, `query($after: String) { people(first: 2, after: $after, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { name { firstName } } } } }`, {
-        after: onlyIds.result.people.pageInfo.endCursor,
-      });
+      const next = await ok(
+        ws.keys.Viewer,
+        `query($after: String) { people(first: 2, after: $after, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { name { firstName } } } } }`,
+        {
+          after: onlyIds.result.people.pageInfo.endCursor,
+        },
+      );
       expect(next.people.edges).toEqual([{ node: { name: { firstName: 'Cy' } } }]);
 
       // A fragment, an alias, a composite and a relation (whose column is read for it).
-      const full = await read(`{ people(first: 1, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { ...P mail: emails { primaryEmail } } } } }
+      const full =
+        await read(`{ people(first: 1, orderBy: [{name: {firstName: AscNullsFirst}}]) { edges { node { ...P mail: emails { primaryEmail } } } } }
         fragment P on Person { name { firstName } employer: company { name } }`);
-      expect(full.result.people.edges).toEqual([{ node: { name: { firstName: 'Ada' }, mail: { primaryEmail: 'ada@example.com' }, employer: { name: 'Acme' } } }]);
+      expect(full.result.people.edges).toEqual([
+        { node: { name: { firstName: 'Ada' }, mail: { primaryEmail: 'ada@example.com' }, employer: { name: 'Acme' } } },
+      ]);
       expect(select(full.statements)).toMatch(/primary_email/);
       expect(select(full.statements)).toMatch(/company_id/);
     });
@@ -438,7 +516,10 @@ describe('GraphQL API', () => {
 
     it('unknown id on update: NOT_FOUND; malformed id: BAD_USER_INPUT', async () => {
       const ws = await newWorkspace(ds, 'gql-404');
-      const missing = expectError(await post(ws.keys.Admin, `mutation { updateCompany(id: "${randomUUID()}", data: {name: "X"}) { id } }`), 'NOT_FOUND');
+      const missing = expectError(
+        await post(ws.keys.Admin, `mutation { updateCompany(id: "${randomUUID()}", data: {name: "X"}) { id } }`),
+        'NOT_FOUND',
+      );
       expect(missing.message).toMatch(/^No company with id /);
       expectError(await post(ws.keys.Admin, `mutation { deletePerson(id: "${randomUUID()}") { id } }`), 'NOT_FOUND');
       const bad = expectError(await post(ws.keys.Admin, `mutation { updateCompany(id: "x", data: {name: "X"}) { id } }`), 'BAD_USER_INPUT');
@@ -449,18 +530,27 @@ describe('GraphQL API', () => {
       const mine = await newWorkspace(ds, 'gql-ten-a');
       const theirs = await newWorkspace(ds, 'gql-ten-b');
       const [foreign] = await seedCompanies(theirs, ['Theirs']);
-      expectError(await post(mine.keys.Admin, `mutation($id: UUID!) { updateCompany(id: $id, data: {name: "Mine"}) { id } }`, { id: foreign.id }), 'NOT_FOUND');
+      expectError(
+        await post(mine.keys.Admin, `mutation($id: UUID!) { updateCompany(id: $id, data: {name: "Mine"}) { id } }`, { id: foreign.id }),
+        'NOT_FOUND',
+      );
       expectError(await post(mine.keys.Admin, `mutation($id: UUID!) { deleteCompany(id: $id) { id } }`, { id: foreign.id }), 'NOT_FOUND');
-      expect(await ok(mine.keys.Admin, `query($id: UUID!) { company(filter: {id: {eq: $id}}) { id } }`, { id: foreign.id })).toEqual({ company: null });
+      expect(await ok(mine.keys.Admin, `query($id: UUID!) { company(filter: {id: {eq: $id}}) { id } }`, { id: foreign.id })).toEqual({
+        company: null,
+      });
       const link = await post(mine.keys.Admin, `mutation($id: UUID!) { createPerson(data: {companyId: $id}) { id } }`, { id: foreign.id });
       expect(expectError(link, 'BAD_USER_INPUT').message).toMatch(/^companyId: no company with id/);
-      expect((await ok(theirs.keys.Viewer, `query($id: UUID!) { company(filter: {id: {eq: $id}}) { name } }`, { id: foreign.id })).company).toEqual({ name: 'Theirs' });
+      expect(
+        (await ok(theirs.keys.Viewer, `query($id: UUID!) { company(filter: {id: {eq: $id}}) { name } }`, { id: foreign.id })).company,
+      ).toEqual({ name: 'Theirs' });
     });
 
     it('a taken id: CONFLICT', async () => {
       const ws = await newWorkspace(ds, 'gql-409');
       const [acme] = await seedCompanies(ws, ['Acme']);
-      const res = await post(ws.keys.Admin, `mutation($id: UUID!) { createCompany(data: {id: $id, name: "Again"}) { id } }`, { id: acme.id });
+      const res = await post(ws.keys.Admin, `mutation($id: UUID!) { createCompany(data: {id: $id, name: "Again"}) { id } }`, {
+        id: acme.id,
+      });
       expectError(res, 'CONFLICT');
     });
 
@@ -472,7 +562,12 @@ describe('GraphQL API', () => {
       try {
         const res = await post(ws.keys.Viewer, '{ companies { totalCount } }');
         const error = expectError(res, 'INTERNAL_SERVER_ERROR');
-        expect(error).toEqual({ message: 'Internal server error', locations: expect.any(Array), path: ['companies'], extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String) } });
+        expect(error).toEqual({
+          message: 'Internal server error',
+          locations: expect.any(Array),
+          path: ['companies'],
+          extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String) },
+        });
         expect(JSON.stringify(res.body)).not.toMatch(/fire/);
       } finally {
         restore();
@@ -483,7 +578,11 @@ describe('GraphQL API', () => {
       const ws = await newWorkspace(ds, 'gql-400');
       const error = expectError(await post(ws.keys.Viewer, '{ companies { edges { node { nope } } } }'), 'GRAPHQL_VALIDATION_FAILED', 400);
       expect(error.message).toMatch(/Cannot query field "nope" on type "Company"/);
-      expectError(await post(ws.keys.Admin, 'mutation { createCompany(data: {name: "A", color: "red"}) { id } }'), 'GRAPHQL_VALIDATION_FAILED', 400);
+      expectError(
+        await post(ws.keys.Admin, 'mutation { createCompany(data: {name: "A", color: "red"}) { id } }'),
+        'GRAPHQL_VALIDATION_FAILED',
+        400,
+      );
     });
 
     it('bad variables: BAD_USER_INPUT (HTTP 400)', async () => {
@@ -520,9 +619,21 @@ describe('GraphQL API', () => {
   it('writes the generated schema with the documented type names', () => {
     const schema = readFileSync('apps/records-api/schema.gql', 'utf8');
     for (const name of [
-      'type Company ', 'type CompanyConnection ', 'type CompanyEdge ', 'input CompanyCreateInput ', 'input CompanyUpdateInput ',
-      'input CompanyFilterInput ', 'input CompanyOrderByInput ', 'type Person ', 'type PersonConnection ', 'type PersonEdge ',
-      'input PersonCreateInput ', 'input PersonUpdateInput ', 'input PersonFilterInput ', 'input PersonOrderByInput ', 'enum OrderByDirection ',
+      'type Company ',
+      'type CompanyConnection ',
+      'type CompanyEdge ',
+      'input CompanyCreateInput ',
+      'input CompanyUpdateInput ',
+      'input CompanyFilterInput ',
+      'input CompanyOrderByInput ',
+      'type Person ',
+      'type PersonConnection ',
+      'type PersonEdge ',
+      'input PersonCreateInput ',
+      'input PersonUpdateInput ',
+      'input PersonFilterInput ',
+      'input PersonOrderByInput ',
+      'enum OrderByDirection ',
     ]) {
       expect(schema).toContain(name);
     }

@@ -142,7 +142,27 @@ async function listen(server: Server): Promise<number> {
 function untrustedCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'wrs-hostile-tls-'));
   const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
 }
 
@@ -152,7 +172,9 @@ function untrustedCertificate(): { key: string; cert: string } {
  * two more listeners answer every path: one whose certificate nothing trusts, one that
  * speaks plain HTTP where TLS is expected.
  */
-export async function startHostileServer(o: { tls?: { key: string | Buffer; cert: string | Buffer }; statuses?: number[] } = {}): Promise<HostileServer> {
+export async function startHostileServer(
+  o: { tls?: { key: string | Buffer; cert: string | Buffer }; statuses?: number[] } = {},
+): Promise<HostileServer> {
   const requests: string[] = [];
   const servers: Server[] = [];
   const sockets = new Set<Socket>();

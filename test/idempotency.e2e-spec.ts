@@ -25,7 +25,9 @@ describe('Idempotency-Key', () => {
 
   const auth = () => ({ Authorization: `Bearer ${ws.keys.Admin}` });
   const post = (path: string, body: unknown, key?: string, secret = ws.keys.Admin) => {
-    const r = request(http).post(path).set({ Authorization: `Bearer ${secret}` });
+    const r = request(http)
+      .post(path)
+      .set({ Authorization: `Bearer ${secret}` });
     return (key === undefined ? r : r.set('Idempotency-Key', key)).send(body as object);
   };
   const companiesNamed = async (name: string, workspaceId = ws.id) =>
@@ -61,7 +63,9 @@ describe('Idempotency-Key', () => {
   it('refuses the same key with another body, path or method: 422 IDEMPOTENCY_KEY_REUSED, nothing written', async () => {
     const key = newKey();
     expect((await post('/rest/companies', { name: 'Idem Two' }, key)).status).toBe(201);
-    expect(expectError(await post('/rest/companies', { name: 'Idem Two b' }, key), 422, 'IDEMPOTENCY_KEY_REUSED')).toMatch(/another method, path or body/);
+    expect(expectError(await post('/rest/companies', { name: 'Idem Two b' }, key), 422, 'IDEMPOTENCY_KEY_REUSED')).toMatch(
+      /another method, path or body/,
+    );
     expectError(await post('/rest/people', { name: { firstName: 'x' } }, key), 422, 'IDEMPOTENCY_KEY_REUSED');
     expect(await companiesNamed('Idem Two b')).toBe(0);
   });
@@ -92,7 +96,7 @@ describe('Idempotency-Key', () => {
     expect(replay.body).toEqual(refused.body);
   });
 
-  it('keeps keys per credential: a Viewer repeating an Admin\'s key neither gets the Admin\'s answer nor leaves it a 403', async () => {
+  it("keeps keys per credential: a Viewer repeating an Admin's key neither gets the Admin's answer nor leaves it a 403", async () => {
     // Issue 18: keys were per workspace and replayed before the permission check.
     const key = newKey();
     const admin = await post('/rest/companies', { name: 'Idem Cred' }, key);
@@ -133,14 +137,20 @@ describe('Idempotency-Key', () => {
       expect(res.body.messages[0]).toMatch(/nests deeper than 64 levels/);
     }
     const deepObject = `{"name":"x","domainName":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`;
-    const res = await request(http).post('/rest/companies').set(auth()).set('Idempotency-Key', newKey()).set('Content-Type', 'application/json').send(deepObject);
+    const res = await request(http)
+      .post('/rest/companies')
+      .set(auth())
+      .set('Idempotency-Key', newKey())
+      .set('Content-Type', 'application/json')
+      .send(deepObject);
     expectError(res, 400, 'INVALID_JSON');
   });
 
   it('works for PATCH and DELETE, and for batch creates', async () => {
     const created = (await post('/rest/companies', { name: 'Idem Patch' })).body.data.createCompany;
     const key = newKey();
-    const patch = () => request(http).patch(`/rest/companies/${created.id}`).set(auth()).set('Idempotency-Key', key).send({ name: 'Idem Patched' });
+    const patch = () =>
+      request(http).patch(`/rest/companies/${created.id}`).set(auth()).set('Idempotency-Key', key).send({ name: 'Idem Patched' });
     const p1 = await patch();
     const p2 = await patch();
     expect(p1.status).toBe(200);
@@ -171,7 +181,12 @@ describe('Idempotency-Key', () => {
       const key = newKey();
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE companies IN EXCLUSIVE MODE');
-      const first = request(base).post('/rest/companies').set(auth()).set('Idempotency-Key', key).send({ name: 'Idem Slow' }).then((r) => r);
+      const first = request(base)
+        .post('/rest/companies')
+        .set(auth())
+        .set('Idempotency-Key', key)
+        .send({ name: 'Idem Slow' })
+        .then((r) => r);
       await new Promise((r) => setTimeout(r, 300));
       const busy = await request(base).post('/rest/companies').set(auth()).set('Idempotency-Key', key).send({ name: 'Idem Slow' });
       expectError(busy, 409, 'IDEMPOTENCY_KEY_IN_USE');
@@ -193,7 +208,10 @@ describe('Idempotency-Key', () => {
     // An instance SIGKILLed after its INSERT committed, before it kept the response.
     const first = await post('/rest/companies', body, key);
     expect(first.status).toBe(201);
-    await ds.query(`UPDATE idempotency_keys SET status = NULL, body = NULL, locked_until = now() - interval '1 second' WHERE workspace_id = $1 AND key = $2`, [ws.id, key]);
+    await ds.query(
+      `UPDATE idempotency_keys SET status = NULL, body = NULL, locked_until = now() - interval '1 second' WHERE workspace_id = $1 AND key = $2`,
+      [ws.id, key],
+    );
     const retry = await post('/rest/companies', body, key);
     expectError(retry, 409, 'CONFLICT'); // the derived id exists: no second record
     expect(await companiesNamed('Idem Orphan')).toBe(1);

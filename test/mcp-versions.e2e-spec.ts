@@ -21,7 +21,14 @@ describe('MCP protocol versions', () => {
     const { workspace } = await workspaceWith(origin.ds, [], 'mcp-versions');
     workspaceId = workspace.id;
     const key = async (role: string) =>
-      (await createApiKey(origin.ds, { workspaceId, role: await findRole(origin.ds, workspaceId, role), name: role, expiresAt: new Date(Date.now() + 86_400_000) })).secret;
+      (
+        await createApiKey(origin.ds, {
+          workspaceId,
+          role: await findRole(origin.ds, workspaceId, role),
+          name: role,
+          expiresAt: new Date(Date.now() + 86_400_000),
+        })
+      ).secret;
     keys = { viewer: await key('Viewer'), admin: await key('Admin') };
     await origin.ds.query(`INSERT INTO companies (workspace_id, name) VALUES ($1, 'Versioned Inc')`, [workspaceId]);
   });
@@ -56,7 +63,9 @@ describe('MCP protocol versions', () => {
 
   it('speaks every revision its server card lists, 2026-07-28 first', async () => {
     // Issue 18: the card left out 2026-07-28, which /mcp serves.
-    const card = (await (await fetch(`${origin.url}/.well-known/mcp/server-card.json`)).json()) as { remotes: { supportedProtocolVersions: string[] }[] };
+    const card = (await (await fetch(`${origin.url}/.well-known/mcp/server-card.json`)).json()) as {
+      remotes: { supportedProtocolVersions: string[] }[];
+    };
     const versions = card.remotes[0].supportedProtocolVersions;
     expect(versions[0]).toBe('2026-07-28');
     expect(versions).toEqual(expect.arrayContaining(['2025-11-25', '2025-06-18']));
@@ -70,8 +79,17 @@ describe('MCP protocol versions', () => {
     for (const version of versions.slice(1)) {
       const res = await fetch(`${origin.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${keys.viewer}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'card', version: '1' } } }),
+        headers: {
+          authorization: `Bearer ${keys.viewer}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'card', version: '1' } },
+        }),
       });
       expect({ version, status: res.status }).toEqual({ version, status: 200 });
       expect(((await res.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(version);
@@ -90,7 +108,10 @@ describe('MCP protocol versions', () => {
       expect(tools.find((t) => t.name === 'delete_company')?.annotations).toMatchObject({ destructiveHint: true });
       const created = await client.callTool({ name: 'create_company', arguments: { name: `Made over ${version}` } });
       expect(created.isError).toBeFalsy();
-      const [{ count }] = await origin.ds.query('SELECT count(*)::int AS count FROM companies WHERE workspace_id = $1 AND name = $2', [workspaceId, `Made over ${version}`]);
+      const [{ count }] = await origin.ds.query('SELECT count(*)::int AS count FROM companies WHERE workspace_id = $1 AND name = $2', [
+        workspaceId,
+        `Made over ${version}`,
+      ]);
       expect(count).toBe(1);
     } finally {
       await client.close();
@@ -104,7 +125,9 @@ describe('MCP protocol versions', () => {
     await v1.connect(new V1Transport(new URL(`${origin.url}/mcp`), headers(keys.admin)));
     try {
       const shape = (tools: { name: string; inputSchema: unknown; annotations?: unknown }[]) =>
-        tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema, annotations: t.annotations })).sort((a, b) => a.name.localeCompare(b.name));
+        tools
+          .map((t) => ({ name: t.name, inputSchema: t.inputSchema, annotations: t.annotations }))
+          .sort((a, b) => a.name.localeCompare(b.name));
       expect(shape((await v2.listTools()).tools)).toEqual(shape((await v1.listTools()).tools));
     } finally {
       await v2.close();

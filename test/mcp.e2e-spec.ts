@@ -3,11 +3,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { addMember, createUser, createWorkspace, findRole } from '#identity/accounts.js';
@@ -18,12 +14,24 @@ import { startPublicOrigin, type PublicOrigin } from './public-origin.js';
 
 process.env.LOG_LEVEL ??= 'error';
 
-
 /** A loopback redirect URI, as MCP clients on a desktop use; nothing listens: the browser stops there. */
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const ALL_TOOLS = [
-  'create_company', 'create_opportunity', 'create_person', 'delete_company', 'delete_opportunity', 'delete_person', 'get_company',
-  'get_opportunity', 'get_person', 'list_companies', 'list_opportunities', 'list_people', 'update_company', 'update_opportunity', 'update_person',
+  'create_company',
+  'create_opportunity',
+  'create_person',
+  'delete_company',
+  'delete_opportunity',
+  'delete_person',
+  'get_company',
+  'get_opportunity',
+  'get_person',
+  'list_companies',
+  'list_opportunities',
+  'list_people',
+  'update_company',
+  'update_opportunity',
+  'update_person',
 ];
 const READ_TOOLS = ['get_company', 'get_opportunity', 'get_person', 'list_companies', 'list_opportunities', 'list_people'];
 
@@ -147,7 +155,8 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
     return connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
   }
 
-  const withKey = (secret: string) => new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { Authorization: `Bearer ${secret}` } } });
+  const withKey = (secret: string) =>
+    new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { Authorization: `Bearer ${secret}` } } });
 
   it('goes from an unauthenticated connect to tool calls through discovery, registration, sign-in and consent', async () => {
     const p = await person('Admin');
@@ -170,7 +179,14 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
     const list = tools.find((t) => t.name === 'list_companies')!;
-    expect(Object.keys(list.inputSchema.properties ?? {}).sort()).toEqual(['depth', 'ending_before', 'filter', 'limit', 'order_by', 'starting_after']);
+    expect(Object.keys(list.inputSchema.properties ?? {}).sort()).toEqual([
+      'depth',
+      'ending_before',
+      'filter',
+      'limit',
+      'order_by',
+      'starting_after',
+    ]);
     expect(JSON.stringify(list.inputSchema)).toContain('name[ilike]:\\"%acme%\\"');
     expect(list.annotations?.readOnlyHint).toBe(true);
     expect(tools.find((t) => t.name === 'delete_person')!.annotations?.destructiveHint).toBe(true);
@@ -195,10 +211,16 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
     const embedded = await client.callTool({ name: 'get_company', arguments: { id: companyId, depth: 1 } });
     expect(structured(embedded).company.people.map((x: { id: string }) => x.id)).toEqual([structured(created).person.id]);
 
-    const found = await client.callTool({ name: 'list_people', arguments: { filter: 'emails.primaryEmail[eq]:"ada@example.com"', depth: 1 } });
+    const found = await client.callTool({
+      name: 'list_people',
+      arguments: { filter: 'emails.primaryEmail[eq]:"ada@example.com"', depth: 1 },
+    });
     expect(structured(found).people[0].company.id).toBe(companyId);
 
-    const updated = await client.callTool({ name: 'update_person', arguments: { id: structured(created).person.id, name: { lastName: 'King' } } });
+    const updated = await client.callTool({
+      name: 'update_person',
+      arguments: { id: structured(created).person.id, name: { lastName: 'King' } },
+    });
     expect(structured(updated).person.name).toEqual({ firstName: 'Ada', lastName: 'King' });
     const deleted = await client.callTool({ name: 'delete_person', arguments: { id: structured(created).person.id } });
     expect(structured(deleted)).toEqual({ id: structured(created).person.id });
@@ -225,8 +247,14 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
     const ws = await newWorkspace(ds, 'mcp-key');
     const admin = await connect(withKey(ws.keys.Admin));
     expect((await admin.listTools()).tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
-    const created = await admin.callTool({ name: 'create_company', arguments: { name: 'Acme', domainName: { primaryLinkUrl: 'acme.com' } } });
-    expect(structured(created).company).toMatchObject({ name: 'Acme', domainName: { primaryLinkUrl: 'acme.com', primaryLinkLabel: null, secondaryLinks: [] } });
+    const created = await admin.callTool({
+      name: 'create_company',
+      arguments: { name: 'Acme', domainName: { primaryLinkUrl: 'acme.com' } },
+    });
+    expect(structured(created).company).toMatchObject({
+      name: 'Acme',
+      domainName: { primaryLinkUrl: 'acme.com', primaryLinkLabel: null, secondaryLinks: [] },
+    });
     await admin.callTool({ name: 'create_company', arguments: { name: 'Initech' } });
 
     const page = await admin.callTool({ name: 'list_companies', arguments: { limit: 1, order_by: 'name[DescNullsLast]' } });
@@ -247,7 +275,9 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
     ];
     for (const [args, query] of cases) {
       const result = await admin.callTool({ name: 'list_companies', arguments: args });
-      const rest = (await (await fetch(`${publicUrl}/rest/companies?${new URLSearchParams(query)}`, { headers: { authorization: `Bearer ${ws.keys.Admin}` } })).json()) as { code: string; messages: string[] };
+      const rest = (await (
+        await fetch(`${publicUrl}/rest/companies?${new URLSearchParams(query)}`, { headers: { authorization: `Bearer ${ws.keys.Admin}` } })
+      ).json()) as { code: string; messages: string[] };
       expect(result.isError).toBe(true);
       expect(text(result)).toBe(`${rest.code}: ${rest.messages.join('; ')}`);
     }
@@ -266,7 +296,10 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
     const app = await createServerApp(ds, { workspaceId: ws.id, role: await findRole(ds, ws.id, 'Viewer'), name: 'mcp job' });
     const res = await fetch(`${publicUrl}/oauth/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: 'grant_type=client_credentials&scope=api',
     });
     const { access_token: token } = (await res.json()) as { access_token: string };
@@ -283,7 +316,11 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
     };
     const post = (headers: Record<string, string>, body: unknown = initialize) =>
-      fetch(mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+      fetch(mcpUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(body),
+      });
 
     it('answers 401 with WWW-Authenticate naming the /mcp resource metadata and the scope', async () => {
       const res = await post({});
@@ -298,7 +335,11 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
         `Bearer realm="${publicUrl}", error="invalid_token", resource_metadata="${publicUrl}/.well-known/oauth-protected-resource/mcp", scope="api"`,
       );
       const metadata = await (await fetch(`${publicUrl}/.well-known/oauth-protected-resource/mcp`)).json();
-      expect(metadata).toMatchObject({ resource: `${publicUrl}/mcp`, authorization_servers: [publicUrl], scopes_supported: expect.arrayContaining(['api']) });
+      expect(metadata).toMatchObject({
+        resource: `${publicUrl}/mcp`,
+        authorization_servers: [publicUrl],
+        scopes_supported: expect.arrayContaining(['api']),
+      });
     });
 
     it('answers JSON by default and an SSE stream to a client that prefers it; GET and DELETE are 405', async () => {
@@ -313,7 +354,10 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
       expect(body.result.serverInfo.name).toBe('workspace-records');
       expect(body.result.capabilities.tools).toBeDefined();
 
-      const sse = await post({ ...authz, accept: 'application/json;q=0.5, text/event-stream' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      const sse = await post(
+        { ...authz, accept: 'application/json;q=0.5, text/event-stream' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      );
       expect(sse.status).toBe(200);
       expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
       const stream = await sse.text();
@@ -321,11 +365,20 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
       expect(data.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(READ_TOOLS);
 
       // A tool call needs no initialize first (stateless), as in the docs' curl example.
-      const call = await post(authz, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_people', arguments: { filter: 'name.lastName[eq]:"Kim"', limit: 5 } } });
+      const call = await post(authz, {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'list_people', arguments: { filter: 'name.lastName[eq]:"Kim"', limit: 5 } },
+      });
       expect(call.status).toBe(200);
       const called = (await call.json()) as { result: CallToolResult };
       expect(called.result.isError).toBeFalsy();
-      expect(called.result.structuredContent).toEqual({ people: [], totalCount: 0, pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null } });
+      expect(called.result.structuredContent).toEqual({
+        people: [],
+        totalCount: 0,
+        pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null },
+      });
 
       for (const method of ['GET', 'DELETE']) {
         const res = await fetch(mcpUrl, { method, headers: { ...authz, accept: 'text/event-stream' } });

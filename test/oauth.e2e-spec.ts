@@ -13,7 +13,6 @@ import { freePort } from './public-origin.js';
 
 process.env.LOG_LEVEL ??= 'error';
 
-
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const insecure = { execute: [oidc.allowInsecureRequests] };
 /** Response bodies of known shape (fetch types them as unknown). */
@@ -37,7 +36,12 @@ describe('OAuth 2.1 through the public origin', () => {
     authPort = await freePort();
     const apiPort = await freePort();
     publicUrl = `http://127.0.0.1:${apiPort}`;
-    Object.assign(process.env, { PORT: String(apiPort), AUTH_PORT: String(authPort), PUBLIC_URL: publicUrl, REGISTRATIONS_PER_MINUTE: '40' });
+    Object.assign(process.env, {
+      PORT: String(apiPort),
+      AUTH_PORT: String(authPort),
+      PUBLIC_URL: publicUrl,
+      REGISTRATIONS_PER_MINUTE: '40',
+    });
     auth = await startAuth();
     api = await createRecordsApi();
     await api.listen(apiPort, '127.0.0.1');
@@ -66,11 +70,21 @@ describe('OAuth 2.1 through the public origin', () => {
   }
 
   async function registerClient(metadata: Partial<oidc.ClientMetadata> = {}) {
-    return oidc.dynamicClientRegistration(new URL(publicUrl), { redirect_uris: [REDIRECT], client_name: 'Test CLI', ...metadata }, undefined, insecure);
+    return oidc.dynamicClientRegistration(
+      new URL(publicUrl),
+      { redirect_uris: [REDIRECT], client_name: 'Test CLI', ...metadata },
+      undefined,
+      insecure,
+    );
   }
 
   /** The authorization code flow with PKCE, clicking through the real pages. */
-  async function authorize(config: oidc.Configuration, browser: FormBrowser, steps: (b: FormBrowser) => Promise<void>, extra: Record<string, string> = {}) {
+  async function authorize(
+    config: oidc.Configuration,
+    browser: FormBrowser,
+    steps: (b: FormBrowser) => Promise<void>,
+    extra: Record<string, string> = {},
+  ) {
     const { url, verifier } = await pkceAuthorizationUrl(config, REDIRECT, extra);
     await browser.go(url);
     await steps(browser);
@@ -84,7 +98,10 @@ describe('OAuth 2.1 through the public origin', () => {
   };
 
   const rest = (token: string, path = '/rest/companies', init: RequestInit = {}) =>
-    fetch(`${publicUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(init.headers ?? {}) } });
+    fetch(`${publicUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+    });
 
   it('publishes RFC 8414 metadata and both protected-resource documents on the public origin', async () => {
     const config = await oidc.discovery(new URL(publicUrl), 'unused', undefined, undefined, insecure);
@@ -109,7 +126,11 @@ describe('OAuth 2.1 through the public origin', () => {
     expect(meta.client_secret).toBeUndefined();
     expect(meta.grant_types).toEqual(['authorization_code', 'refresh_token']);
 
-    for (const refused of [{ token_endpoint_auth_method: 'client_secret_basic' }, { token_endpoint_auth_method: 'client_secret_post' }, { grant_types: ['client_credentials'] }]) {
+    for (const refused of [
+      { token_endpoint_auth_method: 'client_secret_basic' },
+      { token_endpoint_auth_method: 'client_secret_post' },
+      { grant_types: ['client_credentials'] },
+    ]) {
       const res = await fetch(`${publicUrl}/oauth/register`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -121,7 +142,10 @@ describe('OAuth 2.1 through the public origin', () => {
   });
 
   it('runs authorization code + PKCE through sign-in, workspace choice and consent; the token reaches only that workspace', async () => {
-    const p = await person([{ workspace: 'alpha', role: 'Admin' }, { workspace: 'beta', role: 'Viewer' }]);
+    const p = await person([
+      { workspace: 'alpha', role: 'Admin' },
+      { workspace: 'beta', role: 'Viewer' },
+    ]);
     const config = await registerClient();
     const browser = new FormBrowser(REDIRECT);
     const tokens = await authorize(config, browser, async (b) => {
@@ -157,7 +181,9 @@ describe('OAuth 2.1 through the public origin', () => {
       await b.submit('Allow');
     });
     const ws = p.workspaces[0].id;
-    expect((await rest(tokens.access_token, '/rest/companies', { method: 'POST', body: JSON.stringify({ name: 'Yes' }) })).status).toBe(201);
+    expect((await rest(tokens.access_token, '/rest/companies', { method: 'POST', body: JSON.stringify({ name: 'Yes' }) })).status).toBe(
+      201,
+    );
     const viewer = await findRole(ds, ws, 'Viewer');
     await ds.query('UPDATE workspace_members SET role_id = $1 WHERE workspace_id = $2 AND user_id = $3', [viewer.id, ws, p.user.id]);
     expect((await rest(tokens.access_token, '/rest/companies', { method: 'POST', body: JSON.stringify({ name: 'No' }) })).status).toBe(403);
@@ -185,7 +211,7 @@ describe('OAuth 2.1 through the public origin', () => {
     await expect(oidc.refreshTokenGrant(config, second.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
-  it('lets a client revoke its own refresh token (RFC 7009), but not another client\'s', async () => {
+  it("lets a client revoke its own refresh token (RFC 7009), but not another client's", async () => {
     const p = await person([{ workspace: 'kappa', role: 'Member' }]);
     const config = await registerClient();
     const other = await registerClient();
@@ -217,7 +243,10 @@ describe('OAuth 2.1 through the public origin', () => {
     const browser = new FormBrowser(REDIRECT);
     const verifier = oidc.randomPKCECodeVerifier();
     const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT, scope: 'api', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      redirect_uri: REDIRECT,
+      scope: 'api',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
     await browser.go(url.toString());
     await signIn(p.email, p.password)(browser);
@@ -228,10 +257,15 @@ describe('OAuth 2.1 through the public origin', () => {
   it('issues MCP-only tokens that /rest and /graphql refuse', async () => {
     const p = await person([{ workspace: 'zeta', role: 'Admin' }]);
     const config = await registerClient();
-    const tokens = await authorize(config, new FormBrowser(REDIRECT), async (b) => {
-      await signIn(p.email, p.password)(b);
-      await b.submit('Allow');
-    }, { resource: `${publicUrl}/mcp/` });
+    const tokens = await authorize(
+      config,
+      new FormBrowser(REDIRECT),
+      async (b) => {
+        await signIn(p.email, p.password)(b);
+        await b.submit('Allow');
+      },
+      { resource: `${publicUrl}/mcp/` },
+    );
     const claims = JSON.parse(Buffer.from(tokens.access_token.split('.')[1], 'base64url').toString());
     expect(claims.aud).toBe(`${publicUrl}/mcp`);
     const res = await rest(tokens.access_token);
@@ -255,7 +289,10 @@ describe('OAuth 2.1 through the public origin', () => {
 
     const wrong = await fetch(`${publicUrl}/oauth/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${app.clientId}:wrong`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${app.clientId}:wrong`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: 'grant_type=client_credentials&scope=api',
     });
     expect(wrong.status).toBe(401);
@@ -281,8 +318,16 @@ describe('OAuth 2.1 through the public origin', () => {
     try {
       const res = await fetch(`http://127.0.0.1:${secondPort}/oauth/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-host': new URL(publicUrl).host, 'x-forwarded-proto': 'http' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: afterRestart.refresh_token!, client_id: config.clientMetadata().client_id }),
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-forwarded-host': new URL(publicUrl).host,
+          'x-forwarded-proto': 'http',
+        },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: afterRestart.refresh_token!,
+          client_id: config.clientMetadata().client_id,
+        }),
       });
       expect(res.status).toBe(200);
       const body = await json(res);
@@ -323,9 +368,16 @@ describe('OAuth 2.1 through the public origin', () => {
     await browser.submit('Sign out');
     expect(browser.lastBody).toContain('signed out');
     const verifier = oidc.randomPKCECodeVerifier();
-    await browser.go(oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT, scope: 'api', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
-    }).toString());
+    await browser.go(
+      oidc
+        .buildAuthorizationUrl(config, {
+          redirect_uri: REDIRECT,
+          scope: 'api',
+          code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: 'S256',
+        })
+        .toString(),
+    );
     expect(browser.labels()).toContain('Password');
   });
 

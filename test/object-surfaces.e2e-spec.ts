@@ -54,8 +54,14 @@ function schemaChanges(before: GraphQLSchema, now: GraphQLSchema): string[] {
     if (other.constructor !== type.constructor) changes.push(`type ${type.name} changed kind`);
     if ((other.description ?? '') !== (type.description ?? '')) changes.push(`type ${type.name} changed description`);
     if (isEnumType(type) && isEnumType(other)) {
-      const was = type.getValues().map((v) => `${v.name} ${v.description ?? ''}`).join('|');
-      const is = other.getValues().map((v) => `${v.name} ${v.description ?? ''}`).join('|');
+      const was = type
+        .getValues()
+        .map((v) => `${v.name} ${v.description ?? ''}`)
+        .join('|');
+      const is = other
+        .getValues()
+        .map((v) => `${v.name} ${v.description ?? ''}`)
+        .join('|');
       if (was !== is) changes.push(`enum ${type.name} changed values`);
     }
     if ((isObjectType(type) || isInterfaceType(type)) && (isObjectType(other) || isInterfaceType(other))) {
@@ -86,7 +92,8 @@ function schemaChanges(before: GraphQLSchema, now: GraphQLSchema): string[] {
         if (!now || argString(now) !== argString(field)) changes.push(`${type.name}.${field.name} changed`);
       }
       for (const added of Object.values(fields)) {
-        if (!type.getFields()[added.name] && isNonNullType(added.type)) changes.push(`${type.name}.${added.name} is a new required input field`);
+        if (!type.getFields()[added.name] && isNonNullType(added.type))
+          changes.push(`${type.name}.${added.name} is a new required input field`);
       }
     }
   }
@@ -105,19 +112,31 @@ describe('companies and people: the same surfaces as before the object declarati
 
   it('GraphQL: every type, field, argument and description of the baseline schema is unchanged', () => {
     const current = printSchema(app.get(GraphQLSchemaHost).schema);
-    const before = snapshot('schema-companies-people.gql', current, (s) => s, (s) => s);
+    const before = snapshot(
+      'schema-companies-people.gql',
+      current,
+      (s) => s,
+      (s) => s,
+    );
     const changes = schemaChanges(buildSchema(before), buildSchema(current));
     expect(changes).toEqual([]);
     // The comparison itself notices a change.
-    expect(schemaChanges(buildSchema(before), buildSchema(before.replace('type Company {', 'type Company {\n  extra: Int!\n  x: Int')))).toEqual([]);
-    expect(schemaChanges(buildSchema(before), buildSchema(before.replace(/(type Company \{[^}]*\n\s*name: )String!/, '$1String')))).toEqual([
-      'Company.name: String! → String',
-    ]);
+    expect(
+      schemaChanges(buildSchema(before), buildSchema(before.replace('type Company {', 'type Company {\n  extra: Int!\n  x: Int'))),
+    ).toEqual([]);
+    expect(schemaChanges(buildSchema(before), buildSchema(before.replace(/(type Company \{[^}]*\n\s*name: )String!/, '$1String')))).toEqual(
+      ['Company.name: String! → String'],
+    );
   });
 
   it('OpenAPI: every path and component of the baseline document is unchanged', async () => {
     const doc = (await request(http).get('/rest/open-api').expect(200)).body;
-    const before = snapshot('open-api-companies-people.json', doc, (d) => `${JSON.stringify(d, null, 2)}\n`, (s) => JSON.parse(s));
+    const before = snapshot(
+      'open-api-companies-people.json',
+      doc,
+      (d) => `${JSON.stringify(d, null, 2)}\n`,
+      (s) => JSON.parse(s),
+    );
     expect(Object.keys(before.paths).length).toBe(6);
     for (const [path, operations] of Object.entries(before.paths)) {
       expect({ path, operations: doc.paths[path] }).toEqual({ path, operations });
@@ -138,7 +157,12 @@ describe('companies and people: the same surfaces as before the object declarati
       .send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })
       .expect(200);
     const tools = (res.body.result.tools as { name: string }[]).filter((t) => OBJECT_TOOLS.test(t.name));
-    const before = snapshot('mcp-tools-companies-people.json', tools, (t) => `${JSON.stringify(t, null, 2)}\n`, (s) => JSON.parse(s));
+    const before = snapshot(
+      'mcp-tools-companies-people.json',
+      tools,
+      (t) => `${JSON.stringify(t, null, 2)}\n`,
+      (s) => JSON.parse(s),
+    );
     expect(before).toHaveLength(10);
     // Two changes are the MCP v2 SDK's (docs/mcp.md), made on purpose: schemas say JSON Schema
     // 2020-12 (the default dialect since MCP 2025-11-25) instead of draft-07, and the v1-only

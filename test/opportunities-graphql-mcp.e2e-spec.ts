@@ -23,7 +23,8 @@ describe('opportunities over GraphQL and MCP', () => {
   });
   afterAll(() => app.close());
 
-  const gql = (secret: string, query: string, variables?: Vars) => request(http).post('/graphql').set(bearer(secret)).send({ query, variables });
+  const gql = (secret: string, query: string, variables?: Vars) =>
+    request(http).post('/graphql').set(bearer(secret)).send({ query, variables });
 
   async function ok(secret: string, query: string, variables?: Vars) {
     const res = await gql(secret, query, variables);
@@ -45,11 +46,24 @@ describe('opportunities over GraphQL and MCP', () => {
     it('creates with amounts beyond 2^31 (BigFloat), reads the relations both ways, updates and deletes', async () => {
       const ws = await newWorkspace(ds, 'gql-opp');
       const { createCompany: company } = await ok(ws.keys.Admin, 'mutation { createCompany(data: {name: "Acme"}) { id } }');
-      const { createPerson: person } = await ok(ws.keys.Admin, `mutation($c: UUID) { createPerson(data: {name: {firstName: "Ada"}, companyId: $c}) { id } }`, { c: company.id });
+      const { createPerson: person } = await ok(
+        ws.keys.Admin,
+        `mutation($c: UUID) { createPerson(data: {name: {firstName: "Ada"}, companyId: $c}) { id } }`,
+        { c: company.id },
+      );
       const { createOpportunity: opp } = await ok(
         ws.keys.Admin,
         `mutation($data: OpportunityCreateInput!) { createOpportunity(data: $data) { ${OPPORTUNITY} } }`,
-        { data: { name: 'Big deal', amount: { amountMicros: 4_000_000_000_000, currencyCode: 'USD' }, closeDate: '2026-11-30', stage: 'PROPOSAL', companyId: company.id, pointOfContactId: person.id } },
+        {
+          data: {
+            name: 'Big deal',
+            amount: { amountMicros: 4_000_000_000_000, currencyCode: 'USD' },
+            closeDate: '2026-11-30',
+            stage: 'PROPOSAL',
+            companyId: company.id,
+            pointOfContactId: person.id,
+          },
+        },
       );
       expect(opp).toMatchObject({
         name: 'Big deal',
@@ -60,7 +74,10 @@ describe('opportunities over GraphQL and MCP', () => {
         pointOfContactId: person.id,
       });
       // A literal in the document, and NEW by default.
-      const { createOpportunity: small } = await ok(ws.keys.Admin, 'mutation { createOpportunity(data: {name: "Small", amount: {amountMicros: 3000000000}}) { stage amount { amountMicros } } }');
+      const { createOpportunity: small } = await ok(
+        ws.keys.Admin,
+        'mutation { createOpportunity(data: {name: "Small", amount: {amountMicros: 3000000000}}) { stage amount { amountMicros } } }',
+      );
       expect(small).toEqual({ stage: 'NEW', amount: { amountMicros: 3_000_000_000 } });
 
       const data = await ok(
@@ -76,9 +93,15 @@ describe('opportunities over GraphQL and MCP', () => {
       expect(data.companies.edges[0].node.opportunities).toEqual({ totalCount: 1, edges: [{ node: { name: 'Big deal' } }] });
       expect(data.people.edges[0].node.pointOfContactForOpportunities).toEqual({ totalCount: 1, edges: [{ node: { id: opp.id } }] });
 
-      const { updateOpportunity } = await ok(ws.keys.Admin, `mutation($id: UUID!) { updateOpportunity(id: $id, data: {stage: CUSTOMER, pointOfContactId: null}) { stage pointOfContactId } }`, { id: opp.id });
+      const { updateOpportunity } = await ok(
+        ws.keys.Admin,
+        `mutation($id: UUID!) { updateOpportunity(id: $id, data: {stage: CUSTOMER, pointOfContactId: null}) { stage pointOfContactId } }`,
+        { id: opp.id },
+      );
       expect(updateOpportunity).toEqual({ stage: 'CUSTOMER', pointOfContactId: null });
-      const { deleteOpportunity } = await ok(ws.keys.Admin, `mutation($id: UUID!) { deleteOpportunity(id: $id) { id deletedAt } }`, { id: opp.id });
+      const { deleteOpportunity } = await ok(ws.keys.Admin, `mutation($id: UUID!) { deleteOpportunity(id: $id) { id deletedAt } }`, {
+        id: opp.id,
+      });
       expect(deleteOpportunity.deletedAt).not.toBeNull();
     });
 
@@ -93,7 +116,9 @@ describe('opportunities over GraphQL and MCP', () => {
         ],
       });
       const names = async (args: string) =>
-        (await ok(ws.keys.Admin, `{ opportunities(${args}) { totalCount edges { node { name } } } }`)).opportunities.edges.map((e: { node: { name: string } }) => e.node.name);
+        (await ok(ws.keys.Admin, `{ opportunities(${args}) { totalCount edges { node { name } } } }`)).opportunities.edges.map(
+          (e: { node: { name: string } }) => e.node.name,
+        );
       // One batch: the same createdAt, so the default order falls to the ids; compare as sets.
       const matching = async (args: string) => (await names(args)).sort();
       expect(await matching('filter: {stage: {in: [NEW, MEETING]}}')).toEqual(['a', 'b', 'd']);
@@ -104,15 +129,27 @@ describe('opportunities over GraphQL and MCP', () => {
       expect(await names('orderBy: [{amount: {amountMicros: DescNullsLast}}]')).toEqual(['b', 'c', 'a', 'd']);
       expect(await names('orderBy: [{stage: AscNullsFirst}, {name: DescNullsLast}]')).toEqual(['c', 'd', 'b', 'a']);
 
-      const first = await ok(ws.keys.Admin, '{ opportunities(first: 2, orderBy: [{closeDate: AscNullsLast}]) { edges { node { name } } pageInfo { hasNextPage endCursor } } }');
+      const first = await ok(
+        ws.keys.Admin,
+        '{ opportunities(first: 2, orderBy: [{closeDate: AscNullsLast}]) { edges { node { name } } pageInfo { hasNextPage endCursor } } }',
+      );
       expect(first.opportunities.edges.map((e: { node: { name: string } }) => e.node.name)).toEqual(['b', 'c']);
-      const next = await ok(ws.keys.Admin, `query($after: String) { opportunities(first: 2, after: $after, orderBy: [{closeDate: AscNullsLast}]) { edges { node { name } } pageInfo { hasNextPage hasPreviousPage } } }`, {
-        after: first.opportunities.pageInfo.endCursor,
-      });
+      const next = await ok(
+        ws.keys.Admin,
+        `query($after: String) { opportunities(first: 2, after: $after, orderBy: [{closeDate: AscNullsLast}]) { edges { node { name } } pageInfo { hasNextPage hasPreviousPage } } }`,
+        {
+          after: first.opportunities.pageInfo.endCursor,
+        },
+      );
       expect(next.opportunities.edges.map((e: { node: { name: string } }) => e.node.name).sort()).toEqual(['a', 'd']);
       expect(next.opportunities.pageInfo).toEqual({ hasNextPage: false, hasPreviousPage: true });
 
-      const bad = await refused(ws.keys.Admin, '{ opportunities(filter: {amount: {amountMicros: {gte: 1.5}}}) { totalCount } }', undefined, 'BAD_USER_INPUT');
+      const bad = await refused(
+        ws.keys.Admin,
+        '{ opportunities(filter: {amount: {amountMicros: {gte: 1.5}}}) { totalCount } }',
+        undefined,
+        'BAD_USER_INPUT',
+      );
       expect(bad.message).toMatch(/amount\.amountMicros\[gte\] expects an integer/);
     });
 
@@ -138,9 +175,14 @@ describe('opportunities over GraphQL and MCP', () => {
       // An unknown stage is refused by the schema (an enum), before the service layer.
       const stage = await gql(ws.keys.Admin, create, { data: { name: 'A', stage: 'WON' } });
       expect(stage.body.errors[0].message).toMatch(/OpportunityStageEnum/);
-      const batch = await refused(ws.keys.Admin, 'mutation($d: [OpportunityCreateInput!]!) { createOpportunities(data: $d) { id } }', {
-        d: [{ name: 'fine' }, { name: 'bad', amount: { currencyCode: 'x' } }],
-      }, 'BAD_USER_INPUT');
+      const batch = await refused(
+        ws.keys.Admin,
+        'mutation($d: [OpportunityCreateInput!]!) { createOpportunities(data: $d) { id } }',
+        {
+          d: [{ name: 'fine' }, { name: 'bad', amount: { currencyCode: 'x' } }],
+        },
+        'BAD_USER_INPUT',
+      );
       expect(batch.message).toMatch(/data\[1\]\.amount\.currencyCode/);
       expect(await count(ws)).toBe(0);
     });
@@ -149,9 +191,9 @@ describe('opportunities over GraphQL and MCP', () => {
       const ws = await newWorkspace(ds, 'gql-opp-roles');
       const { createOpportunity: opp } = await ok(ws.keys.Admin, 'mutation { createOpportunity(data: {name: "Mine"}) { id } }');
       expect((await ok(ws.keys.Viewer, '{ opportunities { totalCount } }')).opportunities.totalCount).toBe(1);
-      expect((await refused(ws.keys.Viewer, 'mutation { createOpportunity(data: {name: "No"}) { id } }', undefined, 'FORBIDDEN')).message).toBe(
-        'The role "Viewer" does not allow create on opportunities',
-      );
+      expect(
+        (await refused(ws.keys.Viewer, 'mutation { createOpportunity(data: {name: "No"}) { id } }', undefined, 'FORBIDDEN')).message,
+      ).toBe('The role "Viewer" does not allow create on opportunities');
       const legacy = await keyWithRole(ds, ws.id, 'Legacy', allPermissions());
       await refused(legacy.secret, '{ opportunities { totalCount } }', undefined, 'FORBIDDEN');
       // Company.opportunities needs read on opportunities too.
@@ -160,17 +202,29 @@ describe('opportunities over GraphQL and MCP', () => {
       expect(nested.body.errors[0].extensions.code).toBe('FORBIDDEN');
 
       const other = await newWorkspace(ds, 'gql-opp-iso');
-      expect((await ok(other.keys.Admin, `query($id: UUID!) { opportunity(filter: {id: {eq: $id}}) { id } }`, { id: opp.id })).opportunity).toBeNull();
-      await refused(other.keys.Admin, `mutation($id: UUID!) { updateOpportunity(id: $id, data: {name: "x"}) { id } }`, { id: opp.id }, 'NOT_FOUND');
+      expect(
+        (await ok(other.keys.Admin, `query($id: UUID!) { opportunity(filter: {id: {eq: $id}}) { id } }`, { id: opp.id })).opportunity,
+      ).toBeNull();
+      await refused(
+        other.keys.Admin,
+        `mutation($id: UUID!) { updateOpportunity(id: $id, data: {name: "x"}) { id } }`,
+        { id: opp.id },
+        'NOT_FOUND',
+      );
     });
 
     it('reads the relations of a page without N+1: one query per relation', async () => {
       const ws = await newWorkspace(ds, 'gql-opp-n1');
-      const companies = (await ok(ws.keys.Admin, 'mutation($d: [CompanyCreateInput!]!) { createCompanies(data: $d) { id } }', {
-        d: Array.from({ length: 10 }, (_, i) => ({ name: `C${i}` })),
-      })).createCompanies as { id: string }[];
+      const companies = (
+        await ok(ws.keys.Admin, 'mutation($d: [CompanyCreateInput!]!) { createCompanies(data: $d) { id } }', {
+          d: Array.from({ length: 10 }, (_, i) => ({ name: `C${i}` })),
+        })
+      ).createCompanies as { id: string }[];
       await ok(ws.keys.Admin, 'mutation($d: [OpportunityCreateInput!]!) { createOpportunities(data: $d) { id } }', {
-        d: companies.flatMap((c, i) => [{ name: `O${i}a`, companyId: c.id }, { name: `O${i}b`, companyId: c.id }]),
+        d: companies.flatMap((c, i) => [
+          { name: `O${i}a`, companyId: c.id },
+          { name: `O${i}b`, companyId: c.id },
+        ]),
       });
       const statements = await statementsDuring(ds, async () => {
         const data = await ok(ws.keys.Admin, '{ opportunities { edges { node { name company { name opportunities { totalCount } } } } } }');
@@ -196,23 +250,41 @@ describe('opportunities over GraphQL and MCP', () => {
 
     it('lists the five opportunity tools for Admin and the two read tools for Viewer, with the declared schemas', async () => {
       const ws = await newWorkspace(ds, 'mcp-opp');
-      const admin = (await mcp(ws.keys.Admin, 'tools/list', {})).tools as { name: string; inputSchema: any; annotations: any; description: string }[];
-      const opp = admin.filter((t) => t.name.endsWith('opportunity') || t.name.endsWith('opportunities')).map((t) => t.name).sort();
+      const admin = (await mcp(ws.keys.Admin, 'tools/list', {})).tools as {
+        name: string;
+        inputSchema: any;
+        annotations: any;
+        description: string;
+      }[];
+      const opp = admin
+        .filter((t) => t.name.endsWith('opportunity') || t.name.endsWith('opportunities'))
+        .map((t) => t.name)
+        .sort();
       expect(opp).toEqual(['create_opportunity', 'delete_opportunity', 'get_opportunity', 'list_opportunities', 'update_opportunity']);
       const create = admin.find((t) => t.name === 'create_opportunity')!;
       expect(create.inputSchema.required).toEqual(['name']);
       expect(create.inputSchema.additionalProperties).toBe(false);
-      expect(Object.keys(create.inputSchema.properties).sort()).toEqual(['amount', 'closeDate', 'companyId', 'id', 'name', 'pointOfContactId', 'stage']);
+      expect(Object.keys(create.inputSchema.properties).sort()).toEqual([
+        'amount',
+        'closeDate',
+        'companyId',
+        'id',
+        'name',
+        'pointOfContactId',
+        'stage',
+      ]);
       // amountMicros is a JSON number in the tool schema (docs/architecture.md).
       expect(JSON.stringify(create.inputSchema.properties.amount)).toMatch(/"amountMicros":\{[^}]*"number"/);
       expect(JSON.stringify(create.inputSchema.properties.stage)).toContain('NEW, SCREENING, MEETING, PROPOSAL, CUSTOMER');
       expect(admin.find((t) => t.name === 'delete_opportunity')!.annotations.destructiveHint).toBe(true);
-      expect(JSON.stringify(admin.find((t) => t.name === 'list_opportunities')!.inputSchema)).toContain('stage[in]:[\\"NEW\\",\\"MEETING\\"]');
+      expect(JSON.stringify(admin.find((t) => t.name === 'list_opportunities')!.inputSchema)).toContain(
+        'stage[in]:[\\"NEW\\",\\"MEETING\\"]',
+      );
       const viewer = (await mcp(ws.keys.Viewer, 'tools/list', {})).tools.map((t: { name: string }) => t.name);
       expect(viewer.filter((n: string) => n.includes('opportunit')).sort()).toEqual(['get_opportunity', 'list_opportunities']);
     });
 
-    it('creates, lists with the REST syntax, embeds at depth 1, updates, deletes; errors are REST\'s', async () => {
+    it("creates, lists with the REST syntax, embeds at depth 1, updates, deletes; errors are REST's", async () => {
       const ws = await newWorkspace(ds, 'mcp-opp-calls');
       const company = (await call(ws.keys.Admin, 'create_company', { name: 'Acme' })).structuredContent.company;
       const created = await call(ws.keys.Admin, 'create_opportunity', {
@@ -223,10 +295,18 @@ describe('opportunities over GraphQL and MCP', () => {
       });
       expect(created.isError).toBeFalsy();
       const opp = created.structuredContent.opportunity;
-      expect(opp).toMatchObject({ name: 'Acme pilot', amount: { amountMicros: 7_500_000_000_000, currencyCode: 'EUR' }, stage: 'MEETING', closeDate: null });
+      expect(opp).toMatchObject({
+        name: 'Acme pilot',
+        amount: { amountMicros: 7_500_000_000_000, currencyCode: 'EUR' },
+        stage: 'MEETING',
+        closeDate: null,
+      });
       expect(created.content[0].text).toBe(`Created opportunity "Acme pilot" (id ${opp.id}).`);
 
-      const listed = await call(ws.keys.Admin, 'list_opportunities', { filter: 'amount.amountMicros[gte]:1000000,stage[in]:["MEETING"]', depth: 1 });
+      const listed = await call(ws.keys.Admin, 'list_opportunities', {
+        filter: 'amount.amountMicros[gte]:1000000,stage[in]:["MEETING"]',
+        depth: 1,
+      });
       expect(listed.structuredContent.totalCount).toBe(1);
       expect(listed.structuredContent.opportunities[0].company.name).toBe('Acme');
       expect(listed.structuredContent.opportunities[0].pointOfContact).toBeNull();
@@ -239,7 +319,11 @@ describe('opportunities over GraphQL and MCP', () => {
         [{ name: 'X', companyId: randomUUID() }, /^VALIDATION_FAILED: companyId: no company with id/],
       ] as const) {
         const res = await call(ws.keys.Admin, 'create_opportunity', args);
-        expect({ args, isError: res.isError, text: res.content[0].text }).toEqual({ args, isError: true, text: expect.stringMatching(text) });
+        expect({ args, isError: res.isError, text: res.content[0].text }).toEqual({
+          args,
+          isError: true,
+          text: expect.stringMatching(text),
+        });
       }
       const badFilter = await call(ws.keys.Admin, 'list_opportunities', { filter: 'stage[eq]:"WON"' });
       expect(badFilter.content[0].text).toMatch(/^INVALID_FILTER: filter: stage\[eq\].* expects one of NEW/);

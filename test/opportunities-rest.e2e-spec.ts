@@ -66,7 +66,11 @@ describe('REST opportunities', () => {
     const deep = await api.get(`/rest/opportunities/${opp.id}`, { depth: 1 });
     expect(deep.body.data.opportunity).toEqual({ ...opp, company, pointOfContact: person });
 
-    const patched = await api.patch(`/rest/opportunities/${opp.id}`, { stage: 'PROPOSAL', amount: { currencyCode: 'USD' }, pointOfContactId: null });
+    const patched = await api.patch(`/rest/opportunities/${opp.id}`, {
+      stage: 'PROPOSAL',
+      amount: { currencyCode: 'USD' },
+      pointOfContactId: null,
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.data.updateOpportunity).toMatchObject({
       stage: 'PROPOSAL',
@@ -106,7 +110,10 @@ describe('REST opportunities', () => {
       [{ name: 'A', closeDate: '2026-02-30' }, /closeDate must be an ISO 8601 date or date-time/],
       [{ name: 'A', companyId: 'acme' }, /companyId must be a UUID/],
       [{ name: 'A', companyId: foreignCompany.id }, new RegExp(`companyId: no company with id ${foreignCompany.id} in this workspace`)],
-      [{ name: 'A', pointOfContactId: foreignPerson.id }, new RegExp(`pointOfContactId: no person with id ${foreignPerson.id} in this workspace`)],
+      [
+        { name: 'A', pointOfContactId: foreignPerson.id },
+        new RegExp(`pointOfContactId: no person with id ${foreignPerson.id} in this workspace`),
+      ],
       [{ name: 'A', pointOfContactId: randomUUID() }, /pointOfContactId: no person with id/],
       [{ name: 'A', probability: 50 }, /probability is not a known field/],
       [{ name: 'A', id: null }, /id must be a UUID/],
@@ -118,7 +125,9 @@ describe('REST opportunities', () => {
     // A company deleted meanwhile is missing too.
     const gone = (await api.post('/rest/companies', { name: 'Gone' })).body.data.createCompany;
     await api.delete(`/rest/companies/${gone.id}`);
-    expect(expectError(await api.post('/rest/opportunities', { name: 'A', companyId: gone.id }), 400, 'VALIDATION_FAILED')).toMatch(/companyId: no company/);
+    expect(expectError(await api.post('/rest/opportunities', { name: 'A', companyId: gone.id }), 400, 'VALIDATION_FAILED')).toMatch(
+      /companyId: no company/,
+    );
     expect(await rowCount(ws.id)).toBe(0);
 
     const created = (await api.post('/rest/opportunities', { name: 'Fine' })).body.data.createOpportunity;
@@ -137,12 +146,31 @@ describe('REST opportunities', () => {
     const { ws, api } = await admin();
     const ok = await api.post('/rest/batch/opportunities', [{ name: 'One' }, { name: 'Two', stage: 'MEETING' }]);
     expect(ok.status).toBe(201);
-    expect(ok.body.data.createOpportunities.map((o: { name: string; stage: string }) => [o.name, o.stage])).toEqual([['One', 'NEW'], ['Two', 'MEETING']]);
+    expect(ok.body.data.createOpportunities.map((o: { name: string; stage: string }) => [o.name, o.stage])).toEqual([
+      ['One', 'NEW'],
+      ['Two', 'MEETING'],
+    ]);
     const bad = await api.post('/rest/batch/opportunities', [{ name: 'Three' }, { name: 'Four', amount: { currencyCode: 'xx' } }]);
     expect(expectError(bad, 400, 'VALIDATION_FAILED')).toMatch(/\[1\]\.amount\.currencyCode/);
     const id = randomUUID();
-    expectError(await api.post('/rest/batch/opportunities', [{ id, name: 'A' }, { id, name: 'B' }]), 409, 'CONFLICT');
-    expect(expectError(await api.post('/rest/batch/opportunities', Array.from({ length: 61 }, () => ({ name: 'x' }))), 400, 'VALIDATION_FAILED')).toMatch(/1 to 60/);
+    expectError(
+      await api.post('/rest/batch/opportunities', [
+        { id, name: 'A' },
+        { id, name: 'B' },
+      ]),
+      409,
+      'CONFLICT',
+    );
+    expect(
+      expectError(
+        await api.post(
+          '/rest/batch/opportunities',
+          Array.from({ length: 61 }, () => ({ name: 'x' })),
+        ),
+        400,
+        'VALIDATION_FAILED',
+      ),
+    ).toMatch(/1 to 60/);
     expect(await rowCount(ws.id)).toBe(2);
   });
 
@@ -199,7 +227,10 @@ describe('REST opportunities', () => {
         ['amount.amountMicros[gte]:1.5', /expects an integer/],
         ['amount.amountMicros[gte]:99999999999999999999', /expects an integer/],
         ['closeDate[lte]:"soon"', /expects an ISO 8601 date/],
-        ['amount[eq]:"1"', /"amount" at character 1 is a composite field; filter on one of its sub-fields: amount\.amountMicros, amount\.currencyCode/],
+        [
+          'amount[eq]:"1"',
+          /"amount" at character 1 is a composite field; filter on one of its sub-fields: amount\.amountMicros, amount\.currencyCode/,
+        ],
         ['probability[eq]:"1"', /unknown field "probability"/],
       ] as const) {
         expect(expectError(await api.get('/rest/opportunities', { filter }), 400, 'INVALID_FILTER')).toMatch(message);
@@ -260,7 +291,12 @@ describe('REST opportunities', () => {
 
     const member = await findRole(ds, ws.id, 'Member');
     expect(member.objectPermissions.opportunities).toEqual({ read: true, create: true, update: true, delete: true });
-    expect((await findRole(ds, ws.id, 'Viewer')).objectPermissions.opportunities).toEqual({ read: true, create: false, update: false, delete: false });
+    expect((await findRole(ds, ws.id, 'Viewer')).objectPermissions.opportunities).toEqual({
+      read: true,
+      create: false,
+      update: false,
+      delete: false,
+    });
 
     // A custom role made with the companies and people permissions only.
     const legacy = await keyWithRole(ds, ws.id, 'Legacy', allPermissions());
@@ -276,10 +312,13 @@ describe('REST opportunities', () => {
     const deals = client(http, noPeople.secret);
     expect((await deals.get(`/rest/opportunities/${opp.id}`)).status).toBe(200);
     expect(expectError(await deals.get(`/rest/opportunities/${opp.id}`, { depth: 1 }), 403, 'FORBIDDEN')).toMatch(/read on people/);
-    await ds.getRepository(RoleEntity).delete({ workspaceId: ws.id, id: noPeople.roleId }).catch(() => undefined);
+    await ds
+      .getRepository(RoleEntity)
+      .delete({ workspaceId: ws.id, id: noPeople.roleId })
+      .catch(() => undefined);
   });
 
-  it('isolation: another workspace\'s opportunities behave as missing', async () => {
+  it("isolation: another workspace's opportunities behave as missing", async () => {
     const one = await admin('opp-iso-1');
     const two = await admin('opp-iso-2');
     const opp = (await one.api.post('/rest/opportunities', { name: 'Private' })).body.data.createOpportunity;
@@ -296,7 +335,9 @@ describe('REST opportunities', () => {
 
   it('refuses unknown query parameters and a bad id like the other objects', async () => {
     const { api } = await admin();
-    expect(expectError(await api.get('/rest/opportunities', { sort: 'name' }), 400, 'VALIDATION_FAILED')).toMatch(/unknown query parameter "sort"/);
+    expect(expectError(await api.get('/rest/opportunities', { sort: 'name' }), 400, 'VALIDATION_FAILED')).toMatch(
+      /unknown query parameter "sort"/,
+    );
     expectError(await api.get('/rest/opportunities/not-a-uuid'), 400, 'INVALID_ID');
     expectError(await api.get('/rest/opportunities', { depth: 2 }), 400, 'INVALID_DEPTH');
   });

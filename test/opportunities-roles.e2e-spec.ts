@@ -31,7 +31,12 @@ describe('roles page with opportunities', () => {
 
     await b.go(`${origin.url}/settings/roles`, {
       method: 'POST',
-      form: { _csrf: b.cookie('wrs_csrf')!, name: 'Deal desk', permissions: ['companies.read', 'opportunities.read', 'opportunities.update'], assignableToUsers: 'on' },
+      form: {
+        _csrf: b.cookie('wrs_csrf')!,
+        name: 'Deal desk',
+        permissions: ['companies.read', 'opportunities.read', 'opportunities.update'],
+        assignableToUsers: 'on',
+      },
     });
     expect(b.lastStatus).toBe(200);
     const saved = await findRole(origin.ds, workspace.id, 'Deal desk');
@@ -42,7 +47,10 @@ describe('roles page with opportunities', () => {
       form: { _csrf: b.cookie('wrs_csrf')!, name: 'No deals', permissions: 'companies.read', assignableToUsers: 'on' },
     });
     expect((await findRole(origin.ds, workspace.id, 'No deals')).objectPermissions.opportunities).toEqual({
-      read: false, create: false, update: false, delete: false,
+      read: false,
+      create: false,
+      update: false,
+      delete: false,
     });
   });
 });

@@ -33,10 +33,20 @@ describe('launcher (npm start)', () => {
     rmSync(asRoot ? privateDir : dataDir, { recursive: true, force: true });
   }, 30_000);
 
-  async function launch(options: { detached?: boolean } = {}): Promise<{ launcher: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  async function launch(
+    options: { detached?: boolean } = {},
+  ): Promise<{ launcher: ChildProcess; output: () => string; exited: Promise<number | null> }> {
     const launcher = spawn(process.execPath, [join(ROOT, 'dist/apps/start.js')], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), AUTH_PORT: String(authPort), PUBLIC_URL: `http://127.0.0.1:${port}`, DATABASE_URL: '', LOG_LEVEL: 'log' },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        AUTH_PORT: String(authPort),
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        DATABASE_URL: '',
+        LOG_LEVEL: 'log',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       // A process group of its own, as `npm start` in a terminal has: Ctrl-C signals the whole group.
       detached: options.detached ?? false,
@@ -46,11 +56,19 @@ describe('launcher (npm start)', () => {
     launcher.stdout!.on('data', (d) => (out += d));
     launcher.stderr!.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
-    await waitUntil(() => /Serving on/.test(out), 60_000, () => `the launcher to serve:\n${out}`);
+    await waitUntil(
+      () => /Serving on/.test(out),
+      60_000,
+      () => `the launcher to serve:\n${out}`,
+    );
     return { launcher, output: () => out, exited };
   }
 
-  const status = (url: string) => fetch(url).then((r) => r.status, () => 0);
+  const status = (url: string) =>
+    fetch(url).then(
+      (r) => r.status,
+      () => 0,
+    );
   const appPid = (launcherPid: number, entry: string) => childrenOf(launcherPid).find((pid) => commandOf(pid).includes(entry));
 
   it('restarts a killed app while the other keeps serving; a SIGKILLed launcher takes its apps and Postgres down within 10 s', async () => {
@@ -73,7 +91,11 @@ describe('launcher (npm start)', () => {
     await waitUntil(() => !alive(api), 5_000);
     expect(await status(`http://127.0.0.1:${authPort}/health/live`)).toBe(200);
     expect(await status(`http://127.0.0.1:${port}/health/live`)).toBe(0);
-    await waitUntil(async () => (await status(`http://127.0.0.1:${port}/health/ready`)) === 200, 15_000, () => `records API back:\n${output()}`);
+    await waitUntil(
+      async () => (await status(`http://127.0.0.1:${port}/health/ready`)) === 200,
+      15_000,
+      () => `records API back:\n${output()}`,
+    );
     expect(appPid(launcher.pid!, 'records-api')).not.toBe(api);
     expect(alive(auth)).toBe(true);
     expect(output()).toMatch(/records-api exited \(SIGKILL\); restarting in \d+ ms/);
@@ -83,7 +105,11 @@ describe('launcher (npm start)', () => {
     expect(alive(postgres)).toBe(true);
     launcher.kill('SIGKILL');
     const killedAt = Date.now();
-    await waitUntil(() => !apps.some(alive) && !alive(postgres), 10_000, () => `apps ${apps.filter(alive)} and postgres ${alive(postgres)} to stop`);
+    await waitUntil(
+      () => !apps.some(alive) && !alive(postgres),
+      10_000,
+      () => `apps ${apps.filter(alive)} and postgres ${alive(postgres)} to stop`,
+    );
     expect(Date.now() - killedAt).toBeLessThan(10_000);
   }, 120_000);
 
@@ -120,9 +146,17 @@ describe('launcher (npm start)', () => {
     const second = postmasterOf(dataDir)!;
     expect(second).not.toBe(first);
     expect(alive(second)).toBe(true);
-    await waitUntil(async () => (await ready()) === 200, 20_000, () => `ready after the restart:\n${output()}`);
+    await waitUntil(
+      async () => (await ready()) === 200,
+      20_000,
+      () => `ready after the restart:\n${output()}`,
+    );
     // The launcher took it over ("was restarted outside the launcher", or "is back" when it looked in between).
-    await waitUntil(() => output().includes(`(pid ${second})`), 10_000, () => `the launcher to watch pid ${second}:\n${output()}`);
+    await waitUntil(
+      () => output().includes(`(pid ${second})`),
+      10_000,
+      () => `the launcher to watch pid ${second}:\n${output()}`,
+    );
 
     // A postmaster that dies is reported and started again, as an app is.
     process.kill(second, 'SIGKILL');
@@ -136,7 +170,11 @@ describe('launcher (npm start)', () => {
     );
     expect(output()).toMatch(new RegExp(`PostgreSQL \\(pid ${second}\\) exited; restarting in \\d+ ms`));
     const third = postmasterOf(dataDir)!;
-    await waitUntil(async () => (await ready()) === 200, 20_000, () => `ready after Postgres came back:\n${output()}`);
+    await waitUntil(
+      async () => (await ready()) === 200,
+      20_000,
+      () => `ready after Postgres came back:\n${output()}`,
+    );
 
     launcher.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -158,19 +196,33 @@ describe('launcher (npm start)', () => {
       await locker.query('LOCK TABLE companies IN EXCLUSIVE MODE'); // reads pass, inserts wait
       const N = 6;
       const pending = Array.from({ length: N }, (_, i) =>
-        httpJson(`http://127.0.0.1:${port}/rest/companies`, { method: 'POST', headers: { Authorization: `Bearer ${apiKey}` }, body: { name: `sigint-${i}` } }).catch(
-          (err) => ({ status: 0, body: String(err) }),
-        ),
+        httpJson(`http://127.0.0.1:${port}/rest/companies`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${apiKey}` },
+          body: { name: `sigint-${i}` },
+        }).catch((err) => ({ status: 0, body: String(err) })),
       );
       await waitUntil(
-        async () => (await locker.query('SELECT pg_stat_clear_snapshot()'), await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO%companies%'`)).rows[0].n === N,
+        async () =>
+          (await locker.query('SELECT pg_stat_clear_snapshot()'),
+          await locker.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO%companies%'`,
+          )).rows[0].n === N,
         15_000,
         () => `${N} inserts waiting on the lock`,
       );
 
       process.kill(-launcher.pid!, 'SIGINT');
-      const readyDuringDrain = async () => (await httpJson(`http://127.0.0.1:${port}/health/ready`).catch(() => ({ status: 0, body: undefined }))) as { status: number; body: any };
-      await waitUntil(async () => (await readyDuringDrain()).status === 503, 5_000, () => `/health/ready to answer 503 while draining:\n${output()}`);
+      const readyDuringDrain = async () =>
+        (await httpJson(`http://127.0.0.1:${port}/health/ready`).catch(() => ({ status: 0, body: undefined }))) as {
+          status: number;
+          body: any;
+        };
+      await waitUntil(
+        async () => (await readyDuringDrain()).status === 503,
+        5_000,
+        () => `/health/ready to answer 503 while draining:\n${output()}`,
+      );
       expect((await readyDuringDrain()).body).toEqual({ status: 'unavailable', checks: { database: 'draining' } });
       // Whatever reached the postmaster would have stopped it by now.
       await new Promise((r) => setTimeout(r, 500));

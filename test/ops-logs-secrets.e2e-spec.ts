@@ -60,10 +60,20 @@ async function makeAndUseSecrets(ds: DataSource, url: string): Promise<Record<st
   const hook = await settingsJson(url, b, 'POST', '/settings/api/webhooks', { url: 'https://example.com/hook' }, csrf);
   expect(hook.status).toBe(201);
   const webhookSecret: string = hook.body.data.createWebhook.secret;
-  const revealed = await settingsJson(url, b, 'POST', `/settings/api/webhooks/${hook.body.data.createWebhook.id}/reveal-secret`, undefined, csrf);
+  const revealed = await settingsJson(
+    url,
+    b,
+    'POST',
+    `/settings/api/webhooks/${hook.body.data.createWebhook.id}/reveal-secret`,
+    undefined,
+    csrf,
+  );
   expect(revealed.body.data.webhookSecret.secret).toBe(webhookSecret);
 
-  await b.go(`${url}/settings/members/invites`, { method: 'POST', form: { _csrf: b.cookie('wrs_csrf')!, role: (await findRole(ds, workspace.id, 'Viewer')).id } });
+  await b.go(`${url}/settings/members/invites`, {
+    method: 'POST',
+    form: { _csrf: b.cookie('wrs_csrf')!, role: (await findRole(ds, workspace.id, 'Viewer')).id },
+  });
   const link = /id="invite-link"[^>]*value="([^"]+)"/.exec(b.lastBody)![1];
   const inviteToken = link.slice(link.lastIndexOf('/') + 1);
   expect(inviteToken).toMatch(/^wrsi_/);
@@ -78,7 +88,12 @@ async function makeAndUseSecrets(ds: DataSource, url: string): Promise<Record<st
   expect((await fetch(`${url}/settings/invites/${bare}`)).status).toBe(404);
 
   const insecure = { execute: [oidc.allowInsecureRequests] };
-  const client = await oidc.dynamicClientRegistration(new URL(url), { redirect_uris: [REDIRECT], client_name: 'Logs' }, undefined, insecure);
+  const client = await oidc.dynamicClientRegistration(
+    new URL(url),
+    { redirect_uris: [REDIRECT], client_name: 'Logs' },
+    undefined,
+    insecure,
+  );
   const verifier = oidc.randomPKCECodeVerifier();
   const state = `state-${randomUUID()}`;
   const authUrl = oidc.buildAuthorizationUrl(client, {
@@ -130,24 +145,36 @@ describe('Secrets in the logs of both processes', () => {
     await ds?.destroy();
   });
 
-  it.each(['json', 'text'] as const)('LOG_FORMAT=%s: none of the secrets made and used is in either log', async (format) => {
-    const { api, auth } = pairs[format]!;
-    const secrets = await makeAndUseSecrets(ds, api.url);
-    api.child.kill('SIGTERM');
-    auth.child.kill('SIGTERM');
-    await Promise.all([api.exited, auth.exited]);
-    const logs = { api: api.output(), auth: auth.output() };
-    if (format === 'json') {
-      // The invite's page was logged by both processes, with its token redacted.
-      const paths = (output: string) => output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request').map((l) => l.path);
-      for (const output of Object.values(logs)) {
-        expect(paths(output)).toEqual(expect.arrayContaining(['/settings/invites/[redacted]', '/settings/invites/[redacted]/signup']));
+  it.each(['json', 'text'] as const)(
+    'LOG_FORMAT=%s: none of the secrets made and used is in either log',
+    async (format) => {
+      const { api, auth } = pairs[format]!;
+      const secrets = await makeAndUseSecrets(ds, api.url);
+      api.child.kill('SIGTERM');
+      auth.child.kill('SIGTERM');
+      await Promise.all([api.exited, auth.exited]);
+      const logs = { api: api.output(), auth: auth.output() };
+      if (format === 'json') {
+        // The invite's page was logged by both processes, with its token redacted.
+        const paths = (output: string) =>
+          output
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l))
+            .filter((l) => l.msg === 'request')
+            .map((l) => l.path);
+        for (const output of Object.values(logs)) {
+          expect(paths(output)).toEqual(expect.arrayContaining(['/settings/invites/[redacted]', '/settings/invites/[redacted]/signup']));
+        }
+        expect(paths(logs.api)).toContain('/rest/companies/[redacted]');
       }
-      expect(paths(logs.api)).toContain('/rest/companies/[redacted]');
-    }
-    const found = Object.entries(secrets).flatMap(([name, secret]) =>
-      Object.entries(logs).filter(([, output]) => output.includes(secret)).map(([process]) => `${name} in the ${process} log`),
-    );
-    expect(found).toEqual([]);
-  }, 60_000);
+      const found = Object.entries(secrets).flatMap(([name, secret]) =>
+        Object.entries(logs)
+          .filter(([, output]) => output.includes(secret))
+          .map(([process]) => `${name} in the ${process} log`),
+      );
+      expect(found).toEqual([]);
+    },
+    60_000,
+  );
 });

@@ -35,7 +35,9 @@ describe('JSON logs', () => {
     });
     expect(list.status).toBe(200);
     const made = 'wrs_made-up-token-that-must-not-leak';
-    expect((await fetch(`${api.url}/rest/companies`, { headers: { Authorization: `Bearer ${made}`, 'X-Request-Id': 'log-test-2' } })).status).toBe(401);
+    expect(
+      (await fetch(`${api.url}/rest/companies`, { headers: { Authorization: `Bearer ${made}`, 'X-Request-Id': 'log-test-2' } })).status,
+    ).toBe(401);
     const password = 'password-that-must-not-leak';
     await fetch(`${auth.url}/login`, {
       method: 'POST',

@@ -7,7 +7,7 @@ import { alive, childrenOf, commandOf, postmasterOf, stopAndRemoveCluster, ROOT,
 /** Every process below `pid`, children first found first. */
 function descendants(pid: number): number[] {
   const found: number[] = [];
-  for (let queue = [pid]; queue.length; ) {
+  for (let queue = [pid]; queue.length;) {
     const next = childrenOf(queue.shift()!);
     found.push(...next);
     queue.push(...next);
@@ -56,10 +56,14 @@ describe('npm start', () => {
     let tree: number[] = [];
     try {
       // npm start builds first.
-      await waitUntil(() => {
-        if (npm.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
-        return /Serving on/.test(out);
-      }, 200_000, () => `npm start to serve:\n${out}`);
+      await waitUntil(
+        () => {
+          if (npm.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
+          return /Serving on/.test(out);
+        },
+        200_000,
+        () => `npm start to serve:\n${out}`,
+      );
       tree = descendants(npm.pid!);
       const node = (pid: number) => commandOf(pid).startsWith(process.execPath) || commandOf(pid).startsWith('node ');
       expect(tree.filter((pid) => node(pid) && /dist\/apps\/(start|records-api|auth-server)/.test(commandOf(pid)))).toHaveLength(3);
@@ -68,7 +72,11 @@ describe('npm start', () => {
 
       npm.kill('SIGTERM');
       expect(await exited).toBe(0);
-      await waitUntil(() => !tree.some(alive) && !alive(postgres), 20_000, () => `${tree.filter(alive).map(commandOf).join('\n')} and postgres (${alive(postgres)}) to stop`);
+      await waitUntil(
+        () => !tree.some(alive) && !alive(postgres),
+        20_000,
+        () => `${tree.filter(alive).map(commandOf).join('\n')} and postgres (${alive(postgres)}) to stop`,
+      );
     } finally {
       // A run that failed before it looked (say, while building) still leaves nothing behind.
       if (!tree.length) tree = descendants(npm.pid!);

@@ -46,7 +46,10 @@ describe('database lost in the middle of a request', () => {
       for (let i = 0; i < 100 && !pid; i++) {
         await locker.query('SELECT pg_stat_clear_snapshot()');
         // The waiting INSERT of the create (matched anywhere in its text).
-        const { rows } = await locker.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO ' || $1 || ' %'`, [table]);
+        const { rows } = await locker.query(
+          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO ' || $1 || ' %'`,
+          [table],
+        );
         pid = rows[0]?.pid;
         if (!pid) await new Promise((r) => setTimeout(r, 50));
       }
@@ -60,7 +63,13 @@ describe('database lost in the middle of a request', () => {
   const auth = () => ({ Authorization: `Bearer ${ws.keys.Admin}` });
 
   it('REST: 503 SERVICE_UNAVAILABLE with Retry-After', async () => {
-    const res = await terminatedMidway(() => request(http).post('/rest/companies').set(auth()).send({ name: 'Midway REST' }).then((r) => r));
+    const res = await terminatedMidway(() =>
+      request(http)
+        .post('/rest/companies')
+        .set(auth())
+        .send({ name: 'Midway REST' })
+        .then((r) => r),
+    );
     expectError(res, 503, 'SERVICE_UNAVAILABLE');
     expect(res.headers['retry-after']).toBe('5');
   });
@@ -94,7 +103,13 @@ describe('database lost in the middle of a request', () => {
 
   it('Idempotency-Key: losing the database while claiming the key is 503 too (REST and GraphQL)', async () => {
     const rest = await terminatedMidway(
-      () => request(http).post('/rest/companies').set(auth()).set('Idempotency-Key', 'midway-rest').send({ name: 'Midway key' }).then((r) => r),
+      () =>
+        request(http)
+          .post('/rest/companies')
+          .set(auth())
+          .set('Idempotency-Key', 'midway-rest')
+          .send({ name: 'Midway key' })
+          .then((r) => r),
       'idempotency_keys',
     );
     expectError(rest, 503, 'SERVICE_UNAVAILABLE');

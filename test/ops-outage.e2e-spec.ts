@@ -21,7 +21,12 @@ describe('database outage', () => {
 
   const auth = () => ({ Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' });
   const rest = () => fetch(`${api.url}/rest/companies?limit=1`, { headers: auth() });
-  const graphql = () => fetch(`${api.url}/graphql`, { method: 'POST', headers: auth(), body: JSON.stringify({ query: '{ companies(first: 1) { totalCount } }' }) });
+  const graphql = () =>
+    fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: auth(),
+      body: JSON.stringify({ query: '{ companies(first: 1) { totalCount } }' }),
+    });
   const mcp = () =>
     fetch(`${api.url}/mcp`, {
       method: 'POST',
@@ -42,7 +47,11 @@ describe('database outage', () => {
     expect(body).toMatchObject({ statusCode: 503, code: 'SERVICE_UNAVAILABLE', requestId: expect.any(String) });
     expect(body.messages[0]).toMatch(/database is unavailable/);
 
-    const post = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth(), body: JSON.stringify({ name: 'during outage' }) });
+    const post = await fetch(`${api.url}/rest/companies`, {
+      method: 'POST',
+      headers: auth(),
+      body: JSON.stringify({ name: 'during outage' }),
+    });
     expect(post.status).toBe(503);
 
     const g = await graphql();
@@ -65,13 +74,19 @@ describe('database outage', () => {
 
     await pg.restart();
     const back = Date.now();
-    await waitUntil(async () => (await rest()).status === 200, 5_000, () => 'REST to answer 200 again');
+    await waitUntil(
+      async () => (await rest()).status === 200,
+      5_000,
+      () => 'REST to answer 200 again',
+    );
     expect(Date.now() - back).toBeLessThan(5_000);
     expect((await graphql()).status).toBe(200);
     expect((await mcp()).status).toBe(200);
     expect((await fetch(`${api.url}/health/ready`)).status).toBe(200);
     // The body of the write refused during the outage was not kept.
-    const list = (await (await fetch(`${api.url}/rest/companies?filter=${encodeURIComponent('name[eq]:"during outage"')}`, { headers: auth() })).json()) as any;
+    const list = (await (
+      await fetch(`${api.url}/rest/companies?filter=${encodeURIComponent('name[eq]:"during outage"')}`, { headers: auth() })
+    ).json()) as any;
     expect(list.totalCount).toBe(0);
     expect(api.output()).not.toMatch(/INTERNAL_ERROR|Internal server error/);
   }, 60_000);

@@ -30,7 +30,9 @@ describe('rate limits shared by instances', () => {
     const ws = await newWorkspace(ds, 'shared-rate');
     const remaining: number[] = [];
     for (let i = 0; i < LIMIT; i++) {
-      const res = await request((i % 2 ? b : a).getHttpServer()).get('/rest/companies').set(bearer(ws.keys.Admin));
+      const res = await request((i % 2 ? b : a).getHttpServer())
+        .get('/rest/companies')
+        .set(bearer(ws.keys.Admin));
       expect(res.status).toBe(200);
       expect(res.headers['ratelimit-policy']).toBe(`${LIMIT};w=60`);
       const match = /^limit=(\d+), remaining=(\d+), reset=(\d+)$/.exec(res.headers['ratelimit']);

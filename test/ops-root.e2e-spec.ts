@@ -33,7 +33,13 @@ const asRoot = process.getuid?.() === 0;
   });
 
   async function start(): Promise<{ launcher: ChildProcess; output: () => string; exited: Promise<number | null> }> {
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), AUTH_PORT: String(authPort), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'log' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      AUTH_PORT: String(authPort),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      LOG_LEVEL: 'log',
+    };
     delete env.DATABASE_URL;
     delete env.DATA_DIR;
     delete env.WRS_ROOT;
@@ -42,10 +48,14 @@ const asRoot = process.getuid?.() === 0;
     launcher.stdout!.on('data', (d) => (out += d));
     launcher.stderr!.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
-    await waitUntil(() => {
-      if (launcher.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
-      return /Serving on/.test(out);
-    }, 90_000, () => `npm start to serve:\n${out}`);
+    await waitUntil(
+      () => {
+        if (launcher.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
+        return /Serving on/.test(out);
+      },
+      90_000,
+      () => `npm start to serve:\n${out}`,
+    );
     return { launcher, output: () => out, exited };
   }
 

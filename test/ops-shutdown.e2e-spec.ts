@@ -33,7 +33,11 @@ describe('SIGTERM with requests in flight', () => {
       );
       await waitUntil(
         // pg_stat_activity is snapshotted once per transaction: clear it to see the waits now.
-        async () => (await locker.query('SELECT pg_stat_clear_snapshot()'), await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO companies %'`)).rows[0].n === N,
+        async () =>
+          (await locker.query('SELECT pg_stat_clear_snapshot()'),
+          await locker.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO companies %'`,
+          )).rows[0].n === N,
         15_000,
         () => `${N} inserts waiting on the lock`,
       );
@@ -41,10 +45,18 @@ describe('SIGTERM with requests in flight', () => {
       api.child.kill('SIGTERM');
       // Draining: readiness answers 503 (a load balancer takes the instance out instead of
       // seeing refused connections), new API work is turned away with a retryable 503.
-      await waitUntil(async () => (await httpJson(`${api.url}/health/ready`).catch(() => ({ status: 0 }))).status === 503, 5_000, () => 'readiness 503 while draining');
+      await waitUntil(
+        async () => (await httpJson(`${api.url}/health/ready`).catch(() => ({ status: 0 }))).status === 503,
+        5_000,
+        () => 'readiness 503 while draining',
+      );
       expect((await httpJson(`${api.url}/health/ready`)).body).toEqual({ status: 'unavailable', checks: { database: 'draining' } });
       expect((await httpJson(`${api.url}/health/live`)).status).toBe(200);
-      const late = await httpJson(`${api.url}/rest/companies`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: { name: 'too late' } });
+      const late = await httpJson(`${api.url}/rest/companies`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}` },
+        body: { name: 'too late' },
+      });
       expect(late.status).toBe(503);
       expect(late.headers['retry-after']).toMatch(/^\d+$/);
       expect(late.body).toMatchObject({ statusCode: 503, code: 'SERVICE_UNAVAILABLE' });

@@ -30,7 +30,11 @@ describe('npm start fails clearly', () => {
   }, 30_000);
 
   /** `node dist/apps/<entry>` until it exits (killed after `ms`); its exit code and output. */
-  async function run(entry: string, env: Record<string, string>, options: { ms?: number; onOutput?: (out: string, child: ChildProcess) => void } = {}): Promise<{ code: number | null; output: string }> {
+  async function run(
+    entry: string,
+    env: Record<string, string>,
+    options: { ms?: number; onOutput?: (out: string, child: ChildProcess) => void } = {},
+  ): Promise<{ code: number | null; output: string }> {
     const child = spawn(process.execPath, [join(ROOT, 'dist/apps', entry)], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'log', ...env },
@@ -59,7 +63,11 @@ describe('npm start fails clearly', () => {
     const taken = await occupy('0.0.0.0');
     try {
       const port = portOf(taken);
-      const { code, output } = await run('start.js', { PORT: String(port), AUTH_PORT: String(await freePort()), PUBLIC_URL: `http://localhost:${port}` });
+      const { code, output } = await run('start.js', {
+        PORT: String(port),
+        AUTH_PORT: String(await freePort()),
+        PUBLIC_URL: `http://localhost:${port}`,
+      });
       expect(code).toBe(78);
       expect(output.match(new RegExp(`port ${port} is in use — is another \`npm start\` running\\? set PORT`, 'g'))).toHaveLength(1);
       noRestartNorStack(output);
@@ -111,7 +119,12 @@ describe('npm start fails clearly', () => {
     const taken = await occupy('0.0.0.0');
     try {
       const port = portOf(taken);
-      const { code, output } = await run('records-api/src/main.js', { PORT: String(port), AUTH_PROXY: 'off', PUBLIC_URL: `http://127.0.0.1:${port}`, DATABASE_URL: process.env.DATABASE_URL! });
+      const { code, output } = await run('records-api/src/main.js', {
+        PORT: String(port),
+        AUTH_PROXY: 'off',
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        DATABASE_URL: process.env.DATABASE_URL!,
+      });
       expect(code).toBe(78);
       expect(output).toMatch(new RegExp(`port ${port} is in use .* set PORT`));
       expect(output).not.toMatch(/^\s+at /m);
@@ -129,7 +142,9 @@ describe('npm start fails clearly', () => {
       { ms: 90_000, onOutput: (out, child) => /Serving on/.test(out) && child.kill('SIGTERM') },
     );
     expect(code).toBe(0);
-    expect(output.match(new RegExp(`PUBLIC_URL http://localhost:${other} names port ${other} but PORT is ${port}[^\n]*OAuth[^\n]*\n`, 'g'))).toHaveLength(1);
+    expect(
+      output.match(new RegExp(`PUBLIC_URL http://localhost:${other} names port ${other} but PORT is ${port}[^\n]*OAuth[^\n]*\n`, 'g')),
+    ).toHaveLength(1);
     const eol = output.match(/Node\.js \d+ is past its end of life[^\n]*Node\.js 22 and 24 are supported/g);
     if (Number(process.versions.node.split('.')[0]) < 22) expect(eol).toHaveLength(1);
     else expect(eol).toBeNull();

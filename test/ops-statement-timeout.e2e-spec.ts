@@ -31,10 +31,15 @@ describe('statement timeout', () => {
   });
 
   const headers = () => ({ Authorization: `Bearer ${ws.keys.Admin}`, 'Content-Type': 'application/json' });
-  const rename = (id: string, name: string) => fetch(`${api.url}/rest/companies/${id}`, { method: 'PATCH', headers: headers(), body: JSON.stringify({ name }) });
+  const rename = (id: string, name: string) =>
+    fetch(`${api.url}/rest/companies/${id}`, { method: 'PATCH', headers: headers(), body: JSON.stringify({ name }) });
 
   it('cancels a statement past the limit: 503 QUERY_TIMEOUT with Retry-After on REST, GraphQL and MCP; the pool then serves on', async () => {
-    const created = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: headers(), body: JSON.stringify({ name: 'Slowco' }) });
+    const created = await fetch(`${api.url}/rest/companies`, {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({ name: 'Slowco' }),
+    });
     expect(created.status).toBe(201);
     const { id } = ((await created.json()) as { data: { createCompany: { id: string } } }).data.createCompany;
 
@@ -46,7 +51,10 @@ describe('statement timeout', () => {
       const r = await rename(id, 'Renamed');
       expect(Date.now() - startedAt).toBeLessThan(5_000);
       const body = (await r.json()) as any;
-      expect({ status: r.status, body }).toMatchObject({ status: 503, body: { statusCode: 503, code: 'QUERY_TIMEOUT', requestId: expect.any(String) } });
+      expect({ status: r.status, body }).toMatchObject({
+        status: 503,
+        body: { statusCode: 503, code: 'QUERY_TIMEOUT', requestId: expect.any(String) },
+      });
       expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(body.messages[0]).toMatch(/longer than 300 ms/);
 
@@ -64,7 +72,12 @@ describe('statement timeout', () => {
       const m = await fetch(`${api.url}/mcp`, {
         method: 'POST',
         headers: { ...headers(), Accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'update_company', arguments: { id, name: 'M' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'update_company', arguments: { id, name: 'M' } },
+        }),
       });
       const mBody = (await m.json()) as any;
       expect(mBody.result.isError).toBe(true);
@@ -72,7 +85,9 @@ describe('statement timeout', () => {
 
       // Postgres let go of every one of them: nothing of the app's still waits on the lock.
       await locker.query('SELECT pg_stat_clear_snapshot()');
-      const waiting = await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+      const waiting = await locker.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+      );
       expect(waiting.rows[0].n).toBe(0);
     } finally {
       await locker.query('ROLLBACK');

@@ -18,7 +18,9 @@ describe('Outbound fetches against a hostile server', () => {
   let auth: AppProcess;
 
   beforeAll(async () => {
-    hostile = await startHostileServer({ tls: { key: readFileSync(process.env.WRS_TEST_TLS_KEY!), cert: readFileSync(process.env.WRS_TEST_TLS_CERT!) } });
+    hostile = await startHostileServer({
+      tls: { key: readFileSync(process.env.WRS_TEST_TLS_KEY!), cert: readFileSync(process.env.WRS_TEST_TLS_CERT!) },
+    });
     auth = await spawnApp('auth-server', { CIMD_ALLOW_PRIVATE: '1', CIMD_FETCH_TIMEOUT_MS: String(FETCH_TIMEOUT_MS) });
   }, 60_000);
   afterAll(async () => {
@@ -53,7 +55,12 @@ describe('Outbound fetches against a hostile server', () => {
         while (next < targets.length) {
           const target = targets[next++];
           const answer = await authorize(target);
-          answers.set(target, 'error' in answer ? answer.error : `${answer.status} ${/invalid_client/.test(answer.body) ? 'invalid_client' : answer.body.slice(0, 200)}`);
+          answers.set(
+            target,
+            'error' in answer
+              ? answer.error
+              : `${answer.status} ${/invalid_client/.test(answer.body) ? 'invalid_client' : answer.body.slice(0, 200)}`,
+          );
         }
       }),
     );

@@ -106,7 +106,8 @@ const DAY = 86_400_000;
       const landing = await page.goto(`${url}/`);
       expect(landing?.status()).toBe(200);
       expect(landing?.headers()['content-type']).toMatch(/^text\/html/);
-      for (const href of ['/docs', '/settings', '/llms.txt', '/rest/open-api', '/graphql']) expect(await page.locator(`main a[href="${href}"]`).count()).toBeGreaterThan(0);
+      for (const href of ['/docs', '/settings', '/llms.txt', '/rest/open-api', '/graphql'])
+        expect(await page.locator(`main a[href="${href}"]`).count()).toBeGreaterThan(0);
       problems.push(...(await problemsAt('/')));
       expect(await skipLink('/')).toBe('Skip to content, target, visible');
 
@@ -136,7 +137,9 @@ const DAY = 86_400_000;
       // Every docs page /llms.txt lists, as HTML.
       const llms = await (await fetch(`${url}/llms.txt`)).text();
       const docs = [...llms.matchAll(/\]\((?:[^)\s]*?)(\/docs(?:\/[a-z-]+)?)(?:\.md)?\)/g)].map((m) => m[1]);
-      expect(docs).toEqual(expect.arrayContaining(['/docs/quick-start', '/docs/rest', '/docs/graphql', '/docs/authentication', '/docs/mcp', '/docs/webhooks']));
+      expect(docs).toEqual(
+        expect.arrayContaining(['/docs/quick-start', '/docs/rest', '/docs/graphql', '/docs/authentication', '/docs/mcp', '/docs/webhooks']),
+      );
       for (const path of ['/docs', ...new Set(docs)]) {
         problems.push(...(await visit(path)));
         if (path !== '/docs/api-reference') expect([path, await skipLink(path)]).toEqual([path, 'Skip to content, target, visible']);
@@ -151,7 +154,12 @@ const DAY = 86_400_000;
     async () => {
       const { workspace, people } = await workspaceWith(origin.ds, ['Admin', 'Viewer'], 'fit');
       const admin = await findRole(origin.ds, workspace.id, 'Admin');
-      const key = await createApiKey(origin.ds, { workspaceId: workspace.id, role: admin, name: 'Nightly warehouse export to the finance team', expiresAt: new Date(Date.now() + 90 * DAY) });
+      const key = await createApiKey(origin.ds, {
+        workspaceId: workspace.id,
+        role: admin,
+        name: 'Nightly warehouse export to the finance team',
+        expiresAt: new Date(Date.now() + 90 * DAY),
+      });
       // Nothing listens on this port: every delivery fails with a connection error.
       const closed = await freePort();
       const hook = await createWebhook(
@@ -160,7 +168,11 @@ const DAY = 86_400_000;
         { url: `http://127.0.0.1:${closed}/hooks/crm/orders-and-invoices/sync`, description: 'ERP sync', operations: ['*.*'] },
         { allowPrivate: true },
       );
-      const created = await fetch(`${url}/rest/companies`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Fit Inc' }) });
+      const created = await fetch(`${url}/rest/companies`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Fit Inc' }),
+      });
       expect(created.status).toBe(201);
 
       await page.setViewportSize(WIDTHS.phone);
@@ -192,7 +204,9 @@ const DAY = 86_400_000;
       // A settings form error is tied to its field.
       await page.getByLabel('Name').fill('x'.repeat(5));
       await page.getByLabel('Role').selectOption({ label: 'Admin' });
-      await page.evaluate(`document.getElementById('key-name').removeAttribute('maxlength'); document.getElementById('key-name').value = '${'x'.repeat(101)}'`);
+      await page.evaluate(
+        `document.getElementById('key-name').removeAttribute('maxlength'); document.getElementById('key-name').value = '${'x'.repeat(101)}'`,
+      );
       await page.getByRole('button', { name: 'Create API key' }).click();
       await page.getByRole('alert').waitFor();
       const keyError = await page.getByRole('alert').getAttribute('id');
@@ -204,13 +218,20 @@ const DAY = 86_400_000;
       expect(RECORD_OBJECTS.length).toBe(OBJECTS.length);
       for (const o of OBJECTS) {
         const group = page.getByRole('group', { name: o.pluralType });
-        expect([o.plural, await group.getByLabel('Read').isChecked(), await group.getByLabel('Create').isChecked()]).toEqual([o.plural, true, false]);
+        expect([o.plural, await group.getByLabel('Read').isChecked(), await group.getByLabel('Create').isChecked()]).toEqual([
+          o.plural,
+          true,
+          false,
+        ]);
       }
       await page.getByLabel('Name').fill('Importer with a rather long name');
       await page.getByLabel('Description').fill('Loads companies, people and opportunities from the ERP every night');
       await page.getByRole('button', { name: 'Create role' }).click();
       await page.getByText('saved.').waitFor();
-      const [{ id: roleId }] = await origin.ds.query('SELECT id FROM roles WHERE workspace_id = $1 AND name = $2', [workspace.id, 'Importer with a rather long name']);
+      const [{ id: roleId }] = await origin.ds.query('SELECT id FROM roles WHERE workspace_id = $1 AND name = $2', [
+        workspace.id,
+        'Importer with a rather long name',
+      ]);
 
       // An invite and a server app, so their tables and the audit log have rows.
       await page.goto(`${url}/settings/members`);
@@ -228,7 +249,10 @@ const DAY = 86_400_000;
 
       // The failed delivery is in the log before the webhook page is looked at.
       for (let i = 0; i < 60 && !(await listAttempts(origin.ds, workspace.id, hook.id)).length; i++) await sleep(250);
-      expect((await listAttempts(origin.ds, workspace.id, hook.id))[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/ECONNREFUSED/) });
+      expect((await listAttempts(origin.ds, workspace.id, hook.id))[0]).toMatchObject({
+        statusCode: null,
+        error: expect.stringMatching(/ECONNREFUSED/),
+      });
 
       const paths = [
         '/settings',
@@ -260,7 +284,12 @@ const DAY = 86_400_000;
         expect([size.width, Math.abs(box.y + box.height / 2 - (label.y + label.height / 2)) < 6]).toEqual([size.width, true]);
         // One line: the box is not stretched across the form with the word wrapped below it.
         expect([size.width, box.width < 40, label.height < 40]).toEqual([size.width, true, true]);
-        expect(await page.getByRole('button', { name: /^Redeliver event/ }).first().isVisible()).toBe(true);
+        expect(
+          await page
+            .getByRole('button', { name: /^Redeliver event/ })
+            .first()
+            .isVisible(),
+        ).toBe(true);
       }
       await page.setViewportSize(WIDTHS.phone);
 
@@ -272,7 +301,6 @@ const DAY = 86_400_000;
       expect(await cell.getAttribute('data-label')).toBe('Role');
       // No DOM typings in the tests: the element and window are untyped here.
       expect(await cell.evaluate((td: any) => (globalThis as any).getComputedStyle(td, '::before').content)).toBe('"Role"');
-
     },
     SLOW,
   );
@@ -285,7 +313,12 @@ const DAY = 86_400_000;
       await addMember(origin.ds, second.workspace.id, people[0].id, await findRole(origin.ds, second.workspace.id, 'Viewer'));
       const redirect = 'http://127.0.0.1:8765/callback';
       const insecure = { execute: [oidc.allowInsecureRequests] };
-      const config = await oidc.dynamicClientRegistration(new URL(url), { redirect_uris: [redirect], client_name: 'Fit check CLI' }, undefined, insecure);
+      const config = await oidc.dynamicClientRegistration(
+        new URL(url),
+        { redirect_uris: [redirect], client_name: 'Fit check CLI' },
+        undefined,
+        insecure,
+      );
       const { url: authorize } = await pkceAuthorizationUrl(config, redirect);
 
       // A fresh context: not signed in, so the flow shows its own sign-in page.

@@ -13,7 +13,9 @@ export const CHROMIUM = '/usr/bin/chromium';
  */
 export const BROWSER_AVAILABLE = existsSync(CHROMIUM) || process.env.CI === 'true';
 if (!BROWSER_AVAILABLE) {
-  process.stderr.write(`\nSKIPPING the browser suites: ${CHROMIUM} is missing (apt-get install -y chromium to run them; CI always does).\n\n`);
+  process.stderr.write(
+    `\nSKIPPING the browser suites: ${CHROMIUM} is missing (apt-get install -y chromium to run them; CI always does).\n\n`,
+  );
 }
 export const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), 'screenshots');
 export const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
@@ -24,7 +26,16 @@ export async function launchChromium(): Promise<Browser> {
   }
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 

@@ -61,7 +61,12 @@ export async function ownPostgresWithKey(label: string): Promise<{ pg: OwnPostgr
   try {
     const workspace = await createWorkspace(ds, label);
     const role = await findRole(ds, workspace.id, 'Admin');
-    const { secret } = await createApiKey(ds, { workspaceId: workspace.id, role, name: label, expiresAt: new Date(Date.now() + 86_400_000) });
+    const { secret } = await createApiKey(ds, {
+      workspaceId: workspace.id,
+      role,
+      name: label,
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
     return { pg, key: secret, workspaceId: workspace.id };
   } finally {
     await ds.destroy();
@@ -104,7 +109,11 @@ export async function spawnApp(app: 'records-api' | 'auth-server', env: Record<s
   return { child, port, url, output: () => out, exited };
 }
 
-export async function waitUntil(check: () => Promise<boolean> | boolean, ms: number, what: () => string = () => 'condition'): Promise<void> {
+export async function waitUntil(
+  check: () => Promise<boolean> | boolean,
+  ms: number,
+  what: () => string = () => 'condition',
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     if (await check()) return;
@@ -180,12 +189,18 @@ export async function stopAndRemoveCluster(dataDir: string): Promise<void> {
 }
 
 /** A JSON request with node:http (Jest's sandboxed fetch did not start concurrent bodies reliably). */
-export function httpJson(url: string, options: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+export function httpJson(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
   return new Promise((resolve, reject) => {
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     const req = httpRequest(url, {
       method: options.method ?? 'GET',
-      headers: { ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) } : {}), ...options.headers },
+      headers: {
+        ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) } : {}),
+        ...options.headers,
+      },
     });
     req.on('response', (res) => {
       let text = '';

@@ -14,7 +14,11 @@ describe('failed authentications per client address', () => {
   const previous = { ...process.env };
 
   beforeAll(async () => {
-    Object.assign(process.env, { AUTH_FAILURES_PER_MINUTE: String(FAILURES), RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0' });
+    Object.assign(process.env, {
+      AUTH_FAILURES_PER_MINUTE: String(FAILURES),
+      RATE_LIMIT_PER_MINUTE: '0',
+      RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0',
+    });
     ({ app, ds, http } = await startApi());
   });
   afterAll(async () => {
@@ -25,9 +29,12 @@ describe('failed authentications per client address', () => {
   it('counts only failures, then answers 429 to that address whatever token comes next', async () => {
     const ws = await newWorkspace(ds, 'authfail');
     // Successes do not count.
-    for (let i = 0; i < FAILURES + 2; i++) expect((await request(http).get('/rest/companies').set(bearer(ws.keys.Viewer))).status).toBe(200);
+    for (let i = 0; i < FAILURES + 2; i++)
+      expect((await request(http).get('/rest/companies').set(bearer(ws.keys.Viewer))).status).toBe(200);
     for (let i = 0; i < FAILURES; i++) {
-      const res = await request(http).get('/rest/companies').set(bearer(`wrs_made-up-${i}`));
+      const res = await request(http)
+        .get('/rest/companies')
+        .set(bearer(`wrs_made-up-${i}`));
       expect(res.status).toBe(401);
     }
     const refused = await request(http).get('/rest/people').set(bearer('wrs_yet-another'));

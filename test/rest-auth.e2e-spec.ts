@@ -60,7 +60,9 @@ describe('REST authentication and roles', () => {
       expect401(await request(http).get('/rest/companies').set('Authorization', `Basic ${basic}`));
       expect401(await request(http).get('/rest/companies').set('Authorization', 'Bearer'));
       expect401(await request(http).get('/rest/companies').set('Authorization', 'Bearer two tokens'));
-      const unknown = await request(http).get('/rest/companies').set(bearer(`wrs_${'A'.repeat(43)}`));
+      const unknown = await request(http)
+        .get('/rest/companies')
+        .set(bearer(`wrs_${'A'.repeat(43)}`));
       expect401(unknown);
       expect(unknown.headers['www-authenticate']).toContain('error="invalid_token"');
       expect401(await request(http).get('/rest/companies').set(bearer('eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.')));
@@ -151,7 +153,8 @@ describe('REST authentication and roles', () => {
       const company = await api.post('/rest/companies', { name: 'allowed' });
       expect(company.status).toBe(201);
       expect((await api.post('/rest/batch/companies', [{ name: 'allowed too' }])).status).toBe(201);
-      const existing = (await client(http, ws.keys.Admin).post('/rest/people', { name: { firstName: 'made by admin' } })).body.data.createPerson;
+      const existing = (await client(http, ws.keys.Admin).post('/rest/people', { name: { firstName: 'made by admin' } })).body.data
+        .createPerson;
       expect((await api.get('/rest/people')).body.totalCount).toBe(1);
       const patched = await api.patch(`/rest/people/${existing.id}`, { name: { lastName: 'patched' } });
       expect(patched.status).toBe(200);

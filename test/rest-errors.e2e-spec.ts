@@ -38,7 +38,11 @@ describe('REST errors', () => {
         ['/rest/companies', { name: '' }, 'name should not be empty'],
         ['/rest/companies', { name: 'x'.repeat(501) }, 'name must be shorter than or equal to 500 characters'],
         ['/rest/companies', { name: 'x', domainName: { primaryLinkUrl: 'not a url' } }, 'domainName.primaryLinkUrl must be a URL address'],
-        ['/rest/companies', { name: 'x', domainName: { secondaryLinks: [{ url: 'ftp://x.com' }] } }, 'domainName.secondaryLinks.0.url must be a URL address'],
+        [
+          '/rest/companies',
+          { name: 'x', domainName: { secondaryLinks: [{ url: 'ftp://x.com' }] } },
+          'domainName.secondaryLinks.0.url must be a URL address',
+        ],
         ['/rest/companies', { name: 'x', domainName: [] }, 'domainName must be an object'],
       ];
       for (const [path, body, expected] of cases) {
@@ -79,8 +83,12 @@ describe('REST errors', () => {
       expect(expectError(proto, 400, 'VALIDATION_FAILED')).toContain('__proto__ is not a known field');
 
       const company = (await api.post('/rest/companies', { name: 'patch me' })).body.data.createCompany;
-      expect(expectError(await api.patch(`/rest/companies/${company.id}`, { id: randomUUID() }), 400, 'VALIDATION_FAILED')).toContain('id is not a known field');
-      expect(expectError(await api.patch(`/rest/companies/${company.id}`, { deletedAt: null }), 400, 'VALIDATION_FAILED')).toContain('deletedAt is not a known field');
+      expect(expectError(await api.patch(`/rest/companies/${company.id}`, { id: randomUUID() }), 400, 'VALIDATION_FAILED')).toContain(
+        'id is not a known field',
+      );
+      expect(expectError(await api.patch(`/rest/companies/${company.id}`, { deletedAt: null }), 400, 'VALIDATION_FAILED')).toContain(
+        'deletedAt is not a known field',
+      );
       expect((await api.get(`/rest/companies/${company.id}`)).body.data.company.name).toBe('patch me');
       await api.delete(`/rest/companies/${company.id}`);
       expect(await count('people')).toBe(0);
@@ -91,7 +99,9 @@ describe('REST errors', () => {
       expect(expectError(await api.post('/rest/batch/people', [{}, { name: { lastName: '\u0000' } }]), 400, 'VALIDATION_FAILED')).toMatch(
         /\[1\]\.name\.lastName .*NUL/,
       );
-      expect(expectError(await api.post('/rest/companies', { id: null, name: 'x' }), 400, 'VALIDATION_FAILED')).toMatch(/id must be a UUID/);
+      expect(expectError(await api.post('/rest/companies', { id: null, name: 'x' }), 400, 'VALIDATION_FAILED')).toMatch(
+        /id must be a UUID/,
+      );
       expect(expectError(await api.post('/rest/people', { id: null }), 400, 'VALIDATION_FAILED')).toMatch(/id must be a UUID/);
       const filter = await api.get('/rest/companies', { filter: 'name[eq]:"\\u0000"' });
       expect(expectError(filter, 400, 'INVALID_FILTER')).toMatch(/name\[eq\]/);
@@ -99,9 +109,9 @@ describe('REST errors', () => {
       const nulCursor = Buffer.from(
         JSON.stringify({ o: 'name.lastName:AscNullsFirst,id:AscNullsLast', v: ['\u0000'], i: randomUUID() }),
       ).toString('base64url');
-      expect(expectError(await api.get('/rest/people', { order_by: 'name.lastName', starting_after: nulCursor }), 400, 'INVALID_CURSOR')).toMatch(
-        /starting_after/,
-      );
+      expect(
+        expectError(await api.get('/rest/people', { order_by: 'name.lastName', starting_after: nulCursor }), 400, 'INVALID_CURSOR'),
+      ).toMatch(/starting_after/);
       expect(await count('companies')).toBe(0);
       expect(await count('people')).toBe(0);
     });
@@ -109,7 +119,11 @@ describe('REST errors', () => {
     it('refuses a body that is not one JSON object (or array for batch), and broken JSON', async () => {
       expect(expectError(await api.post('/rest/companies', [{ name: 'x' }]), 400, 'VALIDATION_FAILED')).toMatch(/JSON object/);
       expect(expectError(await api.post('/rest/batch/companies', { name: 'x' }), 400, 'VALIDATION_FAILED')).toMatch(/array/);
-      const broken = await request(http).post('/rest/companies').set(bearer(ws.keys.Admin)).set('Content-Type', 'application/json').send('{"name": "x",');
+      const broken = await request(http)
+        .post('/rest/companies')
+        .set(bearer(ws.keys.Admin))
+        .set('Content-Type', 'application/json')
+        .send('{"name": "x",');
       expect(expectError(broken, 400, 'INVALID_JSON')).toMatch(/JSON/);
       const empty = await request(http).post('/rest/companies').set(bearer(ws.keys.Admin));
       expectError(empty, 400, 'VALIDATION_FAILED');
@@ -132,7 +146,9 @@ describe('REST errors', () => {
     it('refuses unknown query parameters, naming them', async () => {
       expect(expectError(await api.get('/rest/companies', { sort: 'name' }), 400, 'VALIDATION_FAILED')).toMatch(/"sort"/);
       expect(expectError(await api.get('/rest/people', { page: 2 }), 400, 'VALIDATION_FAILED')).toMatch(/"page"/);
-      expect(expectError(await api.get(`/rest/companies/${randomUUID()}`, { fields: 'name' }), 400, 'VALIDATION_FAILED')).toMatch(/"fields"/);
+      expect(expectError(await api.get(`/rest/companies/${randomUUID()}`, { fields: 'name' }), 400, 'VALIDATION_FAILED')).toMatch(
+        /"fields"/,
+      );
     });
   });
 
@@ -150,7 +166,11 @@ describe('REST errors', () => {
     it('unknown (or deleted) record ids', async () => {
       for (const plural of ['companies', 'people']) {
         const id = randomUUID();
-        for (const res of [await api.get(`/rest/${plural}/${id}`), await api.patch(`/rest/${plural}/${id}`, {}), await api.delete(`/rest/${plural}/${id}`)]) {
+        for (const res of [
+          await api.get(`/rest/${plural}/${id}`),
+          await api.patch(`/rest/${plural}/${id}`, {}),
+          await api.delete(`/rest/${plural}/${id}`),
+        ]) {
           expect(expectError(res, 404, 'NOT_FOUND')).toContain(id);
         }
       }
@@ -161,7 +181,11 @@ describe('REST errors', () => {
     it('unknown routes and methods, with or without credentials', async () => {
       expectError(await api.get('/rest/widgets'), 404, 'NOT_FOUND');
       expectError(await api.get('/rest/companies/x/y'), 404, 'NOT_FOUND');
-      expectError(await request(http).put(`/rest/companies/${randomUUID()}`).set(bearer(ws.keys.Admin)).send({ name: 'x' }), 404, 'NOT_FOUND');
+      expectError(
+        await request(http).put(`/rest/companies/${randomUUID()}`).set(bearer(ws.keys.Admin)).send({ name: 'x' }),
+        404,
+        'NOT_FOUND',
+      );
       expectError(await request(http).delete('/rest/companies').set(bearer(ws.keys.Admin)), 404, 'NOT_FOUND');
       expectError(await request(http).get('/nowhere'), 404, 'NOT_FOUND');
     });
@@ -180,7 +204,10 @@ describe('REST errors', () => {
   it('413 body larger than 1 MB', async () => {
     const big = await api.post('/rest/companies', { name: 'x', domainName: { primaryLinkLabel: 'y'.repeat(1_100_000) } });
     expect(expectError(big, 413, 'PAYLOAD_TOO_LARGE')).toMatch(/1 MB/);
-    const bigBatch = await api.post('/rest/batch/people', Array.from({ length: 60 }, () => ({ name: { firstName: 'z'.repeat(20_000) } })));
+    const bigBatch = await api.post(
+      '/rest/batch/people',
+      Array.from({ length: 60 }, () => ({ name: { firstName: 'z'.repeat(20_000) } })),
+    );
     expectError(bigBatch, 413, 'PAYLOAD_TOO_LARGE');
     // Just under the limit is parsed (and then validated: the label is too long).
     const under = await api.post('/rest/companies', { name: 'x', domainName: { primaryLinkLabel: 'y'.repeat(900_000) } });
@@ -199,10 +226,18 @@ describe('REST errors', () => {
       const res = await request(http).post('/rest/companies').set(bearer(ws.keys.Admin)).set('Content-Type', type).send(body);
       expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     }
-    const patch = await request(http).patch(`/rest/companies/${randomUUID()}`).set(bearer(ws.keys.Admin)).set('Content-Type', 'text/plain').send('x');
+    const patch = await request(http)
+      .patch(`/rest/companies/${randomUUID()}`)
+      .set(bearer(ws.keys.Admin))
+      .set('Content-Type', 'text/plain')
+      .send('x');
     expect(expectError(patch, 415, 'UNSUPPORTED_MEDIA_TYPE')).toMatch(/application\/json/);
     // application/*+json is JSON.
-    const vendor = await request(http).post('/rest/companies').set(bearer(ws.keys.Admin)).set('Content-Type', 'application/vnd.api+json').send('{"name":"vendor"}');
+    const vendor = await request(http)
+      .post('/rest/companies')
+      .set(bearer(ws.keys.Admin))
+      .set('Content-Type', 'application/vnd.api+json')
+      .send('{"name":"vendor"}');
     expect(vendor.status).toBe(201);
     await api.delete(`/rest/companies/${vendor.body.data.createCompany.id}`);
   });
@@ -221,7 +256,8 @@ describe('REST errors', () => {
         expectError(res, 500, 'INTERNAL_ERROR');
         expect(res.body.messages).toEqual(['Internal server error']);
         const text = res.text;
-        for (const leak of ['pg_shadow', 'hunter2', 'passwd', '42501', 'stack', '.ts:', '.js:', 'node_modules']) expect(text).not.toContain(leak);
+        for (const leak of ['pg_shadow', 'hunter2', 'passwd', '42501', 'stack', '.ts:', '.js:', 'node_modules'])
+          expect(text).not.toContain(leak);
       } finally {
         service.list = original;
       }
@@ -257,7 +293,10 @@ describe('REST errors', () => {
     });
 
     it("keeps a caller's sane X-Request-Id and replaces an unsafe one", async () => {
-      const mine = await request(http).get(`/rest/people/${randomUUID()}`).set(bearer(ws.keys.Admin)).set('X-Request-Id', 'trace-abc.123:x');
+      const mine = await request(http)
+        .get(`/rest/people/${randomUUID()}`)
+        .set(bearer(ws.keys.Admin))
+        .set('X-Request-Id', 'trace-abc.123:x');
       expectError(mine, 404, 'NOT_FOUND');
       expect(mine.headers['x-request-id']).toBe('trace-abc.123:x');
       const unsafe = await request(http).get('/rest/people/nope').set(bearer(ws.keys.Admin)).set('X-Request-Id', 'bad id <script>');

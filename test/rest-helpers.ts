@@ -14,9 +14,21 @@ export type Http = Parameters<typeof request>[0];
 export function client(http: Http, secret?: string) {
   const auth = secret ? bearer(secret) : {};
   return {
-    get: (path: string, query?: Record<string, string | number>) => request(http).get(path).query(query ?? {}).set(auth),
-    post: (path: string, body: unknown) => request(http).post(path).set(auth).send(body as object),
-    patch: (path: string, body: unknown) => request(http).patch(path).set(auth).send(body as object),
+    get: (path: string, query?: Record<string, string | number>) =>
+      request(http)
+        .get(path)
+        .query(query ?? {})
+        .set(auth),
+    post: (path: string, body: unknown) =>
+      request(http)
+        .post(path)
+        .set(auth)
+        .send(body as object),
+    patch: (path: string, body: unknown) =>
+      request(http)
+        .patch(path)
+        .set(auth)
+        .send(body as object),
     delete: (path: string) => request(http).delete(path).set(auth),
   };
 }
@@ -70,7 +82,15 @@ export async function keyWithRole(
 ): Promise<{ roleId: string; secret: string; keyId: string }> {
   const repo = ds.getRepository(RoleEntity);
   const role = await repo.save(
-    repo.create({ workspaceId, name, description: 'test role', objectPermissions, settingsPermissions: [], assignableToUsers: true, assignableToApiKeys: true }),
+    repo.create({
+      workspaceId,
+      name,
+      description: 'test role',
+      objectPermissions,
+      settingsPermissions: [],
+      assignableToUsers: true,
+      assignableToApiKeys: true,
+    }),
   );
   const key = await createApiKey(ds, { workspaceId, role, name: `${name} key`, expiresAt: new Date(Date.now() + 86_400_000) });
   return { roleId: role.id, secret: key.secret, keyId: key.id };

@@ -83,7 +83,11 @@ describe('REST list parameters', () => {
   });
 
   describe('order_by', () => {
-    interface P { first: string | null; last: string | null; email: string | null }
+    interface P {
+      first: string | null;
+      last: string | null;
+      email: string | null;
+    }
     const people: P[] = [
       { first: 'anna', last: 'smith', email: 'anna@x.co' },
       { first: 'bert', last: null, email: null },
@@ -131,7 +135,9 @@ describe('REST list parameters', () => {
         .map((p) => keys.map((k) => k(p)));
     }
     const tuple = (res: any, keys: ((p: any) => string | null)[]) =>
-      res.body.data.people.map((p: any) => keys.map((k) => k({ first: p.name.firstName, last: p.name.lastName, email: p.emails.primaryEmail })));
+      res.body.data.people.map((p: any) =>
+        keys.map((k) => k({ first: p.name.firstName, last: p.name.lastName, email: p.emails.primaryEmail })),
+      );
 
     const last = (p: P) => p.last;
     const first = (p: P) => p.first;
@@ -236,12 +242,23 @@ describe('REST list parameters', () => {
         [ws.id, companyRows.map((r) => r.name)],
       );
       const peopleRows = [
-        { name: { firstName: 'ann', lastName: 'lee' }, emails: { primaryEmail: 'a@b.co', additionalEmails: ['x@y.co', 'z@y.co'] }, companyId: companyIds.alpha },
-        { name: { firstName: 'bob', lastName: 'lee' }, emails: { primaryEmail: 'bob@b.co', additionalEmails: ['q@q.co'] }, companyId: companyIds.alpha },
+        {
+          name: { firstName: 'ann', lastName: 'lee' },
+          emails: { primaryEmail: 'a@b.co', additionalEmails: ['x@y.co', 'z@y.co'] },
+          companyId: companyIds.alpha,
+        },
+        {
+          name: { firstName: 'bob', lastName: 'lee' },
+          emails: { primaryEmail: 'bob@b.co', additionalEmails: ['q@q.co'] },
+          companyId: companyIds.alpha,
+        },
         { name: { firstName: 'cy' }, emails: { primaryEmail: 'cy@c.co' }, companyId: companyIds.beta },
         { name: { firstName: 'dee', lastName: 'moe' } },
       ];
-      const people = (await api.post('/rest/batch/people', peopleRows)).body.data.createPeople as { id: string; name: { firstName: string } }[];
+      const people = (await api.post('/rest/batch/people', peopleRows)).body.data.createPeople as {
+        id: string;
+        name: { firstName: string };
+      }[];
       personIds = Object.fromEntries(people.map((p) => [p.name.firstName, p.id]));
       await api.delete(`/rest/companies/${companyIds.underXscore}`);
     });
@@ -274,7 +291,9 @@ describe('REST list parameters', () => {
       expect(await names(`${lower},name[lt]:"beta"`)).toEqual(['alpha', 'alphabet']);
       expect(await names(`${lower},name[lte]:"beta"`)).toEqual(['alpha', 'alphabet', 'beta']);
       // created 2024-05-02 (alpha) … one day apart in companyRows order.
-      expect(await names('createdAt[gt]:"2024-05-04T00:00:00Z"')).toEqual(sort(['gamma', 'Delta Corp', '50% off', '50 cents', 'under_score']));
+      expect(await names('createdAt[gt]:"2024-05-04T00:00:00Z"')).toEqual(
+        sort(['gamma', 'Delta Corp', '50% off', '50 cents', 'under_score']),
+      );
       expect(await names('createdAt[gte]:"2024-05-06"')).toEqual(sort(['Delta Corp', '50% off', '50 cents', 'under_score']));
       expect(await names('createdAt[lt]:"2024-05-04"')).toEqual(['alpha', 'alphabet']);
       expect(await names('createdAt[lte]:"2024-05-04T00:00:00.000Z"')).toEqual(['alpha', 'alphabet', 'beta']);
@@ -317,13 +336,14 @@ describe('REST list parameters', () => {
       expect(await names('and(name[startsWith]:"alpha",domainName.primaryLinkUrl[startsWith]:"https")')).toEqual(['alpha']);
       expect(await names('or(name[eq]:"beta",name[eq]:"gamma")')).toEqual(['beta', 'gamma']);
       expect(await names('not(name[startsWith]:"alpha")')).toEqual(sort(live.filter((n) => !n.startsWith('alpha'))));
-      expect(
-        await names('or(name[eq]:"alpha", and(name[startsWith]:"50", not(name[endsWith]:"off")))'),
-      ).toEqual(['50 cents', 'alpha']);
+      expect(await names('or(name[eq]:"alpha", and(name[startsWith]:"50", not(name[endsWith]:"off")))')).toEqual(['50 cents', 'alpha']);
       expect(
         await names('and(or(name[startsWith]:"a",name[startsWith]:"g"),not(or(name[eq]:"alphabet",domainName.primaryLinkUrl[is]:NULL)))'),
       ).toEqual(['alpha', 'gamma']);
-      expect(await names('or(emails.primaryEmail[eq]:"a@b.co",and(companyId[is]:NULL,name.lastName[eq]:"moe"))', '/rest/people')).toEqual(['ann', 'dee']);
+      expect(await names('or(emails.primaryEmail[eq]:"a@b.co",and(companyId[is]:NULL,name.lastName[eq]:"moe"))', '/rest/people')).toEqual([
+        'ann',
+        'dee',
+      ]);
     });
 
     it('totalCount counts every match, not just the page', async () => {

@@ -12,7 +12,11 @@ describe('REST pagination', () => {
   let api: Client;
   let all: Row[];
 
-  interface Row { id: string; lastName: string | null; createdAt: string }
+  interface Row {
+    id: string;
+    lastName: string | null;
+    createdAt: string;
+  }
   const TOTAL = 250;
   const LAST_NAMES = ['adams', 'baker', 'clark', 'davis', 'evans'];
 
@@ -35,7 +39,11 @@ describe('REST pagination', () => {
   });
   afterAll(() => app.close());
 
-  interface Page { records: any[]; totalCount: number; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null } }
+  interface Page {
+    records: any[];
+    totalCount: number;
+    pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  }
 
   async function page(c: Client, query: Record<string, string | number>): Promise<Page> {
     const res = await c.get('/rest/people', query);
@@ -74,7 +82,12 @@ describe('REST pagination', () => {
   }
 
   /** Backward walk from a cursor to the start; returns the records in list order. */
-  async function walkBackward(c: Client, query: Record<string, string | number>, limit: number, from: string): Promise<{ records: any[]; pages: Page[] }> {
+  async function walkBackward(
+    c: Client,
+    query: Record<string, string | number>,
+    limit: number,
+    from: string,
+  ): Promise<{ records: any[]; pages: Page[] }> {
     const pages: Page[] = [];
     let cursor = from;
     for (let i = 0; i < 1000; i++) {
@@ -185,7 +198,9 @@ describe('REST pagination', () => {
     const walk = await walkForward(api, {}, 200);
     const everything = walk.records;
     expect(everything).toHaveLength(TOTAL);
-    for (const limit of [0, 1, 9, 10, 11, 19, 20, 21, 39, 40, 41, 49, 50, 51, 59, 60, 61, 74, 75, 76, 99, 100, 101, 124, 125, 150, 175, 199, 200]) {
+    for (const limit of [
+      0, 1, 9, 10, 11, 19, 20, 21, 39, 40, 41, 49, 50, 51, 59, 60, 61, 74, 75, 76, 99, 100, 101, 124, 125, 150, 175, 199, 200,
+    ]) {
       const first = await page(api, { limit });
       expect([limit, ids(first.records)]).toEqual([limit, ids(everything.slice(0, limit))]);
       expect([limit, first.pageInfo.hasNextPage, first.pageInfo.hasPreviousPage]).toEqual([limit, limit < TOTAL, false]);
@@ -210,8 +225,16 @@ describe('REST pagination', () => {
   describe('under concurrent writes', () => {
     it.each<[string, Record<string, string>, (i: number) => object]>([
       ['default order (new records land at the end)', {}, (i) => ({ name: { firstName: `new-${i}`, lastName: 'zed' } })],
-      ['createdAt[DescNullsLast] (new records land before the cursor)', { order_by: 'createdAt[DescNullsLast]' }, (i) => ({ name: { firstName: `new-${i}` } })],
-      ['name.lastName[AscNullsLast] (new records land in the middle)', { order_by: 'name.lastName[AscNullsLast]' }, (i) => ({ name: { firstName: `new-${i}`, lastName: i % 2 ? 'baker' : 'clark' } })],
+      [
+        'createdAt[DescNullsLast] (new records land before the cursor)',
+        { order_by: 'createdAt[DescNullsLast]' },
+        (i) => ({ name: { firstName: `new-${i}` } }),
+      ],
+      [
+        'name.lastName[AscNullsLast] (new records land in the middle)',
+        { order_by: 'name.lastName[AscNullsLast]' },
+        (i) => ({ name: { firstName: `new-${i}`, lastName: i % 2 ? 'baker' : 'clark' } }),
+      ],
     ])('sees no record twice and skips no original one: %s', async (_label, query, make) => {
       const own = await newWorkspace(ds, 'pages-live');
       const c = client(http, own.keys.Admin);
@@ -242,8 +265,12 @@ describe('REST pagination', () => {
     it('continues from a cursor whose record was deleted meanwhile (keyset, not offset)', async () => {
       const own = await newWorkspace(ds, 'pages-del');
       const c = client(http, own.keys.Admin);
-      const created = (await c.post('/rest/batch/people', Array.from({ length: 40 }, (_, i) => ({ name: { firstName: `d${i}` } })))).body
-        .data.createPeople;
+      const created = (
+        await c.post(
+          '/rest/batch/people',
+          Array.from({ length: 40 }, (_, i) => ({ name: { firstName: `d${i}` } })),
+        )
+      ).body.data.createPeople;
       expect(created).toHaveLength(40);
       const first = await page(c, { limit: 10 });
       // Delete the cursor record itself and two records of the first page.

@@ -40,7 +40,11 @@ describe('REST records', () => {
         id: expect.stringMatching(UUID),
         name: 'Acme',
         // A bare domain is accepted and kept as given (docs/rest.md).
-        domainName: { primaryLinkUrl: 'acme.com', primaryLinkLabel: 'Acme site', secondaryLinks: [{ url: 'https://acme.org/about', label: null }] },
+        domainName: {
+          primaryLinkUrl: 'acme.com',
+          primaryLinkLabel: 'Acme site',
+          secondaryLinks: [{ url: 'https://acme.org/about', label: null }],
+        },
         createdAt: expect.stringMatching(ISO),
         updatedAt: expect.stringMatching(ISO),
         deletedAt: null,
@@ -118,7 +122,10 @@ describe('REST records', () => {
       expect(message).toMatch(/^\[2\]\.name /);
       expect(await liveCount(ws.id, 'companies')).toBe(0);
 
-      const tooMany = await api.post('/rest/batch/companies', Array.from({ length: 61 }, (_, i) => ({ name: `n${i}` })));
+      const tooMany = await api.post(
+        '/rest/batch/companies',
+        Array.from({ length: 61 }, (_, i) => ({ name: `n${i}` })),
+      );
       expect(expectError(tooMany, 400, 'VALIDATION_FAILED')).toMatch(/60/);
       expect(await liveCount(ws.id, 'companies')).toBe(0);
 
@@ -131,7 +138,14 @@ describe('REST records', () => {
 
       // The same id twice inside one batch.
       const twice = randomUUID();
-      expectError(await api.post('/rest/batch/companies', [{ id: twice, name: 'a' }, { id: twice, name: 'b' }]), 409, 'CONFLICT');
+      expectError(
+        await api.post('/rest/batch/companies', [
+          { id: twice, name: 'a' },
+          { id: twice, name: 'b' },
+        ]),
+        409,
+        'CONFLICT',
+      );
       expect(await liveCount(ws.id, 'companies')).toBe(1);
 
       // Not an array / empty.
@@ -160,7 +174,10 @@ describe('REST records', () => {
       expect(Date.parse(updated.updatedAt)).toBeGreaterThan(Date.parse(created.updatedAt));
 
       const renamed = await api.patch(`/rest/companies/${created.id}`, { name: 'After' });
-      expect(renamed.body.data.updateCompany).toMatchObject({ name: 'After', domainName: { primaryLinkUrl: 'https://before.io', primaryLinkLabel: 'New label' } });
+      expect(renamed.body.data.updateCompany).toMatchObject({
+        name: 'After',
+        domainName: { primaryLinkUrl: 'https://before.io', primaryLinkLabel: 'New label' },
+      });
       expect((await api.get(`/rest/companies/${created.id}`)).body.data.company.name).toBe('After');
 
       // An empty patch changes nothing and returns the record.
@@ -266,7 +283,14 @@ describe('REST records', () => {
       expect(expectError(bad, 400, 'VALIDATION_FAILED')).toMatch(/\[1\]\.emails\.primaryEmail must be an email/);
       expect(await liveCount(ws.id, 'people')).toBe(2);
 
-      expectError(await api.post('/rest/batch/people', Array.from({ length: 61 }, () => ({}))), 400, 'VALIDATION_FAILED');
+      expectError(
+        await api.post(
+          '/rest/batch/people',
+          Array.from({ length: 61 }, () => ({})),
+        ),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(await liveCount(ws.id, 'people')).toBe(2);
 
       // A batch whose one record links a company that does not exist: nothing written.
@@ -274,7 +298,10 @@ describe('REST records', () => {
       expect(expectError(missing, 400, 'VALIDATION_FAILED')).toMatch(/companyId/);
       expect(await liveCount(ws.id, 'people')).toBe(2);
 
-      const sixty = await api.post('/rest/batch/people', Array.from({ length: 60 }, (_, i) => ({ name: { firstName: `p${i}` } })));
+      const sixty = await api.post(
+        '/rest/batch/people',
+        Array.from({ length: 60 }, (_, i) => ({ name: { firstName: `p${i}` } })),
+      );
       expect(sixty.status).toBe(201);
       expect(sixty.body.data.createPeople).toHaveLength(60);
       expect(await liveCount(ws.id, 'people')).toBe(62);
@@ -361,7 +388,10 @@ describe('REST records', () => {
       // Embedded people come oldest first; alice and bob may share a millisecond, so compare as sets.
       const byId = (list: { id: string }[]) => [...list].sort((x, y) => x.id.localeCompare(y.id));
       expect(Object.keys(company.body.data)).toEqual(['company']);
-      expect({ ...company.body.data.company, people: byId(company.body.data.company.people) }).toEqual({ ...acme, people: byId([alice, bob]) });
+      expect({ ...company.body.data.company, people: byId(company.body.data.company.people) }).toEqual({
+        ...acme,
+        people: byId([alice, bob]),
+      });
       const companies = await api.get('/rest/companies', { depth: 1, order_by: 'name' });
       const embedded = expectListEnvelope(companies, 'companies');
       expect(embedded.map((c) => ({ ...c, people: byId(c.people) }))).toEqual([
@@ -408,12 +438,20 @@ describe('REST records', () => {
       const a = await admin('tenant-a');
       const b = await admin('tenant-b');
       const theirs = (await b.api.post('/rest/companies', { name: 'Secret Co' })).body.data.createCompany;
-      const theirPerson = (await b.api.post('/rest/people', { name: { firstName: 'Secret' }, companyId: theirs.id })).body.data.createPerson;
+      const theirPerson = (await b.api.post('/rest/people', { name: { firstName: 'Secret' }, companyId: theirs.id })).body.data
+        .createPerson;
       const mine = (await a.api.post('/rest/companies', { name: 'Mine' })).body.data.createCompany;
 
-      for (const [plural, id] of [['companies', theirs.id], ['people', theirPerson.id]] as const) {
+      for (const [plural, id] of [
+        ['companies', theirs.id],
+        ['people', theirPerson.id],
+      ] as const) {
         expectError(await a.api.get(`/rest/${plural}/${id}`), 404, 'NOT_FOUND');
-        expectError(await a.api.patch(`/rest/${plural}/${id}`, plural === 'companies' ? { name: 'pwned' } : { name: { firstName: 'pwned' } }), 404, 'NOT_FOUND');
+        expectError(
+          await a.api.patch(`/rest/${plural}/${id}`, plural === 'companies' ? { name: 'pwned' } : { name: { firstName: 'pwned' } }),
+          404,
+          'NOT_FOUND',
+        );
         expectError(await a.api.delete(`/rest/${plural}/${id}`), 404, 'NOT_FOUND');
         const byId = await a.api.get(`/rest/${plural}`, { filter: `id[eq]:"${id}"` });
         expect(expectListEnvelope(byId, plural)).toEqual([]);

@@ -59,7 +59,9 @@ const PLANTED = 'planted-by-the-attacker-0123456789abcdef';
       await page.waitForURL(`${origin.url}/settings`);
 
       // The admin visits the attacker's page; it plants the cookie and posts the form.
-      const landed = page.waitForURL((u) => u.toString().startsWith(`${origin.url}${target}`) || u.toString().startsWith(`${origin.url}/settings/members`));
+      const landed = page.waitForURL(
+        (u) => u.toString().startsWith(`${origin.url}${target}`) || u.toString().startsWith(`${origin.url}/settings/members`),
+      );
       await page.goto(attackerUrl);
       await landed;
       const planted = (await context.cookies(origin.url)).find((c) => c.name === 'wrs_csrf');
@@ -71,7 +73,9 @@ const PLANTED = 'planted-by-the-attacker-0123456789abcdef';
         [workspace.id, viewer.id],
       );
       expect(row.name).toBe('Viewer');
-      expect(await origin.ds.query(`SELECT 1 FROM audit_log WHERE workspace_id = $1 AND action LIKE '%role%'`, [workspace.id])).toHaveLength(0);
+      expect(
+        await origin.ds.query(`SELECT 1 FROM audit_log WHERE workspace_id = $1 AND action LIKE '%role%'`, [workspace.id]),
+      ).toHaveLength(0);
       await context.close();
     },
     SLOW,

@@ -24,7 +24,10 @@ interface Answer {
  * One HTTP request from a chosen loopback address (127.x.y.z), so each test is its own
  * "client address" for the per-address limits, whatever the other suites do meanwhile.
  */
-function send(url: string, o: { method?: string; form?: Record<string, string>; headers?: Record<string, string>; from?: string } = {}): Promise<Answer> {
+function send(
+  url: string,
+  o: { method?: string; form?: Record<string, string>; headers?: Record<string, string>; from?: string } = {},
+): Promise<Answer> {
   const body = o.form ? new URLSearchParams(o.form).toString() : undefined;
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -32,7 +35,10 @@ function send(url: string, o: { method?: string; form?: Record<string, string>; 
       {
         method: o.method ?? (body ? 'POST' : 'GET'),
         localAddress: o.from,
-        headers: { ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } : {}), ...o.headers },
+        headers: {
+          ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } : {}),
+          ...o.headers,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -58,7 +64,13 @@ async function formFor(url: string, from?: string): Promise<{ csrf: string; cook
   return { csrf, cookie };
 }
 
-async function tryLogin(url: string, email: string, password: string, from?: string, headers: Record<string, string> = {}): Promise<Answer> {
+async function tryLogin(
+  url: string,
+  email: string,
+  password: string,
+  from?: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const { csrf, cookie } = await formFor(`${url}/login`, from);
   return send(`${url}/login`, { form: { _csrf: csrf, email, password }, headers: { cookie, ...headers }, from });
 }
@@ -84,7 +96,12 @@ describe('Security (docs/security.md)', () => {
   });
 
   async function registerClient(metadata: Partial<oidc.ClientMetadata> = {}) {
-    return oidc.dynamicClientRegistration(new URL(url), { redirect_uris: [REDIRECT], client_name: 'Sec CLI', ...metadata }, undefined, insecure);
+    return oidc.dynamicClientRegistration(
+      new URL(url),
+      { redirect_uris: [REDIRECT], client_name: 'Sec CLI', ...metadata },
+      undefined,
+      insecure,
+    );
   }
 
   /** The CSRF token the settings JSON API gives a signed-in browser. */
@@ -131,7 +148,9 @@ describe('Security (docs/security.md)', () => {
         }),
       );
       const answers = await Promise.all(
-        forms.map(({ from, i, csrf, cookie }) => send(`${url}/login`, { form: { _csrf: csrf, email, password: `wrong ${i}` }, headers: { cookie }, from })),
+        forms.map(({ from, i, csrf, cookie }) =>
+          send(`${url}/login`, { form: { _csrf: csrf, email, password: `wrong ${i}` }, headers: { cookie }, from }),
+        ),
       );
       const checked = answers.filter((a) => a.status !== 429);
       // SIGNIN_FAILURES_PER_ACCOUNT's default: each answer other than 429 was a password checked.
@@ -150,7 +169,8 @@ describe('Security (docs/security.md)', () => {
     it('blocks a client address that tries many accounts', async () => {
       const from = newAddress();
       let last: Answer | undefined;
-      for (let i = 0; i < 40 && last?.status !== 429; i++) last = await tryLogin(url, `nobody-${randomUUID()}@example.com`, 'whatever', from);
+      for (let i = 0; i < 40 && last?.status !== 429; i++)
+        last = await tryLogin(url, `nobody-${randomUUID()}@example.com`, 'whatever', from);
       expectThrottled(last!);
       // Another address is not affected.
       const { people } = await workspaceWith(origin.ds, ['Member'], 'other-address');
@@ -207,7 +227,10 @@ describe('Security (docs/security.md)', () => {
       const { people } = await workspaceWith(origin.ds, ['Member'], 'enum');
       const existing = people[0].email;
       const fresh = `${unique('fresh')}@example.com`;
-      const [taken, created] = [await signUp(existing, 'attacker password', unique('Enum A')), await signUp(fresh, 'a long password', unique('Enum B'))];
+      const [taken, created] = [
+        await signUp(existing, 'attacker password', unique('Enum A')),
+        await signUp(fresh, 'a long password', unique('Enum B')),
+      ];
       expect(taken.status).toBe(created.status);
       expect(created.status).toBe(200);
       expect(normalised(taken, existing)).toBe(normalised(created, fresh));
@@ -225,7 +248,11 @@ describe('Security (docs/security.md)', () => {
       const home = await send(`${url}/settings`, { headers: { cookie: session }, from });
       expect(home.status).toBe(200);
       expect(home.body).toMatch(/Someone tried to create an account with your e-mail address/);
-      expect(await origin.ds.query('SELECT count(*)::int AS n FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE u.email = $1', [existing])).toEqual([{ n: 1 }]);
+      expect(
+        await origin.ds.query('SELECT count(*)::int AS n FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE u.email = $1', [
+          existing,
+        ]),
+      ).toEqual([{ n: 1 }]);
     });
 
     it('still says when the form is wrong, the same for a new and an existing e-mail', async () => {
@@ -244,7 +271,10 @@ describe('Security (docs/security.md)', () => {
       const [admin, viewer] = people;
       const b = await signedIn(admin.email);
       b.setCookie('wrs_csrf', 'planted-by-a-page-on-another-port-0123456789');
-      await b.go(`${url}/settings/members/${viewer.id}/role`, { method: 'POST', form: { _csrf: 'planted-by-a-page-on-another-port-0123456789', role: (await findRole(origin.ds, workspace.id, 'Admin')).id } });
+      await b.go(`${url}/settings/members/${viewer.id}/role`, {
+        method: 'POST',
+        form: { _csrf: 'planted-by-a-page-on-another-port-0123456789', role: (await findRole(origin.ds, workspace.id, 'Admin')).id },
+      });
       expect(b.lastStatus).toBe(403);
       const role = await origin.ds.query(
         'SELECT r.name FROM workspace_members m JOIN roles r ON r.id = m.role_id WHERE m.workspace_id = $1 AND m.user_id = $2',
@@ -320,7 +350,11 @@ describe('Security (docs/security.md)', () => {
   describe('URLs come from PUBLIC_URL, client addresses from TRUST_PROXY', () => {
     it('ignores X-Forwarded-Host/Proto sent by a client in every discovery document and registration', async () => {
       const evil = { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', forwarded: 'host=evil.example;proto=https' };
-      for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/.well-known/oauth-protected-resource']) {
+      for (const path of [
+        '/.well-known/oauth-authorization-server',
+        '/.well-known/openid-configuration',
+        '/.well-known/oauth-protected-resource',
+      ]) {
         const res = await send(`${url}${path}`, { headers: evil });
         expect(res.status).toBe(200);
         expect(res.body).not.toContain('evil.example');
@@ -358,7 +392,9 @@ describe('Security (docs/security.md)', () => {
       try {
         const statuses = new Set<number>();
         for (let i = 0; i < 35; i++) {
-          const res = await tryLogin(trusting.url, `nobody-${randomUUID()}@example.com`, 'whatever', newAddress(), { 'x-forwarded-for': `198.51.100.${(process.pid % 200) + 1}, 10.9.${i}.1` });
+          const res = await tryLogin(trusting.url, `nobody-${randomUUID()}@example.com`, 'whatever', newAddress(), {
+            'x-forwarded-for': `198.51.100.${(process.pid % 200) + 1}, 10.9.${i}.1`,
+          });
           statuses.add(res.status);
         }
         // 35 different client addresses (the rightmost, added by the trusted proxy): none is blocked.
@@ -371,18 +407,40 @@ describe('Security (docs/security.md)', () => {
 
   describe('dynamic registration redirect URIs (RFC 8252)', () => {
     it('refuses http redirect URIs off loopback, and other unsafe schemes', async () => {
-      for (const uri of ['http://evil.example/cb', 'http://10.0.0.8/cb', 'javascript:alert(1)', 'data:text/html,hi', 'file:///etc/passwd', 'http://localhost.evil.example/cb']) {
-        const res = await fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [uri] }) });
+      for (const uri of [
+        'http://evil.example/cb',
+        'http://10.0.0.8/cb',
+        'javascript:alert(1)',
+        'data:text/html,hi',
+        'file:///etc/passwd',
+        'http://localhost.evil.example/cb',
+      ]) {
+        const res = await fetch(`${url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [uri] }),
+        });
         expect({ uri, status: res.status }).toEqual({ uri, status: 400 });
         expect(((await res.json()) as { error: string }).error).toMatch(/^invalid_(redirect_uri|client_metadata)$/);
       }
       for (const uri of ['https://app.example.com/cb', 'http://127.0.0.1:8765/cb', 'http://localhost/cb', 'http://[::1]:9000/cb']) {
-        const res = await fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [uri] }) });
+        const res = await fetch(`${url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [uri] }),
+        });
         expect({ uri, status: res.status }).toEqual({ uri, status: 201 });
       }
       // Native apps (OIDC Registration application_type) may use a private-use scheme; a bare word is not one.
-      for (const [uri, status] of [['com.example.app:/oauth2redirect', 201], ['myapp:/cb', 400]] as const) {
-        const res = await fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [uri], application_type: 'native' }) });
+      for (const [uri, status] of [
+        ['com.example.app:/oauth2redirect', 201],
+        ['myapp:/cb', 400],
+      ] as const) {
+        const res = await fetch(`${url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [uri], application_type: 'native' }),
+        });
         expect({ uri, status: res.status }).toEqual({ uri, status });
       }
     });
@@ -391,10 +449,19 @@ describe('Security (docs/security.md)', () => {
       const clientId = `legacy-${randomUUID()}`;
       await origin.ds.query(`INSERT INTO oidc_models (model, id, payload) VALUES ('Client', $1, $2)`, [
         clientId,
-        JSON.stringify({ client_id: clientId, redirect_uris: ['http://evil.example/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
+        JSON.stringify({
+          client_id: clientId,
+          redirect_uris: ['http://evil.example/cb'],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        }),
       ]);
       // No PKCE: an error the provider would send back to the redirect URI.
-      const res = await fetch(`${url}/oauth/authorize?client_id=${clientId}&response_type=code&scope=api&redirect_uri=${encodeURIComponent('http://evil.example/cb')}`, { redirect: 'manual' });
+      const res = await fetch(
+        `${url}/oauth/authorize?client_id=${clientId}&response_type=code&scope=api&redirect_uri=${encodeURIComponent('http://evil.example/cb')}`,
+        { redirect: 'manual' },
+      );
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.headers.get('location')).toBeNull();
     });
@@ -411,9 +478,18 @@ describe('Security (docs/security.md)', () => {
     it('stores codes, refresh tokens, sessions and registration tokens only as hashes', async () => {
       const { people } = await workspaceWith(origin.ds, ['Admin'], 'hashed');
       const reg = (await (
-        await fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'hash' }) })
+        await fetch(`${url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'hash' }),
+        })
       ).json()) as { client_id: string; registration_access_token: string };
-      const config = new oidc.Configuration((await registerClient()).serverMetadata(), reg.client_id, { token_endpoint_auth_method: 'none' }, oidc.None());
+      const config = new oidc.Configuration(
+        (await registerClient()).serverMetadata(),
+        reg.client_id,
+        { token_endpoint_auth_method: 'none' },
+        oidc.None(),
+      );
       oidc.allowInsecureRequests(config);
       const { redirect, verifier, browser } = await codeFor(config, people[0].email);
       const code = redirect.searchParams.get('code')!;
@@ -462,7 +538,9 @@ describe('Security (docs/security.md)', () => {
       const { redirect, verifier } = await codeFor(config, people[0].email);
       const tokens = await oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: verifier });
       expect((await fetch(`${url}/rest/companies`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
-      await expect(oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: verifier })).rejects.toMatchObject({ error: 'invalid_grant' });
+      await expect(oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: verifier })).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
       expect((await fetch(`${url}/rest/companies`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
     });
   });
@@ -487,7 +565,10 @@ describe('Security (docs/security.md)', () => {
     for (const [page, headers] of pages) {
       const res = await fetch(page, { headers, redirect: 'manual' });
       expect({ page, type: res.headers.get('content-type') }).toEqual({ page, type: expect.stringMatching(/^text\/html/) });
-      expect({ page, csp: res.headers.get('content-security-policy') }).toEqual({ page, csp: expect.stringMatching(/frame-ancestors 'none'/) });
+      expect({ page, csp: res.headers.get('content-security-policy') }).toEqual({
+        page,
+        csp: expect.stringMatching(/frame-ancestors 'none'/),
+      });
       expect(res.headers.get('x-frame-options')).toBe('DENY');
     }
   });
@@ -512,8 +593,18 @@ describe('Security (docs/security.md)', () => {
 
   it('refuses JSON-RPC batches on /mcp', async () => {
     const { workspace } = await workspaceWith(origin.ds, [], 'mcp-batch');
-    const key = await createApiKey(origin.ds, { workspaceId: workspace.id, role: await findRole(origin.ds, workspace.id, 'Viewer'), name: 'k', expiresAt: new Date(Date.now() + 86_400_000) });
-    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_people', arguments: { limit: 200, depth: 1 } } });
+    const key = await createApiKey(origin.ds, {
+      workspaceId: workspace.id,
+      role: await findRole(origin.ds, workspace.id, 'Viewer'),
+      name: 'k',
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
+    const call = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'list_people', arguments: { limit: 200, depth: 1 } },
+    });
     const res = await fetch(`${url}/mcp`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -542,7 +633,12 @@ describe('Security (docs/security.md)', () => {
 
     it('answers a mutation with more than 50 bad variables as bad input, not an internal error', async () => {
       const { workspace } = await workspaceWith(origin.ds, [], 'gql-vars');
-      const key = await createApiKey(origin.ds, { workspaceId: workspace.id, role: await findRole(origin.ds, workspace.id, 'Admin'), name: 'k', expiresAt: new Date(Date.now() + 86_400_000) });
+      const key = await createApiKey(origin.ds, {
+        workspaceId: workspace.id,
+        role: await findRole(origin.ds, workspace.id, 'Admin'),
+        name: 'k',
+        expiresAt: new Date(Date.now() + 86_400_000),
+      });
       // 60 rows whose name is not a string: graphql-js stops at 50 variable errors.
       const res = await fetch(`${url}/graphql`, {
         method: 'POST',

@@ -33,7 +33,9 @@ describe('Workspace settings over HTTP', () => {
   const rest = (secret: string, init: RequestInit = {}) =>
     fetch(`${url}/rest/companies`, { ...init, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' } });
   const audit = async (workspaceId: string) =>
-    (await origin.ds.query('SELECT action, actor_email, target_label, details FROM audit_log WHERE workspace_id = $1 ORDER BY created_at', [workspaceId])) as {
+    (await origin.ds.query('SELECT action, actor_email, target_label, details FROM audit_log WHERE workspace_id = $1 ORDER BY created_at', [
+      workspaceId,
+    ])) as {
       action: string;
       actor_email: string;
       target_label: string;
@@ -44,12 +46,20 @@ describe('Workspace settings over HTTP', () => {
     it('never takes a bearer token: an API key or an OAuth token gets 401, and the pages send it to sign-in', async () => {
       const { workspace } = await workspaceWith(origin.ds, ['Admin'], 'bearer');
       const admin = await findRole(origin.ds, workspace.id, 'Admin');
-      const key = await createApiKey(origin.ds, { workspaceId: workspace.id, role: admin, name: 'k', expiresAt: new Date(Date.now() + DAY) });
+      const key = await createApiKey(origin.ds, {
+        workspaceId: workspace.id,
+        role: admin,
+        name: 'k',
+        expiresAt: new Date(Date.now() + DAY),
+      });
       const app = await createServerApp(origin.ds, { workspaceId: workspace.id, role: admin, name: 'app' });
       const token = (await (
         await fetch(`${url}/oauth/token`, {
           method: 'POST',
-          headers: { authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+          headers: {
+            authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
           body: 'grant_type=client_credentials&scope=api',
         })
       ).json()) as { access_token: string };
@@ -60,7 +70,12 @@ describe('Workspace settings over HTTP', () => {
         const auth = { authorization: `Bearer ${bearer}` };
         const list = await json(undefined, 'GET', '/settings/api/api-keys', undefined, auth);
         expect(list.status).toBe(401);
-        expect(list.body).toMatchObject({ statusCode: 401, error: 'Unauthorized', code: 'UNAUTHENTICATED', messages: [expect.stringMatching(/bearer/i)] });
+        expect(list.body).toMatchObject({
+          statusCode: 401,
+          error: 'Unauthorized',
+          code: 'UNAUTHENTICATED',
+          messages: [expect.stringMatching(/bearer/i)],
+        });
         // The id the public origin gave the request is the one the auth server reports.
         expect(list.body.requestId).toBe(list.headers.get('x-request-id'));
         const create = await json(undefined, 'POST', '/settings/api/api-keys', { name: 'x', role: 'Admin' }, auth);
@@ -122,7 +137,12 @@ describe('Workspace settings over HTTP', () => {
       expect(list.body.totalCount).toBe(3);
       expect(list.body.data.apiKeys.map((k: { name: string }) => k.name).sort()).toEqual(['default', 'long', 'month']);
       expect(JSON.stringify(list.body)).not.toMatch(/wrs_|secret|hash/i);
-      expect(list.body.data.apiKeys[0]).toMatchObject({ status: 'active', role: { name: expect.any(String) }, lastUsedAt: null, revokedAt: null });
+      expect(list.body.data.apiKeys[0]).toMatchObject({
+        status: 'active',
+        role: { name: expect.any(String) },
+        lastUsedAt: null,
+        revokedAt: null,
+      });
 
       expect((await rest(created.secret)).status).toBe(200);
       const revoked = await json(b, 'POST', `/settings/api/api-keys/${created.id}/revoke`, undefined, csrf(b));
@@ -136,14 +156,19 @@ describe('Workspace settings over HTTP', () => {
 
       const log = await audit(workspace.id);
       expect(log.map((e) => e.action)).toEqual(['api_key.create', 'api_key.create', 'api_key.create', 'api_key.revoke']);
-      expect(log[0]).toMatchObject({ actor_email: people[0].email, target_label: 'long', details: { role: 'Viewer', expiresAt: created.expiresAt } });
+      expect(log[0]).toMatchObject({
+        actor_email: people[0].email,
+        target_label: 'long',
+        details: { role: 'Viewer', expiresAt: created.expiresAt },
+      });
       expect(JSON.stringify(log)).not.toContain(created.secret);
     });
 
     it('refuses bad input with the REST error shape', async () => {
       const { people } = await workspaceWith(origin.ds, ['Admin'], 'keys-bad');
       const b = await signIn(people[0].email);
-      const create = (body: unknown, headers: Record<string, string> = {}) => json(b, 'POST', '/settings/api/api-keys', body, { ...csrf(b), ...headers });
+      const create = (body: unknown, headers: Record<string, string> = {}) =>
+        json(b, 'POST', '/settings/api/api-keys', body, { ...csrf(b), ...headers });
 
       const cases: [unknown, RegExp][] = [
         [{ name: 'x', role: 'Admin', scopes: ['all'] }, /unknown field scopes/],
@@ -244,7 +269,13 @@ describe('Workspace settings over HTTP', () => {
       expect(adminBrowser.lastStatus).toBe(200);
       await origin.ds.query(
         `INSERT INTO roles (workspace_id, name, object_permissions, settings_permissions) VALUES ($1, 'Manager', $2, '{API_KEYS_AND_WEBHOOKS,WORKSPACE_MEMBERS,ROLES}')`,
-        [workspace.id, JSON.stringify({ companies: { read: true, create: false, update: false, delete: false }, people: { read: true, create: false, update: false, delete: false } })],
+        [
+          workspace.id,
+          JSON.stringify({
+            companies: { read: true, create: false, update: false, delete: false },
+            people: { read: true, create: false, update: false, delete: false },
+          }),
+        ],
       );
       const email = `${unique('manager')}@example.com`;
       const managerUser = await createUser(origin.ds, email, PASSWORD);
@@ -279,7 +310,12 @@ describe('Workspace settings over HTTP', () => {
       const admin = await findRole(origin.ds, workspace.id, 'Admin');
       expect(b.lastBody).not.toContain(`/settings/roles/${admin.id}/delete`);
 
-      await post(b, '/settings/roles', { name: 'Importer', description: 'Loads companies', permissions: 'companies.read', assignableToApiKeys: 'on' });
+      await post(b, '/settings/roles', {
+        name: 'Importer',
+        description: 'Loads companies',
+        permissions: 'companies.read',
+        assignableToApiKeys: 'on',
+      });
       expect(b.lastUrl).toMatch(/\/settings\/roles\?saved=/);
       expect(b.lastBody).toContain('Role &quot;Importer&quot; saved.');
       const importer = await findRole(origin.ds, workspace.id, 'Importer');
@@ -300,7 +336,12 @@ describe('Workspace settings over HTTP', () => {
       await post(b, `/settings/roles/${admin.id}/delete`);
       expect(b.lastStatus).toBe(403);
 
-      const key = await createApiKey(origin.ds, { workspaceId: workspace.id, role: importer, name: 'import', expiresAt: new Date(Date.now() + DAY) });
+      const key = await createApiKey(origin.ds, {
+        workspaceId: workspace.id,
+        role: importer,
+        name: 'import',
+        expiresAt: new Date(Date.now() + DAY),
+      });
       await post(b, `/settings/roles/${importer.id}`, { name: 'Importer', permissions: 'companies.read', assignableToUsers: 'on' });
       expect(b.lastStatus).toBe(409);
       expect(b.lastBody).toContain('must stay assignable to API keys');
@@ -326,11 +367,20 @@ describe('Workspace settings over HTTP', () => {
       const b = await signIn(people[0].email);
       await post(b, '/settings/roles', { name: 'Reader', permissions: 'companies.read', assignableToApiKeys: 'on' });
       const reader = await findRole(origin.ds, workspace.id, 'Reader');
-      const key = await createApiKey(origin.ds, { workspaceId: workspace.id, role: reader, name: 'r', expiresAt: new Date(Date.now() + DAY) });
+      const key = await createApiKey(origin.ds, {
+        workspaceId: workspace.id,
+        role: reader,
+        name: 'r',
+        expiresAt: new Date(Date.now() + DAY),
+      });
       expect((await rest(key.secret, { method: 'POST', body: JSON.stringify({ name: 'Before' }) })).status).toBe(403);
       await b.go(`${url}/settings/roles/${reader.id}`);
       expect(b.lastBody).toContain('Used by 1 API key');
-      await post(b, `/settings/roles/${reader.id}`, { name: 'Reader', permissions: ['companies.read', 'companies.create'], assignableToApiKeys: 'on' });
+      await post(b, `/settings/roles/${reader.id}`, {
+        name: 'Reader',
+        permissions: ['companies.read', 'companies.create'],
+        assignableToApiKeys: 'on',
+      });
       expect(b.lastBody).toContain('saved');
       expect((await rest(key.secret, { method: 'POST', body: JSON.stringify({ name: 'After' }) })).status).toBe(201);
       const [entry] = (await audit(workspace.id)).filter((e) => e.action === 'role.update');
@@ -342,7 +392,10 @@ describe('Workspace settings over HTTP', () => {
     const tokenFor = (clientId: string, secret: string) =>
       fetch(`${url}/oauth/token`, {
         method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         body: 'grant_type=client_credentials&scope=api',
       });
 
@@ -409,7 +462,10 @@ describe('Workspace settings over HTTP', () => {
 
       await post(b, `/settings/members/${member.id}/role`, { role: viewer.id });
       expect(b.lastUrl).toBe(`${url}/settings/members?done=role`);
-      const [row] = await origin.ds.query('SELECT role_id FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [workspace.id, member.id]);
+      const [row] = await origin.ds.query('SELECT role_id FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [
+        workspace.id,
+        member.id,
+      ]);
       expect(row.role_id).toBe(viewer.id);
 
       await post(b, `/settings/members/${admin.id}/role`, { role: viewer.id });

@@ -106,7 +106,10 @@ const SLOW = 120_000;
         const secret = await createKey(page, { name, role: label === '30 days' ? 'Viewer' : 'Admin', expiration: label });
         expect(secret).toMatch(/^wrs_/);
         secrets.push(secret);
-        const [stored] = await origin.ds.query('SELECT created_at, expires_at FROM api_keys WHERE workspace_id = $1 AND name = $2', [workspaceId, name]);
+        const [stored] = await origin.ds.query('SELECT created_at, expires_at FROM api_keys WHERE workspace_id = $1 AND name = $2', [
+          workspaceId,
+          name,
+        ]);
         expect(Math.abs(stored.expires_at.getTime() - stored.created_at.getTime() - days * DAY)).toBeLessThan(5_000);
         expect(await page.getByText('shown only once').count()).toBe(1);
         expect(await page.getByText(/secret manager/).count()).toBe(1);
@@ -156,7 +159,9 @@ const SLOW = 120_000;
       // Visible focus for keyboard users.
       await page.getByLabel('Name').focus();
       await page.keyboard.press('Tab');
-      const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle + " " + getComputedStyle(document.activeElement).outlineWidth');
+      const outline = await page.evaluate(
+        'getComputedStyle(document.activeElement).outlineStyle + " " + getComputedStyle(document.activeElement).outlineWidth',
+      );
       expect(outline).toBe('solid 3px');
     },
     SLOW,
@@ -275,7 +280,10 @@ const SLOW = 120_000;
       await screenshotBoth(page, 'app-secret');
       const token = await fetch(`${url}/oauth/token`, {
         method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         body: 'grant_type=client_credentials&scope=api',
       });
       expect(token.status).toBe(200);

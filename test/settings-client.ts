@@ -11,7 +11,14 @@ export async function signInAt(url: string, email: string): Promise<FormBrowser>
 }
 
 /** A settings JSON API call with the browser's cookies (if any); the body is parsed when it is JSON. */
-export async function settingsJson(url: string, b: FormBrowser | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+export async function settingsJson(
+  url: string,
+  b: FormBrowser | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${url}${path}`, {
     method,
     headers: {

@@ -51,7 +51,8 @@ describe.each(['records-api', 'auth-server'] as const)('Slow clients on the %s',
   });
 
   it('closes a connection whose body drips in, after the request timeout', async () => {
-    const head = 'POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\n';
+    const head =
+      'POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\n';
     const { closedAfterMs } = await drip(app.port, head, 'a');
     expect(closedAfterMs).toBeGreaterThanOrEqual(REQUEST_MS - 100);
     expect(closedAfterMs).toBeLessThan(REQUEST_MS + 4000);

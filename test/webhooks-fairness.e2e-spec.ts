@@ -41,7 +41,11 @@ describe('Webhook delivery across workspaces', () => {
   }
 
   const create = (key: string, name: string) =>
-    fetch(`${base}/rest/companies`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) }).then((r) => r.status);
+    fetch(`${base}/rest/companies`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name }),
+    }).then((r) => r.status);
 
   it('a workspace with 20 webhooks to a target that never answers does not delay another workspace’s event', async () => {
     const slow = await workspaceWithKey('wh-slow');
@@ -50,7 +54,8 @@ describe('Webhook delivery across workspaces', () => {
     blackHole.hang = true;
     const receiver = await new Receiver().start();
     try {
-      for (let i = 0; i < 20; i++) await createWebhook(ds, slow.workspaceId, { url: `${blackHole.url}/${i}`, operations: ['*.*'] }, { allowPrivate: true });
+      for (let i = 0; i < 20; i++)
+        await createWebhook(ds, slow.workspaceId, { url: `${blackHole.url}/${i}`, operations: ['*.*'] }, { allowPrivate: true });
       const hook = await createWebhook(ds, other.workspaceId, { url: receiver.url, operations: ['*.*'] }, { allowPrivate: true });
       expect(await create(slow.key, 'Slow 1')).toBe(201);
       expect(await create(slow.key, 'Slow 2')).toBe(201);

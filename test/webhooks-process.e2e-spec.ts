@@ -61,16 +61,34 @@ describe('Webhooks across processes', () => {
 
   it('webhook:create | list | delete with --json, as docs/webhooks.md shows; bad input exits non-zero with the error object', async () => {
     const { workspace } = await workspaceWithKey('wh-cli');
-    const created = await cli(['webhook:create', '--workspace', workspace.name, '--url', 'https://hooks.example.com/in', '--operations', 'company.*,person.created', '--description', 'ops', '--json']);
+    const created = await cli([
+      'webhook:create',
+      '--workspace',
+      workspace.name,
+      '--url',
+      'https://hooks.example.com/in',
+      '--operations',
+      'company.*,person.created',
+      '--description',
+      'ops',
+      '--json',
+    ]);
     expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
     expect(created.stdout.trim().split('\n')).toHaveLength(1);
     const hook = JSON.parse(created.stdout);
-    expect(hook).toEqual({ id: expect.any(String), url: 'https://hooks.example.com/in', operations: ['company.*', 'person.created'], secret: expect.stringMatching(/^whsec_/) });
+    expect(hook).toEqual({
+      id: expect.any(String),
+      url: 'https://hooks.example.com/in',
+      operations: ['company.*', 'person.created'],
+      secret: expect.stringMatching(/^whsec_/),
+    });
 
     const listed = await cli(['webhook:list', '--workspace', workspace.id, '--json']);
     expect(listed.code).toBe(0);
     const list = JSON.parse(listed.stdout);
-    expect(list.webhooks).toEqual([expect.objectContaining({ id: hook.id, url: hook.url, operations: hook.operations, enabled: true, description: 'ops' })]);
+    expect(list.webhooks).toEqual([
+      expect.objectContaining({ id: hook.id, url: hook.url, operations: hook.operations, enabled: true, description: 'ops' }),
+    ]);
     expect(listed.stdout).not.toContain(hook.secret);
 
     for (const [args, message] of [
@@ -86,7 +104,8 @@ describe('Webhooks across processes', () => {
       expect(bad.stderr).toMatch(/^error: /);
     }
     // A workspace has at most 20 webhooks.
-    for (let i = 1; i < 20; i++) await createWebhook(ds, workspace.id, { url: `https://hooks.example.com/more/${i}` }, { allowPrivate: false });
+    for (let i = 1; i < 20; i++)
+      await createWebhook(ds, workspace.id, { url: `https://hooks.example.com/more/${i}` }, { allowPrivate: false });
     const over = await cli(['webhook:create', '--workspace', workspace.id, '--url', 'https://hooks.example.com/one-too-many', '--json']);
     expect(over.code).not.toBe(0);
     expect(JSON.parse(over.stdout).error).toEqual({ code: 'CONFLICT', message: expect.stringMatching(/at most 20 webhooks/) });
@@ -111,14 +130,27 @@ describe('Webhooks across processes', () => {
     const port = await freePort();
     // The API that takes the writes delivers nothing itself: everything it committed is still waiting when it dies.
     const child: ChildProcess = spawn(process.execPath, [API], {
-      env: { ...process.env, PORT: String(port), AUTH_PORT: String(await freePort()), PUBLIC_URL: `http://127.0.0.1:${port}`, AUTH_PROXY: 'off', WEBHOOKS_WORKER: 'off', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0', LOG_LEVEL: 'error' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        AUTH_PORT: String(await freePort()),
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        AUTH_PROXY: 'off',
+        WEBHOOKS_WORKER: 'off',
+        RATE_LIMIT_PER_MINUTE: '0',
+        RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0',
+        LOG_LEVEL: 'error',
+      },
       stdio: 'ignore',
     });
     let worker: INestApplication | undefined;
     try {
       const base = `http://127.0.0.1:${port}`;
       for (let i = 0; ; i++) {
-        const up = await fetch(`${base}/health/ready`).then((r) => r.ok, () => false);
+        const up = await fetch(`${base}/health/ready`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (up) break;
         if (i > 300) throw new Error('the records API did not start within 30 s');
         await sleep(100);
@@ -126,7 +158,11 @@ describe('Webhooks across processes', () => {
       let acknowledged = 0;
       const acknowledgedIds: string[] = [];
       const writes = Array.from({ length: 40 }, (_, i) =>
-        fetch(`${base}/rest/companies`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `Crash ${i}` }) })
+        fetch(`${base}/rest/companies`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `Crash ${i}` }),
+        })
           .then(async (r) => {
             if (r.status === 201) {
               acknowledged++;
@@ -172,11 +208,19 @@ describe('Webhooks across processes', () => {
     try {
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) {
-        const res = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `Stranded ${i}` }) });
+        const res = await fetch(`${api.url}/rest/companies`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `Stranded ${i}` }),
+        });
         expect(res.status).toBe(201);
         ids.push(((await res.json()) as any).data.createCompany.id);
       }
-      await waitUntil(() => receiver.hung >= 4, 15_000, () => `4 POSTs held open, got ${receiver.hung}`);
+      await waitUntil(
+        () => receiver.hung >= 4,
+        15_000,
+        () => `4 POSTs held open, got ${receiver.hung}`,
+      );
       api.child.kill('SIGKILL');
       expect((await api.exited).signal).toBe('SIGKILL');
       receiver.hang = false;
@@ -191,8 +235,17 @@ describe('Webhooks across processes', () => {
       expect(Date.now() - restarted).toBeLessThan(60_000);
       const delivered = (receiver.verified(hook.secret) as any[]).map((e) => e.data.record.id);
       expect([...new Set(delivered)].sort()).toEqual([...ids].sort());
-      const undelivered = async () => (await ds.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE workspace_id = $1 AND status <> 'delivered'`, [workspace.id]))[0].n as number;
-      await waitUntil(async () => (await undelivered()) === 0, 10_000, () => 'every delivery recorded as delivered');
+      const undelivered = async () =>
+        (
+          await ds.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE workspace_id = $1 AND status <> 'delivered'`, [
+            workspace.id,
+          ])
+        )[0].n as number;
+      await waitUntil(
+        async () => (await undelivered()) === 0,
+        10_000,
+        () => 'every delivery recorded as delivered',
+      );
     } finally {
       api.child.kill('SIGKILL');
       await api.exited;
@@ -235,10 +288,15 @@ describe('Webhooks across processes', () => {
       expect(ids).toHaveLength(60);
       expect(new Set(ids).size).toBe(60);
       receiver.verified(hook.secret);
-      const [{ attempts }] = await ds.query('SELECT count(*)::int AS attempts FROM webhook_attempts WHERE workspace_id = $1', [workspace.id]);
+      const [{ attempts }] = await ds.query('SELECT count(*)::int AS attempts FROM webhook_attempts WHERE workspace_id = $1', [
+        workspace.id,
+      ]);
       expect(attempts).toBe(60);
-      const [{ left }] = await ds.query(`SELECT count(*)::int AS left FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-          WHERE t.identifier = 'webhook_deliver' AND j.payload->>'workspaceId' = $1`, [workspace.id]);
+      const [{ left }] = await ds.query(
+        `SELECT count(*)::int AS left FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+          WHERE t.identifier = 'webhook_deliver' AND j.payload->>'workspaceId' = $1`,
+        [workspace.id],
+      );
       expect(left).toBe(0);
     } finally {
       await a?.close();

@@ -66,31 +66,46 @@ function opensWith(key: Buffer, sealed: string): boolean {
 }
 
 /** An app as its own process until it exits or is up (then stopped); whether it came up, its output and exit code. */
-function startApp(app: 'records-api' | 'auth-server', env: Record<string, string>): Promise<{ started: boolean; code: number | null; output: string }> {
-  return freePort().then((port) => new Promise((done) => {
-    const child = spawn(process.execPath, [resolve(ROOT, 'dist/apps', app, 'src/main.js')], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: String(port), AUTH_PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, AUTH_PROXY: 'off', WEBHOOKS_WORKER: 'off', LOG_LEVEL: 'error', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    let started = false;
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      done({ started, code, output });
-    });
-    const poll = setInterval(async () => {
-      if ((await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok) {
-        clearInterval(poll);
-        started = true;
-        child.kill('SIGTERM');
-      }
-    }, 200);
-    child.on('exit', () => clearInterval(poll));
-  }));
+function startApp(
+  app: 'records-api' | 'auth-server',
+  env: Record<string, string>,
+): Promise<{ started: boolean; code: number | null; output: string }> {
+  return freePort().then(
+    (port) =>
+      new Promise((done) => {
+        const child = spawn(process.execPath, [resolve(ROOT, 'dist/apps', app, 'src/main.js')], {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            PORT: String(port),
+            AUTH_PORT: String(port),
+            PUBLIC_URL: `http://127.0.0.1:${port}`,
+            AUTH_PROXY: 'off',
+            WEBHOOKS_WORKER: 'off',
+            LOG_LEVEL: 'error',
+            ...env,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        let started = false;
+        child.stdout!.on('data', (d) => (output += d));
+        child.stderr!.on('data', (d) => (output += d));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          done({ started, code, output });
+        });
+        const poll = setInterval(async () => {
+          if ((await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok) {
+            clearInterval(poll);
+            started = true;
+            child.kill('SIGTERM');
+          }
+        }, 200);
+        child.on('exit', () => clearInterval(poll));
+      }),
+  );
 }
 
 describe('Webhook secrets at rest', () => {
@@ -107,14 +122,18 @@ describe('Webhook secrets at rest', () => {
   it('nothing in the database opens a stored secret: no key table, no key bytes, the secret’s bytes nowhere', async () => {
     const workspace = await createWorkspace(ds, unique('wh-vault'));
     const hook = await createWebhook(ds, workspace.id, { url: 'https://hooks.example.com/vault' }, { allowPrivate: false });
-    const [{ secret_sealed: sealed }] = await ds.query('SELECT secret_sealed FROM webhooks WHERE workspace_id = $1 AND id = $2', [workspace.id, hook.id]);
+    const [{ secret_sealed: sealed }] = await ds.query('SELECT secret_sealed FROM webhooks WHERE workspace_id = $1 AND id = $2', [
+      workspace.id,
+      hook.id,
+    ]);
     expect(await revealWebhookSecret(ds, workspace.id, hook.id)).toBe(hook.secret);
 
     expect((await ds.query(`SELECT to_regclass('webhook_secret_keys') AS t`))[0].t).toBeNull();
     const dump = await dumpAll(ds);
     expect(dump).toContain(sealed);
     const raw = Buffer.from(hook.secret.slice('whsec_'.length), 'base64');
-    for (const form of [hook.secret, raw.toString('base64'), raw.toString('hex'), raw.toString('base64url')]) expect(dump).not.toContain(form);
+    for (const form of [hook.secret, raw.toString('base64'), raw.toString('hex'), raw.toString('base64url')])
+      expect(dump).not.toContain(form);
     const master = Buffer.from(process.env.VAULT_MASTER_KEY!, 'base64');
     expect(master).toHaveLength(32);
     for (const form of [master.toString('base64'), master.toString('hex'), master.toString('base64url')]) expect(dump).not.toContain(form);
@@ -145,7 +164,10 @@ describe('Webhook secrets at rest', () => {
       const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
       const sealedV1 = `v1.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
       const id = randomUUID();
-      await old.query(`INSERT INTO webhooks (workspace_id, id, url, operations, secret_sealed) VALUES ($1, $2, 'https://hooks.example.com/old', '{*.*}', $3)`, [workspace.id, id, sealedV1]);
+      await old.query(
+        `INSERT INTO webhooks (workspace_id, id, url, operations, secret_sealed) VALUES ($1, $2, 'https://hooks.example.com/old', '{*.*}', $3)`,
+        [workspace.id, id, sealedV1],
+      );
       await old.destroy();
       old = undefined;
 
@@ -203,11 +225,17 @@ describe('Webhook secrets at rest', () => {
     for (const app of ['records-api', 'auth-server'] as const) {
       const { started, code, output } = await startApp(app, { VAULT_MASTER_KEY: randomBytes(32).toString('base64') });
       expect({ app, started, failed: code !== 0 && code !== null }).toEqual({ app, started: false, failed: true });
-      const lines = output.trim().split('\n').filter((line) => !line.includes('oidc-provider WARNING'));
+      const lines = output
+        .trim()
+        .split('\n')
+        .filter((line) => !line.includes('oidc-provider WARNING'));
       expect({ app, lines }).toEqual({ app, lines: [expect.stringMatching(wrong)] });
     }
     const cases: [string, RegExp][] = [
-      [randomBytes(16).toString('base64'), /^error: VAULT_MASTER_KEY must be 32 bytes in base64 \(generate one with: openssl rand -base64 32\); got 16 bytes$/],
+      [
+        randomBytes(16).toString('base64'),
+        /^error: VAULT_MASTER_KEY must be 32 bytes in base64 \(generate one with: openssl rand -base64 32\); got 16 bytes$/,
+      ],
       ['not base64 at all!', /^error: VAULT_MASTER_KEY must be 32 bytes in base64/],
       ['', /^error: VAULT_MASTER_KEY is not set: with DATABASE_URL it is required/],
     ];

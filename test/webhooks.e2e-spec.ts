@@ -27,9 +27,12 @@ describe('Webhooks', () => {
   const signIn = (email: string) => signInAt(url, email);
   /** The settings JSON API, with the CSRF token on every call. */
   const json = (b: FormBrowser | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    settingsJson(url, b, method, path, body, { ...(b ? { 'x-csrf-token': b.cookie('wrs_csrf')! } : {}), ...headers }).then(({ status, body }) => ({ status, body }));
+    settingsJson(url, b, method, path, body, { ...(b ? { 'x-csrf-token': b.cookie('wrs_csrf')! } : {}), ...headers }).then(
+      ({ status, body }) => ({ status, body }),
+    );
 
-  const count = async (table: string, workspaceId: string) => Number((await origin.ds.query(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`, [workspaceId]))[0].n);
+  const count = async (table: string, workspaceId: string) =>
+    Number((await origin.ds.query(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`, [workspaceId]))[0].n);
 
   async function adminKey(workspaceId: string): Promise<string> {
     const role = await findRole(origin.ds, workspaceId, 'Admin');
@@ -41,12 +44,20 @@ describe('Webhooks', () => {
   }
 
   const rest = (key: string, method: string, path: string, body?: unknown) =>
-    fetch(`${url}/rest${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({
+    fetch(`${url}/rest${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (r) => ({
       status: r.status,
       body: (await r.json()) as any,
     }));
   const graphql = (key: string, query: string, variables: Record<string, unknown> = {}) =>
-    fetch(`${url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }).then((r) => r.json() as Promise<any>);
+    fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    }).then((r) => r.json() as Promise<any>);
   const mcp = (key: string, name: string, args: Record<string, unknown>) =>
     fetch(`${url}/mcp`, {
       method: 'POST',
@@ -58,19 +69,37 @@ describe('Webhooks', () => {
     it('creates, lists, edits, reveals and deletes a webhook; the secret is whsec_, never listed, and every change is audited', async () => {
       const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'wh-api');
       const b = await signIn(people[0].email);
-      const created = await json(b, 'POST', '/settings/api/webhooks', { url: 'https://hooks.example.com/crm', description: 'CRM sync', operations: ['company.*', 'person.created'] });
+      const created = await json(b, 'POST', '/settings/api/webhooks', {
+        url: 'https://hooks.example.com/crm',
+        description: 'CRM sync',
+        operations: ['company.*', 'person.created'],
+      });
       expect(created.status).toBe(201);
       const hook = created.body.data.createWebhook;
-      expect(hook).toMatchObject({ url: 'https://hooks.example.com/crm', description: 'CRM sync', operations: ['company.*', 'person.created'], enabled: true });
+      expect(hook).toMatchObject({
+        url: 'https://hooks.example.com/crm',
+        description: 'CRM sync',
+        operations: ['company.*', 'person.created'],
+        enabled: true,
+      });
       expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
       const list = await json(b, 'GET', '/settings/api/webhooks');
       expect(list.status).toBe(200);
       expect(list.body.totalCount).toBe(1);
       expect(JSON.stringify(list.body)).not.toContain(hook.secret);
-      expect(list.body.data.webhooks[0]).toEqual({ ...hook, secret: undefined, createdAt: expect.any(String), updatedAt: expect.any(String) });
+      expect(list.body.data.webhooks[0]).toEqual({
+        ...hook,
+        secret: undefined,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      });
 
-      const edited = await json(b, 'PATCH', `/settings/api/webhooks/${hook.id}`, { operations: ['*.deleted'], enabled: false, description: '' });
+      const edited = await json(b, 'PATCH', `/settings/api/webhooks/${hook.id}`, {
+        operations: ['*.deleted'],
+        enabled: false,
+        description: '',
+      });
       expect(edited.status).toBe(200);
       expect(edited.body.data.updateWebhook).toMatchObject({ operations: ['*.deleted'], enabled: false, description: '', url: hook.url });
 
@@ -84,8 +113,16 @@ describe('Webhooks', () => {
       expect(deleted).toEqual({ status: 200, body: { data: { deleteWebhook: { id: hook.id } } } });
       expect((await json(b, 'GET', `/settings/api/webhooks/${hook.id}`)).status).toBe(404);
 
-      const audit = await origin.ds.query('SELECT action, target_label, details::text AS details FROM audit_log WHERE workspace_id = $1 ORDER BY created_at', [workspace.id]);
-      expect(audit.map((a: { action: string }) => a.action)).toEqual(['webhook.create', 'webhook.update', 'webhook.reveal_secret', 'webhook.delete']);
+      const audit = await origin.ds.query(
+        'SELECT action, target_label, details::text AS details FROM audit_log WHERE workspace_id = $1 ORDER BY created_at',
+        [workspace.id],
+      );
+      expect(audit.map((a: { action: string }) => a.action)).toEqual([
+        'webhook.create',
+        'webhook.update',
+        'webhook.reveal_secret',
+        'webhook.delete',
+      ]);
       expect(JSON.stringify(audit)).not.toContain(hook.secret);
     });
 
@@ -108,7 +145,13 @@ describe('Webhooks', () => {
       for (const [body, message] of cases) {
         const res = await json(b, 'POST', '/settings/api/webhooks', body);
         expect({ body, status: res.status, code: res.body.code }).toEqual({ body, status: 400, code: 'VALIDATION_FAILED' });
-        expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', code: 'VALIDATION_FAILED', messages: expect.any(Array), requestId: expect.any(String) });
+        expect(res.body).toEqual({
+          statusCode: 400,
+          error: 'Bad Request',
+          code: 'VALIDATION_FAILED',
+          messages: expect.any(Array),
+          requestId: expect.any(String),
+        });
         expect(res.body.messages.join(' ')).toMatch(message);
       }
       expect((await json(b, 'POST', '/settings/api/webhooks', 'url=x', { 'content-type': 'text/plain' })).status).toBe(415);
@@ -152,7 +195,13 @@ describe('Webhooks', () => {
       const over = await json(b, 'POST', '/settings/api/webhooks', { url: 'https://example.com/cap/20' });
       expect(over).toEqual({
         status: 409,
-        body: { statusCode: 409, error: 'Conflict', code: 'CONFLICT', messages: [expect.stringMatching(/at most 20 webhooks/)], requestId: expect.any(String) },
+        body: {
+          statusCode: 409,
+          error: 'Conflict',
+          code: 'CONFLICT',
+          messages: [expect.stringMatching(/at most 20 webhooks/)],
+          requestId: expect.any(String),
+        },
       });
       await b.go(`${url}/settings/webhooks`);
       await b.submit('Add webhook', { url: 'https://example.com/cap/page', description: '', operations: '*.*' });
@@ -172,7 +221,11 @@ describe('Webhooks', () => {
       const hook = (await json(admin, 'POST', '/settings/api/webhooks', { url: 'https://example.com/a' })).body.data.createWebhook;
 
       const key = await adminKey(workspace.id);
-      for (const [method, path] of [['GET', '/settings/api/webhooks'], ['POST', `/settings/api/webhooks/${hook.id}/reveal-secret`], ['GET', `/settings/api/webhooks/${hook.id}`]]) {
+      for (const [method, path] of [
+        ['GET', '/settings/api/webhooks'],
+        ['POST', `/settings/api/webhooks/${hook.id}/reveal-secret`],
+        ['GET', `/settings/api/webhooks/${hook.id}`],
+      ]) {
         const res = await json(undefined, method, path, undefined, { authorization: `Bearer ${key}` });
         expect({ path, status: res.status }).toEqual({ path, status: 401 });
       }
@@ -184,13 +237,21 @@ describe('Webhooks', () => {
       expect((await json(member, 'POST', `/settings/api/webhooks/${hook.id}/reveal-secret`)).status).toBe(403);
 
       const stranger = await signIn(other.people[0].email);
-      for (const [method, path] of [['GET', `/settings/api/webhooks/${hook.id}`], ['POST', `/settings/api/webhooks/${hook.id}/reveal-secret`], ['DELETE', `/settings/api/webhooks/${hook.id}`], ['GET', `/settings/api/webhooks/${hook.id}/attempts`]]) {
+      for (const [method, path] of [
+        ['GET', `/settings/api/webhooks/${hook.id}`],
+        ['POST', `/settings/api/webhooks/${hook.id}/reveal-secret`],
+        ['DELETE', `/settings/api/webhooks/${hook.id}`],
+        ['GET', `/settings/api/webhooks/${hook.id}/attempts`],
+      ]) {
         const res = await json(stranger, method, path);
         expect({ path, method, status: res.status, code: res.body.code }).toEqual({ path, method, status: 404, code: 'NOT_FOUND' });
       }
       expect((await json(stranger, 'GET', '/settings/api/webhooks')).body.totalCount).toBe(0);
       // Without the CSRF token a write is refused.
-      const noCsrf = await fetch(`${url}/settings/api/webhooks/${hook.id}`, { method: 'DELETE', headers: { cookie: admin.cookieHeader() } });
+      const noCsrf = await fetch(`${url}/settings/api/webhooks/${hook.id}`, {
+        method: 'DELETE',
+        headers: { cookie: admin.cookieHeader() },
+      });
       expect(noCsrf.status).toBe(403);
       expect(await count('webhooks', workspace.id)).toBe(1);
     });
@@ -201,7 +262,11 @@ describe('Webhooks', () => {
       await b.go(`${url}/settings/webhooks`);
       expect(b.lastStatus).toBe(200);
       expect(b.lastBody).toContain('No webhooks yet.');
-      await b.submit('Add webhook', { url: 'https://example.com/page', description: 'from the page', operations: 'company.created, person.*' });
+      await b.submit('Add webhook', {
+        url: 'https://example.com/page',
+        description: 'from the page',
+        operations: 'company.created, person.*',
+      });
       expect(b.lastUrl).toMatch(/\/settings\/webhooks\/created\//);
       const secret = /whsec_[A-Za-z0-9+/=]+/.exec(b.lastBody)![0];
       const createdUrl = b.lastUrl;
@@ -241,7 +306,9 @@ describe('Webhooks', () => {
         // REST single, batch, update, delete (companies and people)
         const c1 = (await rest(key, 'POST', '/companies', { name: 'Acme' })).body.data.createCompany;
         expected.push(`company.created:${c1.id}`);
-        const batch = (await rest(key, 'POST', '/batch/people', [{ name: { firstName: 'Ann' } }, { name: { firstName: 'Bob' }, companyId: c1.id }])).body.data.createPeople;
+        const batch = (
+          await rest(key, 'POST', '/batch/people', [{ name: { firstName: 'Ann' } }, { name: { firstName: 'Bob' }, companyId: c1.id }])
+        ).body.data.createPeople;
         expected.push(...batch.map((p: { id: string }) => `person.created:${p.id}`));
         const patched = await rest(key, 'PATCH', `/companies/${c1.id}`, { name: 'Acme Corp' });
         expect(patched.status).toBe(200);
@@ -275,10 +342,18 @@ describe('Webhooks', () => {
         expect(events.map((e) => `${e.type}:${e.data.record.id}`).sort()).toEqual([...expected].sort());
         expect(new Set(events.map((e) => e.id)).size).toBe(expected.length);
         for (const [i, e] of events.entries()) {
-          expect(e).toEqual({ id: expect.any(String), type: expect.any(String), workspaceId: workspace.id, occurredAt: expect.any(String), data: expect.any(Object) });
+          expect(e).toEqual({
+            id: expect.any(String),
+            type: expect.any(String),
+            workspaceId: workspace.id,
+            occurredAt: expect.any(String),
+            data: expect.any(Object),
+          });
           expect(receiver.receipts[i].headers['webhook-id']).toBe(e.id);
           expect(receiver.receipts[i].headers['content-type']).toBe('application/json');
-          expect(receiver.receipts[i].body).toMatch(/^\{"id":"[^"]+","type":"[^"]+","workspaceId":"[^"]+","occurredAt":"[^"]+","data":\{"record":\{"id":/);
+          expect(receiver.receipts[i].body).toMatch(
+            /^\{"id":"[^"]+","type":"[^"]+","workspaceId":"[^"]+","occurredAt":"[^"]+","data":\{"record":\{"id":/,
+          );
         }
         const renamed = events.find((e) => e.type === 'company.updated' && e.data.record.name === 'Acme Corp');
         expect(renamed.data.previous).toEqual({ name: 'Acme' });
@@ -304,22 +379,49 @@ describe('Webhooks', () => {
       const receiver = await new Receiver().start();
       try {
         await subscribe(workspace.id, receiver);
-        const company = (await rest(key, 'POST', '/companies', {
-          name: 'O\'Brien "Quotes" & Co',
-          domainName: { primaryLinkUrl: 'https://obrien.example.com', primaryLinkLabel: 'Site', secondaryLinks: [{ url: 'https://b.example.com', label: 'B' }] },
-        })).body.data.createCompany;
-        const people = (await rest(key, 'POST', '/batch/people', [
-          { name: { firstName: 'Zoë', lastName: 'Ünal' }, emails: { primaryEmail: 'zoe@example.com', additionalEmails: ['z@example.com'] }, companyId: company.id },
-          {},
-        ])).body.data.createPeople;
-        const deal = (await rest(key, 'POST', '/opportunities', {
-          name: 'Deal', amount: { amountMicros: 1500000000, currencyCode: 'EUR' }, closeDate: '2026-12-31T10:20:30.456Z', stage: 'PROPOSAL', companyId: company.id, pointOfContactId: people[0].id,
-        })).body.data.createOpportunity;
+        const company = (
+          await rest(key, 'POST', '/companies', {
+            name: 'O\'Brien "Quotes" & Co',
+            domainName: {
+              primaryLinkUrl: 'https://obrien.example.com',
+              primaryLinkLabel: 'Site',
+              secondaryLinks: [{ url: 'https://b.example.com', label: 'B' }],
+            },
+          })
+        ).body.data.createCompany;
+        const people = (
+          await rest(key, 'POST', '/batch/people', [
+            {
+              name: { firstName: 'Zoë', lastName: 'Ünal' },
+              emails: { primaryEmail: 'zoe@example.com', additionalEmails: ['z@example.com'] },
+              companyId: company.id,
+            },
+            {},
+          ])
+        ).body.data.createPeople;
+        const deal = (
+          await rest(key, 'POST', '/opportunities', {
+            name: 'Deal',
+            amount: { amountMicros: 1500000000, currencyCode: 'EUR' },
+            closeDate: '2026-12-31T10:20:30.456Z',
+            stage: 'PROPOSAL',
+            companyId: company.id,
+            pointOfContactId: people[0].id,
+          })
+        ).body.data.createOpportunity;
         const bare = (await rest(key, 'POST', '/opportunities', { name: 'Bare' })).body.data.createOpportunity;
-        const created: [string, Record<string, unknown>][] = [['company', company], ['person', people[0]], ['person', people[1]], ['opportunity', deal], ['opportunity', bare]];
+        const created: [string, Record<string, unknown>][] = [
+          ['company', company],
+          ['person', people[0]],
+          ['person', people[1]],
+          ['opportunity', deal],
+          ['opportunity', bare],
+        ];
         expect(created.every(([, record]) => typeof record?.id === 'string')).toBe(true);
 
-        const stored = await origin.ds.query(`SELECT id, type, payload::text AS payload FROM webhook_events WHERE workspace_id = $1`, [workspace.id]);
+        const stored = await origin.ds.query(`SELECT id, type, payload::text AS payload FROM webhook_events WHERE workspace_id = $1`, [
+          workspace.id,
+        ]);
         expect(stored).toHaveLength(created.length);
         for (const [object, record] of created) {
           const row = stored.find((r: { payload: string }) => JSON.parse(r.payload).data.record.id === record.id);
@@ -330,7 +432,9 @@ describe('Webhooks', () => {
           expect(body.occurredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
           expect(JSON.stringify(body.data.record)).toBe(JSON.stringify(record));
         }
-        const deliveries = await origin.ds.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE workspace_id = $1`, [workspace.id]);
+        const deliveries = await origin.ds.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE workspace_id = $1`, [
+          workspace.id,
+        ]);
         expect(deliveries[0].n).toBe(created.length);
         await receiver.waitFor(created.length);
       } finally {
@@ -378,7 +482,10 @@ describe('Webhooks', () => {
         const conflict = '00000000-0000-4000-8000-000000000001';
         expect((await rest(key, 'POST', '/batch/companies', [{ id: conflict, name: 'A' }])).status).toBe(201);
         expect((await rest(key, 'POST', '/batch/companies', [{ name: 'B' }, { id: conflict, name: 'C' }])).status).toBe(409);
-        const gql = await graphql(key, 'mutation { createPeople(data: [{name: {firstName: "x"}}, {companyId: "00000000-0000-4000-8000-000000000099"}]) { id } }');
+        const gql = await graphql(
+          key,
+          'mutation { createPeople(data: [{name: {firstName: "x"}}, {companyId: "00000000-0000-4000-8000-000000000099"}]) { id } }',
+        );
         expect(gql.errors[0].extensions.code).toBe('BAD_USER_INPUT');
         expect((await rest(key, 'PATCH', `/companies/00000000-0000-4000-8000-000000000077`, { name: 'x' })).status).toBe(404);
         await receiver.waitFor(1);
@@ -417,7 +524,13 @@ describe('Webhooks', () => {
           [2, 500, 'answer 500'],
           [1, 500, 'answer 500'],
         ]);
-        expect(attempts.data.attempts[0]).toMatchObject({ eventId: ids[0], eventType: 'company.created', durationMs: expect.any(Number), attemptedAt: expect.any(String), deliveryStatus: 'delivered' });
+        expect(attempts.data.attempts[0]).toMatchObject({
+          eventId: ids[0],
+          eventType: 'company.created',
+          durationMs: expect.any(Number),
+          attemptedAt: expect.any(String),
+          deliveryStatus: 'delivered',
+        });
 
         await b.go(`${url}/settings/webhooks/${hook.id}`);
         expect(b.lastBody).toContain('HTTP 500');
@@ -427,7 +540,11 @@ describe('Webhooks', () => {
         await receiver.waitFor(4);
         expect(receiver.receipts[3].headers['webhook-id']).toBe(ids[0]);
         // Another workspace's delivery id behaves as missing.
-        const strangerDelivery = await json(b, 'POST', `/settings/api/webhooks/${hook.id}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`);
+        const strangerDelivery = await json(
+          b,
+          'POST',
+          `/settings/api/webhooks/${hook.id}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`,
+        );
         expect(strangerDelivery.status).toBe(404);
       } finally {
         await receiver.close();
@@ -476,15 +593,41 @@ describe('Webhooks', () => {
       for (const type of ['company.created', 'company.updated', 'company.deleted', 'person.created', 'person.updated', 'person.deleted']) {
         expect({ type, documented: md.includes(`\`${type}\``) && md.includes(`"type":"${type}"`) }).toEqual({ type, documented: true });
       }
-      for (const text of ['webhook-id', 'webhook-timestamp', 'webhook-signature', "from 'standardwebhooks'", 'wh.verify(', '30 s', '1 h', '24 h', '3 days', 'WEBHOOKS_ALLOW_PRIVATE']) expect(md).toContain(text);
+      for (const text of [
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+        "from 'standardwebhooks'",
+        'wh.verify(',
+        '30 s',
+        '1 h',
+        '24 h',
+        '3 days',
+        'WEBHOOKS_ALLOW_PRIVATE',
+      ])
+        expect(md).toContain(text);
       expect((await fetch(`${url}/docs/webhooks`)).status).toBe(200);
     });
 
     it('the OpenAPI document describes each event in its webhooks section', async () => {
       const doc = (await (await fetch(`${url}/rest/open-api`)).json()) as any;
-      expect(Object.keys(doc.webhooks).sort()).toEqual(['company.created', 'company.deleted', 'company.updated', 'opportunity.created', 'opportunity.deleted', 'opportunity.updated', 'person.created', 'person.deleted', 'person.updated']);
+      expect(Object.keys(doc.webhooks).sort()).toEqual([
+        'company.created',
+        'company.deleted',
+        'company.updated',
+        'opportunity.created',
+        'opportunity.deleted',
+        'opportunity.updated',
+        'person.created',
+        'person.deleted',
+        'person.updated',
+      ]);
       const updated = doc.webhooks['person.updated'].post;
-      expect(updated.parameters.map((p: any) => [p.in, p.name])).toEqual([['header', 'webhook-id'], ['header', 'webhook-timestamp'], ['header', 'webhook-signature']]);
+      expect(updated.parameters.map((p: any) => [p.in, p.name])).toEqual([
+        ['header', 'webhook-id'],
+        ['header', 'webhook-timestamp'],
+        ['header', 'webhook-signature'],
+      ]);
       const schema = doc.components.schemas[updated.requestBody.content['application/json'].schema.$ref.split('/').pop()];
       expect(schema.properties.type.const).toBe('person.updated');
       expect(schema.properties.data.properties.record.$ref).toBe('#/components/schemas/PersonModel');
@@ -498,7 +641,13 @@ describe('Webhooks', () => {
       const receiver = await new Receiver().start();
       try {
         const port = new URL(receiver.url).port;
-        const base = { eventId: 'msg_1', body: '{}', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', timeoutMs: 2000, allowPrivate: false };
+        const base = {
+          eventId: 'msg_1',
+          body: '{}',
+          secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+          timeoutMs: 2000,
+          allowPrivate: false,
+        };
         // A name that resolves to loopback is refused in the socket's lookup, before any byte is sent.
         const byName = await postEvent(`https://localhost:${port}/hook`, base);
         expect(byName).toMatchObject({ statusCode: null, error: expect.stringMatching(/resolves to a private or special-use address/) });
@@ -520,7 +669,13 @@ describe('Webhooks', () => {
       const receiver = await new Receiver().start();
       try {
         receiver.answers = [302];
-        const result = await postEvent(receiver.url, { eventId: 'msg_2', body: '{}', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', timeoutMs: 2000, allowPrivate: true });
+        const result = await postEvent(receiver.url, {
+          eventId: 'msg_2',
+          body: '{}',
+          secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+          timeoutMs: 2000,
+          allowPrivate: true,
+        });
         expect(result.statusCode).toBe(302);
         expect(receiver.receipts).toHaveLength(1);
       } finally {
@@ -530,7 +685,9 @@ describe('Webhooks', () => {
 
     it('the retry schedule doubles from the base, is capped at 120× the base, and covers 24 hours with the defaults', () => {
       const mid = () => 0.5;
-      expect([1, 2, 3, 4, 8, 9, 20].map((n) => retryDelayMs(n, 30_000, mid))).toEqual([30_000, 60_000, 120_000, 240_000, 3_600_000, 3_600_000, 3_600_000]);
+      expect([1, 2, 3, 4, 8, 9, 20].map((n) => retryDelayMs(n, 30_000, mid))).toEqual([
+        30_000, 60_000, 120_000, 240_000, 3_600_000, 3_600_000, 3_600_000,
+      ]);
       expect(retryDelayMs(1, 30_000, () => 0)).toBe(24_000);
       expect(retryDelayMs(1, 30_000, () => 1)).toBe(36_000);
     });

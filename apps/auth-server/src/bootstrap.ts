@@ -37,7 +37,10 @@ function registrationLimit(perMinute: number, pool: Pool) {
       res.set(outcome.headers);
       if (!outcome.allowed) {
         res.setHeader('Retry-After', String(outcome.retryAfter));
-        res.status(429).json({ error: 'too_many_requests', error_description: `At most ${perMinute} registrations per minute; retry after ${outcome.retryAfter} s` });
+        res.status(429).json({
+          error: 'too_many_requests',
+          error_description: `At most ${perMinute} registrations per minute; retry after ${outcome.retryAfter} s`,
+        });
         return;
       }
     } catch {

@@ -115,9 +115,7 @@ command('api-key:create', 'Create an API key; its secret is printed once and sto
   .requiredOption(...workspaceOption)
   .requiredOption('--role <name>', 'role name; only roles assignable to API keys (e.g. Admin, Viewer)')
   .requiredOption('--name <name>', 'a label for the key (1 to 100 characters)')
-  .addOption(
-    new Option('--expires <period>', 'lifetime').choices(Object.keys(API_KEY_EXPIRY_CHOICES)).default(DEFAULT_API_KEY_EXPIRY),
-  )
+  .addOption(new Option('--expires <period>', 'lifetime').choices(Object.keys(API_KEY_EXPIRY_CHOICES)).default(DEFAULT_API_KEY_EXPIRY))
   .action((opts: OutputOptions & { workspace: string; role: string; name: string; expires: string }) =>
     runCommand(
       opts,
@@ -211,7 +209,12 @@ command('webhook:create', 'Add a webhook to a workspace; its signing secret (whs
       async (ds) => {
         const workspace = await findWorkspace(ds, opts.workspace);
         return ds.transaction(async (tx) => {
-          const webhook = await createWebhook(tx, workspace.id, { url: opts.url, operations: splitOperations(opts.operations), description: opts.description }, { allowPrivate: webhookSettings().allowPrivate });
+          const webhook = await createWebhook(
+            tx,
+            workspace.id,
+            { url: opts.url, operations: splitOperations(opts.operations), description: opts.description },
+            { allowPrivate: webhookSettings().allowPrivate },
+          );
           await recordAudit(tx, {
             workspaceId: workspace.id,
             actor: OPERATOR,
@@ -241,7 +244,10 @@ command('webhook:list', "List a workspace's webhooks (never their secrets)")
       },
       (r) =>
         r.webhooks.length
-          ? r.webhooks.map((w) => `${w.id}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.url}  ${w.operations.join(',')}${w.disabledReason ? `  (${w.disabledReason})` : ''}`)
+          ? r.webhooks.map(
+              (w) =>
+                `${w.id}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.url}  ${w.operations.join(',')}${w.disabledReason ? `  (${w.disabledReason})` : ''}`,
+            )
           : ['No webhooks.'],
     ),
   );
@@ -254,21 +260,26 @@ command('webhook:delete', 'Delete a webhook (pending retries are dropped)')
       (ds) =>
         ds.transaction(async (tx) => {
           const deleted = await deleteWebhookById(tx, opts.id);
-          await recordAudit(tx, { workspaceId: deleted.workspaceId, actor: OPERATOR, action: 'webhook.delete', target: { type: 'webhook', id: deleted.id, label: deleted.url } });
+          await recordAudit(tx, {
+            workspaceId: deleted.workspaceId,
+            actor: OPERATOR,
+            action: 'webhook.delete',
+            target: { type: 'webhook', id: deleted.id, label: deleted.url },
+          });
           return { id: deleted.id, deleted: true };
         }),
       (r) => [`Deleted webhook ${r.id}.`],
     ),
   );
 
-command('oauth:rotate-key', 'Add a new signing key for access tokens (auth servers sign with it after their next start)')
-  .action((opts: OutputOptions) =>
+command('oauth:rotate-key', 'Add a new signing key for access tokens (auth servers sign with it after their next start)').action(
+  (opts: OutputOptions) =>
     runCommand(
       opts,
       async (ds) => ({ kid: await rotateSigningKey(ds) }),
       (r) => [`New signing key ${r.kid}; restart the auth server(s) to sign with it. Older keys keep verifying.`],
     ),
-  );
+);
 
 let json = process.argv.includes('--json');
 program.hook('preAction', (_program, action) => {
@@ -280,7 +291,10 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     // Commander has already written help or its message to stderr/stdout.
-    if (err.exitCode !== 0 && json) process.stdout.write(JSON.stringify({ error: { code: ErrorCode.VALIDATION_FAILED, message: err.message.replace(/^error: /, '') } }) + '\n');
+    if (err.exitCode !== 0 && json)
+      process.stdout.write(
+        JSON.stringify({ error: { code: ErrorCode.VALIDATION_FAILED, message: err.message.replace(/^error: /, '') } }) + '\n',
+      );
     process.exitCode = err.exitCode;
   } else {
     reportError(describeError(err), json);

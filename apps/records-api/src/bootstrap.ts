@@ -26,7 +26,6 @@ import { graphqlContextFactory } from './graphql/graphql-context.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
 import { RecordsService } from './objects/records.service.js';
 
-
 /** The records API, configured but not listening (tests use it with supertest). */
 export async function createRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();

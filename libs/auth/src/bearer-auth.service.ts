@@ -118,7 +118,7 @@ export class BearerAuthService {
     }
     // Refresh-token or code reuse, revocation (RFC 7009) and sign-out revoke the grant:
     // its access tokens stop at once, not when they expire (docs/security.md).
-    if (!isApp && !rows[0].granted) throw new UnauthenticatedError('The access token\'s grant has been revoked; authorize again');
+    if (!isApp && !rows[0].granted) throw new UnauthenticatedError("The access token's grant has been revoked; authorize again");
     const principal: Principal = {
       kind: isApp ? 'app' : 'user',
       subjectId: claims.sub,

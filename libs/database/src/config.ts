@@ -184,7 +184,9 @@ function httpTimeoutsFrom(): HttpTimeouts {
   };
   // Node refuses a headers timeout longer than the request timeout.
   if (timeouts.requestMs > 0 && (timeouts.headersMs === 0 || timeouts.headersMs > timeouts.requestMs)) {
-    throw new Error(`HTTP_HEADERS_TIMEOUT_MS (${timeouts.headersMs}) must be at most HTTP_REQUEST_TIMEOUT_MS (${timeouts.requestMs}) unless that is 0`);
+    throw new Error(
+      `HTTP_HEADERS_TIMEOUT_MS (${timeouts.headersMs}) must be at most HTTP_REQUEST_TIMEOUT_MS (${timeouts.requestMs}) unless that is 0`,
+    );
   }
   return timeouts;
 }
@@ -207,10 +209,13 @@ export function trustProxyFrom(raw: string | undefined): boolean | number | stri
   const value = (raw ?? '').trim();
   if (value === '' || value === 'false' || value === '0') return false;
   if (value === 'true') {
-    throw new Error('TRUST_PROXY=true would trust any X-Forwarded-For a client sends; give a hop count or the proxies\' addresses');
+    throw new Error("TRUST_PROXY=true would trust any X-Forwarded-For a client sends; give a hop count or the proxies' addresses");
   }
   if (/^\d+$/.test(value)) return Number(value);
-  return value.split(',').map((part) => part.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
 }
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
@@ -247,7 +252,9 @@ export function startWarnings(config: Pick<AppConfig, 'port' | 'publicUrl'>, nod
     const url = new URL(config.publicUrl);
     const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
     if (LOOPBACK_HOSTS.has(url.hostname) && port !== config.port) {
-      warnings.push(`PUBLIC_URL ${config.publicUrl} names port ${port} but PORT is ${config.port}: OAuth redirects, the issuer and docs links would point at the wrong port; set PUBLIC_URL to match, or leave it unset`);
+      warnings.push(
+        `PUBLIC_URL ${config.publicUrl} names port ${port} but PORT is ${config.port}: OAuth redirects, the issuer and docs links would point at the wrong port; set PUBLIC_URL to match, or leave it unset`,
+      );
     }
   }
   return warnings;

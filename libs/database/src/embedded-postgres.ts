@@ -168,7 +168,13 @@ async function stopPostmaster(clusterDir: string, child?: ChildProcess): Promise
  * whole foreground group, and a postmaster in it shut down under the requests the apps were
  * still draining. Who stops it: its owner's stop(), or the guard when the owner dies.
  */
-function startPostmaster(options: { binDir: string; ids?: { uid: number; gid: number }; clusterDir: string; port: number; flags: string[] }): Promise<ChildProcess> {
+function startPostmaster(options: {
+  binDir: string;
+  ids?: { uid: number; gid: number };
+  clusterDir: string;
+  port: number;
+  flags: string[];
+}): Promise<ChildProcess> {
   const binary = join(options.binDir, 'postgres');
   try {
     accessSync(binary, constants.X_OK);
@@ -228,8 +234,9 @@ export async function startEmbeddedPostgres(options: {
   if (placement) log(`User postgres cannot enter ${options.dataDir}: ${placement.moved.join(', ')}`);
   const clusterDir = placement?.clusterDir ?? join(options.dataDir, 'pg');
   type Server = { initialise(): Promise<void> };
-  const makeServer = (settings: ConstructorParameters<typeof EmbeddedPostgres>[0] & { databaseDir: string; port: number; password: string }): Server =>
-    placement ? new RootPostgres(placement, { ...settings, user: USER }) : new EmbeddedPostgres(settings);
+  const makeServer = (
+    settings: ConstructorParameters<typeof EmbeddedPostgres>[0] & { databaseDir: string; port: number; password: string },
+  ): Server => (placement ? new RootPostgres(placement, { ...settings, user: USER }) : new EmbeddedPostgres(settings));
   const credentialsFile = join(options.dataDir, 'pg.json');
   const ownerFile = join(options.dataDir, 'pg.owner');
 
@@ -252,8 +259,7 @@ export async function startEmbeddedPostgres(options: {
     });
     await init.initialise();
   }
-  const urlFor = (port: number) =>
-    `postgres://${USER}:${encodeURIComponent(credentials!.password)}@127.0.0.1:${port}/${options.database}`;
+  const urlFor = (port: number) => `postgres://${USER}:${encodeURIComponent(credentials!.password)}@127.0.0.1:${port}/${options.database}`;
   const owned = async (port: number, child?: ChildProcess): Promise<EmbeddedDatabase> => {
     writeFileSync(ownerFile, JSON.stringify(process.pid));
     const guard = stopWhenOwnerDies(clusterDir);
@@ -317,7 +323,13 @@ export async function startEmbeddedPostgres(options: {
     writeFileSync(ownerFile, JSON.stringify(process.pid));
     let child: ChildProcess;
     try {
-      child = await startPostmaster({ binDir, ids, clusterDir, port, flags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'] });
+      child = await startPostmaster({
+        binDir,
+        ids,
+        clusterDir,
+        port,
+        flags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+      });
     } catch {
       // Lost a race with another process starting the same cluster, or the children of a
       // postmaster that was killed still hold its shared memory; look again.

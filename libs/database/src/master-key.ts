@@ -29,7 +29,9 @@ export function parseMasterKey(raw: string, source = 'VAULT_MASTER_KEY'): Buffer
   const text = raw.trim();
   const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(text) ? Buffer.from(text, 'base64') : Buffer.alloc(0);
   if (key.length !== KEY_BYTES) {
-    throw new MasterKeyError(`${source} must be ${KEY_BYTES} bytes in base64 (generate one with: openssl rand -base64 32); got ${key.length} bytes`);
+    throw new MasterKeyError(
+      `${source} must be ${KEY_BYTES} bytes in base64 (generate one with: openssl rand -base64 32); got ${key.length} bytes`,
+    );
   }
   return key;
 }
@@ -49,7 +51,9 @@ function keyFile(dataDir: string, log: (message: string) => void): { source: str
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
-  log(`VAULT_MASTER_KEY is not set: the embedded database's secrets are wrapped with the key in ${file} (${how}). Set VAULT_MASTER_KEY in production.`);
+  log(
+    `VAULT_MASTER_KEY is not set: the embedded database's secrets are wrapped with the key in ${file} (${how}). Set VAULT_MASTER_KEY in production.`,
+  );
   return { source: `file:${file}`, key: parseMasterKey(readFileSync(file, 'utf8'), file) };
 }
 
@@ -68,7 +72,9 @@ export function masterKey(log: (message: string) => void = (m) => process.stderr
   }
   const config = loadConfig();
   if (config.databaseUrl) {
-    throw new MasterKeyError('VAULT_MASTER_KEY is not set: with DATABASE_URL it is required (32 bytes in base64, e.g. openssl rand -base64 32; see README "Configuration")');
+    throw new MasterKeyError(
+      'VAULT_MASTER_KEY is not set: with DATABASE_URL it is required (32 bytes in base64, e.g. openssl rand -base64 32; see README "Configuration")',
+    );
   }
   const file = keyFile(config.dataDir, log);
   if (cached?.source !== file.source) cached = { ...file, subkeys: new Map() };

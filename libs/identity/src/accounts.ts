@@ -121,14 +121,19 @@ function checkNewUser(email: string, password: string): void {
   checkPassword(password);
 }
 
-export async function createUser(ds: DataSource, email: string, password: string, manager: EntityManager = ds.manager): Promise<UserEntity> {
+export async function createUser(
+  ds: DataSource,
+  email: string,
+  password: string,
+  manager: EntityManager = ds.manager,
+): Promise<UserEntity> {
   checkNewUser(email, password);
   const taken = await manager.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
   if (taken.length) throw new ConflictError(`A user with e-mail ${email} already exists`);
-  const [user] = await manager.query(
-    'INSERT INTO users (email, password_hash) VALUES ($1, $2) RETURNING id, email, created_at',
-    [email, await hashPassword(password)],
-  );
+  const [user] = await manager.query('INSERT INTO users (email, password_hash) VALUES ($1, $2) RETURNING id, email, created_at', [
+    email,
+    await hashPassword(password),
+  ]);
   return { id: user.id, email: user.email, createdAt: user.created_at } as UserEntity;
 }
 
@@ -225,7 +230,11 @@ export async function revokeApiKey(ds: Db, id: string, workspaceId?: string): Pr
 }
 
 /** The user for these credentials, or undefined; the same time is spent when the e-mail is unknown. */
-export async function verifyCredentials(ds: DataSource, email: string, password: string): Promise<{ id: string; email: string } | undefined> {
+export async function verifyCredentials(
+  ds: DataSource,
+  email: string,
+  password: string,
+): Promise<{ id: string; email: string } | undefined> {
   const rows = await ds.query('SELECT id, email, password_hash FROM users WHERE lower(email) = lower($1)', [email ?? '']);
   const hash = rows[0]?.password_hash ?? (await dummyHash());
   const ok = await argon2Verify(hash, password ?? '').catch(() => false);
@@ -278,7 +287,11 @@ export async function signUp(
       }
       const user = await createUser(ds, email, password, tx);
       const admin = await tx.query(`SELECT id FROM roles WHERE workspace_id = $1 AND name = 'Admin'`, [workspace.id]);
-      await tx.query('INSERT INTO workspace_members (workspace_id, user_id, role_id) VALUES ($1, $2, $3)', [workspace.id, user.id, admin[0].id]);
+      await tx.query('INSERT INTO workspace_members (workspace_id, user_id, role_id) VALUES ($1, $2, $3)', [
+        workspace.id,
+        user.id,
+        admin[0].id,
+      ]);
       return { user, workspace };
     });
   } catch (err) {

@@ -62,7 +62,11 @@ export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
 }
 
 /** Newest first, a page at a time; `before` is the `next` of the previous page. */
-export async function listAudit(db: Db, workspaceId: string, options: { before?: string; limit?: number } = {}): Promise<{ entries: AuditRow[]; next?: string }> {
+export async function listAudit(
+  db: Db,
+  workspaceId: string,
+  options: { before?: string; limit?: number } = {},
+): Promise<{ entries: AuditRow[]; next?: string }> {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
   let cursor: [string, string] | undefined;
   if (options.before) {

@@ -30,14 +30,58 @@ const COMPANIES: [name: string, domain: string][] = [
 ];
 
 const FIRST_NAMES = [
-  'Emma', 'Liam', 'Olivia', 'Noah', 'Ava', 'Lucas', 'Mia', 'Ethan', 'Sofia', 'Mateo',
-  'Chloe', 'Hugo', 'Zoe', 'Arjun', 'Lea', 'Kenji', 'Nora', 'Omar', 'Ines', 'Felix',
-  'Priya', 'Diego', 'Hannah', 'Yusuf', 'Clara',
+  'Emma',
+  'Liam',
+  'Olivia',
+  'Noah',
+  'Ava',
+  'Lucas',
+  'Mia',
+  'Ethan',
+  'Sofia',
+  'Mateo',
+  'Chloe',
+  'Hugo',
+  'Zoe',
+  'Arjun',
+  'Lea',
+  'Kenji',
+  'Nora',
+  'Omar',
+  'Ines',
+  'Felix',
+  'Priya',
+  'Diego',
+  'Hannah',
+  'Yusuf',
+  'Clara',
 ];
 const LAST_NAMES = [
-  'Smith', 'Martin', 'Garcia', 'Müller', 'Rossi', 'Tanaka', 'Dubois', 'Kowalski', 'Silva', 'Nguyen',
-  'Johnson', 'Laurent', 'Patel', 'Schmidt', 'Bernard', 'Kim', 'Lopez', 'Novak', 'Okafor', 'Jensen',
-  'Haddad', 'Moreau', 'Costa', 'Fischer', 'Walsh',
+  'Smith',
+  'Martin',
+  'Garcia',
+  'Müller',
+  'Rossi',
+  'Tanaka',
+  'Dubois',
+  'Kowalski',
+  'Silva',
+  'Nguyen',
+  'Johnson',
+  'Laurent',
+  'Patel',
+  'Schmidt',
+  'Bernard',
+  'Kim',
+  'Lopez',
+  'Novak',
+  'Okafor',
+  'Jensen',
+  'Haddad',
+  'Moreau',
+  'Costa',
+  'Fischer',
+  'Walsh',
 ];
 const PEOPLE_COUNT = 50;
 /** Deals per demo company, in a spread of stages, amounts and close dates. */
@@ -88,13 +132,7 @@ export async function seedDemoIfEmpty(ds: DataSource, publicUrl: string): Promis
       `INSERT INTO people (workspace_id, first_name, last_name, primary_email, company_id)
        SELECT $1, first, last, email, company FROM unnest($2::text[], $3::text[], $4::text[], $5::uuid[]) AS t(first, last, email, company)
        RETURNING id, company_id`,
-      [
-        workspace.id,
-        people.map((p) => p.first),
-        people.map((p) => p.last),
-        people.map((p) => p.email),
-        people.map((p) => p.companyId),
-      ],
+      [workspace.id, people.map((p) => p.first), people.map((p) => p.last), people.map((p) => p.email), people.map((p) => p.companyId)],
     );
     const deals = companies.flatMap((company, c) =>
       Array.from({ length: OPPORTUNITIES_PER_COMPANY }, (_, k) => {

@@ -57,7 +57,8 @@ export async function createInvite(
   db: Db,
   input: { workspaceId: string; role: RoleEntity; createdByUserId: string },
 ): Promise<{ id: string; token: string; role: string; expiresAt: Date }> {
-  if (!input.role.assignableToUsers) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `role "${input.role.name}" cannot be assigned to users`);
+  if (!input.role.assignableToUsers)
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `role "${input.role.name}" cannot be assigned to users`);
   const token = INVITE_PREFIX + randomBytes(32).toString('base64url');
   const [row] = await db.query(
     `INSERT INTO workspace_invites (workspace_id, token_hash, role_id, created_by_user_id, expires_at)
@@ -107,12 +108,21 @@ export async function acceptInvite(db: Db, token: string, userId: string): Promi
   // One acceptance per invite, even when two people open the link at once.
   await db.query('SELECT 1 FROM workspace_invites WHERE workspace_id = $1 AND id = $2 FOR UPDATE', [invite.workspaceId, invite.id]);
   const current = (await findInvite(db, token))!;
-  if (current.status !== 'pending') throw new ConflictError(`This invite link is ${current.status === 'accepted' ? 'already used' : current.status}`);
+  if (current.status !== 'pending')
+    throw new ConflictError(`This invite link is ${current.status === 'accepted' ? 'already used' : current.status}`);
   const member = await db.query('SELECT 1 FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [invite.workspaceId, userId]);
   if (member.length) return { invite: current, alreadyMember: true };
-  const [role] = await db.query('SELECT assignable_to_users FROM roles WHERE workspace_id = $1 AND id = $2', [invite.workspaceId, invite.roleId]);
-  if (!role?.assignable_to_users) throw new ConflictError(`The role "${invite.roleName}" can no longer be given to members; ask for a new invite`);
-  await db.query('INSERT INTO workspace_members (workspace_id, user_id, role_id) VALUES ($1, $2, $3)', [invite.workspaceId, userId, invite.roleId]);
+  const [role] = await db.query('SELECT assignable_to_users FROM roles WHERE workspace_id = $1 AND id = $2', [
+    invite.workspaceId,
+    invite.roleId,
+  ]);
+  if (!role?.assignable_to_users)
+    throw new ConflictError(`The role "${invite.roleName}" can no longer be given to members; ask for a new invite`);
+  await db.query('INSERT INTO workspace_members (workspace_id, user_id, role_id) VALUES ($1, $2, $3)', [
+    invite.workspaceId,
+    userId,
+    invite.roleId,
+  ]);
   await db.query('UPDATE workspace_invites SET accepted_at = now(), accepted_by_user_id = $3 WHERE workspace_id = $1 AND id = $2', [
     invite.workspaceId,
     invite.id,

@@ -46,7 +46,13 @@ export async function listMembers(db: Db, workspaceId: string): Promise<Member[]
       WHERE m.workspace_id = $1 ORDER BY lower(u.email)`,
     [workspaceId],
   );
-  return rows.map((r: Record<string, never>) => ({ userId: r.user_id, email: r.email, roleId: r.role_id, roleName: r.role_name, joinedAt: r.created_at }));
+  return rows.map((r: Record<string, never>) => ({
+    userId: r.user_id,
+    email: r.email,
+    roleId: r.role_id,
+    roleName: r.role_name,
+    joinedAt: r.created_at,
+  }));
 }
 
 async function findMember(db: Db, workspaceId: string, userId: string): Promise<Member & { builtIn: boolean }> {
@@ -77,7 +83,12 @@ async function assertNotLastAdmin(db: Db, workspaceId: string, member: { email: 
   if (row.n <= 1) throw new ConflictError(`${member.email} is the last Admin of this workspace; make someone else Admin first`);
 }
 
-export async function changeMemberRole(db: Db, workspaceId: string, userId: string, role: RoleEntity): Promise<{ email: string; from: string; to: string }> {
+export async function changeMemberRole(
+  db: Db,
+  workspaceId: string,
+  userId: string,
+  role: RoleEntity,
+): Promise<{ email: string; from: string; to: string }> {
   if (!role.assignableToUsers) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `role "${role.name}" cannot be assigned to users`);
   const member = await findMember(db, workspaceId, userId);
   if (member.roleId === role.id) return { email: member.email, from: member.roleName, to: role.name };

@@ -21,22 +21,47 @@ describe('validateRoleInput', () => {
 
   it('reports every problem at once', () => {
     expect(() =>
-      validateRoleInput(input({ name: '', objectPermissions: { companies: { ...none, delete: true }, people: none }, settingsPermissions: ['BILLING' as never] })),
+      validateRoleInput(
+        input({
+          name: '',
+          objectPermissions: { companies: { ...none, delete: true }, people: none },
+          settingsPermissions: ['BILLING' as never],
+        }),
+      ),
     ).toThrow(/name must be 1 to 50 characters; companies: create, update and delete need read; settingsPermissions: unknown BILLING/);
   });
 
   it('keeps settings permissions in their canonical order, without duplicates', () => {
-    expect(validateRoleInput(input({ settingsPermissions: ['ROLES', 'API_KEYS_AND_WEBHOOKS', 'ROLES'] })).settingsPermissions).toEqual(['API_KEYS_AND_WEBHOOKS', 'ROLES']);
+    expect(validateRoleInput(input({ settingsPermissions: ['ROLES', 'API_KEYS_AND_WEBHOOKS', 'ROLES'] })).settingsPermissions).toEqual([
+      'API_KEYS_AND_WEBHOOKS',
+      'ROLES',
+    ]);
   });
 });
 
 describe('permissionsBeyond', () => {
-  const admin = { name: 'Admin', objectPermissions: { companies: all, people: all }, settingsPermissions: ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES'] as never };
-  const keeper = { name: 'Keeper', objectPermissions: { companies: { ...none, read: true }, people: none }, settingsPermissions: ['API_KEYS_AND_WEBHOOKS'] as never };
+  const admin = {
+    name: 'Admin',
+    objectPermissions: { companies: all, people: all },
+    settingsPermissions: ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES'] as never,
+  };
+  const keeper = {
+    name: 'Keeper',
+    objectPermissions: { companies: { ...none, read: true }, people: none },
+    settingsPermissions: ['API_KEYS_AND_WEBHOOKS'] as never,
+  };
 
   it('lists what the target allows and the actor does not', () => {
     expect(permissionsBeyond(keeper, admin, true)).toEqual([
-      'companies.create', 'companies.update', 'companies.delete', 'people.read', 'people.create', 'people.update', 'people.delete', 'WORKSPACE_MEMBERS', 'ROLES',
+      'companies.create',
+      'companies.update',
+      'companies.delete',
+      'people.read',
+      'people.create',
+      'people.update',
+      'people.delete',
+      'WORKSPACE_MEMBERS',
+      'ROLES',
     ]);
     expect(permissionsBeyond(admin, keeper, true)).toEqual([]);
   });

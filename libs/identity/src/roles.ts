@@ -118,11 +118,10 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 async function assertNameFree(db: Db, workspaceId: string, name: string, exceptId?: string): Promise<void> {
-  const taken = await db.query('SELECT id FROM roles WHERE workspace_id = $1 AND lower(name) = lower($2) AND ($3::uuid IS NULL OR id <> $3)', [
-    workspaceId,
-    name,
-    exceptId ?? null,
-  ]);
+  const taken = await db.query(
+    'SELECT id FROM roles WHERE workspace_id = $1 AND lower(name) = lower($2) AND ($3::uuid IS NULL OR id <> $3)',
+    [workspaceId, name, exceptId ?? null],
+  );
   if (taken.length) throw new ConflictError(`A role named "${name}" already exists in this workspace`);
 }
 
@@ -142,17 +141,26 @@ function assertEditable(role: RoleEntity): void {
   if (!role.isEditable) throw new ForbiddenError(`The ${role.name} role is built in and cannot be changed or deleted`);
 }
 
-export async function updateRole(db: Db, workspaceId: string, id: string, raw: RoleInput): Promise<{ before: RoleEntity; after: RoleEntity }> {
+export async function updateRole(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  raw: RoleInput,
+): Promise<{ before: RoleEntity; after: RoleEntity }> {
   const before = await findRoleById(db, workspaceId, id);
   assertEditable(before);
   const input = validateRoleInput(raw);
   await assertNameFree(db, workspaceId, input.name, id);
   const usage = (await roleUsage(db, workspaceId)).get(id);
   if (!input.assignableToApiKeys && usage && usage.apiKeys + usage.serverApps > 0) {
-    throw new ConflictError(`The role "${before.name}" is held by ${describeUsage({ ...usage, members: 0, invites: 0 })}; it must stay assignable to API keys`);
+    throw new ConflictError(
+      `The role "${before.name}" is held by ${describeUsage({ ...usage, members: 0, invites: 0 })}; it must stay assignable to API keys`,
+    );
   }
   if (!input.assignableToUsers && usage && usage.members + usage.invites > 0) {
-    throw new ConflictError(`The role "${before.name}" is held by ${describeUsage({ ...usage, apiKeys: 0, serverApps: 0 })}; it must stay assignable to users`);
+    throw new ConflictError(
+      `The role "${before.name}" is held by ${describeUsage({ ...usage, apiKeys: 0, serverApps: 0 })}; it must stay assignable to users`,
+    );
   }
   const repo = db.getRepository(RoleEntity);
   try {
@@ -201,6 +209,8 @@ export function permissionsBeyond(actor: RolePermissions, target: RolePermission
 export function assertCanGrant(actor: RolePermissions, target: RolePermissions, compareSettings: boolean): void {
   const extra = permissionsBeyond(actor, target, compareSettings);
   if (extra.length) {
-    throw new ForbiddenError(`Your role "${actor.name}" cannot hand out "${target.name}": it also allows ${extra.join(', ')}, which your role does not`);
+    throw new ForbiddenError(
+      `Your role "${actor.name}" cannot hand out "${target.name}": it also allows ${extra.join(', ')}, which your role does not`,
+    );
   }
 }

@@ -36,7 +36,10 @@ export async function createServerApp(
       `INSERT INTO server_apps (workspace_id, client_id, name, role_id, created_by_user_id) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
       [input.workspaceId, clientId, name, input.role.id, input.createdByUserId ?? null],
     );
-    await tx.query(`INSERT INTO oidc_models (model, id, payload) VALUES ('Client', $1, $2)`, [clientId, JSON.stringify(clientMetadata(clientId, hashSecret(clientSecret), name))]);
+    await tx.query(`INSERT INTO oidc_models (model, id, payload) VALUES ('Client', $1, $2)`, [
+      clientId,
+      JSON.stringify(clientMetadata(clientId, hashSecret(clientSecret), name)),
+    ]);
     return { id: app.id, name, clientId, clientSecret, role: input.role.name };
   });
 }

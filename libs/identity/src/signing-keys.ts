@@ -27,7 +27,10 @@ export async function ensureOidcKeys(ds: DataSource): Promise<{ signing: JWK[]; 
     if (signing === 0) await newSigningKey(tx);
     const [{ n: cookies }] = await tx.query(`SELECT count(*)::int AS n FROM oidc_keys WHERE use = 'cookie' AND retired_at IS NULL`);
     if (cookies === 0) {
-      await tx.query(`INSERT INTO oidc_keys (kid, use, secret) VALUES ($1, 'cookie', $2)`, [randomUUID(), randomBytes(32).toString('base64url')]);
+      await tx.query(`INSERT INTO oidc_keys (kid, use, secret) VALUES ($1, 'cookie', $2)`, [
+        randomUUID(),
+        randomBytes(32).toString('base64url'),
+      ]);
     }
   });
   const rows: { use: string; private_jwk: JWK | null; secret: string | null }[] = await ds.query(

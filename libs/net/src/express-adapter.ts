@@ -35,7 +35,14 @@ export class ExpressAdapterWithPrototypes extends ExpressAdapter {
     Object.setPrototypeOf(Response.prototype, app.response);
     app.request = Request.prototype as unknown as Express['request'];
     app.response = Response.prototype as unknown as Express['response'];
-    const server = http.createServer({ IncomingMessage: Request, ServerResponse: Response, ...(this.timeouts ? { connectionsCheckingInterval: checkingInterval(this.timeouts) } : {}) }, app);
+    const server = http.createServer(
+      {
+        IncomingMessage: Request,
+        ServerResponse: Response,
+        ...(this.timeouts ? { connectionsCheckingInterval: checkingInterval(this.timeouts) } : {}),
+      },
+      app,
+    );
     if (this.timeouts) applyTimeouts(server, this.timeouts);
     this.setHttpServer(server);
   }

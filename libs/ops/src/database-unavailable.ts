@@ -16,7 +16,8 @@ export const RETRY_AFTER_SECONDS = 5;
 const SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '08007', '57P01', '57P02', '57P03', '53300']);
 const ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** node-postgres reports these without a code. */
-const MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (starting up|shutting down|in recovery mode)/i;
+const MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (starting up|shutting down|in recovery mode)/i;
 
 /**
  * Did Postgres cancel the statement (SQLSTATE 57014 query_canceled): it ran past
@@ -26,7 +27,7 @@ const MESSAGES = /Connection terminated|timeout exceeded when trying to connect|
  */
 export function isStatementTimeout(error: unknown): boolean {
   const seen = new Set<unknown>();
-  for (let queue: unknown[] = [error]; queue.length; ) {
+  for (let queue: unknown[] = [error]; queue.length;) {
     const current = queue.shift();
     if (!current || typeof current !== 'object' || seen.has(current)) continue;
     seen.add(current);
@@ -48,7 +49,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     const current = queue.shift();
     if (!current || typeof current !== 'object' || seen.has(current)) continue;
     seen.add(current);
-    const e = current as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+    const e = current as {
+      code?: unknown;
+      message?: unknown;
+      driverError?: unknown;
+      cause?: unknown;
+      originalError?: unknown;
+      errors?: unknown;
+    };
     if (typeof e.code === 'string' && (SQLSTATES.has(e.code) || ERRNOS.has(e.code))) return true;
     if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
     queue.push(e.driverError, e.cause, e.originalError);

@@ -34,7 +34,12 @@ export class HealthController {
     res.setHeader('Cache-Control', 'no-store');
     const database = isDraining()
       ? 'draining'
-      : (await this.health.check('database').attempt(async () => void (await this.dataSource.query('SELECT 1'))).withTimeout(1000)).database.status;
+      : (
+          await this.health
+            .check('database')
+            .attempt(async () => void (await this.dataSource.query('SELECT 1')))
+            .withTimeout(1000)
+        ).database.status;
     if (database !== 'up') {
       res.status(503);
       return { status: 'unavailable', checks: { database } };

@@ -10,7 +10,10 @@ import { pinoRoot, scrubSecrets } from './logging.js';
 const config = loadConfig();
 if (config.logFormat === 'json') {
   const logger = pinoRoot(config);
-  const to = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => logger[level]({ context: 'console' }, scrubSecrets(format(...args)));
+  const to =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]) =>
+      logger[level]({ context: 'console' }, scrubSecrets(format(...args)));
   console.debug = to('debug');
   console.log = to('info');
   console.info = to('info');

@@ -13,7 +13,14 @@ import { logLevels, type AppConfig } from '#database/config.js';
 const STARTUP_CHATTER = new Set(['RouterExplorer', 'RoutesResolver', 'InstanceLoader', 'NestFactory', 'NestApplication', 'GraphQLModule']);
 
 /** pino's level for each Nest level. */
-const PINO_LEVEL: Record<LogLevel, pino.Level> = { fatal: 'fatal', error: 'error', warn: 'warn', log: 'info', debug: 'debug', verbose: 'trace' };
+const PINO_LEVEL: Record<LogLevel, pino.Level> = {
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+};
 
 /**
  * What must never reach a log line (README.md, Operations), in case a field holding it is ever logged:
@@ -44,7 +51,10 @@ export function pinoRoot(config: AppConfig): Pino {
 }
 
 class QuietConsoleLogger extends ConsoleLogger {
-  constructor(private readonly verboseStartup: boolean, levels: LogLevel[]) {
+  constructor(
+    private readonly verboseStartup: boolean,
+    levels: LogLevel[],
+  ) {
     super({ logLevels: levels });
   }
 
@@ -66,14 +76,21 @@ class QuietConsoleLogger extends ConsoleLogger {
 }
 
 class PinoNestLogger implements LoggerService {
-  constructor(private readonly pino: Pino, private readonly verboseStartup: boolean) {}
+  constructor(
+    private readonly pino: Pino,
+    private readonly verboseStartup: boolean,
+  ) {}
 
   private write(level: pino.Level, message: unknown, rest: unknown[]) {
     const context = typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
     if (level === 'info' && !this.verboseStartup && context && STARTUP_CHATTER.has(context)) return;
     const found = level === 'error' || level === 'fatal' ? rest.find((r, i) => typeof r === 'string' && i < rest.length - 1) : undefined;
     const stack = typeof found === 'string' ? scrubSecrets(found) : undefined;
-    if (message instanceof Error) this.pino[level]({ context, err: { type: message.name, message: scrubSecrets(message.message), stack: scrubSecrets(message.stack ?? '') } }, scrubSecrets(message.message));
+    if (message instanceof Error)
+      this.pino[level](
+        { context, err: { type: message.name, message: scrubSecrets(message.message), stack: scrubSecrets(message.stack ?? '') } },
+        scrubSecrets(message.message),
+      );
     else if (typeof message === 'object' && message !== null) this.pino[level]({ context, ...message });
     else this.pino[level]({ context, ...(stack ? { stack } : {}) }, scrubSecrets(String(message)));
   }
@@ -102,7 +119,9 @@ class PinoNestLogger implements LoggerService {
 export function createLogger(config: AppConfig): LoggerService {
   const levels = logLevels(config.logLevel);
   const verboseStartup = levels.includes('debug');
-  return config.logFormat === 'json' ? new PinoNestLogger(pinoRoot(config), verboseStartup) : new QuietConsoleLogger(verboseStartup, levels);
+  return config.logFormat === 'json'
+    ? new PinoNestLogger(pinoRoot(config), verboseStartup)
+    : new QuietConsoleLogger(verboseStartup, levels);
 }
 
 type LoggedRequest = IncomingMessage & {

@@ -27,7 +27,13 @@ export function portProblem(port: number, host: string, variable: string): Promi
  * Listens through `listen`, after checking the port: a port that is taken ends the process
  * with one line and EX_CONFIG instead of a stack trace (and, under the launcher, a restart loop).
  */
-export async function listenOrExit(listen: () => Promise<unknown>, port: number, host: string, variable: string, logger: LoggerService): Promise<void> {
+export async function listenOrExit(
+  listen: () => Promise<unknown>,
+  port: number,
+  host: string,
+  variable: string,
+  logger: LoggerService,
+): Promise<void> {
   const exit = (problem: string): never => {
     logger.error(problem);
     process.exit(EXIT_CONFIG);
@@ -38,7 +44,8 @@ export async function listenOrExit(listen: () => Promise<unknown>, port: number,
     await listen();
   } catch (err) {
     // Taken between the check and the listen.
-    if ((err as NodeJS.ErrnoException)?.code === 'EADDRINUSE') exit(`port ${port} is in use — is another \`npm start\` running? set ${variable}`);
+    if ((err as NodeJS.ErrnoException)?.code === 'EADDRINUSE')
+      exit(`port ${port} is in use — is another \`npm start\` running? set ${variable}`);
     throw err;
   }
 }

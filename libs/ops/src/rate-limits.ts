@@ -68,7 +68,12 @@ export class SharedLimit {
   async consume(key: string): Promise<LimitOutcome> {
     try {
       const res = await this.limiter.consume(key, 1);
-      return { allowed: true, headers: headersFor(this.limit, res), retryAfter: Math.ceil(res.msBeforeNext / 1000), remaining: res.remainingPoints };
+      return {
+        allowed: true,
+        headers: headersFor(this.limit, res),
+        retryAfter: Math.ceil(res.msBeforeNext / 1000),
+        remaining: res.remainingPoints,
+      };
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       return {
@@ -91,7 +96,11 @@ export class SharedFailureLimit {
   private readonly counter: SharedLimit;
   private readonly blocked = new Map<string, number>();
 
-  constructor(pool: Pool, name: string, readonly limit: number) {
+  constructor(
+    pool: Pool,
+    name: string,
+    readonly limit: number,
+  ) {
     this.counter = new SharedLimit(pool, name, limit);
   }
 
@@ -125,7 +134,13 @@ export class RateLimitPool implements OnModuleDestroy {
   readonly pool: Pool;
 
   constructor(url: string) {
-    this.pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000, options: sessionOptions() });
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: 4,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30_000,
+      options: sessionOptions(),
+    });
     this.pool.on('error', () => undefined); // an idle connection dropped (Postgres restarting): the pool replaces it
   }
 

@@ -16,7 +16,10 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
  * and any other new request gets a 503 with Retry-After and `Connection: close`, which a
  * client retries elsewhere. Only the requests that arrived before the signal are waited for.
  */
-export function closeOnSignals(app: INestApplication, options: { graceMs: number; logger: LoggerService; afterClose?: () => Promise<void> }): void {
+export function closeOnSignals(
+  app: INestApplication,
+  options: { graceMs: number; logger: LoggerService; afterClose?: () => Promise<void> },
+): void {
   const server = app.getHttpServer() as Server;
   const inFlight = new Set<ServerResponse>();
   let closing = false;
@@ -44,7 +47,8 @@ export function closeOnSignals(app: INestApplication, options: { graceMs: number
       server.closeIdleConnections();
       await new Promise((r) => setTimeout(r, 20));
     }
-    if (inFlight.size > 0) options.logger.warn(`${inFlight.size} request(s) still running after ${options.graceMs} ms; closing their connections`, 'Shutdown');
+    if (inFlight.size > 0)
+      options.logger.warn(`${inFlight.size} request(s) still running after ${options.graceMs} ms; closing their connections`, 'Shutdown');
     server.close();
     server.closeAllConnections();
     let code = 0;

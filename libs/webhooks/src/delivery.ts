@@ -25,7 +25,10 @@ export interface PostResult {
  * KB of the answer is kept. Without `allowPrivate` the target must be https and every
  * address connected to public (checked in the socket's lookup, so DNS rebinding fails).
  */
-export function postEvent(url: string, o: { eventId: string; body: string; secret: string; timeoutMs: number; allowPrivate: boolean; now?: Date }): Promise<PostResult> {
+export function postEvent(
+  url: string,
+  o: { eventId: string; body: string; secret: string; timeoutMs: number; allowPrivate: boolean; now?: Date },
+): Promise<PostResult> {
   const started = performance.now();
   const done = (r: Omit<PostResult, 'durationMs'>): PostResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
   const now = o.now ?? new Date();
@@ -57,7 +60,13 @@ export function postEvent(url: string, o: { eventId: string; body: string; secre
     };
     const req = request(
       target,
-      { method: 'POST', headers, signal: AbortSignal.timeout(o.timeoutMs), lookup: o.allowPrivate ? undefined : publicOnlyLookup, agent: false },
+      {
+        method: 'POST',
+        headers,
+        signal: AbortSignal.timeout(o.timeoutMs),
+        lookup: o.allowPrivate ? undefined : publicOnlyLookup,
+        agent: false,
+      },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -71,7 +80,13 @@ export function postEvent(url: string, o: { eventId: string; body: string; secre
         res.on('aborted', end);
       },
     );
-    req.on('error', (err: Error) => finish({ statusCode: null, excerpt: '', error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${o.timeoutMs / 1000} s` : err.message }));
+    req.on('error', (err: Error) =>
+      finish({
+        statusCode: null,
+        excerpt: '',
+        error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${o.timeoutMs / 1000} s` : err.message,
+      }),
+    );
     req.end(o.body);
   });
 }
@@ -156,8 +171,22 @@ export async function deliverOnce(
     const d = rows[0];
     if (!d?.enabled) return;
     const attemptedAt = new Date();
-    const result = await postEvent(d.url, { eventId: d.event_id, body: d.body, secret: openSecret(d.secret_sealed), timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate, now: attemptedAt });
-    const attemptRow = [job.attempt, attemptedAt, result.statusCode, result.durationMs, result.excerpt.replaceAll('\u0000', ''), result.error];
+    const result = await postEvent(d.url, {
+      eventId: d.event_id,
+      body: d.body,
+      secret: openSecret(d.secret_sealed),
+      timeoutMs: settings.timeoutMs,
+      allowPrivate: settings.allowPrivate,
+      now: attemptedAt,
+    });
+    const attemptRow = [
+      job.attempt,
+      attemptedAt,
+      result.statusCode,
+      result.durationMs,
+      result.excerpt.replaceAll('\u0000', ''),
+      result.error,
+    ];
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
       await pool.query(
         `WITH d AS (
@@ -181,11 +210,23 @@ export async function deliverOnce(
   }
 }
 
-async function recordFailure(pool: DeliveryPool, job: DeliverJob, jobId: string, d: Claimed, settings: WebhookSettings, result: PostResult, attemptedAt: Date, attemptRow: unknown[]): Promise<void> {
+async function recordFailure(
+  pool: DeliveryPool,
+  job: DeliverJob,
+  jobId: string,
+  d: Claimed,
+  settings: WebhookSettings,
+  result: PostResult,
+  attemptedAt: Date,
+  attemptRow: unknown[],
+): Promise<void> {
   const failingSince = d.failing_since ?? attemptedAt;
   const why = result.statusCode !== null ? `HTTP ${result.statusCode}` : (result.error ?? 'no answer');
   const nextAt = new Date(attemptedAt.getTime() + retryDelayMs(job.attempt, settings.retryBaseMs));
-  const retry = !d.manual && attemptedAt.getTime() - new Date(d.created_at).getTime() < settings.retryForMs && attemptedAt.getTime() - failingSince.getTime() < settings.disableAfterMs;
+  const retry =
+    !d.manual &&
+    attemptedAt.getTime() - new Date(d.created_at).getTime() < settings.retryForMs &&
+    attemptedAt.getTime() - failingSince.getTime() < settings.disableAfterMs;
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -208,7 +249,11 @@ async function recordFailure(pool: DeliveryPool, job: DeliverJob, jobId: string,
         [job.workspaceId, d.webhook_id, reason.slice(0, 1000), failingSince],
       );
     } else {
-      await client.query('UPDATE webhooks SET failing_since = $3 WHERE workspace_id = $1 AND id = $2 AND failing_since IS NULL', [job.workspaceId, d.webhook_id, failingSince]);
+      await client.query('UPDATE webhooks SET failing_since = $3 WHERE workspace_id = $1 AND id = $2 AND failing_since IS NULL', [
+        job.workspaceId,
+        d.webhook_id,
+        failingSince,
+      ]);
     }
     if (retry) {
       await client.query(`SELECT graphile_worker.add_job($1, $2::json, run_at => $3)`, [

@@ -30,9 +30,15 @@ const MAX_OPERATIONS = 50;
  */
 export function parseOperations(value: unknown, field = 'operations'): string[] {
   const list = value;
-  if (!Array.isArray(list)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} must be a list of patterns such as "company.created", "person.*" or "*.*"`);
-  if (!list.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} must name at least one pattern, e.g. "*.*" for every event`);
-  if (list.length > MAX_OPERATIONS) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} holds at most ${MAX_OPERATIONS} patterns; got ${list.length}`);
+  if (!Array.isArray(list))
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `${field} must be a list of patterns such as "company.created", "person.*" or "*.*"`,
+    );
+  if (!list.length)
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} must name at least one pattern, e.g. "*.*" for every event`);
+  if (list.length > MAX_OPERATIONS)
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} holds at most ${MAX_OPERATIONS} patterns; got ${list.length}`);
   const objects = eventObjects();
   const problems: string[] = [];
   for (const op of list) {
@@ -41,8 +47,15 @@ export function parseOperations(value: unknown, field = 'operations'): string[] 
       continue;
     }
     const [object, action, ...rest] = op.split('.');
-    if (rest.length || action === undefined || !(object === '*' || objects.includes(object)) || !(action === '*' || (WEBHOOK_ACTIONS as readonly string[]).includes(action))) {
-      problems.push(`${field}: unknown pattern "${op.slice(0, 100)}"; use <object>.<action> with object one of ${objects.join(', ')} or *, action one of ${WEBHOOK_ACTIONS.join(', ')} or *`);
+    if (
+      rest.length ||
+      action === undefined ||
+      !(object === '*' || objects.includes(object)) ||
+      !(action === '*' || (WEBHOOK_ACTIONS as readonly string[]).includes(action))
+    ) {
+      problems.push(
+        `${field}: unknown pattern "${op.slice(0, 100)}"; use <object>.<action> with object one of ${objects.join(', ')} or *, action one of ${WEBHOOK_ACTIONS.join(', ')} or *`,
+      );
     }
   }
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);

@@ -86,7 +86,8 @@ const COLUMNS = 'id, url, description, operations, enabled, disabled_reason, dis
  * refused here, and every name is checked again on the address actually connected to.
  */
 export function parseTargetUrl(value: unknown, allowPrivate: boolean): string {
-  if (typeof value !== 'string' || !value.trim()) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url is required: the https URL that receives the events');
+  if (typeof value !== 'string' || !value.trim())
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url is required: the https URL that receives the events');
   if (value.length > MAX_URL) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `url must be at most ${MAX_URL} characters`);
   let url: URL;
   try {
@@ -98,7 +99,9 @@ export function parseTargetUrl(value: unknown, allowPrivate: boolean): string {
   if (!allowed.includes(url.protocol)) {
     throw new BadInputError(
       ErrorCode.VALIDATION_FAILED,
-      allowPrivate ? `url must be http or https; got "${url.protocol}"` : `url must be https; got "${url.protocol}" (http targets need WEBHOOKS_ALLOW_PRIVATE=1)`,
+      allowPrivate
+        ? `url must be http or https; got "${url.protocol}"`
+        : `url must be https; got "${url.protocol}" (http targets need WEBHOOKS_ALLOW_PRIVATE=1)`,
     );
   }
   if (url.username || url.password) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url must not carry a user name or password');
@@ -106,7 +109,10 @@ export function parseTargetUrl(value: unknown, allowPrivate: boolean): string {
   if (!allowPrivate) {
     const host = hostOf(url).toLowerCase();
     if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivate(url))) {
-      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `url must reach a public address; ${host} is private, loopback or special-use (allowed only with WEBHOOKS_ALLOW_PRIVATE=1)`);
+      throw new BadInputError(
+        ErrorCode.VALIDATION_FAILED,
+        `url must reach a public address; ${host} is private, loopback or special-use (allowed only with WEBHOOKS_ALLOW_PRIVATE=1)`,
+      );
     }
   }
   return url.toString();
@@ -124,7 +130,8 @@ function isPrivate(url: URL): boolean {
 function parseDescription(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value !== 'string') throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'description must be a string');
-  if (value.length > MAX_DESCRIPTION) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `description must be at most ${MAX_DESCRIPTION} characters; got ${value.length}`);
+  if (value.length > MAX_DESCRIPTION)
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `description must be at most ${MAX_DESCRIPTION} characters; got ${value.length}`);
   return value;
 }
 
@@ -200,7 +207,13 @@ export async function createWebhook(
 }
 
 /** A partial change; turning a webhook on again clears the reason it was switched off. */
-export async function updateWebhook(db: Db, workspaceId: string, id: string, input: WebhookInput, o: { allowPrivate: boolean }): Promise<{ before: WebhookSummary; after: WebhookSummary }> {
+export async function updateWebhook(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  input: WebhookInput,
+  o: { allowPrivate: boolean },
+): Promise<{ before: WebhookSummary; after: WebhookSummary }> {
   const before = await findWebhook(db, workspaceId, id);
   const sets: string[] = [];
   const params: unknown[] = [workspaceId, id];
@@ -225,7 +238,11 @@ export async function updateWebhook(db: Db, workspaceId: string, id: string, inp
   }
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
   if (!sets.length) return { before, after: before };
-  const [row] = await query(db, `UPDATE webhooks SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`, params);
+  const [row] = await query(
+    db,
+    `UPDATE webhooks SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    params,
+  );
   return { before, after: summary(row) };
 }
 
@@ -238,14 +255,21 @@ export async function deleteWebhook(db: Db, workspaceId: string, id: string): Pr
 /** For the CLI, which has no workspace context: the webhook's workspace with it. */
 export async function deleteWebhookById(db: Db, id: string): Promise<{ id: string; workspaceId: string; url: string }> {
   assertWebhookId(id);
-  const [row] = await query<{ id: string; workspace_id: string; url: string }>(db, 'DELETE FROM webhooks WHERE id = $1 RETURNING id, workspace_id, url', [id]);
+  const [row] = await query<{ id: string; workspace_id: string; url: string }>(
+    db,
+    'DELETE FROM webhooks WHERE id = $1 RETURNING id, workspace_id, url',
+    [id],
+  );
   if (!row) throw new NotFoundError(`No webhook with id ${id}`);
   return { id: row.id, workspaceId: row.workspace_id, url: row.url };
 }
 
 export async function revealWebhookSecret(db: Db, workspaceId: string, id: string): Promise<string> {
   assertWebhookId(id);
-  const [row] = await query<{ secret_sealed: string }>(db, 'SELECT secret_sealed FROM webhooks WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  const [row] = await query<{ secret_sealed: string }>(db, 'SELECT secret_sealed FROM webhooks WHERE workspace_id = $1 AND id = $2', [
+    workspaceId,
+    id,
+  ]);
   if (!row) throw new NotFoundError(`No webhook with id ${id} in this workspace`);
   return openSecret(row.secret_sealed);
 }
@@ -282,10 +306,19 @@ export async function listAttempts(db: Db, workspaceId: string, webhookId: strin
  * Sends a delivered or failed event again: a new delivery of the same event (same
  * `Webhook-Id`, so a receiver that deduplicates skips it) with one attempt, queued now.
  */
-export async function redeliver(db: Db, workspaceId: string, webhookId: string, deliveryId: string): Promise<{ deliveryId: string; eventId: string }> {
+export async function redeliver(
+  db: Db,
+  workspaceId: string,
+  webhookId: string,
+  deliveryId: string,
+): Promise<{ deliveryId: string; eventId: string }> {
   await findWebhook(db, workspaceId, webhookId);
   if (!isUUID(deliveryId)) throw new BadInputError(ErrorCode.INVALID_ID, `deliveryId must be a UUID; got "${deliveryId.slice(0, 100)}"`);
-  const [source] = await query<{ event_id: string }>(db, 'SELECT event_id FROM webhook_deliveries WHERE workspace_id = $1 AND webhook_id = $2 AND id = $3', [workspaceId, webhookId, deliveryId]);
+  const [source] = await query<{ event_id: string }>(
+    db,
+    'SELECT event_id FROM webhook_deliveries WHERE workspace_id = $1 AND webhook_id = $2 AND id = $3',
+    [workspaceId, webhookId, deliveryId],
+  );
   if (!source) throw new NotFoundError(`No delivery with id ${deliveryId} for this webhook`);
   const [row] = await query<{ id: string }>(
     db,

@@ -39,7 +39,14 @@ export class AccountPagesController {
   async loginForm(@Req() req: Request, @Res() res: Response) {
     const returnTo = safeReturn(req.query.return);
     if (await this.sessions.current(req)) return res.redirect(303, returnTo ?? '/settings');
-    res.send(loginPage({ action: '/login', csrf: csrfToken(req, res), returnTo, signupHref: `/signup${returnTo ? `?return=${encodeURIComponent(returnTo)}` : ''}` }));
+    res.send(
+      loginPage({
+        action: '/login',
+        csrf: csrfToken(req, res),
+        returnTo,
+        signupHref: `/signup${returnTo ? `?return=${encodeURIComponent(returnTo)}` : ''}`,
+      }),
+    );
   }
 
   @Post('login')
@@ -78,14 +85,25 @@ export class AccountPagesController {
         const { userId } = outcome.existing;
         // Not awaited: the answer must take no longer than a new account's.
         void addAccountNotice(this.ds, userId, 'signup_with_existing_email')
-          .then(() => this.logger.warn(`A sign-up used the e-mail address of user ${userId}; nothing was created, the owner is told on /settings`))
+          .then(() =>
+            this.logger.warn(`A sign-up used the e-mail address of user ${userId}; nothing was created, the owner is told on /settings`),
+          )
           .catch((err) => this.logger.error(`account notice for user ${userId} not stored: ${err?.message ?? err}`));
       }
     } catch (err) {
       if (err instanceof AppError && err.status < 500) return again(err.status, err.messages.join(' '));
       throw err;
     }
-    res.status(200).send(loginPage({ action: '/login', csrf, email: body.email, notice: SIGNED_UP, returnTo, signupHref: `/signup${returnTo ? `?return=${encodeURIComponent(returnTo)}` : ''}` }));
+    res.status(200).send(
+      loginPage({
+        action: '/login',
+        csrf,
+        email: body.email,
+        notice: SIGNED_UP,
+        returnTo,
+        signupHref: `/signup${returnTo ? `?return=${encodeURIComponent(returnTo)}` : ''}`,
+      }),
+    );
   }
 
   @Get('logout')

@@ -33,7 +33,13 @@ export class InteractionsController {
     if (details.prompt.name === 'login') {
       const session = await this.sessions.current(req);
       if (session) return this.finish(req, res, { login: { accountId: session.userId } }, false);
-      return res.send(loginPage({ action: `/oauth/interaction/${uid}/login`, csrf, signupHref: `/signup?return=${encodeURIComponent(`/oauth/interaction/${uid}`)}` }));
+      return res.send(
+        loginPage({
+          action: `/oauth/interaction/${uid}/login`,
+          csrf,
+          signupHref: `/signup?return=${encodeURIComponent(`/oauth/interaction/${uid}`)}`,
+        }),
+      );
     }
     const accountId = details.session?.accountId;
     if (!accountId) return res.status(400).send(messagePage('Sign-in expired', 'Please start again from the application.'));
@@ -47,7 +53,9 @@ export class InteractionsController {
     const email = (await this.ds.query('SELECT email FROM users WHERE id = $1', [accountId]))[0]?.email ?? '';
     const scopes = String(details.params.scope ?? 'api').split(' ');
     const redirectTo = redirectTarget(String(details.params.redirect_uri ?? ''));
-    res.send(consentPage({ action: `/oauth/interaction/${uid}/consent`, csrf, clientName, scopes, workspace: chosen.name, email, redirectTo }));
+    res.send(
+      consentPage({ action: `/oauth/interaction/${uid}/consent`, csrf, clientName, scopes, workspace: chosen.name, email, redirectTo }),
+    );
   }
 
   @Post('login')
@@ -57,7 +65,13 @@ export class InteractionsController {
     const csrf = csrfToken(req, res);
     const body = req.body ?? {};
     const page = (error: string) =>
-      loginPage({ action: `/oauth/interaction/${uid}/login`, csrf, email: body.email, error, signupHref: `/signup?return=${encodeURIComponent(`/oauth/interaction/${uid}`)}` });
+      loginPage({
+        action: `/oauth/interaction/${uid}/login`,
+        csrf,
+        email: body.email,
+        error,
+        signupHref: `/signup?return=${encodeURIComponent(`/oauth/interaction/${uid}`)}`,
+      });
     if (!csrfValid(req)) return res.status(403).send(page('The form expired; please try again.'));
     const user = await this.throttle.signIn(this.ds, String(body.email ?? ''), String(body.password ?? ''), addressKey(req));
     if (user instanceof Throttled) return res.status(429).send(page(throttledMessage(res, user)));
@@ -106,7 +120,8 @@ export class InteractionsController {
     };
     if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
     if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-    for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '));
+    for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+      grant.addResourceScope(resource, scopes.join(' '));
     const grantId = await grant.save();
     await this.ds.query(
       `INSERT INTO oauth_grant_workspaces (grant_id, workspace_id, user_id) VALUES ($1, $2, $3)
@@ -121,7 +136,9 @@ export class InteractionsController {
     try {
       return await this.provider.interactionDetails(req, res);
     } catch {
-      res.status(400).send(messagePage('Sign-in expired', 'This sign-in link is no longer valid. Please start again from the application.'));
+      res
+        .status(400)
+        .send(messagePage('Sign-in expired', 'This sign-in link is no longer valid. Please start again from the application.'));
       return undefined;
     }
   }

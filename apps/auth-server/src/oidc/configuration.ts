@@ -51,7 +51,9 @@ export function unsafeRedirectUri(uri: string): string | undefined {
   if (url.hash) return 'redirect_uris must not have a fragment';
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:') {
-    return isLoopbackHost(url.hostname) ? undefined : `http redirect_uris are for loopback only (127.0.0.1, [::1], localhost); use https for ${url.host}`;
+    return isLoopbackHost(url.hostname)
+      ? undefined
+      : `http redirect_uris are for loopback only (127.0.0.1, [::1], localhost); use https for ${url.host}`;
   }
   // A private-use scheme names a domain the app's owner controls, reversed: at least one dot.
   if (/^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol)) return undefined;
@@ -62,7 +64,13 @@ export function unsafeRedirectUri(uri: string): string | undefined {
 export function buildConfiguration(deps: ConfigurationDeps): Configuration {
   const https = deps.publicUrl.startsWith('https:');
   const resources = knownResources(deps.publicUrl);
-  const fetchKept = keptFetch({ timeoutMs: deps.fetchTimeoutMs, maxBytes: CIMD_MAX_BYTES, allowPrivate: deps.allowPrivateFetch, keepMs: CIMD_KEEP_MS, maxEntries: CIMD_KEPT_URLS });
+  const fetchKept = keptFetch({
+    timeoutMs: deps.fetchTimeoutMs,
+    maxBytes: CIMD_MAX_BYTES,
+    allowPrivate: deps.allowPrivateFetch,
+    keepMs: CIMD_KEEP_MS,
+    maxEntries: CIMD_KEPT_URLS,
+  });
   return {
     adapter: deps.adapter,
     findAccount: deps.findAccount,
@@ -111,7 +119,9 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
         const grants = (metadata.grant_types as string[] | undefined) ?? [];
         const refused = grants.filter((g) => !PUBLIC_CLIENT_GRANTS.has(g));
         if (refused.length) {
-          throw new errors.InvalidClientMetadata(`grant_types ${refused.join(', ')} not allowed; registered clients use authorization_code and refresh_token`);
+          throw new errors.InvalidClientMetadata(
+            `grant_types ${refused.join(', ')} not allowed; registered clients use authorization_code and refresh_token`,
+          );
         }
         delete metadata.client_secret;
       },
@@ -133,8 +143,11 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
         useGrantedResource: async () => true,
         getResourceServerInfo: async (ctx, resourceIndicator) => {
           // RFC 6749 §3.3 / §5.2: a scope we do not know is refused, not silently dropped.
-          const unknown = String(ctx.oidc.params?.scope ?? '').split(' ').filter((s) => s && !SCOPES.includes(s));
-          if (unknown.length) throw new errors.InvalidScope(`unknown scope: ${unknown.join(' ')}; use ${SCOPES.join(', ')}`, unknown.join(' '));
+          const unknown = String(ctx.oidc.params?.scope ?? '')
+            .split(' ')
+            .filter((s) => s && !SCOPES.includes(s));
+          if (unknown.length)
+            throw new errors.InvalidScope(`unknown scope: ${unknown.join(' ')}; use ${SCOPES.join(', ')}`, unknown.join(' '));
           const audience = normaliseResource(resourceIndicator);
           if (!resources.includes(audience)) throw new errors.InvalidTarget(`unknown resource; use ${resources.join(' or ')}`);
           return {

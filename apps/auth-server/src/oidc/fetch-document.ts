@@ -40,7 +40,12 @@ export function fetchDocument(url: string, o: FetchOptions): Promise<Response> {
       reject(err instanceof Error ? err : new Error(String(err)));
     };
     const timer = setTimeout(() => fail(new Error(`no complete answer within ${o.timeoutMs} ms`)), o.timeoutMs);
-    const options: RequestOptions & ConnectionOptions = { secureContext: trustedCertificates(), headers: { accept: 'application/json' }, lookup: o.allowPrivate ? undefined : publicOnlyLookup, agent: false };
+    const options: RequestOptions & ConnectionOptions = {
+      secureContext: trustedCertificates(),
+      headers: { accept: 'application/json' },
+      lookup: o.allowPrivate ? undefined : publicOnlyLookup,
+      agent: false,
+    };
     const req = request(target, options, (res) => {
       res.on('error', fail);
       res.on('aborted', () => fail(new Error('the connection closed before the document ended')));
@@ -103,14 +108,21 @@ interface Kept {
  * A document that is fetched and then refused (bad JSON, wrong client_id) is kept too, so
  * its refusal is also from memory. At most `maxEntries` URLs are kept (the oldest go first).
  */
-export function keptFetch(o: FetchOptions & { keepMs: number; maxEntries: number }, fetcher: typeof fetchDocument = fetchDocument): (url: string) => Promise<Response> {
+export function keptFetch(
+  o: FetchOptions & { keepMs: number; maxEntries: number },
+  fetcher: typeof fetchDocument = fetchDocument,
+): (url: string) => Promise<Response> {
   const kept = new Map<string, Kept>();
   return async (url) => {
     const now = Date.now();
     let entry = kept.get(url);
     if (!entry || entry.expires <= now) {
       kept.delete(url);
-      const outcome = fetcher(url, o).then(async (res) => ({ status: res.status, headers: [...res.headers], body: Buffer.from(await res.arrayBuffer()) }));
+      const outcome = fetcher(url, o).then(async (res) => ({
+        status: res.status,
+        headers: [...res.headers],
+        body: Buffer.from(await res.arrayBuffer()),
+      }));
       // Kept as a settled promise either way; the caller below sees the rejection.
       outcome.catch(() => undefined);
       entry = { expires: now + o.keepMs, outcome };

@@ -68,7 +68,10 @@ function answer503WhileDatabaseIsAway(provider: OidcProvider): void {
     ctx.status = 503;
     ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
     if (ctx.body && typeof ctx.body === 'object') {
-      ctx.body = { error: 'temporarily_unavailable', error_description: `The database is unavailable; retry after ${RETRY_AFTER_SECONDS} s` };
+      ctx.body = {
+        error: 'temporarily_unavailable',
+        error_description: `The database is unavailable; retry after ${RETRY_AFTER_SECONDS} s`,
+      };
     }
   });
 }

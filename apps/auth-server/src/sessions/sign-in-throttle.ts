@@ -42,7 +42,12 @@ export class SignInThrottle {
    * first; past either budget the attempt is refused without hashing. The right password
    * gives both back (and starts the account's count again); a wrong one keeps them spent.
    */
-  async signIn(ds: DataSource, email: string, password: string, address: string): Promise<{ id: string; email: string } | Throttled | undefined> {
+  async signIn(
+    ds: DataSource,
+    email: string,
+    password: string,
+    address: string,
+  ): Promise<{ id: string; email: string } | Throttled | undefined> {
     const account = accountKey(email);
     const [byAccount, byAddress] = await Promise.all([spend(this.perAccount, account), spend(this.perAddress, address)]);
     if (byAccount.refused || byAddress.refused) {

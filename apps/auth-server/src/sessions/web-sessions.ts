@@ -26,7 +26,13 @@ export interface WebSession {
 
 function cookieOptions(maxAge?: number) {
   // HttpOnly and SameSite=Lax always; Secure when the public origin is https.
-  return { httpOnly: true, sameSite: 'lax' as const, secure: loadConfig().publicUrl.startsWith('https:'), path: '/', ...(maxAge ? { maxAge } : {}) };
+  return {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: loadConfig().publicUrl.startsWith('https:'),
+    path: '/',
+    ...(maxAge ? { maxAge } : {}),
+  };
 }
 
 /** Signed-in browser sessions for our pages: an opaque cookie, stored only as a hash. */

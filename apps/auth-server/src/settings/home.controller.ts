@@ -68,6 +68,10 @@ export class SettingsAssetsController {
 export class SettingsNotFoundController {
   @All('*path')
   notFound(@Req() req: Request): never {
-    throw new NotFoundError(req.path.startsWith('/settings/api/') ? `No settings API route ${req.method} ${req.path}` : 'There is no settings page at this address');
+    throw new NotFoundError(
+      req.path.startsWith('/settings/api/')
+        ? `No settings API route ${req.method} ${req.path}`
+        : 'There is no settings page at this address',
+    );
   }
 }

@@ -36,6 +36,6 @@ export function settingsApiBodyErrors(err: { type?: string; status?: number }, r
         ? [400, ErrorCode.INVALID_JSON, 'The request body is not valid JSON']
         : err.type === 'entity.too.deep'
           ? [400, ErrorCode.INVALID_JSON, (err as Error).message]
-        : [err.status && err.status < 500 ? err.status : 400, ErrorCode.VALIDATION_FAILED, 'The request body could not be read'];
+          : [err.status && err.status < 500 ? err.status : 400, ErrorCode.VALIDATION_FAILED, 'The request body could not be read'];
   res.status(status).json({ statusCode: status, error: STATUS_CODES[status], code, messages: [message] });
 }

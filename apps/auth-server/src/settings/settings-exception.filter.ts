@@ -63,11 +63,17 @@ export class SettingsExceptionFilter implements ExceptionFilter {
 function describe(exception: unknown): { statusCode: number; code: string; messages: string[] } {
   if (exception instanceof AppError) return { statusCode: exception.status, code: exception.code, messages: exception.messages };
   const parserType = (exception as { type?: string })?.type;
-  if (parserType === 'entity.parse.failed') return { statusCode: 400, code: ErrorCode.INVALID_JSON, messages: ['The request body is not valid JSON'] };
-  if (parserType === 'entity.too.large') return { statusCode: 413, code: ErrorCode.PAYLOAD_TOO_LARGE, messages: ['The request body is too large'] };
+  if (parserType === 'entity.parse.failed')
+    return { statusCode: 400, code: ErrorCode.INVALID_JSON, messages: ['The request body is not valid JSON'] };
+  if (parserType === 'entity.too.large')
+    return { statusCode: 413, code: ErrorCode.PAYLOAD_TOO_LARGE, messages: ['The request body is too large'] };
   if (exception instanceof HttpException && exception.getStatus() < 500) {
     const status = exception.getStatus();
-    return { statusCode: status, code: CODE_BY_STATUS[status] ?? 'BAD_REQUEST', messages: [status === 404 ? 'No such page' : exception.message] };
+    return {
+      statusCode: status,
+      code: CODE_BY_STATUS[status] ?? 'BAD_REQUEST',
+      messages: [status === 404 ? 'No such page' : exception.message],
+    };
   }
   return { statusCode: 500, code: ErrorCode.INTERNAL_ERROR, messages: ['Internal server error'] };
 }

@@ -23,7 +23,7 @@ export class SignInRequired extends UnauthenticatedError {
 
 export class CsrfRejected extends ForbiddenError {
   constructor() {
-    super('Missing or wrong CSRF token: send the page\'s _csrf field or an X-CSRF-Token header (GET /settings/api/session gives it)');
+    super("Missing or wrong CSRF token: send the page's _csrf field or an X-CSRF-Token header (GET /settings/api/session gives it)");
   }
 }
 
@@ -63,10 +63,16 @@ export class SettingsGuard implements CanActivate {
       path: req.originalUrl.split('?')[0],
     };
 
-    const requirement = this.reflector.getAllAndOverride<Requirement | undefined>(REQUIRES, [context.getHandler(), context.getClass()]) ?? 'MEMBER';
+    const requirement =
+      this.reflector.getAllAndOverride<Requirement | undefined>(REQUIRES, [context.getHandler(), context.getClass()]) ?? 'MEMBER';
     if (!allows(membership.role, requirement)) {
-      const needed = requirement === 'ANY_SETTINGS' ? 'any settings' : `"${SETTINGS_PERMISSION_LABELS[requirement as keyof typeof SETTINGS_PERMISSION_LABELS]}"`;
-      throw new ForbiddenError(`Your role "${membership.role.name}" in ${membership.workspace.name} does not include the ${needed} permission`);
+      const needed =
+        requirement === 'ANY_SETTINGS'
+          ? 'any settings'
+          : `"${SETTINGS_PERMISSION_LABELS[requirement as keyof typeof SETTINGS_PERMISSION_LABELS]}"`;
+      throw new ForbiddenError(
+        `Your role "${membership.role.name}" in ${membership.workspace.name} does not include the ${needed} permission`,
+      );
     }
     return true;
   }

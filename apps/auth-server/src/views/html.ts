@@ -18,7 +18,11 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
  * `contentInside`: the body holds its own element with id="content" (the settings pages,
  * whose menu comes first inside main), where the skip link leads (WCAG 2.2 SC 2.4.1).
  */
-export function page(title: string, body: Html, options: { wide?: boolean; header?: Html; script?: string; contentInside?: boolean } = {}): string {
+export function page(
+  title: string,
+  body: Html,
+  options: { wide?: boolean; header?: Html; script?: string; contentInside?: boolean } = {},
+): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -38,7 +42,7 @@ ${body.__html}
 }
 
 export function csrfField(token: string): Html {
-  return html`<input type="hidden" name="_csrf" value="${token}">`;
+  return html`<input type="hidden" name="_csrf" value="${token}" />`;
 }
 
 /** The id lets the fields the message is about point at it (fieldError). */

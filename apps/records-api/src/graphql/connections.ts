@@ -40,7 +40,13 @@ export function toConnection<T>(page: ListResult<T>): Connection<T> {
  * default order (createdAt, then id), so the cursors are those of
  * `people(filter: {companyId: {eq: …}})` and its `endCursor` continues there as `after`.
  */
-export function embeddedConnection<T extends { id: string; createdAt: string }>({ records, total }: { records: T[]; total: number }): Connection<T> {
+export function embeddedConnection<T extends { id: string; createdAt: string }>({
+  records,
+  total,
+}: {
+  records: T[];
+  total: number;
+}): Connection<T> {
   const order = DEFAULT_ORDER.map((term) => ({ ...term }));
   const cursors = records.map((p) => encodeCursor({ values: [p.createdAt], id: p.id }, order));
   return {

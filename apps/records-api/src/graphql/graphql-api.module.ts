@@ -48,7 +48,12 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempo
     // graphql-js stops a parse beyond this many tokens, so a 1 MB body cannot become a 50 MB AST.
     parseOptions: { maxTokens: MAX_QUERY_TOKENS },
     // Cache control would wrap every field resolver; we send no cache hints.
-    plugins: [complexityLimitPlugin(), graphqlRequestIdPlugin(), ApolloServerPluginCacheControlDisabled(), graphqlIdempotencyPlugin(idempotency)],
+    plugins: [
+      complexityLimitPlugin(),
+      graphqlRequestIdPlugin(),
+      ApolloServerPluginCacheControlDisabled(),
+      graphqlIdempotencyPlugin(idempotency),
+    ],
   };
 }
 

@@ -24,11 +24,7 @@ export interface GraphqlContext {
  * protected-resource metadata (RFC 9728 §5.1), and no GraphQL execution at all.
  * The principal also lands on `req`, where the global BearerAuthGuard finds it.
  */
-export function graphqlContextFactory(deps: {
-  auth: BearerAuthService;
-  records: RecordsService;
-  publicUrl: string;
-}) {
+export function graphqlContextFactory(deps: { auth: BearerAuthService; records: RecordsService; publicUrl: string }) {
   return async ({ req }: { req: GraphqlRequest }): Promise<GraphqlContext> => {
     let principal: Principal;
     try {

@@ -123,7 +123,13 @@ export function graphqlFastPath(deps: {
       if (entry.plan) {
         json = `${await runPlan(entry.plan, context, variables ?? undefined)}\n`;
       } else {
-        const result = await execute({ schema, document: entry.document, operationName: entry.operationName, contextValue: context, variableValues: variables ?? undefined });
+        const result = await execute({
+          schema,
+          document: entry.document,
+          operationName: entry.operationName,
+          contextValue: context,
+          variableValues: variables ?? undefined,
+        });
         if (result.errors?.length || !result.data) return next();
         json = `${JSON.stringify({ data: result.data })}\n`;
       }

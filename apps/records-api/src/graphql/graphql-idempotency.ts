@@ -1,7 +1,17 @@
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
 import { ErrorCode } from '#records/errors.js';
-import { fingerprint, IDEMPOTENCY_HEADER, invalidKey, isValidKey, keyInUse, keyReused, scopeOf, type IdempotencyStore, type KeyScope } from '../http/idempotency.js';
+import {
+  fingerprint,
+  IDEMPOTENCY_HEADER,
+  invalidKey,
+  isValidKey,
+  keyInUse,
+  keyReused,
+  scopeOf,
+  type IdempotencyStore,
+  type KeyScope,
+} from '../http/idempotency.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { databaseUnavailableError } from './graphql-errors.js';
 
@@ -9,7 +19,14 @@ import { databaseUnavailableError } from './graphql-errors.js';
  * Errors that mean "not done, try again" (as a status ≥ 500), or that are about the caller
  * rather than the write (as 401, 403, 429): such a response is not kept.
  */
-const NOT_KEPT = new Set(['INTERNAL_SERVER_ERROR', ErrorCode.SERVICE_UNAVAILABLE, ErrorCode.QUERY_TIMEOUT, 'UNAUTHENTICATED', 'FORBIDDEN', ErrorCode.RATE_LIMITED]);
+const NOT_KEPT = new Set([
+  'INTERNAL_SERVER_ERROR',
+  ErrorCode.SERVICE_UNAVAILABLE,
+  ErrorCode.QUERY_TIMEOUT,
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  ErrorCode.RATE_LIMITED,
+]);
 
 function refusal(status: number, code: string, message: string): GraphQLResponse {
   return {
@@ -34,7 +51,11 @@ export function graphqlIdempotencyPlugin(store: IdempotencyStore): ApolloServerP
           if (operation.operation !== 'mutation') return null;
           if (!isValidKey(key)) return refusal(400, invalidKey().code, invalidKey().message);
           const scope = scopeOf(contextValue.principal);
-          const print = fingerprint('POST', '/graphql', { query: request.query, operationName: request.operationName ?? null, variables: request.variables ?? null });
+          const print = fingerprint('POST', '/graphql', {
+            query: request.query,
+            operationName: request.operationName ?? null,
+            variables: request.variables ?? null,
+          });
           let claim;
           try {
             claim = await store.claim(scope, key, 'POST', '/graphql', print);
@@ -64,7 +85,10 @@ export function graphqlIdempotencyPlugin(store: IdempotencyStore): ApolloServerP
           const single = response.body.kind === 'single' ? response.body.singleResult : undefined;
           const failed = status >= 500 || !single || single.errors?.some((e) => NOT_KEPT.has(String(e.extensions?.code)));
           if (failed) await store.release(claimed, key).catch(() => undefined);
-          else await store.complete(claimed, key, { status, contentType: 'application/json', body: JSON.stringify(single) }).catch(() => undefined);
+          else
+            await store
+              .complete(claimed, key, { status, contentType: 'application/json', body: JSON.stringify(single) })
+              .catch(() => undefined);
         },
       };
     },

@@ -29,9 +29,14 @@ describe('GraphQL filter → FilterNode', () => {
 
   it('reads composite fields as dotted paths', () => {
     expect(toFilterNode({ domainName: { primaryLinkUrl: { eq: 'acme.com' } } }, companySchema)).toEqual({
-      kind: 'cond', field: 'domainName.primaryLinkUrl', op: 'eq', value: 'acme.com',
+      kind: 'cond',
+      field: 'domainName.primaryLinkUrl',
+      op: 'eq',
+      value: 'acme.com',
     });
-    expect(toFilterNode({ name: { firstName: { startsWith: 'A' } }, emails: { additionalEmails: { containsAny: ['a@b.co'] } } }, personSchema)).toEqual({
+    expect(
+      toFilterNode({ name: { firstName: { startsWith: 'A' } }, emails: { additionalEmails: { containsAny: ['a@b.co'] } } }, personSchema),
+    ).toEqual({
       kind: 'and',
       children: [
         { kind: 'cond', field: 'name.firstName', op: 'startsWith', value: 'A' },
@@ -67,7 +72,13 @@ describe('GraphQL filter → FilterNode', () => {
           kind: 'or',
           children: [
             { kind: 'cond', field: 'name', op: 'eq', value: 'A' },
-            { kind: 'and', children: [{ kind: 'cond', field: 'name', op: 'eq', value: 'B' }, { kind: 'cond', field: 'id', op: 'is', value: 'NOT_NULL' }] },
+            {
+              kind: 'and',
+              children: [
+                { kind: 'cond', field: 'name', op: 'eq', value: 'B' },
+                { kind: 'cond', field: 'id', op: 'is', value: 'NOT_NULL' },
+              ],
+            },
           ],
         },
         { kind: 'not', child: { kind: 'cond', field: 'deletedAt', op: 'is', value: 'NULL' } },
@@ -127,11 +138,15 @@ describe('GraphQL orderBy → OrderTerm[]', () => {
     expect(refused(() => toOrderTerms([{ name: 'AscNullsFirst', createdAt: 'AscNullsFirst' }], companySchema)).message).toMatch(
       /^orderBy: item 0 must name exactly one field/,
     );
-    expect(refused(() => toOrderTerms([{ name: {} }], personSchema)).message).toMatch(/^orderBy: item 0 \(name\) must name exactly one field/);
+    expect(refused(() => toOrderTerms([{ name: {} }], personSchema)).message).toMatch(
+      /^orderBy: item 0 \(name\) must name exactly one field/,
+    );
     expect(refused(() => toOrderTerms([{ name: 'AscNullsFirst' }, { name: 'DescNullsLast' }], companySchema)).message).toMatch(
       /sorted more than once/,
     );
-    expect(refused(() => toOrderTerms([{ emails: { additionalEmails: 'AscNullsFirst' } }], personSchema)).message).toMatch(/cannot be sorted/);
+    expect(refused(() => toOrderTerms([{ emails: { additionalEmails: 'AscNullsFirst' } }], personSchema)).message).toMatch(
+      /cannot be sorted/,
+    );
     expect(refused(() => toOrderTerms([{ name: 'Up' }], companySchema)).message).toMatch(/unknown direction/);
     const six = ['id', 'name', 'createdAt', 'updatedAt', 'deletedAt', 'domainName'].map((f) => ({ [f]: 'AscNullsFirst' }));
     expect(refused(() => toOrderTerms(six, companySchema)).code).toBe('INVALID_ORDER_BY');

@@ -94,7 +94,8 @@ export function toOrderTerms(orderBy: GraphqlListInput['orderBy'], schema: Objec
     } while (typeof value === 'object');
     const def = Object.hasOwn(schema.fields, path) ? schema.fields[path] : undefined;
     if (!def?.sortable) throw bad(`"${path}" cannot be sorted; sortable fields: ${sortableFields(schema).join(', ')}`);
-    if (!(DIRECTIONS as readonly unknown[]).includes(value)) throw bad(`unknown direction for "${path}"; allowed: ${DIRECTIONS.join(', ')}`);
+    if (!(DIRECTIONS as readonly unknown[]).includes(value))
+      throw bad(`unknown direction for "${path}"; allowed: ${DIRECTIONS.join(', ')}`);
     if (terms.some((t) => t.field === path)) throw bad(`"${path}" is sorted more than once; list each field once`);
     terms.push({ field: path, direction: value as Direction });
   });
@@ -123,11 +124,18 @@ export function toFilterNode(filter: object | null | undefined, schema: ObjectSc
         for (const [op, operand] of Object.entries(value as Input)) {
           if (operand === undefined) continue;
           if (operand === null) throw bad(`${path}.${op}${where ? ` in ${where}` : ''} is null; to match a missing value use {is: NULL}`);
-          if (++conditions > MAX_FILTER_CONDITIONS) throw bad(`more than ${MAX_FILTER_CONDITIONS} conditions; at most ${MAX_FILTER_CONDITIONS} are allowed`);
+          if (++conditions > MAX_FILTER_CONDITIONS)
+            throw bad(`more than ${MAX_FILTER_CONDITIONS} conditions; at most ${MAX_FILTER_CONDITIONS} are allowed`);
           // BigFloat operands arrive as numbers; the shared rules read every value as text.
-          const text = typeof operand === 'number' ? String(operand) : Array.isArray(operand) ? operand.map((v) => (typeof v === 'number' ? String(v) : v)) : operand;
+          const text =
+            typeof operand === 'number'
+              ? String(operand)
+              : Array.isArray(operand)
+                ? operand.map((v) => (typeof v === 'number' ? String(v) : v))
+                : operand;
           for (const v of Array.isArray(text) ? text : [text]) characters += typeof v === 'string' ? v.length : 0;
-          if (characters > MAX_FILTER_LENGTH) throw bad(`its values hold more than ${MAX_FILTER_LENGTH} characters in all; at most ${MAX_FILTER_LENGTH} are allowed`);
+          if (characters > MAX_FILTER_LENGTH)
+            throw bad(`its values hold more than ${MAX_FILTER_LENGTH} characters in all; at most ${MAX_FILTER_LENGTH} are allowed`);
           out.push(validateCondition(path, op, text, schema, where ? ` in ${where}` : ''));
         }
       } else if (Object.keys(schema.fields).some((p) => p.startsWith(`${path}.`))) {

@@ -162,9 +162,12 @@ export function introspectionLimitRule(limits = INTROSPECTION_LIMITS): Validatio
         ].filter(Boolean);
         if (problems.length) {
           context.reportError(
-            new GraphQLError(`The operation asks too much of introspection: ${problems.join(', ')}. Read the schema once, e.g. with graphql-js's getIntrospectionQuery().`, {
-              nodes: [operation],
-            }),
+            new GraphQLError(
+              `The operation asks too much of introspection: ${problems.join(', ')}. Read the schema once, e.g. with graphql-js's getIntrospectionQuery().`,
+              {
+                nodes: [operation],
+              },
+            ),
           );
         }
       },
@@ -197,15 +200,19 @@ export const batchCost = ({ args, childComplexity }: { args: Record<string, unkn
  * (edges, node, pageInfo, domainName…) cost what they select. So an operation's cost is
  * the most records it can return.
  */
-const recordCost: ComplexityEstimator = ({ field, childComplexity }) =>
-  isLeafType(getNamedType(field.type)) ? 0 : childComplexity;
+const recordCost: ComplexityEstimator = ({ field, childComplexity }) => (isLeafType(getNamedType(field.type)) ? 0 : childComplexity);
 
 /**
  * The most records an operation may return (see `recordCost`), or `undefined` when its
  * variables are invalid (execution reports them as BAD_USER_INPUT). Throws the
  * GRAPHQL_VALIDATION_FAILED error an operation with too many fields gets.
  */
-export function operationCost(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined): number | undefined {
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | undefined,
+  variables: Record<string, unknown> | undefined,
+): number | undefined {
   try {
     return getComplexity({ schema, query: document, operationName, variables, estimators: [fieldExtensionsEstimator(), recordCost] });
   } catch (err) {

@@ -37,7 +37,11 @@ const schema = new GraphQLSchema({
     name: 'Query',
     fields: {
       items: { type: new GraphQLList(Item), resolve: () => data },
-      item: { type: Item, args: { id: { type: GraphQLString, defaultValue: 'x' } }, resolve: (_root, args) => (args.id === 'none' ? null : (data as unknown[])[0]) },
+      item: {
+        type: Item,
+        args: { id: { type: GraphQLString, defaultValue: 'x' } },
+        resolve: (_root, args) => (args.id === 'none' ? null : (data as unknown[])[0]),
+      },
       failing: { type: GraphQLString, resolve: () => Promise.reject(new Error('no')) },
       named: { type: Named, resolve: () => null },
     },
@@ -57,10 +61,18 @@ async function both(query: string, variables?: Record<string, unknown>) {
 describe('query plans', () => {
   it('write what graphql-js writes: aliases, fragments, merged fields, enums, lists, nulls, __typename, escaping', async () => {
     data = [
-      { a: 'quote " backslash \\ line\u2028 emoji 😀 \u0001', b: null, n: 3, color: 'blue', tags: ['x', null], child: { a: 'c', child: null } },
+      {
+        a: 'quote " backslash \\ line\u2028 emoji 😀 \u0001',
+        b: null,
+        n: 3,
+        color: 'blue',
+        tags: ['x', null],
+        child: { a: 'c', child: null },
+      },
       { a: 'second', n: 0, color: null, tags: [] },
     ];
-    const { expected, actual } = await both(`{ __typename list: items { ...F a x: a n color tags child { a child { a } } __typename } items { b } one: item { a } none: item(id: "none") { a } }
+    const { expected, actual } =
+      await both(`{ __typename list: items { ...F a x: a n color tags child { a child { a } } __typename } items { b } one: item { a } none: item(id: "none") { a } }
       fragment F on Item { b ... on Item { n } }`);
     expect(actual).toBe(expected);
     expect(JSON.parse(expected).errors).toBeUndefined();
@@ -97,7 +109,7 @@ describe('query plans', () => {
     }
   });
 
-  it('passes a root resolver\'s rejection on (Apollo then answers), with every root field watched', async () => {
+  it("passes a root resolver's rejection on (Apollo then answers), with every root field watched", async () => {
     data = [{ a: 'x' }];
     const plan = planQuery(schema, parse('{ failing items { a } }'), undefined)!;
     await expect(runPlan(plan, {}, undefined)).rejects.toThrow('no');

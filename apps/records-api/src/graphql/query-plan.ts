@@ -80,7 +80,12 @@ function readerFor(field: GraphQLField<unknown, unknown>): Read | null {
   return null;
 }
 
-function compileType(schema: GraphQLSchema, fragments: QueryPlan['fragments'], type: GraphQLOutputType, nodes: readonly FieldNode[]): Write | null {
+function compileType(
+  schema: GraphQLSchema,
+  fragments: QueryPlan['fragments'],
+  type: GraphQLOutputType,
+  nodes: readonly FieldNode[],
+): Write | null {
   if (isNonNullType(type)) {
     const inner = compileType(schema, fragments, type.ofType, nodes);
     if (!inner) return null;
@@ -99,7 +104,12 @@ function compileType(schema: GraphQLSchema, fragments: QueryPlan['fragments'], t
   };
 }
 
-function compileNullable(schema: GraphQLSchema, fragments: QueryPlan['fragments'], type: GraphQLOutputType, nodes: readonly FieldNode[]): Write | null {
+function compileNullable(
+  schema: GraphQLSchema,
+  fragments: QueryPlan['fragments'],
+  type: GraphQLOutputType,
+  nodes: readonly FieldNode[],
+): Write | null {
   if (isListType(type)) {
     const item = compileType(schema, fragments, type.ofType, nodes);
     if (!item) return null;
@@ -124,7 +134,8 @@ function compileNullable(schema: GraphQLSchema, fragments: QueryPlan['fragments'
       return json;
     };
   }
-  if (isObjectType(type) && !type.isTypeOf) return compileObject(schema, fragments, type, collectSubfields(schema, fragments, {}, type, nodes));
+  if (isObjectType(type) && !type.isTypeOf)
+    return compileObject(schema, fragments, type, collectSubfields(schema, fragments, {}, type, nodes));
   return null; // interfaces and unions: graphql-js resolves the runtime type
 }
 
@@ -174,7 +185,11 @@ export function planQuery(schema: GraphQLSchema, document: DocumentNode, operati
   const queryType = schema.getQueryType();
   if (!operation || operation.operation !== 'query' || !queryType) return null;
   let directives = false;
-  visit(document, { Directive: () => { directives = true; } });
+  visit(document, {
+    Directive: () => {
+      directives = true;
+    },
+  });
   if (directives) return null;
   const fragments: QueryPlan['fragments'] = Object.create(null);
   for (const definition of document.definitions) {

@@ -28,9 +28,15 @@ export function selectedFields(info: GraphQLResolveInfo): Set<string> {
  * the record fields a connection's operation reads (aliases and fragments included).
  */
 export function selectedFieldsAt(info: GraphQLResolveInfo, path: string[]): Set<string> {
-  let fields = fieldsOf(info, info.fieldNodes.map((node) => node.selectionSet));
+  let fields = fieldsOf(
+    info,
+    info.fieldNodes.map((node) => node.selectionSet),
+  );
   for (const name of path) {
-    fields = fieldsOf(info, fields.filter((field) => field.name.value === name).map((field) => field.selectionSet));
+    fields = fieldsOf(
+      info,
+      fields.filter((field) => field.name.value === name).map((field) => field.selectionSet),
+    );
   }
   return new Set(fields.map((field) => field.name.value));
 }

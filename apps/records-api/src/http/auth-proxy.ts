@@ -44,7 +44,11 @@ export function authProxy(authPort: number, publicUrl: string) {
       },
       error: (_err, req, res) => {
         if ('status' in res && typeof (res as Response).status === 'function' && !(res as Response).headersSent) {
-          sendError(req as Request, res as Response, new AppError(502, ErrorCode.INTERNAL_ERROR, ['The authorization server is not reachable']));
+          sendError(
+            req as Request,
+            res as Response,
+            new AppError(502, ErrorCode.INTERNAL_ERROR, ['The authorization server is not reachable']),
+          );
         } else {
           (res as Socket).destroy?.();
         }

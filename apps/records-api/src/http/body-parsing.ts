@@ -25,9 +25,13 @@ export function jsonBodies() {
   const parse = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: verifyJsonDepth });
   return (req: RequestWithId, res: Response, next: NextFunction) => {
     if (WRITE_METHODS.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
-      return sendError(req, res, new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, [
-        `Content-Type must be application/json; got "${req.headers['content-type'] ?? 'none'}"`,
-      ]));
+      return sendError(
+        req,
+        res,
+        new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, [
+          `Content-Type must be application/json; got "${req.headers['content-type'] ?? 'none'}"`,
+        ]),
+      );
     }
     parse(req, res, (err?: unknown) => (err ? sendError(req, res, err) : next()));
   };

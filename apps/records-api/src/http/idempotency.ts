@@ -39,16 +39,15 @@ export interface KeyScope {
   credential: string;
 }
 
-export const scopeOf = (principal: Principal): KeyScope => ({ workspaceId: principal.workspaceId, credential: `${principal.kind}:${principal.subjectId}` });
+export const scopeOf = (principal: Principal): KeyScope => ({
+  workspaceId: principal.workspaceId,
+  credential: `${principal.kind}:${principal.subjectId}`,
+});
 
 /** Answers about the caller, not the write: kept, they would be replayed to a retry that may now pass. */
 const NOT_KEPT_STATUSES = new Set([401, 403, 429]);
 
-export type Claim =
-  | { kind: 'run' }
-  | { kind: 'replay'; response: StoredResponse }
-  | { kind: 'reused' }
-  | { kind: 'in_use' };
+export type Claim = { kind: 'run' } | { kind: 'replay'; response: StoredResponse } | { kind: 'reused' } | { kind: 'in_use' };
 
 export function invalidKey(): AppError {
   return new AppError(400, ErrorCode.INVALID_IDEMPOTENCY_KEY, ['Idempotency-Key must be 1 to 255 printable ASCII characters']);
@@ -66,7 +65,9 @@ export const isValidKey = (key: string) => KEY_SHAPE.test(key);
 
 /** method, path and body, hashed: what a retry must repeat exactly. */
 export function fingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('base64url');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .digest('base64url');
 }
 
 @Injectable()
@@ -124,9 +125,13 @@ export class IdempotencyStore implements OnModuleDestroy {
   }
 
   async release(scope: KeyScope, key: string): Promise<void> {
-    await this.sql.rows('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND credential = $2 AND key = $3 AND status IS NULL', [scope.workspaceId, scope.credential, key], {
-      prepared: true,
-    });
+    await this.sql.rows(
+      'DELETE FROM idempotency_keys WHERE workspace_id = $1 AND credential = $2 AND key = $3 AND status IS NULL',
+      [scope.workspaceId, scope.credential, key],
+      {
+        prepared: true,
+      },
+    );
   }
 
   async purgeExpired(): Promise<void> {
@@ -165,7 +170,11 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
         res.end(claim.response.body);
         return;
       }
-      keepResponse(res, (response) => store.complete(scope, key, response), () => store.release(scope, key));
+      keepResponse(
+        res,
+        (response) => store.complete(scope, key, response),
+        () => store.release(scope, key),
+      );
       deriveCreateIds(req, scope, key);
       next();
     } catch (err) {
@@ -210,7 +219,11 @@ export function keepResponse(res: Response, store: (response: StoredResponse) =>
 
 /** A name-based (version 5) UUID, RFC 9562 §5.5. */
 function uuidV5(name: string): string {
-  const bytes = createHash('sha1').update(Buffer.from(ID_NAMESPACE.replace(/-/g, ''), 'hex')).update(name).digest().subarray(0, 16);
+  const bytes = createHash('sha1')
+    .update(Buffer.from(ID_NAMESPACE.replace(/-/g, ''), 'hex'))
+    .update(name)
+    .digest()
+    .subarray(0, 16);
   bytes[6] = (bytes[6] & 0x0f) | 0x50;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
   const hex = bytes.toString('hex');

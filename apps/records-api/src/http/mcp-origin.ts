@@ -21,8 +21,10 @@ export function mcpOriginCheck(publicUrl: string, allowed: string[]) {
   return (req: Request, res: Response, next: NextFunction) => {
     const origin = req.headers.origin;
     if (origin === undefined || origins.has(origin) || (local && isLoopbackOrigin(origin))) return next();
-    res
-      .status(403)
-      .json({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: Origin ${origin} may not call /mcp (set MCP_ALLOWED_ORIGINS to allow it)` }, id: null });
+    res.status(403).json({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: `Forbidden: Origin ${origin} may not call /mcp (set MCP_ALLOWED_ORIGINS to allow it)` },
+      id: null,
+    });
   };
 }

@@ -13,7 +13,11 @@ const addressOf = (req: RequestWithId) => addressKey(req);
 
 function refuse(req: RequestWithId, res: Response, perMinute: number, what: string, seconds: number): void {
   res.setHeader('Retry-After', String(seconds));
-  sendError(req, res, new AppError(429, ErrorCode.RATE_LIMITED, [`Rate limit of ${perMinute} ${what} per minute exceeded; retry after ${seconds} s`]));
+  sendError(
+    req,
+    res,
+    new AppError(429, ErrorCode.RATE_LIMITED, [`Rate limit of ${perMinute} ${what} per minute exceeded; retry after ${seconds} s`]),
+  );
 }
 
 /** Credentials whose workspace this instance has seen (a credential never changes workspace). */
@@ -50,7 +54,8 @@ export function rateLimitPerCredential(perMinute: number, pool: Pool, perWorkspa
       const tighter = !shared || (own && own.remaining <= shared.remaining) ? own : shared;
       if (tighter) res.set(tighter.headers);
       if (own && !own.allowed) return refuse(req, res, perMinute, 'requests', own.retryAfter);
-      if (shared && !shared.allowed) return refuse(req, res, perWorkspacePerMinute, 'requests in this workspace (all its keys and tokens together)', shared.retryAfter);
+      if (shared && !shared.allowed)
+        return refuse(req, res, perWorkspacePerMinute, 'requests in this workspace (all its keys and tokens together)', shared.retryAfter);
     } catch {
       // Counting failed (not the database being away: the insurance limiter covers that); serve rather than refuse.
     }
@@ -76,7 +81,10 @@ export function rateLimitAuthFailures(perMinute: number, pool: Pool) {
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     res.end = ((...args: unknown[]) => {
       if (res.statusCode !== 401) return end(...args);
-      void failures.fail(address).catch(() => undefined).finally(() => end(...args));
+      void failures
+        .fail(address)
+        .catch(() => undefined)
+        .finally(() => end(...args));
       return res;
     }) as Response['end'];
     next();

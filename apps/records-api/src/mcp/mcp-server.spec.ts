@@ -15,10 +15,22 @@ const principal = (name: string, write: boolean): Principal => ({
   kind: 'apiKey',
   subjectId: 'key-1',
   workspaceId: 'ws-1',
-  role: { id: 'role-1', name, objectPermissions: { companies: actions(true, write), people: actions(true, false) }, settingsPermissions: [] },
+  role: {
+    id: 'role-1',
+    name,
+    objectPermissions: { companies: actions(true, write), people: actions(true, false) },
+    settingsPermissions: [],
+  },
 });
 
-const company = { id: '0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10', name: 'Acme', domainName: { primaryLinkUrl: null, primaryLinkLabel: null, secondaryLinks: [] }, createdAt: 'x', updatedAt: 'x', deletedAt: null };
+const company = {
+  id: '0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10',
+  name: 'Acme',
+  domainName: { primaryLinkUrl: null, primaryLinkLabel: null, secondaryLinks: [] },
+  createdAt: 'x',
+  updatedAt: 'x',
+  deletedAt: null,
+};
 
 /** Services that check the role like the real ones and answer from memory. */
 const companies = {
@@ -52,16 +64,30 @@ describe('MCP server for one principal', () => {
   it('lists only the tools the role allows', async () => {
     const writer = await connect(principal('Editor', true));
     expect((await writer.listTools()).tools.map((t) => t.name).sort()).toEqual([
-      'create_company', 'delete_company', 'get_company', 'get_person', 'list_companies', 'list_people', 'update_company',
+      'create_company',
+      'delete_company',
+      'get_company',
+      'get_person',
+      'list_companies',
+      'list_people',
+      'update_company',
     ]);
     const reader = await connect(principal('Reader', false));
-    expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_company', 'get_person', 'list_companies', 'list_people']);
+    expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'get_company',
+      'get_person',
+      'list_companies',
+      'list_people',
+    ]);
   });
 
   it('registers a forbidden tool only when it is called, so the service answers FORBIDDEN', async () => {
     const reader = await connect(principal('Reader', false), ['create_company']);
     const result = (await reader.callTool({ name: 'create_company', arguments: { name: 'Acme' } })) as CallToolResult;
-    expect(result).toEqual({ isError: true, content: [{ type: 'text', text: 'FORBIDDEN: The role "Reader" does not allow create on companies' }] });
+    expect(result).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'FORBIDDEN: The role "Reader" does not allow create on companies' }],
+    });
   });
 
   it('returns structured content, a summary and the JSON', async () => {
@@ -85,7 +111,10 @@ describe('MCP server for one principal', () => {
     const logger = { error: jest.fn() };
     const writer = await connect(principal('Editor', true), [], logger);
     const result = (await writer.callTool({ name: 'delete_company', arguments: { id: company.id } })) as CallToolResult;
-    expect(result).toEqual({ isError: true, content: [{ type: 'text', text: 'INTERNAL_ERROR: Internal server error (request id req-1)' }] });
+    expect(result).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'INTERNAL_ERROR: Internal server error (request id req-1)' }],
+    });
     expect(logger.error).toHaveBeenCalledWith(expect.stringContaining('[req-1]'));
     expect(logger.error).toHaveBeenCalledWith(expect.stringContaining('connection reset'));
   });
@@ -93,7 +122,9 @@ describe('MCP server for one principal', () => {
 
 describe('calledTools', () => {
   it('names the tools of tools/call messages, single or batched', () => {
-    expect(calledTools({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_company' } })).toEqual(new Set(['create_company']));
+    expect(calledTools({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_company' } })).toEqual(
+      new Set(['create_company']),
+    );
     expect(calledTools([{ method: 'tools/list' }, { method: 'tools/call', params: { name: 'x' } }])).toEqual(new Set(['x']));
     expect(calledTools(undefined)).toEqual(new Set());
     expect(calledTools({ method: 'tools/call', params: { name: 42 } })).toEqual(new Set());

@@ -54,7 +54,11 @@ export class McpController implements OnApplicationShutdown {
     // JSON-RPC batches left the protocol in 2025-06-18; one POST, one message (docs/security.md),
     // so a request's rate-limit unit is one call.
     if (Array.isArray(req.body)) {
-      res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per POST' }, id: null });
+      res.status(400).json({
+        jsonrpc: '2.0',
+        error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per POST' },
+        id: null,
+      });
       return;
     }
     let unavailable = false;
@@ -106,7 +110,11 @@ export class McpController implements OnApplicationShutdown {
 
   private methodNotAllowed(res: Response) {
     res.setHeader('Allow', 'POST');
-    return { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; send JSON-RPC messages with POST.' }, id: null };
+    return {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this server is stateless; send JSON-RPC messages with POST.' },
+      id: null,
+    };
   }
 }
 

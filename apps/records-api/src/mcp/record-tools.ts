@@ -62,8 +62,12 @@ function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
     const value = path.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | null)?.[key], record);
     const text =
       value !== null && typeof value === 'object'
-        ? Object.values(value).filter((v) => typeof v === 'string' && v).join(' ')
-        : typeof value === 'string' ? value : '';
+        ? Object.values(value)
+            .filter((v) => typeof v === 'string' && v)
+            .join(' ')
+        : typeof value === 'string'
+          ? value
+          : '';
     if (text) return `${object.singular} "${text}" (id ${record.id})`;
   }
   return `${object.singular} ${record.id}`;
@@ -84,7 +88,9 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService): 
   const possessive = they ? 'their' : 'its';
   const depthParts = [
     ...object.fields.flatMap((f) => (f.kind === 'relation' ? [f.relation] : [])),
-    ...inversesOf(plural).filter((inv) => inv.field.inverseAtDepth1).map((inv) => inv.field.inverse),
+    ...inversesOf(plural)
+      .filter((inv) => inv.field.inverseAtDepth1)
+      .map((inv) => inv.field.inverse),
   ];
   const withEmbedded = recordWithEmbedded(object);
   const plain = recordShape(object);

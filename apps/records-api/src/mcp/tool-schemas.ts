@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import {
-  composite, LINK, OBJECTS, type FieldDeclaration, type ObjectDeclaration, type SubField, type TextField,
+  composite,
+  LINK,
+  OBJECTS,
+  type FieldDeclaration,
+  type ObjectDeclaration,
+  type SubField,
+  type TextField,
 } from '#records/objects/index.js';
 import { MAX_LIMIT, DEFAULT_LIMIT, DIRECTIONS, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
 import { EMBEDDED_PER_RECORD } from '../objects/constants.js';
@@ -13,7 +19,7 @@ import { EMBEDDED_PER_RECORD } from '../objects/constants.js';
  */
 
 const nullableString = (description?: string) =>
-  (description ? z.string().nullable().optional().meta({ description }) : z.string().nullable().optional());
+  description ? z.string().nullable().optional().meta({ description }) : z.string().nullable().optional();
 
 // Inputs, from the object declarations: types and shapes only; rules are described once (declaration, composites).
 
@@ -49,9 +55,12 @@ function fieldInput(field: FieldDeclaration, mode: 'create' | 'update'): z.ZodTy
       return schema.meta({ description: textRule(field, mode) });
     }
     case 'enum':
-      return z.string().optional().meta({
-        description: `One of ${field.values.join(', ')}${mode === 'create' ? ` (default ${field.default})` : ''}.`,
-      });
+      return z
+        .string()
+        .optional()
+        .meta({
+          description: `One of ${field.values.join(', ')}${mode === 'create' ? ` (default ${field.default})` : ''}.`,
+        });
     case 'timestamp':
       return nullableString(field.docs?.tool ?? 'An ISO 8601 date or date-time such as 2026-12-31; null clears it.');
     case 'relation':
@@ -65,7 +74,8 @@ function fieldInput(field: FieldDeclaration, mode: 'create' | 'update'): z.ZodTy
 }
 
 const idInput = (singular: string) => z.string().meta({ description: `The ${singular}'s id (a UUID).` });
-const chosenId = () => z.string().optional().meta({ description: 'Optional UUID of your choosing; one that exists already is a CONFLICT.' });
+const chosenId = () =>
+  z.string().optional().meta({ description: 'Optional UUID of your choosing; one that exists already is a CONFLICT.' });
 
 export function createInput(object: ObjectDeclaration) {
   const fields = Object.fromEntries(object.fields.map((f) => [f.name, fieldInput(f, 'create')]));
@@ -78,7 +88,10 @@ export function updateInput(object: ObjectDeclaration) {
 }
 
 const depthInput = (embedded: string) =>
-  z.literal([0, 1]).optional().meta({ description: `0 (default): relation ids only. 1: embed ${embedded}.` });
+  z
+    .literal([0, 1])
+    .optional()
+    .meta({ description: `0 (default): relation ids only. 1: embed ${embedded}.` });
 
 export function getInput(singular: string, embedded: string) {
   return z.strictObject({ id: idInput(singular), depth: depthInput(embedded) });
@@ -193,7 +206,10 @@ export function recordWithEmbedded(object: ObjectDeclaration): z.ZodObject {
   for (const field of object.fields) {
     if (field.kind !== 'relation') continue;
     const target = OBJECTS.find((o) => o.plural === field.target)!;
-    extra[field.relation] = recordShape(target).nullable().optional().meta({ description: `With depth 1: the linked ${target.singular}, or null.` });
+    extra[field.relation] = recordShape(target)
+      .nullable()
+      .optional()
+      .meta({ description: `With depth 1: the linked ${target.singular}, or null.` });
   }
   for (const source of OBJECTS) {
     for (const field of source.fields) {

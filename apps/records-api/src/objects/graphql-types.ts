@@ -1,9 +1,24 @@
 import type { Type } from '@nestjs/common';
 import { ArgsType, Field, InputType, ObjectType, registerEnumType } from '@nestjs/graphql';
 import {
-  composite, OBJECTS, type CompositeType, type EnumField, type FieldDeclaration, type ObjectDeclaration, type SubField,
+  composite,
+  OBJECTS,
+  type CompositeType,
+  type EnumField,
+  type FieldDeclaration,
+  type ObjectDeclaration,
+  type SubField,
 } from '#records/objects/index.js';
-import { ArrayFilter, BigFloatFilter, Connection, DateFilter, FilterIs, OrderByDirection, StringFilter, UUIDFilter } from '../graphql/types/common.types.js';
+import {
+  ArrayFilter,
+  BigFloatFilter,
+  Connection,
+  DateFilter,
+  FilterIs,
+  OrderByDirection,
+  StringFilter,
+  UUIDFilter,
+} from '../graphql/types/common.types.js';
 import { PageArgs } from '../graphql/types/page.args.js';
 import { BigFloatScalar, DateTimeScalar, UUIDScalar } from '../graphql/types/scalars.js';
 import { namedClass, property, type Ctor } from './decorate.js';
@@ -41,63 +56,85 @@ function once(name: string, build: (cls: Ctor) => void, decorate: (cls: Ctor) =>
 const desc = (text: string | undefined) => (text ? { description: text } : {});
 
 const linkMetadata = () =>
-  once('LinkMetadata', (cls) => {
-    property(cls, 'url', String, [Field(() => String)]);
-    property(cls, 'label', Object, [Field(() => String, { nullable: true })]);
-  }, (cls) => ObjectType('LinkMetadata')(cls));
+  once(
+    'LinkMetadata',
+    (cls) => {
+      property(cls, 'url', String, [Field(() => String)]);
+      property(cls, 'label', Object, [Field(() => String, { nullable: true })]);
+    },
+    (cls) => ObjectType('LinkMetadata')(cls),
+  );
 
 const linkMetadataInput = () =>
-  once('LinkMetadataInput', (cls) => {
-    property(cls, 'url', String, [Field(() => String)]);
-    property(cls, 'label', Object, [Field(() => String, { nullable: true })]);
-  }, (cls) => InputType('LinkMetadataInput')(cls));
+  once(
+    'LinkMetadataInput',
+    (cls) => {
+      property(cls, 'url', String, [Field(() => String)]);
+      property(cls, 'label', Object, [Field(() => String, { nullable: true })]);
+    },
+    (cls) => InputType('LinkMetadataInput')(cls),
+  );
 
 function subScalar(sub: SubField) {
   return sub.kind === 'bigint' ? BigFloatScalar : String;
 }
 
 function compositeObject(type: CompositeType): Ctor {
-  return once(type.graphql.object, (cls) => {
-    for (const sub of type.subFields) {
-      if (sub.kind === 'textList') property(cls, sub.name, Array, [Field(() => [String])]);
-      else if (sub.kind === 'linkList') {
-        const item = linkMetadata();
-        property(cls, sub.name, Array, [Field(() => [item])]);
+  return once(
+    type.graphql.object,
+    (cls) => {
+      for (const sub of type.subFields) {
+        if (sub.kind === 'textList') property(cls, sub.name, Array, [Field(() => [String])]);
+        else if (sub.kind === 'linkList') {
+          const item = linkMetadata();
+          property(cls, sub.name, Array, [Field(() => [item])]);
+        } else property(cls, sub.name, Object, [Field(() => subScalar(sub), { nullable: true, ...desc(sub.docs?.graphql) })]);
       }
-      else property(cls, sub.name, Object, [Field(() => subScalar(sub), { nullable: true, ...desc(sub.docs?.graphql) })]);
-    }
-  }, (cls) => ObjectType(type.graphql.object)(cls));
+    },
+    (cls) => ObjectType(type.graphql.object)(cls),
+  );
 }
 
 function compositeInput(type: CompositeType): Ctor {
-  return once(type.graphql.input, (cls) => {
-    for (const sub of type.subFields) {
-      const options = { nullable: true, ...desc(sub.docs?.graphqlInput) };
-      if (sub.kind === 'textList') property(cls, sub.name, Array, [Field(() => [String], options)]);
-      else if (sub.kind === 'linkList') {
-        const item = linkMetadataInput();
-        property(cls, sub.name, Array, [Field(() => [item], options)]);
+  return once(
+    type.graphql.input,
+    (cls) => {
+      for (const sub of type.subFields) {
+        const options = { nullable: true, ...desc(sub.docs?.graphqlInput) };
+        if (sub.kind === 'textList') property(cls, sub.name, Array, [Field(() => [String], options)]);
+        else if (sub.kind === 'linkList') {
+          const item = linkMetadataInput();
+          property(cls, sub.name, Array, [Field(() => [item], options)]);
+        } else property(cls, sub.name, Object, [Field(() => subScalar(sub), options)]);
       }
-      else property(cls, sub.name, Object, [Field(() => subScalar(sub), options)]);
-    }
-  }, (cls) => InputType(type.graphql.input)(cls));
+    },
+    (cls) => InputType(type.graphql.input)(cls),
+  );
 }
 
 function compositeFilter(type: CompositeType): Ctor {
-  return once(type.graphql.filter, (cls) => {
-    for (const sub of type.subFields.filter((s) => s.filterable)) {
-      const filter = sub.kind === 'textList' ? ArrayFilter : sub.kind === 'bigint' ? BigFloatFilter : StringFilter;
-      property(cls, sub.name, Object, [Field(() => filter, { nullable: true })]);
-    }
-  }, (cls) => InputType(type.graphql.filter)(cls));
+  return once(
+    type.graphql.filter,
+    (cls) => {
+      for (const sub of type.subFields.filter((s) => s.filterable)) {
+        const filter = sub.kind === 'textList' ? ArrayFilter : sub.kind === 'bigint' ? BigFloatFilter : StringFilter;
+        property(cls, sub.name, Object, [Field(() => filter, { nullable: true })]);
+      }
+    },
+    (cls) => InputType(type.graphql.filter)(cls),
+  );
 }
 
 function compositeOrderBy(type: CompositeType): Ctor {
-  return once(type.graphql.orderBy, (cls) => {
-    for (const sub of type.subFields.filter((s) => s.sortable)) {
-      property(cls, sub.name, Object, [Field(() => OrderByDirection, { nullable: true })]);
-    }
-  }, (cls) => InputType(type.graphql.orderBy)(cls));
+  return once(
+    type.graphql.orderBy,
+    (cls) => {
+      for (const sub of type.subFields.filter((s) => s.sortable)) {
+        property(cls, sub.name, Object, [Field(() => OrderByDirection, { nullable: true })]);
+      }
+    },
+    (cls) => InputType(type.graphql.orderBy)(cls),
+  );
 }
 
 const enums = new Map<string, object>();
@@ -116,12 +153,16 @@ export function graphqlEnum(field: EnumField): object {
 function enumFilter(field: EnumField): Ctor {
   const name = `${field.enumName}Filter`;
   const type = graphqlEnum(field);
-  return once(name, (cls) => {
-    property(cls, 'eq', Object, [Field(() => type, { nullable: true })]);
-    property(cls, 'neq', Object, [Field(() => type, { nullable: true })]);
-    property(cls, 'in', Array, [Field(() => [type], { nullable: true })]);
-    property(cls, 'is', Object, [Field(() => FilterIs, { nullable: true })]);
-  }, (cls) => InputType(name)(cls));
+  return once(
+    name,
+    (cls) => {
+      property(cls, 'eq', Object, [Field(() => type, { nullable: true })]);
+      property(cls, 'neq', Object, [Field(() => type, { nullable: true })]);
+      property(cls, 'in', Array, [Field(() => [type], { nullable: true })]);
+      property(cls, 'is', Object, [Field(() => FilterIs, { nullable: true })]);
+    },
+    (cls) => InputType(name)(cls),
+  );
 }
 
 function inputDescription(field: FieldDeclaration, mode: 'create' | 'update'): string | undefined {
@@ -134,11 +175,15 @@ function inputProperty(cls: Ctor, field: FieldDeclaration, mode: 'create' | 'upd
   const options = { nullable: true, ...desc(inputDescription(field, mode)) };
   switch (field.kind) {
     case 'text':
-      property(cls, field.name, String, [Field(() => String, mode === 'create' && field.required ? { ...options, nullable: false } : options)]);
+      property(cls, field.name, String, [
+        Field(() => String, mode === 'create' && field.required ? { ...options, nullable: false } : options),
+      ]);
       break;
     case 'enum': {
       const type = graphqlEnum(field);
-      property(cls, field.name, Object, [Field(() => type, { ...options, ...(mode === 'create' ? desc(`Default ${field.default}.`) : {}) })]);
+      property(cls, field.name, Object, [
+        Field(() => type, { ...options, ...(mode === 'create' ? desc(`Default ${field.default}.`) : {}) }),
+      ]);
       break;
     }
     case 'timestamp':
@@ -203,7 +248,9 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
   }
   property(node, 'createdAt', String, [Field(() => DateTimeScalar)]);
   property(node, 'updatedAt', String, [Field(() => DateTimeScalar)]);
-  property(node, 'deletedAt', Object, [Field(() => DateTimeScalar, { nullable: true, description: `Set when the ${singular} was deleted (soft delete).` })]);
+  property(node, 'deletedAt', Object, [
+    Field(() => DateTimeScalar, { nullable: true, description: `Set when the ${singular} was deleted (soft delete).` }),
+  ]);
   ObjectType(typeName)(node);
 
   const connectionName = `${typeName}Connection`;
@@ -212,7 +259,9 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
   types.connection = connection;
 
   types.create = namedClass(`${typeName}CreateInput`);
-  property(types.create, 'id', Object, [Field(() => UUIDScalar, { nullable: true, description: 'Optional client-chosen id; a taken id is a CONFLICT.' })]);
+  property(types.create, 'id', Object, [
+    Field(() => UUIDScalar, { nullable: true, description: 'Optional client-chosen id; a taken id is a CONFLICT.' }),
+  ]);
   for (const field of object.fields) inputProperty(types.create, field, 'create');
   InputType(`${typeName}CreateInput`)(types.create);
 
@@ -225,11 +274,15 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
   property(filter, 'id', Object, [Field(() => UUIDFilter, { nullable: true })]);
   for (const field of object.fields) {
     const type =
-      field.kind === 'text' ? StringFilter
-      : field.kind === 'enum' ? enumFilter(field)
-      : field.kind === 'timestamp' ? DateFilter
-      : field.kind === 'relation' ? UUIDFilter
-      : compositeFilter(composite(field.type));
+      field.kind === 'text'
+        ? StringFilter
+        : field.kind === 'enum'
+          ? enumFilter(field)
+          : field.kind === 'timestamp'
+            ? DateFilter
+            : field.kind === 'relation'
+              ? UUIDFilter
+              : compositeFilter(composite(field.type));
     property(filter, field.name, Object, [Field(() => type, { nullable: true })]);
   }
   property(filter, 'createdAt', Object, [Field(() => DateFilter, { nullable: true })]);
@@ -251,7 +304,8 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
     const type = field.kind === 'composite' ? compositeOrderBy(composite(field.type)) : OrderByDirection;
     property(orderBy, field.name, Object, [Field(() => type, { nullable: true })]);
   }
-  for (const name of ['createdAt', 'updatedAt', 'deletedAt']) property(orderBy, name, Object, [Field(() => OrderByDirection, { nullable: true })]);
+  for (const name of ['createdAt', 'updatedAt', 'deletedAt'])
+    property(orderBy, name, Object, [Field(() => OrderByDirection, { nullable: true })]);
   InputType(`${typeName}OrderByInput`, {
     description: `One field per item, in priority order: [${orderExample(object)}, {createdAt: DescNullsLast}]. id always breaks ties.`,
   })(orderBy);

@@ -34,9 +34,11 @@ function recordSource(object: ObjectDeclaration): string {
         const subs = composite(field.type).subFields.map((sub) => {
           const col = field.columns[sub.name];
           const value =
-            sub.kind === 'textList' || sub.kind === 'linkList' ? `(${str(col)} ?? [])`
-            : sub.kind === 'bigint' ? `(${str(col)} == null ? null : Number(${str(col)}))`
-            : nullable(col);
+            sub.kind === 'textList' || sub.kind === 'linkList'
+              ? `(${str(col)} ?? [])`
+              : sub.kind === 'bigint'
+                ? `(${str(col)} == null ? null : Number(${str(col)}))`
+                : nullable(col);
           return `${JSON.stringify(sub.name)}: ${value}`;
         });
         parts.push(`${key}: { ${subs.join(', ')} }`);
@@ -49,7 +51,6 @@ function recordSource(object: ObjectDeclaration): string {
   return `return { ${parts.join(', ')} };`;
 }
 
-
 /** API field name (and relation name: `company`) → the columns it is read from. */
 function fieldColumnsOf(object: ObjectDeclaration): Map<string, string[]> {
   const byField = new Map<string, string[]>([
@@ -59,7 +60,11 @@ function fieldColumnsOf(object: ObjectDeclaration): Map<string, string[]> {
     ['deletedAt', ['deleted_at']],
   ]);
   for (const field of object.fields) {
-    if (field.kind === 'composite') byField.set(field.name, composite(field.type).subFields.map((sub) => field.columns[sub.name]));
+    if (field.kind === 'composite')
+      byField.set(
+        field.name,
+        composite(field.type).subFields.map((sub) => field.columns[sub.name]),
+      );
     else byField.set(field.name, [field.column]);
     if (field.kind === 'relation') byField.set(field.relation, [field.column]);
   }
@@ -98,7 +103,9 @@ function toColumnsOf(object: ObjectDeclaration) {
           const subValue = value === null ? null : value[sub.name];
           if (subValue === undefined) continue;
           if (sub.kind === 'linkList') {
-            columns[col] = JSON.stringify((subValue ?? []).map((l: { url: string; label?: string | null }) => ({ url: l.url, label: l.label ?? null })));
+            columns[col] = JSON.stringify(
+              (subValue ?? []).map((l: { url: string; label?: string | null }) => ({ url: l.url, label: l.label ?? null })),
+            );
           } else if (sub.kind === 'textList') {
             columns[col] = JSON.stringify(subValue ?? []);
           } else {

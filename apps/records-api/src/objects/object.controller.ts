@@ -5,7 +5,16 @@ import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { parseRestGetQuery, parseRestListQuery } from '../records/list-query.js';
 import {
-  ApiBatchBody, ApiDataResponse, ApiDepthQuery, ApiErrors, ApiIdParam, ApiListQuery, ApiListResponse, ApiRecordBody, DeletedModel, SHARED_MODELS,
+  ApiBatchBody,
+  ApiDataResponse,
+  ApiDepthQuery,
+  ApiErrors,
+  ApiIdParam,
+  ApiListQuery,
+  ApiListResponse,
+  ApiRecordBody,
+  DeletedModel,
+  SHARED_MODELS,
 } from '../records/open-api.js';
 import { classDecorators, method, serviceHolder } from './decorate.js';
 import { embeddedText } from './embedded-text.js';
@@ -38,7 +47,11 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Get(plural),
-      ApiOperation({ operationId: `list${pluralType}`, summary: `List ${plural}`, description: 'Keyset-paginated; unknown query parameters are refused (400).' }),
+      ApiOperation({
+        operationId: `list${pluralType}`,
+        summary: `List ${plural}`,
+        description: 'Keyset-paginated; unknown query parameters are refused (400).',
+      }),
       ApiListQuery(schema, embedded, { filter: object.docs.filterExamples, orderBy: object.docs.orderByExamples }),
       ApiListResponse(plural, model),
       ApiErrors(400, 401, 403, 429),

@@ -54,7 +54,14 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
       const page = await this.service.list(principal, toListArgs({ filter, first: 1 }, schema, false));
       return page.records[0] ?? null;
     },
-    [Query(() => types.object, { name: singular, nullable: true, complexity: singleRecordCost, description: `The first ${singular} matching the filter, or null.` })],
+    [
+      Query(() => types.object, {
+        name: singular,
+        nullable: true,
+        complexity: singleRecordCost,
+        description: `The first ${singular} matching the filter, or null.`,
+      }),
+    ],
     [P, Args('filter', { type: () => types.filter })],
   );
 
@@ -74,7 +81,13 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
     function (this: Self, principal: Principal, data: unknown) {
       return this.service.createMany(principal, plain(data), 'data');
     },
-    [Mutation(() => [types.object], { name: `create${pluralType}`, complexity: batchCost, description: `All or none; 1 to 60 ${plural}.` })],
+    [
+      Mutation(() => [types.object], {
+        name: `create${pluralType}`,
+        complexity: batchCost,
+        description: `All or none; 1 to 60 ${plural}.`,
+      }),
+    ],
     [P, Args('data', { type: () => [types.create] })],
   );
 
@@ -136,10 +149,12 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
       `inverse_${field.inverse}`,
       async function (record: AnyRecord, args: GraphqlListInput, context: GraphqlContext, info: GraphQLResolveInfo) {
         if (!LIST_ARGS.some((name) => args[name] != null)) {
-          return embeddedConnection((await context.loaders.children(source.plural, field.column).load(record.id)) as {
-            records: { id: string; createdAt: string }[];
-            total: number;
-          });
+          return embeddedConnection(
+            (await context.loaders.children(source.plural, field.column).load(record.id)) as {
+              records: { id: string; createdAt: string }[];
+              total: number;
+            },
+          );
         }
         const withCount = selectedFields(info).has('totalCount');
         const listArgs = toListArgs(args, sourceSchema, withCount);

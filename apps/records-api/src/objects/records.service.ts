@@ -82,7 +82,12 @@ export class RecordsService {
       records.forEach((r, i) => (extras[i][field.relation] = r[field.name] ? (found.get(r[field.name]) ?? null) : null));
     }
     for (const { source, field } of inversesOf(plural).filter((inv) => inv.field.inverseAtDepth1)) {
-      const lists = await this.children(source.plural, field.column, principal, records.map((r) => r.id));
+      const lists = await this.children(
+        source.plural,
+        field.column,
+        principal,
+        records.map((r) => r.id),
+      );
       records.forEach((r, i) => (extras[i][field.inverse] = lists.get(r.id)?.records ?? []));
     }
     return records.map((r, i) => ({ ...r, ...extras[i] }));

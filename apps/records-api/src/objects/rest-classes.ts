@@ -1,10 +1,33 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, IsArray, IsEmail, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, IsUrl, Matches, Max, MaxLength, Min,
-  ValidateBy, ValidateIf, ValidateNested,
+  ArrayMaxSize,
+  IsArray,
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  IsUrl,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
 } from 'class-validator';
-import { composite, LINK, type CompositeType, type FieldDeclaration, type ObjectDeclaration, type SubField } from '#records/objects/index.js';
+import {
+  composite,
+  LINK,
+  type CompositeType,
+  type FieldDeclaration,
+  type ObjectDeclaration,
+  type SubField,
+} from '#records/objects/index.js';
 import { normalizeTimestamp } from '#records/query/index.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { namedClass, property, type Ctor } from './decorate.js';
@@ -46,11 +69,15 @@ const linkInput = () =>
   cached(inputs, 'LinkInput', (cls) => {
     property(cls, 'url', String, [
       ApiProperty({ description: LINK.url.description, maxLength: LINK.url.maxLength, example: 'https://acme.com/about' }),
-      IsString(), IsUrl(URL_RULE), MaxLength(LINK.url.maxLength),
+      IsString(),
+      IsUrl(URL_RULE),
+      MaxLength(LINK.url.maxLength),
     ]);
     property(cls, 'label', Object, [
       ApiPropertyOptional({ type: String, nullable: true, maxLength: LINK.label.maxLength, example: 'About us' }),
-      IsOptional(), IsString(), MaxLength(LINK.label.maxLength),
+      IsOptional(),
+      IsString(),
+      MaxLength(LINK.label.maxLength),
     ]);
   });
 
@@ -66,23 +93,41 @@ function subInputDecorators(sub: SubField): PropertyDecorator[] {
   switch (sub.kind) {
     case 'text': {
       const rules =
-        sub.format === 'email' ? [IsEmail()]
-        : sub.format === 'url' ? [IsString(), IsUrl(URL_RULE)]
-        : sub.format === 'currency'
-          ? [IsString(), Matches(/^[A-Z]{3}$/, { message: '$property must be an ISO 4217 currency code: three capital letters such as USD' })]
-          : [IsString()];
+        sub.format === 'email'
+          ? [IsEmail()]
+          : sub.format === 'url'
+            ? [IsString(), IsUrl(URL_RULE)]
+            : sub.format === 'currency'
+              ? [
+                  IsString(),
+                  Matches(/^[A-Z]{3}$/, { message: '$property must be an ISO 4217 currency code: three capital letters such as USD' }),
+                ]
+              : [IsString()];
       return [
         ApiPropertyOptional({
-          type: String, ...(sub.format === 'email' ? { format: 'email' } : {}), nullable: true,
+          type: String,
+          ...(sub.format === 'email' ? { format: 'email' } : {}),
+          nullable: true,
           ...(sub.format === 'currency' ? { pattern: '^[A-Z]{3}$' } : { maxLength: sub.maxLength }),
-          example, ...(description ? { description } : {}),
+          example,
+          ...(description ? { description } : {}),
         }),
-        IsOptional(), ...rules, ...(sub.format === 'currency' ? [] : [MaxLength(sub.maxLength!)]),
+        IsOptional(),
+        ...rules,
+        ...(sub.format === 'currency' ? [] : [MaxLength(sub.maxLength!)]),
       ];
     }
     case 'bigint':
       return [
-        ApiPropertyOptional({ type: 'integer', format: 'int64', nullable: true, minimum: -SAFE, maximum: SAFE, example, ...(description ? { description } : {}) }),
+        ApiPropertyOptional({
+          type: 'integer',
+          format: 'int64',
+          nullable: true,
+          minimum: -SAFE,
+          maximum: SAFE,
+          example,
+          ...(description ? { description } : {}),
+        }),
         IsOptional(),
         IsInt({ message: '$property must be an integer (millionths of the currency unit)' }),
         Min(-SAFE, { message: `$property must be at least -${SAFE}` }),
@@ -91,12 +136,19 @@ function subInputDecorators(sub: SubField): PropertyDecorator[] {
     case 'textList':
       return [
         ApiPropertyOptional({ type: [String], nullable: true, maxItems: sub.maxItems, ...(description ? { description } : {}) }),
-        IsOptional(), IsArray(), ArrayMaxSize(sub.maxItems!), IsEmail({}, { each: true }),
+        IsOptional(),
+        IsArray(),
+        ArrayMaxSize(sub.maxItems!),
+        IsEmail({}, { each: true }),
       ];
     case 'linkList':
       return [
         ApiPropertyOptional({ type: () => [linkInput()], nullable: true, maxItems: sub.maxItems, ...(description ? { description } : {}) }),
-        IsOptional(), IsArray(), ArrayMaxSize(sub.maxItems!), ValidateNested({ each: true }), Type(() => linkInput()),
+        IsOptional(),
+        IsArray(),
+        ArrayMaxSize(sub.maxItems!),
+        ValidateNested({ each: true }),
+        Type(() => linkInput()),
       ];
   }
 }
@@ -105,7 +157,15 @@ function subModelDecorators(sub: SubField): PropertyDecorator[] {
   const extra = sub.docs?.model ? { description: sub.docs.model } : {};
   switch (sub.kind) {
     case 'text':
-      return [ApiProperty({ type: String, ...(sub.format === 'email' ? { format: 'email' } : {}), nullable: true, example: sub.docs?.example, ...extra })];
+      return [
+        ApiProperty({
+          type: String,
+          ...(sub.format === 'email' ? { format: 'email' } : {}),
+          nullable: true,
+          example: sub.docs?.example,
+          ...extra,
+        }),
+      ];
     case 'bigint':
       return [ApiProperty({ type: 'integer', format: 'int64', nullable: true, example: sub.docs?.example, ...extra })];
     case 'textList':
@@ -114,7 +174,6 @@ function subModelDecorators(sub: SubField): PropertyDecorator[] {
       return [ApiProperty({ type: () => [linkModel()] })];
   }
 }
-
 
 export function compositeInput(type: CompositeType): Ctor {
   return cached(inputs, type.rest.input, (cls) => {
@@ -132,25 +191,41 @@ export function compositeModel(type: CompositeType): Ctor {
 }
 
 function inputField(field: FieldDeclaration, mode: 'create' | 'update'): { design: unknown; decorators: PropertyDecorator[] } {
-  const description = mode === 'create' ? field.docs?.create : (field.docs?.update ?? (field.kind === 'composite' ? undefined : field.docs?.create));
+  const description =
+    mode === 'create' ? field.docs?.create : (field.docs?.update ?? (field.kind === 'composite' ? undefined : field.docs?.create));
   const described = description ? { description } : {};
   switch (field.kind) {
     case 'text': {
       const example = mode === 'update' && field.docs?.updateExample !== undefined ? field.docs.updateExample : field.docs?.example;
       const options = { minLength: field.required ? 1 : undefined, maxLength: field.maxLength, example, ...described };
       if (!field.required) {
-        return { design: Object, decorators: [ApiPropertyOptional({ type: String, nullable: true, ...options }), IsOptional(), IsString(), MaxLength(field.maxLength)] };
+        return {
+          design: Object,
+          decorators: [
+            ApiPropertyOptional({ type: String, nullable: true, ...options }),
+            IsOptional(),
+            IsString(),
+            MaxLength(field.maxLength),
+          ],
+        };
       }
       const rules = [IsString(), IsNotEmpty(), MaxLength(field.maxLength)];
       return mode === 'create'
         ? { design: String, decorators: [ApiProperty(options), ...rules] }
-        : { design: String, decorators: [ApiPropertyOptional(options), ValidateIf((o: Record<string, unknown>) => o[field.name] !== undefined), ...rules] };
+        : {
+            design: String,
+            decorators: [ApiPropertyOptional(options), ValidateIf((o: Record<string, unknown>) => o[field.name] !== undefined), ...rules],
+          };
     }
     case 'enum':
       return {
         design: String,
         decorators: [
-          ApiPropertyOptional({ enum: [...field.values], example: field.docs?.example, description: description ?? (mode === 'create' ? `Default ${field.default}.` : undefined) }),
+          ApiPropertyOptional({
+            enum: [...field.values],
+            example: field.docs?.example,
+            description: description ?? (mode === 'create' ? `Default ${field.default}.` : undefined),
+          }),
           ValidateIf((o: Record<string, unknown>) => o[field.name] !== undefined),
           IsIn([...field.values]),
         ],
@@ -160,7 +235,8 @@ function inputField(field: FieldDeclaration, mode: 'create' | 'update'): { desig
         design: Object,
         decorators: [
           ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, example: field.docs?.example, ...described }),
-          IsOptional(), IsTimestamp(),
+          IsOptional(),
+          IsTimestamp(),
         ],
       };
     case 'relation':
@@ -174,7 +250,10 @@ function inputField(field: FieldDeclaration, mode: 'create' | 'update'): { desig
         design: Object,
         decorators: [
           ApiPropertyOptional({ type: () => input, nullable: true, ...described }),
-          IsOptional(), IsObject(), ValidateNested(), Type(() => input),
+          IsOptional(),
+          IsObject(),
+          ValidateNested(),
+          Type(() => input),
         ],
       };
     }
@@ -201,8 +280,8 @@ export function restClasses(object: ObjectDeclaration, all: readonly ObjectDecla
   byObject.set(object.plural, classes);
   // `id` is validated first (as when PersonCreateInput extended PersonUpdateInput).
   property(classes.create, 'id', String, [
-      ApiPropertyOptional({ format: 'uuid', description: 'Optional id of your choosing; one that exists already is a 409 CONFLICT.' }),
-      ValidateIf((o: { id?: unknown }) => o.id !== undefined),
+    ApiPropertyOptional({ format: 'uuid', description: 'Optional id of your choosing; one that exists already is a 409 CONFLICT.' }),
+    ValidateIf((o: { id?: unknown }) => o.id !== undefined),
     IsUUID(),
   ]);
   for (const field of object.fields) {
@@ -224,7 +303,13 @@ export function restClasses(object: ObjectDeclaration, all: readonly ObjectDecla
         break;
       case 'timestamp':
         property(model, field.name, Object, [
-          ApiProperty({ type: String, format: 'date-time', nullable: true, example: field.docs?.example, description: field.docs?.description }),
+          ApiProperty({
+            type: String,
+            format: 'date-time',
+            nullable: true,
+            example: field.docs?.example,
+            description: field.docs?.description,
+          }),
         ]);
         break;
       case 'relation':
@@ -240,7 +325,13 @@ export function restClasses(object: ObjectDeclaration, all: readonly ObjectDecla
   property(model, 'createdAt', String, [ApiProperty({ format: 'date-time', example: TIMESTAMP_EXAMPLE })]);
   property(model, 'updatedAt', String, [ApiProperty({ format: 'date-time', example: TIMESTAMP_EXAMPLE })]);
   property(model, 'deletedAt', Object, [
-    ApiProperty({ type: String, format: 'date-time', nullable: true, example: null, description: `Set when the ${object.singular} was deleted (soft delete).` }),
+    ApiProperty({
+      type: String,
+      format: 'date-time',
+      nullable: true,
+      example: null,
+      description: `Set when the ${object.singular} was deleted (soft delete).`,
+    }),
   ]);
   // depth=1: the records this one links to, and the inverse lists docs/rest.md embeds.
   for (const field of object.fields) {

@@ -1,14 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiProperty, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ErrorCode } from '#records/errors.js';
-import {
-  DEFAULT_LIMIT,
-  DIRECTIONS,
-  MAX_LIMIT,
-  OPS_BY_TYPE,
-  sortableFields,
-  type ObjectSchema,
-} from '#records/query/index.js';
+import { DEFAULT_LIMIT, DIRECTIONS, MAX_LIMIT, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
 import { MAX_BATCH } from './record-store.js';
 import type { AnyClass } from '../objects/decorate.js';
 
@@ -47,7 +40,11 @@ export class ErrorModel {
   @ApiProperty({ enum: Object.values(ErrorCode), example: ErrorCode.INVALID_FILTER, description: 'Stable code to branch on.' })
   code: string;
 
-  @ApiProperty({ type: [String], example: ['filter: unknown field "nme"; allowed fields: id, name, …'], description: 'What is wrong, naming the parameter or field.' })
+  @ApiProperty({
+    type: [String],
+    example: ['filter: unknown field "nme"; allowed fields: id, name, …'],
+    description: 'What is wrong, naming the parameter or field.',
+  })
   messages: string[];
 
   @ApiProperty({ example: 'f3b9c6d2-…', description: 'Also in the X-Request-Id response header.' })
@@ -57,7 +54,9 @@ export class ErrorModel {
 /** Models referenced only from raw schemas; register them on the controllers with ApiExtraModels. */
 export const SHARED_MODELS = [PageInfoModel, DeletedModel, ErrorModel];
 
-const REQUEST_ID = { 'X-Request-Id': { description: 'Your X-Request-Id if you sent a sane one, else a new one.', schema: { type: 'string' } } };
+const REQUEST_ID = {
+  'X-Request-Id': { description: 'Your X-Request-Id if you sent a sane one, else a new one.', schema: { type: 'string' } },
+};
 
 /** What each error status means on these routes, with the codes it carries. */
 const ERRORS: Record<number, { description: string; headers?: Record<string, { description: string; schema: { type: string } }> }> = {
@@ -70,7 +69,8 @@ const ERRORS: Record<number, { description: string; headers?: Record<string, { d
     description: 'UNAUTHENTICATED: no, invalid, expired or revoked credentials.',
     headers: {
       'WWW-Authenticate': {
-        description: 'Bearer realm="…", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource" (and error="invalid_token" when a token was sent).',
+        description:
+          'Bearer realm="…", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource" (and error="invalid_token" when a token was sent).',
         schema: { type: 'string' },
       },
     },
@@ -151,7 +151,11 @@ export const ApiDepthQuery = (embedded: string) =>
   });
 
 /** The REST list parameters (docs/rest.md) of one object: its filterable and sortable fields. */
-export function ApiListQuery(schema: ObjectSchema, embedded: string, examples: { filter: Record<string, string>; orderBy: Record<string, string> }) {
+export function ApiListQuery(
+  schema: ObjectSchema,
+  embedded: string,
+  examples: { filter: Record<string, string>; orderBy: Record<string, string> },
+) {
   const fields = Object.values(schema.fields)
     .map((f) => `\`${f.path}\` (${OPS_BY_TYPE[f.type].join(', ')})`)
     .join('; ');

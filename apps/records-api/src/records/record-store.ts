@@ -3,14 +3,7 @@ import { isUUID } from 'class-validator';
 import { assertCan, type Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
-import {
-  compileFilter,
-  compileKeyset,
-  compileOrderBy,
-  decodeCursor,
-  encodeCursor,
-  orderWithTieBreaker,
-} from '#records/query/index.js';
+import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
 import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
 import { CountCache } from './count-cache.js';
@@ -86,7 +79,10 @@ function mapDbError(err: { code?: string; detail?: string }, def: RecordDefiniti
   if (err.code === '23503') {
     const relation = def.relations.find((r) => err.detail?.includes(r.field.column)) ?? def.relations[0];
     if (relation) {
-      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`);
+      throw new BadInputError(
+        ErrorCode.VALIDATION_FAILED,
+        `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`,
+      );
     }
   }
   throw err;
@@ -335,7 +331,11 @@ export class RecordStore {
       .transaction(async (tx) => {
         // The text follows which columns were given and how many records: prepared within a bound.
         const created = (await tx.rows(sql, params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
-        await recordEvents(tx, principal.workspaceId, created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })));
+        await recordEvents(
+          tx,
+          principal.workspaceId,
+          created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })),
+        );
         return created;
       })
       .catch((err) => mapDbError(err, def));
@@ -365,7 +365,9 @@ export class RecordStore {
           { prepared: 'bounded-write' },
         );
         const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
-        await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'updated', record, previous: changedFields(previous, record) }]);
+        await recordEvents(tx, principal.workspaceId, [
+          { object: def.object, action: 'updated', record, previous: changedFields(previous, record) },
+        ]);
         return record as T;
       })
       .catch((err) => mapDbError(err, def));
@@ -383,7 +385,10 @@ export class RecordStore {
         [principal.workspaceId, id],
         { prepared: true },
       );
-      if (row) await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> }]);
+      if (row)
+        await recordEvents(tx, principal.workspaceId, [
+          { object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> },
+        ]);
       return row;
     });
     if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
@@ -442,9 +447,7 @@ export class RecordStore {
   }
 
   private positionOf(row: Record<string, unknown>, order: OrderTerm[], def: RecordDefinition<unknown, unknown, unknown>): CursorPayload {
-    const values = order
-      .filter((term) => term.field !== 'id')
-      .map((term) => iso(row[def.schema.fields[term.field].column]));
+    const values = order.filter((term) => term.field !== 'id').map((term) => iso(row[def.schema.fields[term.field].column]));
     return { values, id: row.id as string };
   }
 
@@ -465,7 +468,10 @@ export class RecordStore {
       const found = new Set(rows.map((r) => r.id));
       const missing = ids.filter((id) => !found.has(id));
       if (missing.length) {
-        throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field.name}: no ${targetSingular} with id ${missing.join(', ')} in this workspace`);
+        throw new BadInputError(
+          ErrorCode.VALIDATION_FAILED,
+          `${field.name}: no ${targetSingular} with id ${missing.join(', ')} in this workspace`,
+        );
       }
     }
   }

@@ -14,7 +14,26 @@ import { RecordStore } from './record-store.js';
  * the GraphQL context needs. The DataSource comes from the root TypeORM module (global).
  */
 @Module({
-  providers: [Sql, CountCache, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, CredentialCache, BearerAuthService, IdempotencyStore],
-  exports: [Sql, RecordStore, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, CredentialCache, BearerAuthService, IdempotencyStore],
+  providers: [
+    Sql,
+    CountCache,
+    RecordStore,
+    RecordsService,
+    ...OBJECT_SERVICES,
+    OBJECT_SERVICES_PROVIDER,
+    CredentialCache,
+    BearerAuthService,
+    IdempotencyStore,
+  ],
+  exports: [
+    Sql,
+    RecordStore,
+    RecordsService,
+    ...OBJECT_SERVICES,
+    OBJECT_SERVICES_PROVIDER,
+    CredentialCache,
+    BearerAuthService,
+    IdempotencyStore,
+  ],
 })
 export class RecordsModule {}

@@ -12,7 +12,11 @@ export interface DocPage {
 }
 
 export const DOC_PAGES: readonly DocPage[] = [
-  { slug: 'quick-start', title: 'Quick start', description: 'First calls with curl: get an API key, list, filter, create, page through results.' },
+  {
+    slug: 'quick-start',
+    title: 'Quick start',
+    description: 'First calls with curl: get an API key, list, filter, create, page through results.',
+  },
   {
     slug: 'rest',
     title: 'REST API',
@@ -26,13 +30,19 @@ export const DOC_PAGES: readonly DocPage[] = [
   {
     slug: 'authentication',
     title: 'Authentication',
-    description: 'Bearer tokens, API keys and roles, OAuth 2.1 (authorization code + PKCE, refresh, client credentials, dynamic registration) with curl.',
+    description:
+      'Bearer tokens, API keys and roles, OAuth 2.1 (authorization code + PKCE, refresh, client credentials, dynamic registration) with curl.',
   },
-  { slug: 'mcp', title: 'MCP server', description: 'Adding /mcp to an MCP client (OAuth sign-in or an API key), and its tools with their arguments.' },
+  {
+    slug: 'mcp',
+    title: 'MCP server',
+    description: 'Adding /mcp to an MCP client (OAuth sign-in or an API key), and its tools with their arguments.',
+  },
   {
     slug: 'webhooks',
     title: 'Webhooks',
-    description: 'Signed events (company.created, person.updated …) POSTed on every change: payloads, headers, verifying with standardwebhooks, retries.',
+    description:
+      'Signed events (company.created, person.updated …) POSTed on every change: payloads, headers, verifying with standardwebhooks, retries.',
   },
 ];
 
@@ -190,7 +200,7 @@ export class DocsLibrary {
       '```',
       '',
       'A `GET` runs queries too (not mutations): the query in `?query=`, with `Accept: application/json` and, ' +
-        "against cross-site requests, an `apollo-require-preflight: 1` header.",
+        'against cross-site requests, an `apollo-require-preflight: 1` header.',
       '',
       'Queries, mutations, filters, pagination, limits and errors: [the GraphQL guide](/docs/graphql).',
       '',

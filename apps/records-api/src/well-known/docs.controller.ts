@@ -7,7 +7,8 @@ import { NotFoundError } from '#records/errors.js';
 import { DocsLibrary } from './docs-pages.js';
 
 /** Pages are ours (no user content), so they may run no script and load nothing from elsewhere. */
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const CACHE = 'public, max-age=300';
 
 /** `/`, `/llms.txt` and `/docs/<page>[.md]` (docs/quick-start.md links them): public, no credentials. */

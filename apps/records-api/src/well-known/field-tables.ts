@@ -21,7 +21,8 @@ function subRule(sub: SubField): string {
   switch (sub.kind) {
     case 'text':
       if (sub.format === 'email') return `an e-mail address, at most ${sub.maxLength} characters`;
-      if (sub.format === 'url') return `a URL (\`http\`/\`https\`) or a bare domain such as \`acme.com\`, kept as given; at most ${sub.maxLength}`;
+      if (sub.format === 'url')
+        return `a URL (\`http\`/\`https\`) or a bare domain such as \`acme.com\`, kept as given; at most ${sub.maxLength}`;
       if (sub.format === 'currency') return 'ISO 4217 code: three capital letters (`USD`, `EUR`)';
       return `at most ${sub.maxLength} characters`;
     case 'bigint':
@@ -36,18 +37,51 @@ function subRule(sub: SubField): string {
 function rows(object: ObjectDeclaration, field: FieldDeclaration): string[][] {
   const schema = querySchemaOf(object);
   const sortable = new Set(sortableFields(schema));
-  const ops = (path: string) => (Object.hasOwn(schema.fields, path) ? OPS_BY_TYPE[schema.fields[path].type].map((o) => `\`${o}\``).join(' ') : '—');
+  const ops = (path: string) =>
+    Object.hasOwn(schema.fields, path) ? OPS_BY_TYPE[schema.fields[path].type].map((o) => `\`${o}\``).join(' ') : '—';
   const sort = (path: string) => (sortable.has(path) ? 'yes' : '—');
   switch (field.kind) {
     case 'text':
-      return [[`\`${field.name}\``, 'text', `${field.required ? 'required on create, non-empty, ' : ''}at most ${field.maxLength} characters`, ops(field.name), sort(field.name)]];
+      return [
+        [
+          `\`${field.name}\``,
+          'text',
+          `${field.required ? 'required on create, non-empty, ' : ''}at most ${field.maxLength} characters`,
+          ops(field.name),
+          sort(field.name),
+        ],
+      ];
     case 'enum':
-      return [[`\`${field.name}\``, `enum \`${field.enumName}\``, `one of ${field.values.map((v) => `\`${v}\``).join(', ')}; default \`${field.default}\``, ops(field.name), sort(field.name)]];
+      return [
+        [
+          `\`${field.name}\``,
+          `enum \`${field.enumName}\``,
+          `one of ${field.values.map((v) => `\`${v}\``).join(', ')}; default \`${field.default}\``,
+          ops(field.name),
+          sort(field.name),
+        ],
+      ];
     case 'timestamp':
-      return [[`\`${field.name}\``, 'timestamp', 'ISO 8601 date or date-time (a date is midnight UTC), or `null`', ops(field.name), sort(field.name)]];
+      return [
+        [
+          `\`${field.name}\``,
+          'timestamp',
+          'ISO 8601 date or date-time (a date is midnight UTC), or `null`',
+          ops(field.name),
+          sort(field.name),
+        ],
+      ];
     case 'relation': {
       const target = OBJECTS.find((o) => o.plural === field.target)!;
-      return [[`\`${field.name}\``, 'uuid', `a live ${target.singular} of the same workspace (else \`400 VALIDATION_FAILED\`), or \`null\`; \`depth=1\` embeds \`${field.relation}\``, ops(field.name), sort(field.name)]];
+      return [
+        [
+          `\`${field.name}\``,
+          'uuid',
+          `a live ${target.singular} of the same workspace (else \`400 VALIDATION_FAILED\`), or \`null\`; \`depth=1\` embeds \`${field.relation}\``,
+          ops(field.name),
+          sort(field.name),
+        ],
+      ];
     }
     case 'composite':
       return composite(field.type).subFields.map((sub) => {
@@ -63,10 +97,22 @@ export function fieldTables(): string {
   return OBJECTS.map((object) => {
     const header = ['| field | type | rule | filter operators | sortable |', '|---|---|---|---|---|'];
     const body = [
-      ['`id`', 'uuid', 'optional on create (a UUID of your choosing; one that exists already is `409 CONFLICT`)', '`eq` `neq` `in` `is`', 'yes'],
+      [
+        '`id`',
+        'uuid',
+        'optional on create (a UUID of your choosing; one that exists already is `409 CONFLICT`)',
+        '`eq` `neq` `in` `is`',
+        'yes',
+      ],
       ...object.fields.flatMap((field) => rows(object, field)),
       ['`createdAt`, `updatedAt`', 'timestamp', 'set by the server', '`eq` `neq` `in` `is` `gt` `gte` `lt` `lte`', 'yes'],
-      ['`deletedAt`', 'timestamp', 'set by a delete (soft delete); naming it in a filter lists deleted records', '`eq` `neq` `in` `is` `gt` `gte` `lt` `lte`', 'yes'],
+      [
+        '`deletedAt`',
+        'timestamp',
+        'set by a delete (soft delete); naming it in a filter lists deleted records',
+        '`eq` `neq` `in` `is` `gt` `gte` `lt` `lte`',
+        'yes',
+      ],
     ].map((cells) => `| ${cells.join(' | ')} |`);
     const composites = object.fields.filter((f) => f.kind === 'composite').map((f) => `\`${f.name}\``);
     const note = composites.length
@@ -74,6 +120,13 @@ export function fieldTables(): string {
           .map(([k, leaves]) => `\`${k}\` = ${leaves.map((l) => `\`${l}\``).join(', then ')}`)
           .join('; ')}.`
       : '';
-    return [`**${object.typeName}** (\`/rest/${object.plural}\`, GraphQL \`${object.typeName}\`, MCP \`list_${object.plural}\` …)`, '', ...header, ...body].join('\n') + note;
+    return (
+      [
+        `**${object.typeName}** (\`/rest/${object.plural}\`, GraphQL \`${object.typeName}\`, MCP \`list_${object.plural}\` …)`,
+        '',
+        ...header,
+        ...body,
+      ].join('\n') + note
+    );
   }).join('\n\n');
 }

@@ -8,11 +8,20 @@ const ACTIONS = ['created', 'updated', 'deleted'] as const;
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 const HEADERS = [
-  { name: 'webhook-id', description: 'The event id (the same on every retry and redelivery of this event: deduplicate on it).', schema: { type: 'string', format: 'uuid' } },
-  { name: 'webhook-timestamp', description: 'Unix seconds when this attempt was signed; refuse values far from now (5 minutes) against replays.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  {
+    name: 'webhook-id',
+    description: 'The event id (the same on every retry and redelivery of this event: deduplicate on it).',
+    schema: { type: 'string', format: 'uuid' },
+  },
+  {
+    name: 'webhook-timestamp',
+    description: 'Unix seconds when this attempt was signed; refuse values far from now (5 minutes) against replays.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
   {
     name: 'webhook-signature',
-    description: 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`.',
+    description:
+      'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`.',
     schema: { type: 'string', pattern: '^v1,' },
   },
 ];
@@ -22,7 +31,7 @@ const HEADERS = [
  * the record objects, each POST body referencing the REST record schema (`CompanyModel` …).
  */
 export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
-  const schemas = (document.components ??= {}).schemas ??= {};
+  const schemas = ((document.components ??= {}).schemas ??= {});
   const webhooks: Record<string, unknown> = {};
   for (const object of RECORD_OBJECTS) {
     const singular = eventObjectOf(object);
@@ -35,9 +44,21 @@ export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
         type: 'object',
         required: ['record'],
         properties: {
-          record: { ...record, description: action === 'deleted' ? `The ${singular} as it was deleted (deletedAt set).` : `The ${singular} as REST returns it, after the change.` },
+          record: {
+            ...record,
+            description:
+              action === 'deleted'
+                ? `The ${singular} as it was deleted (deletedAt set).`
+                : `The ${singular} as REST returns it, after the change.`,
+          },
           ...(action === 'updated'
-            ? { previous: { type: 'object', description: `The changed fields' previous values, in the ${singular}'s shape (a composite field such as name is given whole).`, additionalProperties: true } }
+            ? {
+                previous: {
+                  type: 'object',
+                  description: `The changed fields' previous values, in the ${singular}'s shape (a composite field such as name is given whole).`,
+                  additionalProperties: true,
+                },
+              }
             : {}),
         },
       };
@@ -61,7 +82,10 @@ export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
           tags: ['webhooks'],
           parameters: HEADERS.map((h) => ({ in: 'header', required: true, ...h })),
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } } },
-          responses: { '200': { description: 'Any 2xx marks the event delivered.' }, default: { description: 'Anything else, a timeout or a refused connection is retried.' } },
+          responses: {
+            '200': { description: 'Any 2xx marks the event delivered.' },
+            default: { description: 'Anything else, a timeout or a refused connection is retried.' },
+          },
         },
       };
     }

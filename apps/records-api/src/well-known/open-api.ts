@@ -19,7 +19,7 @@ export function buildOpenApiDocument(app: INestApplication, publicUrl: string): 
     .setDescription(
       `${objectList()} of one CRM workspace. Every call needs ` +
         '`Authorization: Bearer <token>`: an API key ' +
-        '(`wrs_…`) or an OAuth 2.1 access token; the workspace is the credential\'s. Errors are ' +
+        "(`wrs_…`) or an OAuth 2.1 access token; the workspace is the credential's. Errors are " +
         '`{statusCode, error, code, messages, requestId}`. ' +
         `Guides: ${publicUrl}/llms.txt.`,
     )

@@ -10,7 +10,14 @@ export const companyObject: ObjectDeclaration = {
   article: 'a',
   pronoun: 'it',
   fields: [
-    { kind: 'text', name: 'name', column: 'name', required: true, maxLength: 500, docs: { example: 'Acme', updateExample: 'Acme Corporation' } },
+    {
+      kind: 'text',
+      name: 'name',
+      column: 'name',
+      required: true,
+      maxLength: 500,
+      docs: { example: 'Acme', updateExample: 'Acme Corporation' },
+    },
     {
       kind: 'composite',
       name: 'domainName',

@@ -25,7 +25,15 @@ export interface SubField {
   sortable: boolean;
   filterable: boolean;
   /** Texts per surface (REST model, GraphQL object, REST input, GraphQL input, MCP input); rules are not repeated here. */
-  docs?: { model?: string; graphql?: string; restInput?: string; graphqlInput?: string; tool?: string; example?: unknown; inputExample?: unknown };
+  docs?: {
+    model?: string;
+    graphql?: string;
+    restInput?: string;
+    graphqlInput?: string;
+    tool?: string;
+    example?: unknown;
+    inputExample?: unknown;
+  };
 }
 
 export interface CompositeType {
@@ -53,7 +61,12 @@ export const COMPOSITES: Record<string, CompositeType> = {
     name: 'LINKS',
     subFields: [
       {
-        name: 'primaryLinkUrl', kind: 'text', maxLength: 2048, format: 'url', sortable: true, filterable: true,
+        name: 'primaryLinkUrl',
+        kind: 'text',
+        maxLength: 2048,
+        format: 'url',
+        sortable: true,
+        filterable: true,
         docs: {
           model: 'A URL, or a bare domain kept as given.',
           graphql: 'A URL; a bare domain such as acme.com is kept as given.',
@@ -62,9 +75,20 @@ export const COMPOSITES: Record<string, CompositeType> = {
           example: 'acme.com',
         },
       },
-      { name: 'primaryLinkLabel', kind: 'text', maxLength: 200, sortable: true, filterable: true, docs: { example: null, inputExample: 'Website' } },
       {
-        name: 'secondaryLinks', kind: 'linkList', maxItems: 20, sortable: false, filterable: false,
+        name: 'primaryLinkLabel',
+        kind: 'text',
+        maxLength: 200,
+        sortable: true,
+        filterable: true,
+        docs: { example: null, inputExample: 'Website' },
+      },
+      {
+        name: 'secondaryLinks',
+        kind: 'linkList',
+        maxItems: 20,
+        sortable: false,
+        filterable: false,
         docs: { restInput: 'Replaces the whole list.', tool: 'At most 20 links; replaces the whole list.' },
       },
     ],
@@ -86,11 +110,21 @@ export const COMPOSITES: Record<string, CompositeType> = {
     name: 'EMAILS',
     subFields: [
       {
-        name: 'primaryEmail', kind: 'text', maxLength: 320, format: 'email', sortable: true, filterable: true,
+        name: 'primaryEmail',
+        kind: 'text',
+        maxLength: 320,
+        format: 'email',
+        sortable: true,
+        filterable: true,
         docs: { graphqlInput: 'An e-mail address.', tool: 'An e-mail address.', example: 'ada@acme.com' },
       },
       {
-        name: 'additionalEmails', kind: 'textList', format: 'email', maxItems: 20, sortable: false, filterable: true,
+        name: 'additionalEmails',
+        kind: 'textList',
+        format: 'email',
+        maxItems: 20,
+        sortable: false,
+        filterable: true,
         docs: {
           restInput: 'E-mail addresses; replaces the whole list.',
           tool: 'At most 20 e-mail addresses; replaces the whole list.',
@@ -106,7 +140,10 @@ export const COMPOSITES: Record<string, CompositeType> = {
     name: 'CURRENCY',
     subFields: [
       {
-        name: 'amountMicros', kind: 'bigint', sortable: true, filterable: true,
+        name: 'amountMicros',
+        kind: 'bigint',
+        sortable: true,
+        filterable: true,
         docs: {
           model: 'Millionths of the currency unit (1.50 USD = 1500000); an integer, null when no amount is set.',
           graphql: 'Millionths of the currency unit (1.50 USD = 1500000); an integer beyond 2^31, sent as a JSON number or string.',
@@ -117,7 +154,12 @@ export const COMPOSITES: Record<string, CompositeType> = {
         },
       },
       {
-        name: 'currencyCode', kind: 'text', maxLength: 3, format: 'currency', sortable: true, filterable: true,
+        name: 'currencyCode',
+        kind: 'text',
+        maxLength: 3,
+        format: 'currency',
+        sortable: true,
+        filterable: true,
         docs: {
           model: 'ISO 4217 currency code (three capital letters).',
           graphql: 'ISO 4217 currency code (three capital letters).',

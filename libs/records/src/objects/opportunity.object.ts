@@ -11,7 +11,14 @@ export const opportunityObject: ObjectDeclaration = {
   article: 'an',
   pronoun: 'it',
   fields: [
-    { kind: 'text', name: 'name', column: 'name', required: true, maxLength: 500, docs: { example: 'Acme renewal 2027', updateExample: 'Acme renewal 2027 (3 years)' } },
+    {
+      kind: 'text',
+      name: 'name',
+      column: 'name',
+      required: true,
+      maxLength: 500,
+      docs: { example: 'Acme renewal 2027', updateExample: 'Acme renewal 2027 (3 years)' },
+    },
     {
       kind: 'composite',
       name: 'amount',
@@ -26,7 +33,11 @@ export const opportunityObject: ObjectDeclaration = {
       kind: 'timestamp',
       name: 'closeDate',
       column: 'close_date',
-      docs: { description: 'When the deal is expected to close (or closed).', create: 'An ISO 8601 date or date-time; null clears it.', example: '2026-12-31T00:00:00.000Z' },
+      docs: {
+        description: 'When the deal is expected to close (or closed).',
+        create: 'An ISO 8601 date or date-time; null clears it.',
+        example: '2026-12-31T00:00:00.000Z',
+      },
     },
     {
       kind: 'enum',
@@ -44,7 +55,11 @@ export const opportunityObject: ObjectDeclaration = {
       target: 'companies',
       relation: 'company',
       inverse: 'opportunities',
-      docs: { create: 'A company of the same workspace; null unlinks.', tool: 'The id of a company of this workspace; null unlinks.', example: '0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10' },
+      docs: {
+        create: 'A company of the same workspace; null unlinks.',
+        tool: 'The id of a company of this workspace; null unlinks.',
+        example: '0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10',
+      },
     },
     {
       kind: 'relation',
@@ -53,7 +68,11 @@ export const opportunityObject: ObjectDeclaration = {
       target: 'people',
       relation: 'pointOfContact',
       inverse: 'pointOfContactForOpportunities',
-      docs: { create: 'A person of the same workspace; null unlinks.', tool: 'The id of a person of this workspace; null unlinks.', example: '7d4f8a52-1c3b-4e2f-9a6d-5b8c0e1f2a3b' },
+      docs: {
+        create: 'A person of the same workspace; null unlinks.',
+        tool: 'The id of a person of this workspace; null unlinks.',
+        example: '7d4f8a52-1c3b-4e2f-9a6d-5b8c0e1f2a3b',
+      },
     },
   ],
   label: ['name'],
@@ -63,7 +82,8 @@ export const opportunityObject: ObjectDeclaration = {
       'Creates an opportunity. name is required; stage defaults to NEW; amount.amountMicros is an integer in millionths ' +
       '(1500 USD = 1500000000) with amount.currencyCode such as "USD"; companyId and pointOfContactId link a company ' +
       'and a person of this workspace (find them with list_companies and list_people).',
-    updateTool: 'Changes the given fields of an opportunity (partial update); fields left out keep their value; null unlinks companyId or pointOfContactId.',
+    updateTool:
+      'Changes the given fields of an opportunity (partial update); fields left out keep their value; null unlinks companyId or pointOfContactId.',
     filterExamples: {
       'Early stages': 'stage[in]:["NEW","MEETING"]',
       'At least 1 000 000 micros (1 unit)': 'amount.amountMicros[gte]:1000000',

@@ -34,13 +34,20 @@ describe('querySchemaOf', () => {
       ['updatedAt', 'updated_at', 'timestamp', false, true],
       ['deletedAt', 'deleted_at', 'timestamp', true, true],
     ]);
-    expect(querySchemaOf(personObject).compositeSort).toEqual({ name: ['name.firstName', 'name.lastName'], emails: ['emails.primaryEmail'] });
+    expect(querySchemaOf(personObject).compositeSort).toEqual({
+      name: ['name.firstName', 'name.lastName'],
+      emails: ['emails.primaryEmail'],
+    });
   });
 
   it('opportunities: integer micros, an enum stage with its values, two relations; amount sorts by its micros', () => {
     const schema = querySchemaOf(opportunityObject);
     expect(schema.fields['amount.amountMicros']).toMatchObject({ column: 'amount_micros', type: 'bigint', nullable: true, sortable: true });
-    expect(schema.fields.stage).toMatchObject({ type: 'enum', nullable: false, values: ['NEW', 'SCREENING', 'MEETING', 'PROPOSAL', 'CUSTOMER'] });
+    expect(schema.fields.stage).toMatchObject({
+      type: 'enum',
+      nullable: false,
+      values: ['NEW', 'SCREENING', 'MEETING', 'PROPOSAL', 'CUSTOMER'],
+    });
     expect(schema.fields.pointOfContactId).toMatchObject({ column: 'point_of_contact_id', type: 'uuid' });
     expect(sortableFields(schema)).toContain('amount');
     expect(parseOrderBy('amount[DescNullsLast]', schema)).toEqual([{ field: 'amount.amountMicros', direction: 'DescNullsLast' }]);

@@ -34,7 +34,11 @@ export function querySchemaOf(object: ObjectDeclaration): ObjectSchema {
       }
     }
   }
-  for (const [name, column] of [['createdAt', 'created_at'], ['updatedAt', 'updated_at'], ['deletedAt', 'deleted_at']]) {
+  for (const [name, column] of [
+    ['createdAt', 'created_at'],
+    ['updatedAt', 'updated_at'],
+    ['deletedAt', 'deleted_at'],
+  ]) {
     fields.push({ path: name, column, type: 'timestamp', nullable: name === 'deletedAt', sortable: true });
   }
   return { name: object.plural, table: object.table, fields: Object.fromEntries(fields.map((f) => [f.path, f])), compositeSort };

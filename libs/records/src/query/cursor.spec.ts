@@ -27,7 +27,6 @@ describe('cursor', () => {
     rejects(forge({ o: orderSignature(byName), v: ['\u0000', null], i: ID }), byName, 'values of the wrong type');
   });
 
-
   it('round-trips values, NULLs and odd text', () => {
     const payload = { values: ['Ünïcødé "q" ,()', null], id: ID };
     const raw = encodeCursor(payload, byName);

@@ -50,8 +50,13 @@ export function decodeCursor(raw: unknown, order: OrderTerm[], param: string, sc
   }
   const d = data as { o?: unknown; v?: unknown; i?: unknown };
   const shaped =
-    typeof data === 'object' && data !== null && !Array.isArray(data) &&
-    Object.keys(data).length === 3 && typeof d.o === 'string' && Array.isArray(d.v) && typeof d.i === 'string';
+    typeof data === 'object' &&
+    data !== null &&
+    !Array.isArray(data) &&
+    Object.keys(data).length === 3 &&
+    typeof d.o === 'string' &&
+    Array.isArray(d.v) &&
+    typeof d.i === 'string';
   if (!shaped) throw bad('this one is not a valid cursor');
   if (d.o !== orderSignature(order)) throw bad('this one was issued for a different order_by');
 
@@ -70,11 +75,15 @@ export function decodeCursor(raw: unknown, order: OrderTerm[], param: string, sc
       const type = def?.type;
       if (v === null || type === 'text') return;
       const invalid =
-        type === 'timestamp' ? normalizeTimestamp(v) === undefined
-        : type === 'uuid' ? !isUuid(v)
-        : type === 'bigint' ? !isSafeIntegerText(v)
-        : type === 'enum' ? !def!.values!.includes(v)
-        : true;
+        type === 'timestamp'
+          ? normalizeTimestamp(v) === undefined
+          : type === 'uuid'
+            ? !isUuid(v)
+            : type === 'bigint'
+              ? !isSafeIntegerText(v)
+              : type === 'enum'
+                ? !def!.values!.includes(v)
+                : true;
       if (invalid) {
         throw bad(`this one holds an invalid value for ${t.field}`);
       }

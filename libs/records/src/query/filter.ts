@@ -22,8 +22,7 @@ export function isSafeIntegerText(value: string): boolean {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
 
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID.test(value);
@@ -40,8 +39,13 @@ export function normalizeTimestamp(value: string): string | undefined {
   const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', z, sign, oh, om = '00'] = m;
   const date = new Date(Date.UTC(+y, +mo - 1, +d, +h, +mi, +s));
   const real =
-    +y >= 1 && date.getUTCFullYear() === +y && date.getUTCMonth() === +mo - 1 && date.getUTCDate() === +d &&
-    date.getUTCHours() === +h && date.getUTCMinutes() === +mi && date.getUTCSeconds() === +s &&
+    +y >= 1 &&
+    date.getUTCFullYear() === +y &&
+    date.getUTCMonth() === +mo - 1 &&
+    date.getUTCDate() === +d &&
+    date.getUTCHours() === +h &&
+    date.getUTCMinutes() === +mi &&
+    date.getUTCSeconds() === +s &&
     (sign === undefined || (+oh <= 14 && +om <= 59));
   if (!real) return undefined;
   const offset = z || sign === undefined ? 'Z' : `${sign}${oh}:${om}`;
@@ -120,7 +124,9 @@ export function validateCondition(
     if (def.type !== 'timestamp') return v;
     const ts = normalizeTimestamp(v);
     if (ts === undefined) {
-      throw bad(`${cond}${where} expects an ISO 8601 date or date-time such as 2024-01-31 or 2024-01-31T12:00:00Z; got ${describeInput(v)}`);
+      throw bad(
+        `${cond}${where} expects an ISO 8601 date or date-time such as 2024-01-31 or 2024-01-31T12:00:00Z; got ${describeInput(v)}`,
+      );
     }
     return ts;
   });
@@ -176,7 +182,7 @@ class Parser {
 
   private list(depth: number): FilterNode[] {
     const out = [this.expr(depth)];
-    while (this.ws(), this.peek() === ',') {
+    while ((this.ws(), this.peek() === ',')) {
       this.pos++;
       out.push(this.expr(depth));
     }
@@ -188,9 +194,7 @@ class Parser {
     const start = this.pos;
     const name = this.match(IDENT);
     if (!name) {
-      throw bad(
-        `expected a condition field[op]:value, and(…), or(…) or not(…) at character ${start + 1}; found ${this.here()}`,
-      );
+      throw bad(`expected a condition field[op]:value, and(…), or(…) or not(…) at character ${start + 1}; found ${this.here()}`);
     }
     this.ws();
     if (this.peek() === '(') return this.group(name, start, depth);
@@ -291,7 +295,9 @@ class Parser {
     for (;;) {
       this.ws();
       if (this.peek() !== '"') {
-        throw bad(`${cond}${at}: array elements must be double-quoted strings, as in ["a","b"]; found ${this.here()} at character ${this.pos + 1}`);
+        throw bad(
+          `${cond}${at}: array elements must be double-quoted strings, as in ["a","b"]; found ${this.here()} at character ${this.pos + 1}`,
+        );
       }
       out.push(this.string());
       this.ws();

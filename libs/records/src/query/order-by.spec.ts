@@ -26,7 +26,9 @@ describe('parseOrderBy', () => {
   });
 
   it('reads each direction, and a bare field as AscNullsFirst', () => {
-    expect(parseOrderBy('name[AscNullsFirst],createdAt[AscNullsLast],updatedAt[DescNullsFirst],deletedAt[DescNullsLast],id', companySchema)).toEqual([
+    expect(
+      parseOrderBy('name[AscNullsFirst],createdAt[AscNullsLast],updatedAt[DescNullsFirst],deletedAt[DescNullsLast],id', companySchema),
+    ).toEqual([
       { field: 'name', direction: 'AscNullsFirst' },
       { field: 'createdAt', direction: 'AscNullsLast' },
       { field: 'updatedAt', direction: 'DescNullsFirst' },
@@ -47,9 +49,7 @@ describe('parseOrderBy', () => {
       { field: 'name.firstName', direction: 'DescNullsLast' },
       { field: 'name.lastName', direction: 'DescNullsLast' },
     ]);
-    expect(parseOrderBy('domainName', companySchema)).toEqual([
-      { field: 'domainName.primaryLinkUrl', direction: 'AscNullsFirst' },
-    ]);
+    expect(parseOrderBy('domainName', companySchema)).toEqual([{ field: 'domainName.primaryLinkUrl', direction: 'AscNullsFirst' }]);
   });
 
   it('allows id as an explicit term, anywhere', () => {
@@ -81,7 +81,11 @@ describe('parseOrderBy', () => {
   });
 
   it.each(['asc', 'ascNullsFirst', 'ASCNULLSFIRST', 'Asc', 'DescNullsMiddle', ''])('refuses the direction %j', (dir) => {
-    rejects(`createdAt[${dir}]`, `unknown direction "${dir}" for field "createdAt"`, 'AscNullsFirst, AscNullsLast, DescNullsFirst, DescNullsLast');
+    rejects(
+      `createdAt[${dir}]`,
+      `unknown direction "${dir}" for field "createdAt"`,
+      'AscNullsFirst, AscNullsLast, DescNullsFirst, DescNullsLast',
+    );
   });
 
   it.each(['name[Asc', 'name]', 'name[AscNullsFirst]x', 'name[[AscNullsFirst]]', 'first name', '.name', 'name.', 'name..x', '1abc', ','])(
@@ -108,7 +112,14 @@ describe('parseOrderBy', () => {
 
   it('lists sortable fields: sortable leaves, then composite keys', () => {
     expect(sortableFields(companySchema)).toEqual([
-      'id', 'name', 'domainName.primaryLinkUrl', 'domainName.primaryLinkLabel', 'createdAt', 'updatedAt', 'deletedAt', 'domainName',
+      'id',
+      'name',
+      'domainName.primaryLinkUrl',
+      'domainName.primaryLinkLabel',
+      'createdAt',
+      'updatedAt',
+      'deletedAt',
+      'domainName',
     ]);
   });
 });

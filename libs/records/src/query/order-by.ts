@@ -9,7 +9,9 @@ const TERM = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\[([^\][]
 
 /** Fields a client may sort by: sortable leaves and composite sort keys. */
 export function sortableFields(schema: ObjectSchema): string[] {
-  const leaves = Object.values(schema.fields).filter((f) => f.sortable).map((f) => f.path);
+  const leaves = Object.values(schema.fields)
+    .filter((f) => f.sortable)
+    .map((f) => f.path);
   return [...leaves, ...Object.keys(schema.compositeSort)];
 }
 
@@ -32,8 +34,7 @@ export function parseOrderBy(raw: unknown, schema: ObjectSchema): OrderTerm[] {
     const m = TERM.exec(term);
     if (!m) {
       throw bad(
-        `term ${describeInput(term)} is malformed; expected field or field[Direction] ` +
-          `with Direction one of ${DIRECTIONS.join(', ')}`,
+        `term ${describeInput(term)} is malformed; expected field or field[Direction] ` + `with Direction one of ${DIRECTIONS.join(', ')}`,
       );
     }
     const [, field, dir] = m;

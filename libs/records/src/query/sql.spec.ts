@@ -69,7 +69,10 @@ describe('compileFilter', () => {
       't.additional_emails ?| $2::text[]',
       [['a@b.co', 'c@d.co']],
     ]);
-    expect(filterSql('emails.additionalEmails[is]:NULL')).toEqual(["(t.additional_emails IS NULL OR t.additional_emails = '[]'::jsonb)", []]);
+    expect(filterSql('emails.additionalEmails[is]:NULL')).toEqual([
+      "(t.additional_emails IS NULL OR t.additional_emails = '[]'::jsonb)",
+      [],
+    ]);
     expect(filterSql('emails.additionalEmails[is]:NOT_NULL')).toEqual([
       "(t.additional_emails IS NOT NULL AND t.additional_emails <> '[]'::jsonb)",
       [],
@@ -90,12 +93,17 @@ describe('compileFilter', () => {
   });
 
   it('uses company columns', () => {
-    expect(filterSql('domainName.primaryLinkUrl[ilike]:"%acme%"', companySchema)).toEqual(['t.domain_primary_link_url ILIKE $2::text', ['%acme%']]);
+    expect(filterSql('domainName.primaryLinkUrl[ilike]:"%acme%"', companySchema)).toEqual([
+      't.domain_primary_link_url ILIKE $2::text',
+      ['%acme%'],
+    ]);
   });
 
   it('refuses nodes the parser would not produce', () => {
     const params: unknown[] = [];
-    expect(() => compileFilter({ kind: 'cond', field: 'nope', op: 'eq', value: 'x' }, personSchema, params)).toThrow('people has no field nope');
+    expect(() => compileFilter({ kind: 'cond', field: 'nope', op: 'eq', value: 'x' }, personSchema, params)).toThrow(
+      'people has no field nope',
+    );
     expect(() => compileFilter({ kind: 'cond', field: 'id', op: 'in', value: ID }, personSchema, params)).toThrow('needs an array');
     expect(() => compileFilter({ kind: 'cond', field: 'id', op: 'eq', value: [ID] }, personSchema, params)).toThrow('needs a single value');
     expect(compileFilter({ kind: 'and', children: [] }, personSchema, params)).toBe('TRUE');
@@ -109,14 +117,22 @@ describe('orderWithTieBreaker', () => {
       { field: 'createdAt', direction: 'AscNullsFirst' },
       { field: 'id', direction: 'AscNullsLast' },
     ]);
-    expect(orderWithTieBreaker([{ field: 'createdAt', direction: 'AscNullsFirst' }, { field: 'name', direction: 'DescNullsFirst' }]).at(-1)).toEqual({
+    expect(
+      orderWithTieBreaker([
+        { field: 'createdAt', direction: 'AscNullsFirst' },
+        { field: 'name', direction: 'DescNullsFirst' },
+      ]).at(-1),
+    ).toEqual({
       field: 'id',
       direction: 'DescNullsLast',
     });
   });
 
   it('leaves an order that has id alone, and does not mutate', () => {
-    const order: OrderTerm[] = [{ field: 'id', direction: 'DescNullsFirst' }, { field: 'name', direction: 'AscNullsLast' }];
+    const order: OrderTerm[] = [
+      { field: 'id', direction: 'DescNullsFirst' },
+      { field: 'name', direction: 'AscNullsLast' },
+    ];
     expect(orderWithTieBreaker(order)).toEqual(order);
     expect(orderWithTieBreaker(order)).not.toBe(order);
     expect(orderWithTieBreaker([])).toEqual([{ field: 'id', direction: 'AscNullsLast' }]);
@@ -127,10 +143,15 @@ describe('compileOrderBy', () => {
   const order = (...terms: [string, Direction][]): OrderTerm[] => terms.map(([field, direction]) => ({ field, direction }));
 
   it('renders each direction; id gets no NULLS clause', () => {
-    expect(compileOrderBy(order(['createdAt', 'AscNullsFirst'], ['id', 'AscNullsLast']), companySchema)).toBe('t.created_at ASC NULLS FIRST, t.id ASC');
-    expect(compileOrderBy(order(['name.lastName', 'AscNullsLast'], ['name.firstName', 'DescNullsFirst'], ['createdAt', 'DescNullsLast']), personSchema)).toBe(
-      't.last_name ASC NULLS LAST, t.first_name DESC NULLS FIRST, t.created_at DESC NULLS LAST, t.id DESC',
+    expect(compileOrderBy(order(['createdAt', 'AscNullsFirst'], ['id', 'AscNullsLast']), companySchema)).toBe(
+      't.created_at ASC NULLS FIRST, t.id ASC',
     );
+    expect(
+      compileOrderBy(
+        order(['name.lastName', 'AscNullsLast'], ['name.firstName', 'DescNullsFirst'], ['createdAt', 'DescNullsLast']),
+        personSchema,
+      ),
+    ).toBe('t.last_name ASC NULLS LAST, t.first_name DESC NULLS FIRST, t.created_at DESC NULLS LAST, t.id DESC');
   });
 
   it('adds the tie-breaker when missing', () => {
@@ -146,12 +167,24 @@ describe('compileOrderBy', () => {
 });
 
 // Text columns (a nullable, b not null), timestamps (ts not null, tn nullable), id.
-const leaf = (path: string, type: FieldDef['type'], nullable: boolean): FieldDef => ({ path, column: path, type, nullable, sortable: true });
+const leaf = (path: string, type: FieldDef['type'], nullable: boolean): FieldDef => ({
+  path,
+  column: path,
+  type,
+  nullable,
+  sortable: true,
+});
 const things: ObjectSchema = {
   name: 'things',
   table: 'things',
   fields: Object.fromEntries(
-    [leaf('id', 'uuid', false), leaf('a', 'text', true), leaf('b', 'text', false), leaf('ts', 'timestamp', false), leaf('tn', 'timestamp', true)].map((f) => [f.path, f]),
+    [
+      leaf('id', 'uuid', false),
+      leaf('a', 'text', true),
+      leaf('b', 'text', false),
+      leaf('ts', 'timestamp', false),
+      leaf('tn', 'timestamp', true),
+    ].map((f) => [f.path, f]),
   ),
   compositeSort: {},
 };
@@ -172,14 +205,23 @@ describe('compileKeyset: SQL', () => {
     expect(keyset(byTs('DescNullsFirst'), cur, 'after', true)).toEqual(['(t.ts, t.id) <= ($1::timestamptz, $2::uuid)', [TS, ID]]);
     expect(keyset(byTs('DescNullsLast'), cur, 'before', true)).toEqual(['(t.ts, t.id) >= ($1::timestamptz, $2::uuid)', [TS, ID]]);
     expect(keyset([], { values: [], id: ID }, 'after')).toEqual(['(t.id) > ($1::uuid)', [ID]]);
-    expect(keyset([{ field: 'b', direction: 'DescNullsFirst' }, { field: 'ts', direction: 'DescNullsLast' }], { values: ['x', TS], id: ID }, 'after')).toEqual([
-      '(t.b, t.ts, t.id) < ($1::text, $2::timestamptz, $3::uuid)',
-      ['x', TS, ID],
-    ]);
+    expect(
+      keyset(
+        [
+          { field: 'b', direction: 'DescNullsFirst' },
+          { field: 'ts', direction: 'DescNullsLast' },
+        ],
+        { values: ['x', TS], id: ID },
+        'after',
+      ),
+    ).toEqual(['(t.b, t.ts, t.id) < ($1::text, $2::timestamptz, $3::uuid)', ['x', TS, ID]]);
   });
 
   it('expands with a leading bound when directions differ', () => {
-    const order: OrderTerm[] = [{ field: 'ts', direction: 'AscNullsFirst' }, { field: 'id', direction: 'DescNullsLast' }];
+    const order: OrderTerm[] = [
+      { field: 'ts', direction: 'AscNullsFirst' },
+      { field: 'id', direction: 'DescNullsLast' },
+    ];
     expect(keyset(order, { values: [TS], id: ID }, 'after')).toEqual([
       '(t.ts >= $1::timestamptz AND (t.ts > $1::timestamptz OR (t.ts = $1::timestamptz AND t.id < $2::uuid)))',
       [TS, ID],
@@ -217,10 +259,16 @@ describe('compileKeyset: SQL', () => {
   });
 
   it('drops the disjunct of a NULLS LAST term whose cursor value is NULL', () => {
-    expect(keyset([{ field: 'id', direction: 'AscNullsLast' }, { field: 'a', direction: 'AscNullsLast' }], { values: [null], id: ID }, 'after')).toEqual([
-      '(t.id > $1::uuid)',
-      [ID],
-    ]);
+    expect(
+      keyset(
+        [
+          { field: 'id', direction: 'AscNullsLast' },
+          { field: 'a', direction: 'AscNullsLast' },
+        ],
+        { values: [null], id: ID },
+        'after',
+      ),
+    ).toEqual(['(t.id > $1::uuid)', [ID]]);
   });
 
   it('refuses a cursor that does not fit the order', () => {
@@ -389,7 +437,9 @@ describe('compileKeyset: property', () => {
     const paths = { rowComparison: 0, expansion: 0 };
 
     for (let trial = 0; trial < 400; trial++) {
-      const fields = Object.keys(domains).sort(() => rnd() - 0.5).slice(0, 1 + Math.floor(rnd() * 3));
+      const fields = Object.keys(domains)
+        .sort(() => rnd() - 0.5)
+        .slice(0, 1 + Math.floor(rnd() * 3));
       const order: OrderTerm[] = fields.map((field) => ({ field, direction: pick(DIRECTIONS) }));
       if (rnd() < 0.2) order.splice(Math.floor(rnd() * (order.length + 1)), 0, { field: 'id', direction: pick(DIRECTIONS) });
       const full = orderWithTieBreaker(order);
@@ -406,10 +456,13 @@ describe('compileKeyset: property', () => {
       expect(rows.slice().sort(compareBySql(compileOrderBy(order, things, true)))).toEqual(sorted.slice().reverse());
 
       // Cursors on existing rows and on positions no row occupies.
-      const cursors: Row[] = [...rows, ...Array.from({ length: 4 }, () => ({
-        id: uuid(Math.floor(rnd() * 30) * 2 + 1),
-        ...Object.fromEntries(Object.entries(domains).map(([f, d]) => [f, pick(d)])),
-      }))];
+      const cursors: Row[] = [
+        ...rows,
+        ...Array.from({ length: 4 }, () => ({
+          id: uuid(Math.floor(rnd() * 30) * 2 + 1),
+          ...Object.fromEntries(Object.entries(domains).map(([f, d]) => [f, pick(d)])),
+        })),
+      ];
       for (const at of cursors) {
         const cursor = { values: valueFields.map((f) => at[f]), id: at.id! };
         for (const side of ['after', 'before'] as const) {
@@ -423,7 +476,12 @@ describe('compileKeyset: property', () => {
             const actual = sorted.filter((row) => evaluate(sql, params, row) === true);
             if (actual.length !== expected.length || actual.some((row, k) => row !== expected[k])) {
               expect({ order, cursor, side, inclusive, sql, ids: actual.map((r) => r.id) }).toEqual({
-                order, cursor, side, inclusive, sql, ids: expected.map((r) => r.id),
+                order,
+                cursor,
+                side,
+                inclusive,
+                sql,
+                ids: expected.map((r) => r.id),
               });
             }
           }

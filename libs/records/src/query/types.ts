@@ -4,8 +4,19 @@ export const DIRECTIONS = ['AscNullsFirst', 'AscNullsLast', 'DescNullsFirst', 'D
 export type Direction = (typeof DIRECTIONS)[number];
 
 export const FILTER_OPS = [
-  'eq', 'neq', 'in', 'containsAny', 'is', 'gt', 'gte', 'lt', 'lte',
-  'startsWith', 'endsWith', 'like', 'ilike',
+  'eq',
+  'neq',
+  'in',
+  'containsAny',
+  'is',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'startsWith',
+  'endsWith',
+  'like',
+  'ilike',
 ] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 

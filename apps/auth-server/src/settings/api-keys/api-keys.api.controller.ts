@@ -61,17 +61,23 @@ export class SettingsApiController {
 
 function requireJson(req: Request): void {
   if (!req.is('application/json')) {
-    throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, [`Content-Type must be application/json; got "${req.headers['content-type'] ?? 'none'}"`]);
+    throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, [
+      `Content-Type must be application/json; got "${req.headers['content-type'] ?? 'none'}"`,
+    ]);
   }
 }
 
 /** `{name, roleId | role, expiresAt | expiresIn}`; no expiry → 90 days; later than a year → one year (docs/authentication.md). */
 export function parseCreate(body: unknown): NewApiKey {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'The body must be a JSON object');
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'The body must be a JSON object');
   const b = body as Record<string, unknown>;
   const problems: string[] = [];
   const unknown = Object.keys(b).filter((k) => !CREATE_FIELDS.has(k));
-  if (unknown.length) problems.push(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; allowed: name, roleId or role, expiresAt or expiresIn`);
+  if (unknown.length)
+    problems.push(
+      `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; allowed: name, roleId or role, expiresAt or expiresIn`,
+    );
   if (typeof b.name !== 'string') problems.push('name is required: a string of 1 to 100 characters');
   for (const field of ['roleId', 'role', 'expiresAt', 'expiresIn']) {
     if (b[field] !== undefined && typeof b[field] !== 'string') problems.push(`${field} must be a string`);
@@ -82,7 +88,8 @@ export function parseCreate(body: unknown): NewApiKey {
   if (typeof b.expiresIn === 'string' && !(b.expiresIn in API_KEY_EXPIRY_CHOICES)) {
     problems.push(`expiresIn must be one of ${Object.keys(API_KEY_EXPIRY_CHOICES).join(', ')}; got "${b.expiresIn}"`);
   }
-  if (typeof b.expiresAt === 'string' && !isISO8601(b.expiresAt, { strict: true })) problems.push(`expiresAt must be an ISO 8601 date-time; got "${b.expiresAt}"`);
+  if (typeof b.expiresAt === 'string' && !isISO8601(b.expiresAt, { strict: true }))
+    problems.push(`expiresAt must be an ISO 8601 date-time; got "${b.expiresAt}"`);
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
   const expiresAt = typeof b.expiresAt === 'string' ? new Date(b.expiresAt) : expiryFromChoice(b.expiresIn as string | undefined);
   return { name: b.name as string, role: { id: b.roleId as string | undefined, name: b.role as string | undefined }, expiresAt };

@@ -34,10 +34,19 @@ export class ApiKeysController {
     const body = (req.body ?? {}) as Record<string, string>;
     let key: CreatedApiKey;
     try {
-      key = await this.keys.create(ctx, { name: String(body.name ?? ''), role: { id: body.role || undefined }, expiresAt: expiryFromChoice(body.expiration) });
+      key = await this.keys.create(ctx, {
+        name: String(body.name ?? ''),
+        role: { id: body.role || undefined },
+        expiresAt: expiryFromChoice(body.expiration),
+      });
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
-      const page = apiKeysPage(ctx, { keys: await this.keys.list(ctx), roles: await this.keys.roles(ctx), error: err.messages.join(' '), values: body });
+      const page = apiKeysPage(ctx, {
+        keys: await this.keys.list(ctx),
+        roles: await this.keys.roles(ctx),
+        error: err.messages.join(' '),
+        values: body,
+      });
       return res.status(err.status).send(page);
     }
     const flash = await this.secrets.put(req, 'api-key', { ...key });

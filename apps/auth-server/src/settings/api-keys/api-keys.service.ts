@@ -42,10 +42,20 @@ export class ApiKeysService {
       const role = await this.role(tx, ctx, input.role);
       // Settings permissions never reach a key, so only object permissions are compared.
       assertCanGrant(ctx.role, role, false);
-      const key = await createApiKey(tx, { workspaceId: ctx.workspace.id, role, name: input.name, expiresAt: input.expiresAt, createdByUserId: ctx.userId });
+      const key = await createApiKey(tx, {
+        workspaceId: ctx.workspace.id,
+        role,
+        name: input.name,
+        expiresAt: input.expiresAt,
+        createdByUserId: ctx.userId,
+      });
       return {
         result: key,
-        audit: { action: 'api_key.create', target: { type: 'api_key', id: key.id, label: key.name }, details: { role: role.name, expiresAt: key.expiresAt } },
+        audit: {
+          action: 'api_key.create',
+          target: { type: 'api_key', id: key.id, label: key.name },
+          details: { role: role.name, expiresAt: key.expiresAt },
+        },
       };
     });
   }
@@ -59,7 +69,10 @@ export class ApiKeysService {
       const revoked = await revokeApiKey(tx, id, ctx.workspace.id);
       const result = { ...revoked, name: key.name };
       if (key.revokedAt) return { result };
-      return { result, audit: { action: 'api_key.revoke', target: { type: 'api_key', id, label: key.name }, details: { role: key.role.name } } };
+      return {
+        result,
+        audit: { action: 'api_key.revoke', target: { type: 'api_key', id, label: key.name }, details: { role: key.role.name } },
+      };
     });
   }
 

@@ -41,10 +41,18 @@ export class ServerAppsController {
       app = await this.apps.create(ctx, { name: String(body.name ?? ''), roleId: String(body.role ?? '') });
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
-      const page = appsPage(ctx, { apps: await this.apps.list(ctx), roles: await this.apps.roles(ctx), error: err.messages.join(' '), values: body });
+      const page = appsPage(ctx, {
+        apps: await this.apps.list(ctx),
+        roles: await this.apps.roles(ctx),
+        error: err.messages.join(' '),
+        values: body,
+      });
       return res.status(err.status).send(page);
     }
-    const shown: ShownSecret = { app: { name: app.name, clientId: app.clientId, clientSecret: app.clientSecret, role: app.role }, rotated: false };
+    const shown: ShownSecret = {
+      app: { name: app.name, clientId: app.clientId, clientSecret: app.clientSecret, role: app.role },
+      rotated: false,
+    };
     res.redirect(303, `/settings/apps/secret/${await this.secrets.put(req, 'server-app', shown)}`);
   }
 

@@ -44,7 +44,11 @@ export class ServerAppsService {
       const app = await createServerApp(tx, { workspaceId: ctx.workspace.id, role, name: input.name, createdByUserId: ctx.userId });
       return {
         result: app,
-        audit: { action: 'server_app.create', target: { type: 'server_app', id: app.id, label: app.name }, details: { clientId: app.clientId, role: role.name } },
+        audit: {
+          action: 'server_app.create',
+          target: { type: 'server_app', id: app.id, label: app.name },
+          details: { clientId: app.clientId, role: role.name },
+        },
       };
     });
   }
@@ -55,14 +59,28 @@ export class ServerAppsService {
       const current = await findServerApp(tx, ctx.workspace.id, id);
       assertCanGrant(ctx.role, await findRoleById(tx, ctx.workspace.id, current.role.id), false);
       const app = await rotateServerAppSecret(tx, ctx.workspace.id, id);
-      return { result: app, audit: { action: 'server_app.rotate_secret', target: { type: 'server_app', id, label: app.name }, details: { clientId: app.clientId } } };
+      return {
+        result: app,
+        audit: {
+          action: 'server_app.rotate_secret',
+          target: { type: 'server_app', id, label: app.name },
+          details: { clientId: app.clientId },
+        },
+      };
     });
   }
 
   delete(ctx: SettingsContext, id: string): Promise<ServerAppSummary> {
     return audited(this.ds, ctx, async (tx) => {
       const app = await deleteServerApp(tx, ctx.workspace.id, id);
-      return { result: app, audit: { action: 'server_app.delete', target: { type: 'server_app', id, label: app.name }, details: { clientId: app.clientId, role: app.role.name } } };
+      return {
+        result: app,
+        audit: {
+          action: 'server_app.delete',
+          target: { type: 'server_app', id, label: app.name },
+          details: { clientId: app.clientId, role: app.role.name },
+        },
+      };
     });
   }
 }

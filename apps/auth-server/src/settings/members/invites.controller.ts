@@ -43,7 +43,12 @@ export class InvitesController {
     if (!invite) return;
     const session = await this.sessions.current(req);
     if (!session) return res.redirect(303, `/settings/invites/${token}`);
-    if (!csrfValid(req)) return res.status(403).send(invitePage({ invite, token, csrf: csrfToken(req, res), signedInAs: session.email, error: 'The form expired; please try again.' }));
+    if (!csrfValid(req))
+      return res
+        .status(403)
+        .send(
+          invitePage({ invite, token, csrf: csrfToken(req, res), signedInAs: session.email, error: 'The form expired; please try again.' }),
+        );
     const joined = await this.join(token, invite, { userId: session.userId, email: session.email });
     await this.sessions.setWorkspace(req, invite.workspaceId);
     res.redirect(303, joined ? `/settings?joined=${invite.workspaceId}` : '/settings');
@@ -66,7 +71,12 @@ export class InvitesController {
       });
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
-        return again(err.status, err.status === 409 && /already exists/.test(err.message) ? `${err.messages[0]}. Sign in to join instead.` : err.messages.join(' '));
+        return again(
+          err.status,
+          err.status === 409 && /already exists/.test(err.message)
+            ? `${err.messages[0]}. Sign in to join instead.`
+            : err.messages.join(' '),
+        );
       }
       throw err;
     }
@@ -83,7 +93,11 @@ export class InvitesController {
         result: !alreadyMember,
         audit: alreadyMember
           ? undefined
-          : { action: 'invite.accept', target: { type: 'member', id: person.userId, label: person.email }, details: { role: invite.roleName, inviteId: invite.id } },
+          : {
+              action: 'invite.accept',
+              target: { type: 'member', id: person.userId, label: person.email },
+              details: { role: invite.roleName, inviteId: invite.id },
+            },
       };
     });
   }

@@ -45,7 +45,14 @@ export class MembersService {
       const change = await changeMemberRole(tx, ctx.workspace.id, userId, role);
       return {
         result: change,
-        audit: change.from === change.to ? undefined : { action: 'member.change_role', target: { type: 'member', id: userId, label: change.email }, details: { from: change.from, to: change.to } },
+        audit:
+          change.from === change.to
+            ? undefined
+            : {
+                action: 'member.change_role',
+                target: { type: 'member', id: userId, label: change.email },
+                details: { from: change.from, to: change.to },
+              },
       };
     });
   }
@@ -54,7 +61,10 @@ export class MembersService {
     return audited(this.ds, ctx, async (tx) => {
       await this.assertMayManage(tx, ctx, userId);
       const removed = await removeMember(tx, ctx.workspace.id, userId);
-      return { result: removed, audit: { action: 'member.remove', target: { type: 'member', id: userId, label: removed.email }, details: { role: removed.role } } };
+      return {
+        result: removed,
+        audit: { action: 'member.remove', target: { type: 'member', id: userId, label: removed.email }, details: { role: removed.role } },
+      };
     });
   }
 
@@ -65,7 +75,11 @@ export class MembersService {
       const invite = await createInvite(tx, { workspaceId: ctx.workspace.id, role, createdByUserId: ctx.userId });
       return {
         result: invite,
-        audit: { action: 'invite.create', target: { type: 'invite', id: invite.id, label: role.name }, details: { role: role.name, expiresAt: invite.expiresAt } },
+        audit: {
+          action: 'invite.create',
+          target: { type: 'invite', id: invite.id, label: role.name },
+          details: { role: role.name, expiresAt: invite.expiresAt },
+        },
       };
     });
   }
@@ -73,7 +87,10 @@ export class MembersService {
   revokeInvite(ctx: SettingsContext, id: string): Promise<Invite> {
     return audited(this.ds, ctx, async (tx) => {
       const invite = await revokeInvite(tx, ctx.workspace.id, id);
-      return { result: invite, audit: { action: 'invite.revoke', target: { type: 'invite', id, label: invite.roleName }, details: { role: invite.roleName } } };
+      return {
+        result: invite,
+        audit: { action: 'invite.revoke', target: { type: 'invite', id, label: invite.roleName }, details: { role: invite.roleName } },
+      };
     });
   }
 
@@ -97,6 +114,9 @@ export class MembersService {
     if (!rows.length) return; // the library call answers 404 / 400 for it
     const target = { name: rows[0].name, objectPermissions: rows[0].object_permissions, settingsPermissions: rows[0].settings_permissions };
     const extra = permissionsBeyond(ctx.role, target, true);
-    if (extra.length) throw new ForbiddenError(`${rows[0].email} has the role "${target.name}", which allows more than your role "${ctx.role.name}" (${extra.join(', ')})`);
+    if (extra.length)
+      throw new ForbiddenError(
+        `${rows[0].email} has the role "${target.name}", which allows more than your role "${ctx.role.name}" (${extra.join(', ')})`,
+      );
   }
 }

@@ -18,7 +18,12 @@ export class RolesController {
   constructor(private readonly roles: RolesService) {}
 
   @Get()
-  async list(@CurrentSettings() ctx: SettingsContext, @Query('saved') saved: unknown, @Query('deleted') deleted: unknown, @Res() res: Response) {
+  async list(
+    @CurrentSettings() ctx: SettingsContext,
+    @Query('saved') saved: unknown,
+    @Query('deleted') deleted: unknown,
+    @Res() res: Response,
+  ) {
     const roles = await this.roles.list(ctx);
     const savedRole = roles.find((r) => r.role.id === saved)?.role;
     const deletedName = typeof deleted === 'string' ? await this.roles.deletedName(ctx, deleted) : undefined;

@@ -43,7 +43,10 @@ export class RolesService {
   /** The name of a role this workspace deleted, from the audit log (for the notice after deleting). */
   async deletedName(ctx: SettingsContext, id: string): Promise<string | undefined> {
     if (!isUUID(id)) return undefined;
-    const rows = await this.ds.query(`SELECT target_label FROM audit_log WHERE workspace_id = $1 AND action = 'role.delete' AND target_id = $2`, [ctx.workspace.id, id]);
+    const rows = await this.ds.query(
+      `SELECT target_label FROM audit_log WHERE workspace_id = $1 AND action = 'role.delete' AND target_id = $2`,
+      [ctx.workspace.id, id],
+    );
     return rows[0]?.target_label;
   }
 
@@ -52,7 +55,10 @@ export class RolesService {
       const input = validateRoleInput(raw);
       assertCanGrant(ctx.role, input, true);
       const role = await createRole(tx, ctx.workspace.id, input);
-      return { result: role, audit: { action: 'role.create', target: { type: 'role', id: role.id, label: role.name }, details: { permissions: describe(role) } } };
+      return {
+        result: role,
+        audit: { action: 'role.create', target: { type: 'role', id: role.id, label: role.name }, details: { permissions: describe(role) } },
+      };
     });
   }
 
@@ -64,7 +70,9 @@ export class RolesService {
       const changes = diff(before, after);
       return {
         result: after,
-        audit: changes.length ? { action: 'role.update', target: { type: 'role', id, label: after.name }, details: { changes } } : undefined,
+        audit: changes.length
+          ? { action: 'role.update', target: { type: 'role', id, label: after.name }, details: { changes } }
+          : undefined,
       };
     });
   }
@@ -72,13 +80,18 @@ export class RolesService {
   delete(ctx: SettingsContext, id: string): Promise<RoleEntity> {
     return audited(this.ds, ctx, async (tx) => {
       const role = await deleteRole(tx, ctx.workspace.id, id);
-      return { result: role, audit: { action: 'role.delete', target: { type: 'role', id, label: role.name }, details: { permissions: describe(role) } } };
+      return {
+        result: role,
+        audit: { action: 'role.delete', target: { type: 'role', id, label: role.name }, details: { permissions: describe(role) } },
+      };
     });
   }
 }
 
 /** "companies.read", …, "ROLES", "assignable to users": what a role allows, as flat items. */
-function describe(role: Pick<RoleEntity, 'objectPermissions' | 'settingsPermissions' | 'assignableToUsers' | 'assignableToApiKeys'>): string[] {
+function describe(
+  role: Pick<RoleEntity, 'objectPermissions' | 'settingsPermissions' | 'assignableToUsers' | 'assignableToApiKeys'>,
+): string[] {
   return [
     ...RECORD_OBJECTS.flatMap((o) => RECORD_ACTIONS.filter((a) => role.objectPermissions[o]?.[a]).map((a) => `${o}.${a}`)),
     ...role.settingsPermissions.map((p) => SETTINGS_PERMISSION_LABELS[p]),

@@ -31,7 +31,8 @@ export class WebhooksApiController {
   async create(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Body() body: unknown) {
     requireJson(req);
     const input = parseBody(body);
-    if (input.url === undefined) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url is required: the https URL that receives the events');
+    if (input.url === undefined)
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url is required: the https URL that receives the events');
     return { data: { createWebhook: await this.webhooks.create(ctx, input) } };
   }
 
@@ -76,14 +77,21 @@ export class WebhooksApiController {
 
 function requireJson(req: Request): void {
   if (!req.is('application/json')) {
-    throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, [`Content-Type must be application/json; got "${req.headers['content-type'] ?? 'none'}"`]);
+    throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, [
+      `Content-Type must be application/json; got "${req.headers['content-type'] ?? 'none'}"`,
+    ]);
   }
 }
 
 function parseBody(body: unknown): WebhookInput {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'The body must be a JSON object');
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'The body must be a JSON object');
   const b = body as Record<string, unknown>;
   const unknown = Object.keys(b).filter((k) => !FIELDS.includes(k) && k !== '_csrf');
-  if (unknown.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; allowed: ${FIELDS.join(', ')}`);
+  if (unknown.length)
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; allowed: ${FIELDS.join(', ')}`,
+    );
   return { url: b.url, description: b.description, operations: b.operations, enabled: b.enabled };
 }

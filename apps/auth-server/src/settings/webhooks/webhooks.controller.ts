@@ -4,7 +4,13 @@ import { AppError } from '#records/errors.js';
 import { eventTypes, splitOperations } from '#webhooks/operations.js';
 import type { CreatedWebhook, WebhookInput } from '#webhooks/webhooks.js';
 import { secretGonePage } from '../../views/settings/api-keys.js';
-import { confirmDeleteWebhookPage, editWebhookPage, webhookCreatedPage, webhookSecretPage, webhooksPage } from '../../views/settings/webhooks.js';
+import {
+  confirmDeleteWebhookPage,
+  editWebhookPage,
+  webhookCreatedPage,
+  webhookSecretPage,
+  webhooksPage,
+} from '../../views/settings/webhooks.js';
 import { OneTimeSecrets } from '../one-time-secrets.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
@@ -35,7 +41,13 @@ export class WebhooksController {
 
   @Get()
   async list(@CurrentSettings() ctx: SettingsContext, @Query('deleted') deleted: unknown, @Res() res: Response) {
-    res.send(webhooksPage(ctx, { webhooks: await this.webhooks.list(ctx), eventTypes: eventTypes(), notice: typeof deleted === 'string' ? 'Webhook deleted.' : undefined }));
+    res.send(
+      webhooksPage(ctx, {
+        webhooks: await this.webhooks.list(ctx),
+        eventTypes: eventTypes(),
+        notice: typeof deleted === 'string' ? 'Webhook deleted.' : undefined,
+      }),
+    );
   }
 
   @Post()
@@ -46,7 +58,12 @@ export class WebhooksController {
       created = await this.webhooks.create(ctx, formInput(body, false));
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
-      const page = webhooksPage(ctx, { webhooks: await this.webhooks.list(ctx), eventTypes: eventTypes(), error: err.messages.join(' '), values: body as Record<string, string> });
+      const page = webhooksPage(ctx, {
+        webhooks: await this.webhooks.list(ctx),
+        eventTypes: eventTypes(),
+        error: err.messages.join(' '),
+        values: body as Record<string, string>,
+      });
       return res.status(err.status).send(page);
     }
     const flash = await this.secrets.put(req, 'webhook', { id: created.id, url: created.url, secret: created.secret });
@@ -56,7 +73,8 @@ export class WebhooksController {
   @Get('created/:flash')
   async created(@CurrentSettings() ctx: SettingsContext, @Param('flash') flash: string, @Req() req: Request, @Res() res: Response) {
     const created = await this.secrets.take<{ id: string; url: string; secret: string }>(req, 'webhook', flash);
-    if (!created) return res.status(410).send(secretGonePage(ctx, { what: 'webhook signing secret', active: 'webhooks', back: '/settings/webhooks' }));
+    if (!created)
+      return res.status(410).send(secretGonePage(ctx, { what: 'webhook signing secret', active: 'webhooks', back: '/settings/webhooks' }));
     res.send(webhookCreatedPage(ctx, created));
   }
 
@@ -64,7 +82,13 @@ export class WebhooksController {
   async edit(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Query('notice') notice: unknown, @Res() res: Response) {
     const webhook = await this.webhooks.find(ctx, id);
     const notices: Record<string, string> = { saved: 'Saved.', redelivered: 'Queued for redelivery.' };
-    res.send(editWebhookPage(ctx, { webhook, attempts: await this.webhooks.attempts(ctx, id), notice: typeof notice === 'string' ? notices[notice] : undefined }));
+    res.send(
+      editWebhookPage(ctx, {
+        webhook,
+        attempts: await this.webhooks.attempts(ctx, id),
+        notice: typeof notice === 'string' ? notices[notice] : undefined,
+      }),
+    );
   }
 
   @Post(':id')
@@ -75,7 +99,12 @@ export class WebhooksController {
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
       const webhook = await this.webhooks.find(ctx, id);
-      const page = editWebhookPage(ctx, { webhook, attempts: await this.webhooks.attempts(ctx, id), error: err.messages.join(' '), values: body as Record<string, string> });
+      const page = editWebhookPage(ctx, {
+        webhook,
+        attempts: await this.webhooks.attempts(ctx, id),
+        error: err.messages.join(' '),
+        values: body as Record<string, string>,
+      });
       return res.status(err.status).send(page);
     }
     res.redirect(303, `/settings/webhooks/${id}?notice=saved`);
@@ -88,7 +117,12 @@ export class WebhooksController {
   }
 
   @Post(':id/deliveries/:deliveryId/redeliver')
-  async redeliver(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Param('deliveryId') deliveryId: string, @Res() res: Response) {
+  async redeliver(
+    @CurrentSettings() ctx: SettingsContext,
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+    @Res() res: Response,
+  ) {
     await this.webhooks.redeliver(ctx, id, deliveryId);
     res.redirect(303, `/settings/webhooks/${id}?notice=redelivered`);
   }

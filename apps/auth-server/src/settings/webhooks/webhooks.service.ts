@@ -40,10 +40,17 @@ export class WebhooksService {
 
   create(ctx: SettingsContext, input: WebhookInput): Promise<CreatedWebhook> {
     return audited(this.ds, ctx, async (tx) => {
-      const webhook = await createWebhook(tx, ctx.workspace.id, input, { allowPrivate: webhookSettings().allowPrivate, createdByUserId: ctx.userId });
+      const webhook = await createWebhook(tx, ctx.workspace.id, input, {
+        allowPrivate: webhookSettings().allowPrivate,
+        createdByUserId: ctx.userId,
+      });
       return {
         result: webhook,
-        audit: { action: 'webhook.create', target: { type: 'webhook', id: webhook.id, label: webhook.url }, details: { operations: webhook.operations, enabled: webhook.enabled } },
+        audit: {
+          action: 'webhook.create',
+          target: { type: 'webhook', id: webhook.id, label: webhook.url },
+          details: { operations: webhook.operations, enabled: webhook.enabled },
+        },
       };
     });
   }
@@ -51,7 +58,9 @@ export class WebhooksService {
   update(ctx: SettingsContext, id: string, input: WebhookInput): Promise<WebhookSummary> {
     return audited(this.ds, ctx, async (tx) => {
       const { before, after } = await updateWebhook(tx, ctx.workspace.id, id, input, { allowPrivate: webhookSettings().allowPrivate });
-      const changed = (['url', 'description', 'operations', 'enabled'] as const).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
+      const changed = (['url', 'description', 'operations', 'enabled'] as const).filter(
+        (k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]),
+      );
       if (!changed.length) return { result: after };
       const details = Object.fromEntries(changed.map((k) => [k, after[k]]));
       return { result: after, audit: { action: 'webhook.update', target: { type: 'webhook', id, label: after.url }, details } };
@@ -69,7 +78,10 @@ export class WebhooksService {
     return audited(this.ds, ctx, async (tx) => {
       const webhook = await findWebhook(tx, ctx.workspace.id, id);
       const secret = await revealWebhookSecret(tx, ctx.workspace.id, id);
-      return { result: { webhook, secret }, audit: { action: 'webhook.reveal_secret', target: { type: 'webhook', id, label: webhook.url } } };
+      return {
+        result: { webhook, secret },
+        audit: { action: 'webhook.reveal_secret', target: { type: 'webhook', id, label: webhook.url } },
+      };
     });
   }
 
@@ -77,7 +89,10 @@ export class WebhooksService {
     return audited(this.ds, ctx, async (tx) => {
       const webhook = await findWebhook(tx, ctx.workspace.id, id);
       const queued = await redeliver(tx, ctx.workspace.id, id, deliveryId);
-      return { result: queued, audit: { action: 'webhook.redeliver', target: { type: 'webhook', id, label: webhook.url }, details: { eventId: queued.eventId } } };
+      return {
+        result: queued,
+        audit: { action: 'webhook.redeliver', target: { type: 'webhook', id, label: webhook.url }, details: { eventId: queued.eventId } },
+      };
     });
   }
 }

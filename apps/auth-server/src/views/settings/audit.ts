@@ -37,33 +37,56 @@ function details(d: Record<string, unknown>): Html {
     else if (key === 'expiresAt') items.push(`expires ${String(value).slice(0, 10)}`);
     else items.push(`${key}: ${value}`);
   }
-  return items.length ? html`<ul class="perm-list">${items.map((i) => html`<li>${i}</li>`)}</ul>` : html``;
+  return items.length
+    ? html`<ul class="perm-list">
+        ${items.map((i) => html`<li>${i}</li>`)}
+      </ul>`
+    : html``;
 }
 
 export function auditPage(ctx: SettingsContext, o: { entries: AuditRow[]; next?: string; paged: boolean }): string {
   return settingsPage(ctx, {
     title: 'Audit log',
     active: 'audit',
-    body: html`
-<h1>Audit log</h1>
-<p class="muted">Every change made in the settings of ${ctx.workspace.name}, newest first. Secrets are never recorded.</p>
-<div class="table-wrap">
-<table>
-  <caption class="sr-only">Audit log</caption>
-  <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
-  <tbody>
-  ${o.entries.length ? o.entries.map((e) => html`
-    <tr>
-      <td data-label="When">${when(e.createdAt)}</td>
-      <td class="email" data-label="Who">${e.actorEmail}</td>
-      <td title="${e.action}" data-label="What">${ACTIONS[e.action] ?? e.action}</td>
-      <td class="email" data-label="Target">${e.targetLabel}</td>
-      <td data-label="Details">${details(e.details)}</td>
-    </tr>`) : html`<tr><td colspan="5" class="muted">Nothing yet.</td></tr>`}
-  </tbody>
-</table>
-</div>
-${UTC_NOTE}
-<p class="actions">${o.paged ? html`<a href="/settings/audit">Newest</a>` : html``}${o.next ? html`<a href="/settings/audit?before=${o.next}">Older entries</a>` : html``}</p>`,
+    body: html` <h1>Audit log</h1>
+      <p class="muted">Every change made in the settings of ${ctx.workspace.name}, newest first. Secrets are never recorded.</p>
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">
+            Audit log
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">What</th>
+              <th scope="col">Target</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${
+              o.entries.length
+                ? o.entries.map(
+                    (e) =>
+                      html` <tr>
+                        <td data-label="When">${when(e.createdAt)}</td>
+                        <td class="email" data-label="Who">${e.actorEmail}</td>
+                        <td title="${e.action}" data-label="What">${ACTIONS[e.action] ?? e.action}</td>
+                        <td class="email" data-label="Target">${e.targetLabel}</td>
+                        <td data-label="Details">${details(e.details)}</td>
+                      </tr>`,
+                  )
+                : html`<tr>
+                    <td colspan="5" class="muted">Nothing yet.</td>
+                  </tr>`
+            }
+          </tbody>
+        </table>
+      </div>
+      ${UTC_NOTE}
+      <p class="actions">
+        ${o.paged ? html`<a href="/settings/audit">Newest</a>` : html``}${o.next ? html`<a href="/settings/audit?before=${o.next}">Older entries</a>` : html``}
+      </p>`,
   });
 }

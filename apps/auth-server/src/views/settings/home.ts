@@ -15,10 +15,14 @@ const BLURBS: Record<string, string> = {
 };
 
 const ACCOUNT_NOTICES: Record<AccountNoticeKind, string> = {
-  signup_with_existing_email: 'Someone tried to create an account with your e-mail address. Nothing was changed; if it was not you, there is nothing to do.',
+  signup_with_existing_email:
+    'Someone tried to create an account with your e-mail address. Nothing was changed; if it was not you, there is nothing to do.',
 };
 
-export function homePage(ctx: SettingsContext, o: { notice?: string; accountNotices?: { kind: AccountNoticeKind; createdAt: Date }[] }): string {
+export function homePage(
+  ctx: SettingsContext,
+  o: { notice?: string; accountNotices?: { kind: AccountNoticeKind; createdAt: Date }[] },
+): string {
   const sections = SECTIONS.filter((s) => s.key !== 'home' && allows(ctx.role, s.requires));
   const objectSummary = RECORD_OBJECTS.map((object) => {
     const actions = RECORD_ACTIONS.filter((a) => ctx.role.objectPermissions[object]?.[a]);
@@ -27,19 +31,32 @@ export function homePage(ctx: SettingsContext, o: { notice?: string; accountNoti
   return settingsPage(ctx, {
     title: 'Settings',
     active: 'home',
-    body: html`
-<h1>${ctx.workspace.name}</h1>
-${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
-${(o.accountNotices ?? []).map((n) => html`<p class="notice" role="status">${n.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC: ${ACCOUNT_NOTICES[n.kind] ?? n.kind}</p>`)}
-<section class="panel">
-  <h2>Your role: ${ctx.role.name}</h2>
-  <p class="muted">${objectSummary.join(' · ')}<br>Settings: ${ctx.role.settingsPermissions.map((p) => SETTINGS_PERMISSION_LABELS[p]).join(', ') || 'none'}</p>
-</section>
-${sections.length
-  ? html`<div class="cards">${sections.map((s) => html`<a href="${s.href}"><strong>${s.label}</strong><br><span class="muted">${BLURBS[s.key] ?? ''}</span></a>`)}</div>`
-  : html`<p class="muted">Your role has no settings permissions in this workspace. An Admin can change that on the Members page.</p>`}
-${ctx.workspaces.length > 1 ? html`
-<h2 class="gap-top">Your workspaces</h2>
-<ul>${ctx.workspaces.map((w) => html`<li>${w.name} <span class="muted">(${w.role})</span>${w.id === ctx.workspace.id ? html` <span class="badge ok">current</span>` : html``}</li>`)}</ul>` : html``}`,
+    body: html` <h1>${ctx.workspace.name}</h1>
+      ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
+      ${(o.accountNotices ?? []).map((n) => html`<p class="notice" role="status">${n.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC: ${ACCOUNT_NOTICES[n.kind] ?? n.kind}</p>`)}
+      <section class="panel">
+        <h2>Your role: ${ctx.role.name}</h2>
+        <p class="muted">
+          ${objectSummary.join(' · ')}<br />Settings:
+          ${ctx.role.settingsPermissions.map((p) => SETTINGS_PERMISSION_LABELS[p]).join(', ') || 'none'}
+        </p>
+      </section>
+      ${
+        sections.length
+          ? html`<div class="cards">
+              ${sections.map((s) => html`<a href="${s.href}"><strong>${s.label}</strong><br /><span class="muted">${BLURBS[s.key] ?? ''}</span></a>`)}
+            </div>`
+          : html`<p class="muted">
+              Your role has no settings permissions in this workspace. An Admin can change that on the Members page.
+            </p>`
+      }
+      ${
+        ctx.workspaces.length > 1
+          ? html` <h2 class="gap-top">Your workspaces</h2>
+              <ul>
+                ${ctx.workspaces.map((w) => html`<li>${w.name} <span class="muted">(${w.role})</span>${w.id === ctx.workspace.id ? html` <span class="badge ok">current</span>` : html``}</li>`)}
+              </ul>`
+          : html``
+      }`,
   });
 }

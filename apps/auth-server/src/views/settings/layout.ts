@@ -6,42 +6,45 @@ export const SETTINGS_SCRIPT = '/settings/assets/settings.js';
 /** Every settings page: the header with the workspace switcher, the navigation, the content. */
 export function settingsPage(ctx: SettingsContext, o: { title: string; active: string; body: Html }): string {
   const sections = SECTIONS.filter((s) => allows(ctx.role, s.requires));
-  const header = html`
-<div class="who">
-  ${workspaceSwitcher(ctx)}
-  <span class="muted">${ctx.email} · ${ctx.role.name}</span>
-  <a href="/logout">Sign out</a>
-</div>`;
-  const body = html`
-<div class="settings">
-  <nav class="side" aria-label="Settings">
-    <ul>${sections.map((s) => html`<li><a href="${s.href}"${s.key === o.active ? html` aria-current="page"` : html``}>${s.label}</a></li>`)}</ul>
-  </nav>
-  <div class="content" id="content" tabindex="-1">${o.body}</div>
-</div>`;
+  const header = html` <div class="who">
+    ${workspaceSwitcher(ctx)}
+    <span class="muted">${ctx.email} · ${ctx.role.name}</span>
+    <a href="/logout">Sign out</a>
+  </div>`;
+  const body = html` <div class="settings">
+    <nav class="side" aria-label="Settings">
+      <ul>
+        ${sections.map((s) => html`<li><a href="${s.href}" ${s.key === o.active ? html` aria-current="page"` : html``}>${s.label}</a></li>`)}
+      </ul>
+    </nav>
+    <div class="content" id="content" tabindex="-1">${o.body}</div>
+  </div>`;
   return page(`${o.title} · ${ctx.workspace.name}`, body, { wide: true, header, script: SETTINGS_SCRIPT, contentInside: true });
 }
 
 function workspaceSwitcher(ctx: SettingsContext): Html {
   if (ctx.workspaces.length < 2) return html`<span><strong>${ctx.workspace.name}</strong></span>`;
-  return html`
-<form class="switcher" method="post" action="/settings/workspace">
-  ${csrfField(ctx.csrf)}
-  <input type="hidden" name="return" value="${ctx.path}">
-  <label for="workspace-switch">Workspace</label>
-  <select id="workspace-switch" name="workspace">
-    ${ctx.workspaces.map((w) => html`<option value="${w.id}"${w.id === ctx.workspace.id ? html` selected` : html``}>${w.name}</option>`)}
-  </select>
-  <button type="submit" class="secondary small">Switch</button>
-</form>`;
+  return html` <form class="switcher" method="post" action="/settings/workspace">
+    ${csrfField(ctx.csrf)}
+    <input type="hidden" name="return" value="${ctx.path}" />
+    <label for="workspace-switch">Workspace</label>
+    <select id="workspace-switch" name="workspace">
+      ${ctx.workspaces.map((w) => html`<option value="${w.id}" ${w.id === ctx.workspace.id ? html` selected` : html``}>${w.name}</option>`)}
+    </select>
+    <button type="submit" class="secondary small">Switch</button>
+  </form>`;
 }
 
 /** A page that only says something (403, 404, 409 …), inside the settings frame. */
-export function settingsMessagePage(ctx: SettingsContext, o: { title: string; message: string; active?: string; back?: { href: string; label: string } }): string {
+export function settingsMessagePage(
+  ctx: SettingsContext,
+  o: { title: string; message: string; active?: string; back?: { href: string; label: string } },
+): string {
   return settingsPage(ctx, {
     title: o.title,
     active: o.active ?? '',
-    body: html`<h1>${o.title}</h1>${errorBox(o.message)}${o.back ? html`<p><a href="${o.back.href}">${o.back.label}</a></p>` : html``}`,
+    body: html`<h1>${o.title}</h1>
+      ${errorBox(o.message)}${o.back ? html`<p><a href="${o.back.href}">${o.back.label}</a></p>` : html``}`,
   });
 }
 
@@ -59,19 +62,23 @@ export function when(date: Date | string | null | undefined, fallback = '—'): 
 export function relative(date: Date | string, now = Date.now()): string {
   const diff = new Date(date).getTime() - now;
   const abs = Math.abs(diff);
-  const [n, unit] = abs >= 2 * DAY ? [Math.round(abs / DAY), 'day'] : abs >= 2 * 60 * MINUTE ? [Math.round(abs / (60 * MINUTE)), 'hour'] : [Math.max(1, Math.round(abs / MINUTE)), 'minute'];
+  const [n, unit] =
+    abs >= 2 * DAY
+      ? [Math.round(abs / DAY), 'day']
+      : abs >= 2 * 60 * MINUTE
+        ? [Math.round(abs / (60 * MINUTE)), 'hour']
+        : [Math.max(1, Math.round(abs / MINUTE)), 'minute'];
   const text = `${n} ${unit}${n === 1 ? '' : 's'}`;
   return diff >= 0 ? `in ${text}` : `${text} ago`;
 }
 
 /** A secret (or link) shown once: a read-only field and a copy button that JavaScript switches on. */
 export function secretField(id: string, label: string, value: string): Html {
-  return html`
-<label for="${id}">${label}</label>
-<div class="secret">
-  <input id="${id}" type="text" readonly value="${value}" autocomplete="off" spellcheck="false">
-  <button type="button" class="secondary" data-copy="${id}" hidden>Copy</button>
-</div>`;
+  return html` <label for="${id}">${label}</label>
+    <div class="secret">
+      <input id="${id}" type="text" readonly value="${value}" autocomplete="off" spellcheck="false" />
+      <button type="button" class="secondary" data-copy="${id}" hidden>Copy</button>
+    </div>`;
 }
 
 /** Under each table with times. */

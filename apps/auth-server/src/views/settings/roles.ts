@@ -20,44 +20,84 @@ export function rolesPage(ctx: SettingsContext, o: { roles: { role: RoleEntity; 
   return settingsPage(ctx, {
     title: 'Roles',
     active: 'roles',
-    body: html`
-<h1>Roles</h1>
-<p class="muted">A role is what members, API keys and server apps may do. Changes apply to everyone holding the role from their next request.</p>
-${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
-<p><a class="button small" href="/settings/roles/new">New role</a></p>
-<div class="table-wrap">
-<table>
-  <caption class="sr-only">Roles of ${ctx.workspace.name}</caption>
-  <thead><tr><th scope="col">Role</th>${RECORD_OBJECTS.map((object) => html`<th scope="col">${OBJECT_LABELS[object]}</th>`)}<th scope="col">Settings</th><th scope="col">Assignable to</th><th scope="col">Used by</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-  <tbody>
-  ${o.roles.map(({ role, usage }) => html`
-    <tr>
-      <td data-label="Role"><strong>${role.name}</strong>${role.isEditable ? html`` : html` <span class="badge off">Built in</span>`}${role.description ? html`<br><span class="muted">${role.description}</span>` : html``}</td>
-      ${RECORD_OBJECTS.map((object) => html`<td data-label="${OBJECT_LABELS[object]}">${objectCell(role, object)}</td>`)}
-      <td data-label="Settings">${role.settingsPermissions.length ? html`<ul class="perm-list">${role.settingsPermissions.map((p) => html`<li>${SETTINGS_PERMISSION_LABELS[p]}</li>`)}</ul>` : html`<span class="muted">none</span>`}</td>
-      <td data-label="Assignable to">${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || html`<span class="muted">nobody</span>`}</td>
-      <td data-label="Used by">${describeUsage(usage)}</td>
-      <td data-label="">${role.isEditable
-        ? html`<a href="/settings/roles/${role.id}">Edit<span class="sr-only"> ${role.name}</span></a><br><a class="link-danger" href="/settings/roles/${role.id}/delete">Delete<span class="sr-only"> ${role.name}</span></a>`
-        : html`<a href="/settings/roles/${role.id}">View<span class="sr-only"> ${role.name}</span></a>`}</td>
-    </tr>`)}
-  </tbody>
-</table>
-</div>`,
+    body: html` <h1>Roles</h1>
+      <p class="muted">
+        A role is what members, API keys and server apps may do. Changes apply to everyone holding the role from their next request.
+      </p>
+      ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
+      <p><a class="button small" href="/settings/roles/new">New role</a></p>
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">
+            Roles of ${ctx.workspace.name}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Role</th>
+              ${RECORD_OBJECTS.map((object) => html`<th scope="col">${OBJECT_LABELS[object]}</th>`)}
+              <th scope="col">Settings</th>
+              <th scope="col">Assignable to</th>
+              <th scope="col">Used by</th>
+              <th scope="col"><span class="sr-only">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            ${o.roles.map(
+              ({ role, usage }) =>
+                html` <tr>
+                  <td data-label="Role">
+                    <strong>${role.name}</strong
+                    >${role.isEditable ? html`` : html` <span class="badge off">Built in</span>`}${role.description ? html`<br /><span class="muted">${role.description}</span>` : html``}
+                  </td>
+                  ${RECORD_OBJECTS.map((object) => html`<td data-label="${OBJECT_LABELS[object]}">${objectCell(role, object)}</td>`)}
+                  <td data-label="Settings">
+                    ${
+                      role.settingsPermissions.length
+                        ? html`<ul class="perm-list">
+                            ${role.settingsPermissions.map((p) => html`<li>${SETTINGS_PERMISSION_LABELS[p]}</li>`)}
+                          </ul>`
+                        : html`<span class="muted">none</span>`
+                    }
+                  </td>
+                  <td data-label="Assignable to">
+                    ${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || html`<span class="muted">nobody</span>`}
+                  </td>
+                  <td data-label="Used by">${describeUsage(usage)}</td>
+                  <td data-label="">
+                    ${
+                      role.isEditable
+                        ? html`<a href="/settings/roles/${role.id}">Edit<span class="sr-only"> ${role.name}</span></a
+                            ><br /><a class="link-danger" href="/settings/roles/${role.id}/delete"
+                              >Delete<span class="sr-only"> ${role.name}</span></a
+                            >`
+                        : html`<a href="/settings/roles/${role.id}">View<span class="sr-only"> ${role.name}</span></a>`
+                    }
+                  </td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>`,
   });
 }
 
 /** The role form (new or edit); a built-in role is shown read-only. */
-export function roleFormPage(ctx: SettingsContext, o: { role?: RoleEntity; values?: RoleInput; usage?: RoleUsage; error?: string }): string {
-  const v: RoleInput = o.values ?? o.role ?? {
-    name: '',
-    description: '',
-    // Read on every declared object, so a new object is readable by a new role without an edit here.
-    objectPermissions: Object.fromEntries(RECORD_OBJECTS.map((object) => [object, { read: true, create: false, update: false, delete: false }])),
-    settingsPermissions: [],
-    assignableToUsers: true,
-    assignableToApiKeys: true,
-  };
+export function roleFormPage(
+  ctx: SettingsContext,
+  o: { role?: RoleEntity; values?: RoleInput; usage?: RoleUsage; error?: string },
+): string {
+  const v: RoleInput = o.values ??
+    o.role ?? {
+      name: '',
+      description: '',
+      // Read on every declared object, so a new object is readable by a new role without an edit here.
+      objectPermissions: Object.fromEntries(
+        RECORD_OBJECTS.map((object) => [object, { read: true, create: false, update: false, delete: false }]),
+      ),
+      settingsPermissions: [],
+      assignableToUsers: true,
+      assignableToApiKeys: true,
+    };
   const readOnly = o.role !== undefined && !o.role.isEditable;
   const disabled = readOnly ? html` disabled` : html``;
   const checked = (on: boolean) => (on ? html` checked` : html``);
@@ -65,47 +105,102 @@ export function roleFormPage(ctx: SettingsContext, o: { role?: RoleEntity; value
   return settingsPage(ctx, {
     title,
     active: 'roles',
-    body: html`
-<h1>${title}</h1>
-${readOnly ? html`<p class="notice">${o.role!.name} is built in: it can do everything and cannot be changed or deleted.</p>` : html``}
-${o.usage ? html`<p class="muted">Used by ${describeUsage(o.usage)}. Changes apply to all of them at their next request.</p>` : html``}
-<section class="panel">
-  ${errorBox(o.error)}
-  <form class="stack" method="post" action="${o.role ? `/settings/roles/${o.role.id}` : '/settings/roles'}">
-    ${csrfField(ctx.csrf)}
-    <label for="role-name">Name</label>
-    <input id="role-name" name="name" required maxlength="50" value="${v.name}"${disabled}${fieldError(errorAbout(o.error, 'name'))}>
-    <label for="role-description">Description</label>
-    <input id="role-description" name="description" maxlength="200" value="${v.description}"${disabled}${fieldError(errorAbout(o.error, 'description'))}>
-    ${RECORD_OBJECTS.map((object) => html`
-    <fieldset>
-      <legend>${OBJECT_LABELS[object]}</legend>
-      <div class="checks">
-      ${RECORD_ACTIONS.map((action) => html`
-        <span class="check"><input type="checkbox" id="perm-${object}-${action}" name="permissions" value="${object}.${action}"${checked(v.objectPermissions[object]?.[action])}${disabled}><label for="perm-${object}-${action}">${ACTION_LABELS[action]}</label></span>`)}
-      </div>
-    </fieldset>`)}
-    <fieldset>
-      <legend>Settings permissions</legend>
-      <div class="checks">
-      ${SETTINGS_PERMISSIONS.map((p) => html`
-        <span class="check"><input type="checkbox" id="settings-${p}" name="settings" value="${p}"${checked(v.settingsPermissions.includes(p))}${disabled}><label for="settings-${p}">${SETTINGS_PERMISSION_LABELS[p]}</label></span>`)}
-      </div>
-      <p class="hint">Settings permissions act only for members signed in to these pages, never for API keys or apps.</p>
-    </fieldset>
-    <fieldset>
-      <legend>Who can hold it</legend>
-      <div class="checks">
-        <span class="check"><input type="checkbox" id="assignable-users" name="assignableToUsers" value="on"${checked(v.assignableToUsers)}${disabled}><label for="assignable-users">Assignable to users</label></span>
-        <span class="check"><input type="checkbox" id="assignable-keys" name="assignableToApiKeys" value="on"${checked(v.assignableToApiKeys)}${disabled}><label for="assignable-keys">Assignable to API keys</label></span>
-      </div>
-      <p class="hint">"API keys" covers server apps too.</p>
-    </fieldset>
-    ${readOnly
-      ? html`<p><a class="button secondary" href="/settings/roles">Back to roles</a></p>`
-      : html`<div class="actions"><button type="submit">${o.role ? 'Save role' : 'Create role'}</button><a class="button secondary" href="/settings/roles">Cancel</a></div>`}
-  </form>
-</section>`,
+    body: html` <h1>${title}</h1>
+      ${readOnly ? html`<p class="notice">${o.role!.name} is built in: it can do everything and cannot be changed or deleted.</p>` : html``}
+      ${o.usage ? html`<p class="muted">Used by ${describeUsage(o.usage)}. Changes apply to all of them at their next request.</p>` : html``}
+      <section class="panel">
+        ${errorBox(o.error)}
+        <form class="stack" method="post" action="${o.role ? `/settings/roles/${o.role.id}` : '/settings/roles'}">
+          ${csrfField(ctx.csrf)}
+          <label for="role-name">Name</label>
+          <input
+            id="role-name"
+            name="name"
+            required
+            maxlength="50"
+            value="${v.name}"
+            ${disabled}${fieldError(errorAbout(o.error, 'name'))}
+          />
+          <label for="role-description">Description</label>
+          <input
+            id="role-description"
+            name="description"
+            maxlength="200"
+            value="${v.description}"
+            ${disabled}${fieldError(errorAbout(o.error, 'description'))}
+          />
+          ${RECORD_OBJECTS.map(
+            (object) =>
+              html` <fieldset>
+                <legend>${OBJECT_LABELS[object]}</legend>
+                <div class="checks">
+                  ${RECORD_ACTIONS.map(
+                    (action) =>
+                      html` <span class="check"
+                        ><input
+                          type="checkbox"
+                          id="perm-${object}-${action}"
+                          name="permissions"
+                          value="${object}.${action}"
+                          ${checked(v.objectPermissions[object]?.[action])}${disabled}
+                        /><label for="perm-${object}-${action}">${ACTION_LABELS[action]}</label></span
+                      >`,
+                  )}
+                </div>
+              </fieldset>`,
+          )}
+          <fieldset>
+            <legend>Settings permissions</legend>
+            <div class="checks">
+              ${SETTINGS_PERMISSIONS.map(
+                (p) =>
+                  html` <span class="check"
+                    ><input
+                      type="checkbox"
+                      id="settings-${p}"
+                      name="settings"
+                      value="${p}"
+                      ${checked(v.settingsPermissions.includes(p))}${disabled}
+                    /><label for="settings-${p}">${SETTINGS_PERMISSION_LABELS[p]}</label></span
+                  >`,
+              )}
+            </div>
+            <p class="hint">Settings permissions act only for members signed in to these pages, never for API keys or apps.</p>
+          </fieldset>
+          <fieldset>
+            <legend>Who can hold it</legend>
+            <div class="checks">
+              <span class="check"
+                ><input
+                  type="checkbox"
+                  id="assignable-users"
+                  name="assignableToUsers"
+                  value="on"
+                  ${checked(v.assignableToUsers)}${disabled}
+                /><label for="assignable-users">Assignable to users</label></span
+              >
+              <span class="check"
+                ><input
+                  type="checkbox"
+                  id="assignable-keys"
+                  name="assignableToApiKeys"
+                  value="on"
+                  ${checked(v.assignableToApiKeys)}${disabled}
+                /><label for="assignable-keys">Assignable to API keys</label></span
+              >
+            </div>
+            <p class="hint">"API keys" covers server apps too.</p>
+          </fieldset>
+          ${
+            readOnly
+              ? html`<p><a class="button secondary" href="/settings/roles">Back to roles</a></p>`
+              : html`<div class="actions">
+                  <button type="submit">${o.role ? 'Save role' : 'Create role'}</button
+                  ><a class="button secondary" href="/settings/roles">Cancel</a>
+                </div>`
+          }
+        </form>
+      </section>`,
   });
 }
 
@@ -114,17 +209,22 @@ export function deleteRolePage(ctx: SettingsContext, o: { role: RoleEntity; usag
   return settingsPage(ctx, {
     title: 'Delete role',
     active: 'roles',
-    body: html`
-<h1>Delete "${o.role.name}"?</h1>
-<section class="panel">
-  ${inUse
-    ? html`<p class="error" role="alert">This role is in use (${describeUsage(o.usage)}) and cannot be deleted. Give them another role first.</p>
-      <a class="button secondary" href="/settings/roles">Back to roles</a>`
-    : html`<p>Nobody holds this role. Deleting it cannot be undone.</p>
-      <form method="post" action="/settings/roles/${o.role.id}/delete">
-        ${csrfField(ctx.csrf)}
-        <div class="actions"><button type="submit" class="danger">Delete role</button><a class="button secondary" href="/settings/roles">Cancel</a></div>
-      </form>`}
-</section>`,
+    body: html` <h1>Delete "${o.role.name}"?</h1>
+      <section class="panel">
+        ${
+          inUse
+            ? html`<p class="error" role="alert">
+                  This role is in use (${describeUsage(o.usage)}) and cannot be deleted. Give them another role first.
+                </p>
+                <a class="button secondary" href="/settings/roles">Back to roles</a>`
+            : html`<p>Nobody holds this role. Deleting it cannot be undone.</p>
+                <form method="post" action="/settings/roles/${o.role.id}/delete">
+                  ${csrfField(ctx.csrf)}
+                  <div class="actions">
+                    <button type="submit" class="danger">Delete role</button><a class="button secondary" href="/settings/roles">Cancel</a>
+                  </div>
+                </form>`
+        }
+      </section>`,
   });
 }

@@ -4,7 +4,10 @@ import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '..
 import { COPY_STATUS, UTC_NOTE, secretField, settingsPage, when } from './layout.js';
 
 function status(w: WebhookSummary): Html {
-  if (w.enabled) return w.failingSince ? html`<span class="badge warn">Failing since ${when(w.failingSince)}</span>` : html`<span class="badge ok">Enabled</span>`;
+  if (w.enabled)
+    return w.failingSince
+      ? html`<span class="badge warn">Failing since ${when(w.failingSince)}</span>`
+      : html`<span class="badge ok">Enabled</span>`;
   return w.disabledReason ? html`<span class="badge warn">Disabled after failures</span>` : html`<span class="badge off">Disabled</span>`;
 }
 
@@ -13,7 +16,10 @@ function disabledBox(w: WebhookSummary): Html {
 }
 
 function operationsHint(eventTypes: string[]): Html {
-  return html`<p class="hint" id="wh-ops-hint">Comma-separated patterns <code>&lt;object&gt;.&lt;action&gt;</code>; <code>*</code> stands for any part: <code>*.*</code> (everything), <code>person.*</code>, <code>company.created</code>. Events: ${eventTypes.filter((t) => !t.endsWith('.restored')).join(', ')}.</p>`;
+  return html`<p class="hint" id="wh-ops-hint">
+    Comma-separated patterns <code>&lt;object&gt;.&lt;action&gt;</code>; <code>*</code> stands for any part: <code>*.*</code> (everything),
+    <code>person.*</code>, <code>company.created</code>. Events: ${eventTypes.filter((t) => !t.endsWith('.restored')).join(', ')}.
+  </p>`;
 }
 
 export function webhooksPage(
@@ -24,44 +30,91 @@ export function webhooksPage(
   return settingsPage(ctx, {
     title: 'Webhooks',
     active: 'webhooks',
-    body: html`
-<h1>Webhooks</h1>
-<p class="muted">${ctx.workspace.name} sends a signed <code>POST</code> (Standard Webhooks) to each URL when records are created, updated or deleted, retried for 24 hours until it answers 2xx. See <a href="/docs/webhooks">the webhooks guide</a>.</p>
-${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
-${o.webhooks.map(disabledBox)}
-<div class="table-wrap">
-<table>
-  <caption class="sr-only">Webhooks of ${ctx.workspace.name}</caption>
-  <thead><tr><th scope="col">URL</th><th scope="col">Operations</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-  <tbody>
-  ${o.webhooks.length ? o.webhooks.map((w) => html`
-    <tr>
-      <td class="email" data-label="URL"><code>${w.url}</code>${w.description ? html`<br><span class="muted">${w.description}</span>` : html``}</td>
-      <td data-label="Operations">${w.operations.join(', ')}</td>
-      <td data-label="Status">${status(w)}</td>
-      <td data-label="Created">${when(w.createdAt)}</td>
-      <td data-label=""><a href="/settings/webhooks/${w.id}">Edit and deliveries<span class="sr-only"> of ${w.url}</span></a><br><a class="link-danger" href="/settings/webhooks/${w.id}/delete">Delete<span class="sr-only"> ${w.url}</span></a></td>
-    </tr>`) : html`<tr><td colspan="5" class="muted">No webhooks yet.</td></tr>`}
-  </tbody>
-</table>
-</div>
-${UTC_NOTE}
+    body: html` <h1>Webhooks</h1>
+      <p class="muted">
+        ${ctx.workspace.name} sends a signed <code>POST</code> (Standard Webhooks) to each URL when records are created, updated or deleted,
+        retried for 24 hours until it answers 2xx. See <a href="/docs/webhooks">the webhooks guide</a>.
+      </p>
+      ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``} ${o.webhooks.map(disabledBox)}
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">
+            Webhooks of ${ctx.workspace.name}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Operations</th>
+              <th scope="col">Status</th>
+              <th scope="col">Created</th>
+              <th scope="col"><span class="sr-only">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            ${
+              o.webhooks.length
+                ? o.webhooks.map(
+                    (w) =>
+                      html` <tr>
+                        <td class="email" data-label="URL">
+                          <code>${w.url}</code>${w.description ? html`<br /><span class="muted">${w.description}</span>` : html``}
+                        </td>
+                        <td data-label="Operations">${w.operations.join(', ')}</td>
+                        <td data-label="Status">${status(w)}</td>
+                        <td data-label="Created">${when(w.createdAt)}</td>
+                        <td data-label="">
+                          <a href="/settings/webhooks/${w.id}">Edit and deliveries<span class="sr-only"> of ${w.url}</span></a
+                          ><br /><a class="link-danger" href="/settings/webhooks/${w.id}/delete"
+                            >Delete<span class="sr-only"> ${w.url}</span></a
+                          >
+                        </td>
+                      </tr>`,
+                  )
+                : html`<tr>
+                    <td colspan="5" class="muted">No webhooks yet.</td>
+                  </tr>`
+            }
+          </tbody>
+        </table>
+      </div>
+      ${UTC_NOTE}
 
-<section class="panel gap-top" aria-labelledby="create-webhook">
-  <h2 id="create-webhook">Add a webhook</h2>
-  ${errorBox(o.error)}
-  <form class="stack" method="post" action="/settings/webhooks">
-    ${csrfField(ctx.csrf)}
-    <label for="wh-url">URL</label>
-    <input id="wh-url" name="url" type="url" required maxlength="2048" placeholder="https://example.com/hooks/crm" value="${v.url ?? ''}"${fieldError(errorAbout(o.error, 'url'))}>
-    <label for="wh-description">Description</label>
-    <input id="wh-description" name="description" maxlength="500" value="${v.description ?? ''}"${fieldError(errorAbout(o.error, 'description'))}>
-    <label for="wh-operations">Operations</label>
-    <input id="wh-operations" name="operations" required value="${v.operations ?? '*.*'}"${fieldError(errorAbout(o.error, 'operations'), 'wh-ops-hint')}>
-    ${operationsHint(o.eventTypes)}
-    <button type="submit">Add webhook</button>
-  </form>
-</section>`,
+      <section class="panel gap-top" aria-labelledby="create-webhook">
+        <h2 id="create-webhook">Add a webhook</h2>
+        ${errorBox(o.error)}
+        <form class="stack" method="post" action="/settings/webhooks">
+          ${csrfField(ctx.csrf)}
+          <label for="wh-url">URL</label>
+          <input
+            id="wh-url"
+            name="url"
+            type="url"
+            required
+            maxlength="2048"
+            placeholder="https://example.com/hooks/crm"
+            value="${v.url ?? ''}"
+            ${fieldError(errorAbout(o.error, 'url'))}
+          />
+          <label for="wh-description">Description</label>
+          <input
+            id="wh-description"
+            name="description"
+            maxlength="500"
+            value="${v.description ?? ''}"
+            ${fieldError(errorAbout(o.error, 'description'))}
+          />
+          <label for="wh-operations">Operations</label>
+          <input
+            id="wh-operations"
+            name="operations"
+            required
+            value="${v.operations ?? '*.*'}"
+            ${fieldError(errorAbout(o.error, 'operations'), 'wh-ops-hint')}
+          />
+          ${operationsHint(o.eventTypes)}
+          <button type="submit">Add webhook</button>
+        </form>
+      </section>`,
   });
 }
 
@@ -69,14 +122,15 @@ export function webhookCreatedPage(ctx: SettingsContext, created: { id: string; 
   return settingsPage(ctx, {
     title: 'Webhook added',
     active: 'webhooks',
-    body: html`
-<h1>Webhook added</h1>
-<section class="panel">
-  <p class="notice" role="alert"><strong>Copy the signing secret now.</strong> Keep it in a secret manager; your endpoint verifies every delivery with it. You can reveal it again later on the webhook's page.</p>
-  ${secretField('webhook-secret', `Signing secret for ${created.url}`, created.secret)}
-  ${COPY_STATUS}
-  <a class="button" href="/settings/webhooks/${created.id}">Done</a>
-</section>`,
+    body: html` <h1>Webhook added</h1>
+      <section class="panel">
+        <p class="notice" role="alert">
+          <strong>Copy the signing secret now.</strong> Keep it in a secret manager; your endpoint verifies every delivery with it. You can
+          reveal it again later on the webhook's page.
+        </p>
+        ${secretField('webhook-secret', `Signing secret for ${created.url}`, created.secret)} ${COPY_STATUS}
+        <a class="button" href="/settings/webhooks/${created.id}">Done</a>
+      </section>`,
   });
 }
 
@@ -84,29 +138,32 @@ export function webhookSecretPage(ctx: SettingsContext, o: { webhook: WebhookSum
   return settingsPage(ctx, {
     title: 'Webhook secret',
     active: 'webhooks',
-    body: html`
-<h1>Signing secret</h1>
-<section class="panel">
-  ${secretField('webhook-secret', `Signing secret for ${o.webhook.url}`, o.secret)}
-  ${COPY_STATUS}
-  <p class="muted">This reveal is recorded in the audit log.</p>
-  <a class="button" href="/settings/webhooks/${o.webhook.id}">Back</a>
-</section>`,
+    body: html` <h1>Signing secret</h1>
+      <section class="panel">
+        ${secretField('webhook-secret', `Signing secret for ${o.webhook.url}`, o.secret)} ${COPY_STATUS}
+        <p class="muted">This reveal is recorded in the audit log.</p>
+        <a class="button" href="/settings/webhooks/${o.webhook.id}">Back</a>
+      </section>`,
   });
 }
 
 function attemptRow(ctx: SettingsContext, webhookId: string, a: WebhookAttempt): Html {
   const outcome = a.statusCode !== null ? `HTTP ${a.statusCode}` : (a.error ?? 'no answer');
   const ok = a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300;
-  return html`
-    <tr>
-      <td data-label="Time">${when(a.attemptedAt)}</td>
-      <td data-label="Event"><code>${a.eventType}</code><br><span class="muted"><code>${a.eventId}</code> · attempt ${a.attempt}</span></td>
-      <td data-label="Status">${ok ? html`<span class="badge ok">${outcome}</span>` : html`<span class="badge warn">${outcome}</span>`}</td>
-      <td data-label="Duration">${a.durationMs} ms</td>
-      <td data-label="Response">${a.responseExcerpt ? html`<code class="excerpt">${a.responseExcerpt.slice(0, 200)}</code>` : html``}</td>
-      <td data-label=""><form method="post" action="/settings/webhooks/${webhookId}/deliveries/${a.deliveryId}/redeliver">${csrfField(ctx.csrf)}<button type="submit" class="secondary" aria-label="Redeliver event ${a.eventId}">Redeliver</button></form></td>
-    </tr>`;
+  return html` <tr>
+    <td data-label="Time">${when(a.attemptedAt)}</td>
+    <td data-label="Event">
+      <code>${a.eventType}</code><br /><span class="muted"><code>${a.eventId}</code> · attempt ${a.attempt}</span>
+    </td>
+    <td data-label="Status">${ok ? html`<span class="badge ok">${outcome}</span>` : html`<span class="badge warn">${outcome}</span>`}</td>
+    <td data-label="Duration">${a.durationMs} ms</td>
+    <td data-label="Response">${a.responseExcerpt ? html`<code class="excerpt">${a.responseExcerpt.slice(0, 200)}</code>` : html``}</td>
+    <td data-label="">
+      <form method="post" action="/settings/webhooks/${webhookId}/deliveries/${a.deliveryId}/redeliver">
+        ${csrfField(ctx.csrf)}<button type="submit" class="secondary" aria-label="Redeliver event ${a.eventId}">Redeliver</button>
+      </form>
+    </td>
+  </tr>`;
 }
 
 export function editWebhookPage(
@@ -119,42 +176,77 @@ export function editWebhookPage(
   return settingsPage(ctx, {
     title: 'Webhook',
     active: 'webhooks',
-    body: html`
-<h1>Webhook <code>${w.url}</code></h1>
-${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``}
-${disabledBox(w)}
-<section class="panel" aria-labelledby="edit-webhook">
-  <h2 id="edit-webhook">Settings</h2>
-  ${errorBox(o.error)}
-  <form class="stack" method="post" action="/settings/webhooks/${w.id}">
-    ${csrfField(ctx.csrf)}
-    <label for="wh-url">URL</label>
-    <input id="wh-url" name="url" type="url" required maxlength="2048" value="${v.url ?? w.url}"${fieldError(errorAbout(o.error, 'url'))}>
-    <label for="wh-description">Description</label>
-    <input id="wh-description" name="description" maxlength="500" value="${v.description ?? w.description}"${fieldError(errorAbout(o.error, 'description'))}>
-    <label for="wh-operations">Operations</label>
-    <input id="wh-operations" name="operations" required value="${v.operations ?? w.operations.join(', ')}"${fieldError(errorAbout(o.error, 'operations'))}>
-    <label class="check"><input type="checkbox" name="enabled"${enabled ? html` checked` : html``}> Enabled</label>
-    <button type="submit">Save</button>
-  </form>
-  <form method="post" action="/settings/webhooks/${w.id}/secret" class="gap-top">
-    ${csrfField(ctx.csrf)}
-    <button type="submit" class="secondary">Reveal signing secret</button>
-  </form>
-</section>
+    body: html` <h1>Webhook <code>${w.url}</code></h1>
+      ${o.notice ? html`<p class="success" role="status">${o.notice}</p>` : html``} ${disabledBox(w)}
+      <section class="panel" aria-labelledby="edit-webhook">
+        <h2 id="edit-webhook">Settings</h2>
+        ${errorBox(o.error)}
+        <form class="stack" method="post" action="/settings/webhooks/${w.id}">
+          ${csrfField(ctx.csrf)}
+          <label for="wh-url">URL</label>
+          <input
+            id="wh-url"
+            name="url"
+            type="url"
+            required
+            maxlength="2048"
+            value="${v.url ?? w.url}"
+            ${fieldError(errorAbout(o.error, 'url'))}
+          />
+          <label for="wh-description">Description</label>
+          <input
+            id="wh-description"
+            name="description"
+            maxlength="500"
+            value="${v.description ?? w.description}"
+            ${fieldError(errorAbout(o.error, 'description'))}
+          />
+          <label for="wh-operations">Operations</label>
+          <input
+            id="wh-operations"
+            name="operations"
+            required
+            value="${v.operations ?? w.operations.join(', ')}"
+            ${fieldError(errorAbout(o.error, 'operations'))}
+          />
+          <label class="check"><input type="checkbox" name="enabled" ${enabled ? html` checked` : html``} /> Enabled</label>
+          <button type="submit">Save</button>
+        </form>
+        <form method="post" action="/settings/webhooks/${w.id}/secret" class="gap-top">
+          ${csrfField(ctx.csrf)}
+          <button type="submit" class="secondary">Reveal signing secret</button>
+        </form>
+      </section>
 
-<h2 class="gap-top">Recent attempts</h2>
-<div class="table-wrap">
-<table>
-  <caption class="sr-only">Delivery attempts to ${w.url}, newest first</caption>
-  <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Response</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-  <tbody>
-  ${o.attempts.length ? o.attempts.map((a) => attemptRow(ctx, w.id, a)) : html`<tr><td colspan="6" class="muted">No attempts yet.</td></tr>`}
-  </tbody>
-</table>
-</div>
-${UTC_NOTE}
-<p><a href="/settings/webhooks">All webhooks</a></p>`,
+      <h2 class="gap-top">Recent attempts</h2>
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">
+            Delivery attempts to ${w.url}, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Response</th>
+              <th scope="col"><span class="sr-only">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            ${
+              o.attempts.length
+                ? o.attempts.map((a) => attemptRow(ctx, w.id, a))
+                : html`<tr>
+                    <td colspan="6" class="muted">No attempts yet.</td>
+                  </tr>`
+            }
+          </tbody>
+        </table>
+      </div>
+      ${UTC_NOTE}
+      <p><a href="/settings/webhooks">All webhooks</a></p>`,
   });
 }
 
@@ -162,17 +254,16 @@ export function confirmDeleteWebhookPage(ctx: SettingsContext, w: WebhookSummary
   return settingsPage(ctx, {
     title: 'Delete webhook',
     active: 'webhooks',
-    body: html`
-<h1>Delete the webhook to <code>${w.url}</code>?</h1>
-<section class="panel">
-  <p>No more events are sent to it, including retries still waiting, and its delivery log is deleted. This cannot be undone.</p>
-  <form method="post" action="/settings/webhooks/${w.id}/delete">
-    ${csrfField(ctx.csrf)}
-    <div class="actions">
-      <button type="submit" class="danger">Delete webhook</button>
-      <a class="button secondary" href="/settings/webhooks">Cancel</a>
-    </div>
-  </form>
-</section>`,
+    body: html` <h1>Delete the webhook to <code>${w.url}</code>?</h1>
+      <section class="panel">
+        <p>No more events are sent to it, including retries still waiting, and its delivery log is deleted. This cannot be undone.</p>
+        <form method="post" action="/settings/webhooks/${w.id}/delete">
+          ${csrfField(ctx.csrf)}
+          <div class="actions">
+            <button type="submit" class="danger">Delete webhook</button>
+            <a class="button secondary" href="/settings/webhooks">Cancel</a>
+          </div>
+        </form>
+      </section>`,
   });
 }
