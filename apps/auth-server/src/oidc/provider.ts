@@ -50,6 +50,7 @@ export async function createProvider(ds: DataSource, publicUrl: string): Promise
     return compare.call(this, hashSecret(actual));
   };
   answer503WhileDatabaseIsAway(provider);
+  explainRefreshTokenReuse(provider);
   return provider;
 }
 
@@ -73,5 +74,24 @@ function answer503WhileDatabaseIsAway(provider: OidcProvider): void {
         error_description: `The database is unavailable; retry after ${RETRY_AFTER_SECONDS} s`,
       };
     }
+  });
+}
+
+/**
+ * A rotated refresh token used again (RFC 9700 §4.14.2) revokes its whole grant, and
+ * oidc-provider answers only "grant request is invalid": say what happened, so the
+ * client's developer knows to sign in again and to keep the newest refresh token.
+ */
+export const REFRESH_TOKEN_REUSED =
+  'This refresh token was already used, so the grant was revoked: an old refresh token was reused (each refresh returns a new one; keep only the newest). Sign in again.';
+
+function explainRefreshTokenReuse(provider: OidcProvider): void {
+  provider.on('grant.error', (ctx, err) => {
+    if ((err as { error_detail?: string }).error_detail === 'refresh token already used') ctx.state.refreshTokenReused = true;
+  });
+  provider.use(async (ctx, next) => {
+    await next();
+    if (!ctx.state.refreshTokenReused || !ctx.body || typeof ctx.body !== 'object') return;
+    ctx.body = { ...(ctx.body as object), error_description: REFRESH_TOKEN_REUSED };
   });
 }
