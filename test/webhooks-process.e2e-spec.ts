@@ -292,12 +292,18 @@ describe('Webhooks across processes', () => {
         workspace.id,
       ]);
       expect(attempts).toBe(60);
-      const [{ left }] = await ds.query(
-        `SELECT count(*)::int AS left FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-          WHERE t.identifier = 'webhook_deliver' AND j.payload->>'workspaceId' = $1`,
-        [workspace.id],
-      );
-      expect(left).toBe(0);
+      // Jobs put back while the workspace was at its share run within 5 s of a free slot, find their delivery done, and leave.
+      const jobsLeft = async () =>
+        (
+          await ds.query(
+            `SELECT count(*)::int AS left FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+              WHERE t.identifier = 'webhook_deliver' AND j.payload->>'workspaceId' = $1`,
+            [workspace.id],
+          )
+        )[0].left as number;
+      await waitUntil(async () => (await jobsLeft()) === 0, 15_000).catch(() => undefined);
+      expect(await jobsLeft()).toBe(0);
+      expect(receiver.receipts).toHaveLength(60);
     } finally {
       await a?.close();
       await b?.close();
