@@ -7,6 +7,7 @@
 // Needs `npm run build` first. Uses DATABASE_URL, or the checkout's embedded Postgres (a
 // throwaway database). Prints one line per scenario and `conformance: N passed, N failed`;
 // exits non-zero when a scenario fails.
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
@@ -23,6 +24,10 @@ if (!node22 || !conformance) {
 }
 
 const db = await import('../dist/libs/database/src/index.js');
+// Both apps in this one process: Nest's static logger at LOG_LEVEL before their modules load,
+// or @nestjs/typeorm warns that the second one's data source name is taken (true only here).
+const { Logger } = await import('@nestjs/common');
+Logger.overrideLogger(db.logLevels(process.env.LOG_LEVEL ?? 'error'));
 const { createAuthServer } = await import('../dist/apps/auth-server/src/bootstrap.js');
 const { createRecordsApi } = await import('../dist/apps/records-api/src/bootstrap.js');
 const accounts = await import('../dist/libs/identity/src/accounts.js');
@@ -36,6 +41,9 @@ const freePort = () =>
   });
 
 process.env.LOG_LEVEL ??= 'error';
+// A database of its own, thrown away after the run: a throwaway master key for it too (the
+// apps refuse to start with DATABASE_URL and no VAULT_MASTER_KEY).
+process.env.VAULT_MASTER_KEY ||= randomBytes(32).toString('base64');
 let embedded;
 let dropDatabase = async () => undefined;
 if (!process.env.DATABASE_URL) {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { freePort } from './public-origin.js';
 import { alive, childrenOf, commandOf, postmasterOf, stopAndRemoveCluster, ROOT, waitUntil } from './processes.js';
 
@@ -35,7 +35,10 @@ describe('npm start', () => {
   it('SIGTERM to npm stops the launcher, both apps and Postgres, and npm exits 0', async () => {
     const port = await freePort();
     const authPort = await freePort();
-    const npm = spawn(join(dirname(process.execPath), 'npm'), ['start'], {
+    // The npm that runs this suite (`npm test` sets npm_execpath), on this Node: a Node binary
+    // from a package (CI's Node 24) has no npm beside it.
+    const npmCli = process.env.npm_execpath;
+    const npm = spawn(npmCli ? process.execPath : 'npm', npmCli ? [npmCli, 'start'] : ['start'], {
       cwd: ROOT,
       env: {
         ...process.env,
