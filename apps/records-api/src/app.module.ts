@@ -4,7 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { BearerAuthGuard } from '#auth/auth.guard.js';
 import { dataSourceOptions, resolveDatabaseUrl } from '#database/data-source.js';
 import { RestExceptionFilter } from './http/rest-exception.filter.js';
-import { OBJECT_CONTROLLERS } from './objects/object.controller.js';
+import { OBJECT_CONTROLLERS } from './rest/object.controller.js';
 import { RecordsModule } from './records/records.module.js';
 import { AgentDiscoveryController } from './well-known/agent-discovery.controller.js';
 import { DocsController } from './well-known/docs.controller.js';

@@ -24,7 +24,7 @@ import { DocsController, graphqlPageForBrowsers } from './well-known/docs.contro
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import { graphqlContextFactory } from './graphql/graphql-context.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
-import { RecordsService } from './objects/records.service.js';
+import { RecordsService } from './records/records.service.js';
 
 /** The records API, configured but not listening (tests use it with supertest). */
 export async function createRecordsApi(): Promise<INestApplication> {

@@ -7,7 +7,7 @@ import { CurrentPrincipal, type AuthenticatedRequest } from '#auth/auth.guard.js
 import { bearerToken } from '#auth/bearer-auth.service.js';
 import type { Principal } from '#auth/principal.js';
 import type { RequestWithId } from '../http/request-id.js';
-import { ObjectServices } from '../objects/object-service.js';
+import { ObjectServices } from '../records/object-service.js';
 import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
 import { databaseUnavailableBody, errorHeaders } from '../http/error-body.js';

@@ -2,12 +2,12 @@ import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { embeddedText } from '../objects/embedded-text.js';
-import { definitionFor, type AnyRecord } from '../objects/object-definitions.js';
-import type { ObjectService } from '../objects/object-service.js';
-import { inversesOf } from '../objects/records.service.js';
-import { parseRestGetQuery, parseRestListQuery } from '../records/list-query.js';
-import type { ListResult } from '../records/record-store.js';
+import { embeddedText } from '../records/embedded-text.js';
+import { definitionFor, type AnyRecord } from '../records/object-definitions.js';
+import type { ObjectService } from '../records/object-service.js';
+import { inversesOf } from '../records/records.service.js';
+import { parseRestGetQuery, parseRestListQuery } from '../rest/list-query.js';
+import type { ListResult } from '../records/records.service.js';
 import {
   createInput,
   deleteInput,

@@ -9,7 +9,7 @@ import {
   type TextField,
 } from '#records/objects/index.js';
 import { MAX_LIMIT, DEFAULT_LIMIT, DIRECTIONS, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
-import { EMBEDDED_PER_RECORD } from '../objects/constants.js';
+import { EMBEDDED_PER_RECORD } from '../records/constants.js';
 
 /*
  * Tool input and output schemas (zod, turned into JSON Schema by the SDK). Inputs check

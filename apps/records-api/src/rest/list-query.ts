@@ -1,7 +1,7 @@
 import { BadInputError, ErrorCode } from '#records/errors.js';
 import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
-import type { ListArgs } from './record-store.js';
+import type { ListArgs } from '../records/records.service.js';
 
 const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_before', 'depth'];
 

@@ -2,8 +2,8 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiProperty, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ErrorCode } from '#records/errors.js';
 import { DEFAULT_LIMIT, DIRECTIONS, MAX_LIMIT, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
-import { MAX_BATCH } from './record-store.js';
-import type { AnyClass } from '../objects/decorate.js';
+import { MAX_BATCH } from '../records/records.service.js';
+import type { AnyClass } from '../records/decorate.js';
 
 /*
  * OpenAPI descriptions shared by the object controllers (objects/object.controller.ts): list parameters,

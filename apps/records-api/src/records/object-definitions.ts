@@ -1,7 +1,7 @@
 import { composite, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { querySchemaOf } from '#records/objects/query-schema.js';
 import { normalizeTimestamp } from '#records/query/index.js';
-import type { RecordDefinition } from '../records/record-definition.js';
+import type { RecordDefinition } from './record-definition.js';
 import { restClasses } from './rest-classes.js';
 
 /*

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/sw
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { parseRestGetQuery, parseRestListQuery } from '../records/list-query.js';
+import { parseRestGetQuery, parseRestListQuery } from './list-query.js';
 import {
   ApiBatchBody,
   ApiDataResponse,
@@ -15,12 +15,12 @@ import {
   ApiRecordBody,
   DeletedModel,
   SHARED_MODELS,
-} from '../records/open-api.js';
-import { classDecorators, method, serviceHolder } from './decorate.js';
-import { embeddedText } from './embedded-text.js';
-import { definitionFor } from './object-definitions.js';
-import { serviceFor, type ObjectService } from './object-service.js';
-import { restClasses } from './rest-classes.js';
+} from './open-api-decorators.js';
+import { classDecorators, method, serviceHolder } from '../records/decorate.js';
+import { embeddedText } from '../records/embedded-text.js';
+import { definitionFor } from '../records/object-definitions.js';
+import { serviceFor, type ObjectService } from '../records/object-service.js';
+import { restClasses } from '../records/rest-classes.js';
 
 /**
  * The six REST calls of one object (docs/rest.md; docs/architecture.md), each a decorator list and one call into

@@ -18,10 +18,10 @@ import {
   OrderByDirection,
   StringFilter,
   UUIDFilter,
-} from '../graphql/types/common.types.js';
-import { PageArgs } from '../graphql/types/page.args.js';
-import { BigFloatScalar, DateTimeScalar, UUIDScalar } from '../graphql/types/scalars.js';
-import { namedClass, property, type Ctor } from './decorate.js';
+} from './types/common.types.js';
+import { PageArgs } from './types/page.args.js';
+import { BigFloatScalar, DateTimeScalar, UUIDScalar } from './types/scalars.js';
+import { namedClass, property, type Ctor } from '../records/decorate.js';
 
 /*
  * GraphQL types of every object (docs/graphql.md; docs/architecture.md; names as in Twenty), made from the

@@ -6,7 +6,10 @@ import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
 import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
+import { OBJECTS, type ObjectDeclaration, type RelationField } from '#records/objects/index.js';
 import { CountCache } from './count-cache.js';
+import { EMBEDDED_PER_RECORD } from './constants.js';
+import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 import { iso, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';
 
@@ -88,22 +91,45 @@ function mapDbError(err: { code?: string; detail?: string }, def: RecordDefiniti
   throw err;
 }
 
+/** A relation seen from its target: `people.companyId` seen from companies is the inverse `people`. */
+export interface InverseRelation {
+  source: ObjectDeclaration;
+  field: RelationField;
+}
+
+export function inversesOf(plural: string): InverseRelation[] {
+  return OBJECTS.flatMap((source) =>
+    source.fields.filter((f): f is RelationField => f.kind === 'relation' && f.target === plural).map((field) => ({ source, field })),
+  );
+}
+
 /**
- * The one service layer behind REST, GraphQL and MCP for a record object: permissions,
- * validation, workspace scoping, keyset pagination and exact counts.
+ * The one service layer behind REST, GraphQL and MCP for every record object, by its
+ * plural name: permissions, validation, workspace scoping, keyset pagination, exact
+ * counts, and the relations `depth=1` embeds. Transports call nothing else on the way to SQL.
  */
 @Injectable()
-export class RecordStore {
+export class RecordsService {
   constructor(
     private readonly sql: Sql,
     private readonly counts: CountCache,
   ) {}
 
+  /** The definition of an object as `principal`'s workspace sees it. */
+  definition(plural: string): ObjectDefinition {
+    return definitionFor(plural);
+  }
+
   assertId(id: string): void {
     if (!isUUID(id)) throw new BadInputError(ErrorCode.INVALID_ID, `id must be a UUID; got "${id}"`);
   }
 
-  async list<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, args: ListArgs): Promise<ListResult<T>> {
+  async list(plural: string, principal: Principal, args: ListArgs, depth: 0 | 1 = 0): Promise<ListResult<AnyRecord>> {
+    const result = await this.listOf(this.definition(plural), principal, args);
+    return depth === 0 ? result : { ...result, records: await this.embed(plural, principal, result.records) };
+  }
+
+  private async listOf<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, args: ListArgs): Promise<ListResult<T>> {
     assertCan(principal, def.object, 'read');
     const { order, backwards, cursor } = this.position(def, args);
 
@@ -172,13 +198,14 @@ export class RecordStore {
    * statement: the same filter, order and cursor rules as `list`, each parent's page read by
    * keyset in a LATERAL join, counts grouped in one more statement when asked for.
    */
-  async listByParents<T>(
-    def: RecordDefinition<T, unknown, unknown>,
-    principal: Principal,
+  async pagesByParent(
+    source: string,
     column: string,
+    principal: Principal,
     parentIds: string[],
     args: ListArgs,
-  ): Promise<Map<string, ListResult<T>>> {
+  ): Promise<Map<string, ListResult<AnyRecord>>> {
+    const def = this.definition(source);
     assertCan(principal, def.object, 'read');
     const { order, backwards, cursor } = this.position(def, args);
 
@@ -218,7 +245,7 @@ export class RecordStore {
       );
       for (const row of counted) counts.set(row.parent, Number(row.n));
     }
-    const result = new Map<string, ListResult<T>>();
+    const result = new Map<string, ListResult<AnyRecord>>();
     for (const parent of parentIds) {
       const mine = rows.filter((row) => row.__parent === parent);
       const found = mine.filter((row) => row.id != null);
@@ -242,7 +269,12 @@ export class RecordStore {
     return result;
   }
 
-  async get<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, id: string): Promise<T> {
+  async get(plural: string, principal: Principal, id: string, depth: 0 | 1 = 0): Promise<AnyRecord> {
+    const record = await this.getOne(this.definition(plural), principal, id);
+    return depth === 0 ? record : (await this.embed(plural, principal, [record]))[0];
+  }
+
+  private async getOne<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, id: string): Promise<T> {
     assertCan(principal, def.object, 'read');
     this.assertId(id);
     const rows = await this.sql.rows(
@@ -255,8 +287,11 @@ export class RecordStore {
     return def.toRecord(rows[0]);
   }
 
-  /** Records by id in one query (for relations), soft-deleted ones left out. */
-  async findByIds<T>(def: RecordDefinition<T, unknown, unknown>, workspaceId: string, ids: string[]): Promise<T[]> {
+  /** Live records of `target` by id, in one query (needs read on the target). */
+  async byIds(target: string, principal: Principal, ids: string[]): Promise<AnyRecord[]> {
+    assertCan(principal, target, 'read');
+    const def = this.definition(target);
+    const workspaceId = principal.workspaceId;
     if (!ids.length) return [];
     const rows = await this.sql.rows(
       `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
@@ -266,15 +301,18 @@ export class RecordStore {
     return rows.map((row: Record<string, unknown>) => def.toRecord(row));
   }
 
-  /** Up to `perParent` live records per parent id, oldest first, in one query (no N+1). */
-  async findByParent<T>(
-    def: RecordDefinition<T, unknown, unknown>,
-    workspaceId: string,
+  /** Up to 60 live `source` records per parent id through `parentColumn`, oldest first, in one query (no N+1). */
+  async children(
+    source: string,
     parentColumn: string,
+    principal: Principal,
     parentIds: string[],
-    perParent: number,
-  ): Promise<Map<string, { records: T[]; total: number }>> {
-    const result = new Map<string, { records: T[]; total: number }>();
+  ): Promise<Map<string, { records: AnyRecord[]; total: number }>> {
+    assertCan(principal, source, 'read');
+    const def = this.definition(source);
+    const workspaceId = principal.workspaceId;
+    const perParent = EMBEDDED_PER_RECORD;
+    const result = new Map<string, { records: AnyRecord[]; total: number }>();
     if (!parentIds.length) return result;
     const rows = await this.sql.rows(
       `SELECT * FROM (
@@ -295,19 +333,20 @@ export class RecordStore {
     return result;
   }
 
-  async create<T, C extends object>(def: RecordDefinition<T, C, unknown>, principal: Principal, body: unknown): Promise<T> {
-    const [created] = await this.createMany(def, principal, [body], null);
+  async create(plural: string, principal: Principal, body: unknown): Promise<AnyRecord> {
+    const [created] = await this.createMany(plural, principal, [body], null);
     return created;
   }
 
   /** All or none: every record is validated first, then one INSERT in one transaction. */
-  async createMany<T, C extends object>(
-    def: RecordDefinition<T, C, unknown>,
+  async createMany(
+    plural: string,
     principal: Principal,
     bodies: unknown,
     /** How messages name the list (`data` in GraphQL, nothing for a REST body); null for a single record. */
     listName: string | null = '',
-  ): Promise<T[]> {
+  ): Promise<AnyRecord[]> {
+    const def = this.definition(plural);
     assertCan(principal, def.object, 'create');
     if (!Array.isArray(bodies)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'body must be a JSON array of records');
     if (bodies.length === 0 || bodies.length > MAX_BATCH) {
@@ -342,11 +381,12 @@ export class RecordStore {
     return records;
   }
 
-  async update<T, U extends object>(def: RecordDefinition<T, unknown, U>, principal: Principal, id: string, body: unknown): Promise<T> {
+  async update(plural: string, principal: Principal, id: string, body: unknown): Promise<AnyRecord> {
+    const def = this.definition(plural);
     assertCan(principal, def.object, 'update');
     this.assertId(id);
     const columns = def.toColumns(validateInput(def.updateInput, body));
-    if (!Object.keys(columns).length) return this.get(def, principal, id);
+    if (!Object.keys(columns).length) return this.getOne(def, principal, id);
     await this.assertRelationsExist(def, principal.workspaceId, [columns]);
     const params: unknown[] = [principal.workspaceId, id];
     const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
@@ -368,14 +408,15 @@ export class RecordStore {
         await recordEvents(tx, principal.workspaceId, [
           { object: def.object, action: 'updated', record, previous: changedFields(previous, record) },
         ]);
-        return record as T;
+        return record as AnyRecord;
       })
       .catch((err) => mapDbError(err, def));
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return updated;
   }
 
-  async softDelete(def: RecordDefinition<unknown, unknown, unknown>, principal: Principal, id: string): Promise<{ id: string }> {
+  async delete(plural: string, principal: Principal, id: string): Promise<{ id: string }> {
+    const def = this.definition(plural);
     assertCan(principal, def.object, 'delete');
     this.assertId(id);
     const deleted = await this.sql.transaction(async (tx) => {
@@ -393,6 +434,26 @@ export class RecordStore {
     });
     if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
+  }
+
+  /** depth=1 (docs/rest.md; docs/architecture.md): each linked record, and the inverse lists declared for depth 1. */
+  private async embed(plural: string, principal: Principal, records: AnyRecord[]): Promise<AnyRecord[]> {
+    const extras = records.map(() => ({}) as Record<string, unknown>);
+    for (const field of this.definition(plural).relations.map((r) => r.field)) {
+      const ids = [...new Set(records.map((r) => r[field.name]).filter((id): id is string => Boolean(id)))];
+      const found = new Map((await this.byIds(field.target, principal, ids)).map((t) => [t.id, t]));
+      records.forEach((r, i) => (extras[i][field.relation] = r[field.name] ? (found.get(r[field.name]) ?? null) : null));
+    }
+    for (const { source, field } of inversesOf(plural).filter((inv) => inv.field.inverseAtDepth1)) {
+      const lists = await this.children(
+        source.plural,
+        field.column,
+        principal,
+        records.map((r) => r.id),
+      );
+      records.forEach((r, i) => (extras[i][field.inverse] = lists.get(r.id)?.records ?? []));
+    }
+    return records.map((r, i) => ({ ...r, ...extras[i] }));
   }
 
   /** The order with its tie-breaker, the direction, and the cursor of a list call, checked. */

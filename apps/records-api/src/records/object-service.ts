@@ -1,13 +1,14 @@
 import { Injectable, type Type } from '@nestjs/common';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS } from '#records/objects/index.js';
-import type { ListArgs, ListResult } from '../records/record-store.js';
+import type { ListArgs, ListResult } from './records.service.js';
 import type { AnyRecord } from './object-definitions.js';
 import { RecordsService } from './records.service.js';
 
 /**
- * The service of one object: RecordsService with the object fixed. One provider class per
- * object (made here, so `app.get(CompaniesService)` finds the one REST, GraphQL and MCP call).
+ * A handle on RecordsService with one object fixed, not a layer of its own: each method is
+ * the service's, with the object's plural name filled in. One provider class per object
+ * (made here, so `app.get(CompaniesService)` finds the one REST, GraphQL and MCP call).
  */
 export class ObjectService {
   constructor(
