@@ -11,6 +11,7 @@ import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
+import { MetadataController } from './rest/metadata.controller.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
@@ -25,7 +26,7 @@ import { WebhooksWorker } from './webhooks/webhooks-worker.js';
     HealthModule,
   ],
   // One REST controller per declared object (objects/object.controller.ts).
-  controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, McpController],
+  controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, MetadataController, McpController],
   providers: [
     RateLimitPool.provider(),
     WebhooksWorker,

@@ -22,6 +22,7 @@ interface ApiKeyRow {
   role_name: string;
   object_permissions: Principal['role']['objectPermissions'];
   settings_permissions: Principal['role']['settingsPermissions'];
+  data_model_version: string;
 }
 
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
@@ -38,6 +39,7 @@ interface RoleRow {
   role_name: string;
   object_permissions: Principal['role']['objectPermissions'];
   settings_permissions: Principal['role']['settingsPermissions'];
+  data_model_version: string;
 }
 
 /** A once-a-minute `last_used_at` keeps a busy key from turning every read into a write (cached or read from the database). */
@@ -98,7 +100,8 @@ export class BearerAuthService {
     const isApp = claims.client_id !== undefined && claims.sub === claims.client_id;
     const rows = isApp
       ? await this.sql.rows<RoleRow>(
-          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
+          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
+              (SELECT w.data_model_version FROM workspaces w WHERE w.id = r.workspace_id) AS data_model_version
              FROM server_apps a JOIN roles r ON r.workspace_id = a.workspace_id AND r.id = a.role_id
             WHERE a.client_id = $1 AND a.workspace_id = $2`,
           [claims.client_id, workspaceId],
@@ -106,6 +109,7 @@ export class BearerAuthService {
         )
       : await this.sql.rows<RoleRow>(
           `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
+              (SELECT w.data_model_version FROM workspaces w WHERE w.id = r.workspace_id) AS data_model_version,
                   g.id IS NOT NULL AS granted, (extract(epoch FROM g.expires_at) * 1000)::bigint AS grant_expires_ms
              FROM workspace_members m JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
                   LEFT JOIN oidc_models g ON g.model = 'Grant' AND g.id = $3 AND (g.expires_at IS NULL OR g.expires_at > now())
@@ -123,6 +127,7 @@ export class BearerAuthService {
       kind: isApp ? 'app' : 'user',
       subjectId: claims.sub,
       workspaceId,
+      dataModelVersion: Number(rows[0].data_model_version),
       role: {
         id: rows[0].role_id,
         name: rows[0].role_name,
@@ -141,7 +146,8 @@ export class BearerAuthService {
       `SELECT k.workspace_id, k.id, k.revoked_at IS NOT NULL AS revoked, k.expires_at <= now() AS expired,
               (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms,
               (k.last_used_at IS NULL OR k.last_used_at < now() - interval '${KEY_USE_RESOLUTION_MS} milliseconds') AS use_stale,
-              r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
+              r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
+              (SELECT w.data_model_version FROM workspaces w WHERE w.id = r.workspace_id) AS data_model_version
          FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
         WHERE k.secret_hash = $1`,
       [hash],
@@ -155,6 +161,7 @@ export class BearerAuthService {
       kind: 'apiKey',
       subjectId: key.id,
       workspaceId: key.workspace_id,
+      dataModelVersion: Number(key.data_model_version),
       role: {
         id: key.role_id,
         name: key.role_name,

@@ -7,6 +7,12 @@ export interface Principal {
   /** API key id, user id or app client id. */
   subjectId: string;
   workspaceId: string;
+  /**
+   * The workspace's `data_model_version` when the principal was read (0: no custom field
+   * was ever added). Every data-model change moves it and drops cached principals, so it is
+   * current on every request. Unset where the principal was not read from the database.
+   */
+  dataModelVersion?: number;
   role: {
     id: string;
     name: string;

@@ -20,6 +20,7 @@ import { WebhookFairDelivery1764500000100 } from './migrations/1764500000100-web
 import { assertCheckValue, masterKey } from './master-key.js';
 import { AccountNotices1764500000200 } from './migrations/1764500000200-account-notices.js';
 import { IdempotencyPerCredential1764500000300 } from './migrations/1764500000300-idempotency-per-credential.js';
+import { CustomFields1764600000000 } from './migrations/1764600000000-custom-fields.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   WebhookFairDelivery1764500000100,
   AccountNotices1764500000200,
   IdempotencyPerCredential1764500000300,
+  CustomFields1764600000000,
 ];
 
 /**

@@ -23,11 +23,15 @@ export type AuditAction =
   | 'webhook.update'
   | 'webhook.delete'
   | 'webhook.reveal_secret'
-  | 'webhook.redeliver';
+  | 'webhook.redeliver'
+  | 'field.create'
+  | 'field.update'
+  | 'field.delete';
 
 export interface AuditEntry {
   workspaceId: string;
-  actor: { userId: string; email: string };
+  /** `userId` null for an API key or a server app (its name is in `email`). */
+  actor: { userId: string | null; email: string };
   action: AuditAction;
   target: { type: string; id?: string; label?: string };
   details?: Record<string, unknown>;

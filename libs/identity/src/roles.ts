@@ -22,6 +22,7 @@ export const SETTINGS_PERMISSION_LABELS: Record<SettingsPermission, string> = {
   API_KEYS_AND_WEBHOOKS: 'API keys and webhooks',
   WORKSPACE_MEMBERS: 'Workspace members',
   ROLES: 'Roles',
+  DATA_MODEL: 'Data model',
 };
 
 export interface RoleInput {

@@ -15,6 +15,7 @@ export type GraphqlRequest = AuthenticatedRequest & RequestWithId;
 export interface GraphqlContext {
   req: GraphqlRequest;
   principal: Principal;
+  records: RecordsService;
   loaders: Loaders;
 }
 
@@ -45,6 +46,6 @@ export function graphqlContextFactory(deps: { auth: BearerAuthService; records: 
       });
     }
     req.principal = principal;
-    return { req, principal, loaders: createLoaders(principal, deps.records) };
+    return { req, principal, records: deps.records, loaders: createLoaders(principal, deps.records) };
   };
 }

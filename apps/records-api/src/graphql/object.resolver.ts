@@ -40,7 +40,9 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
       const withCount = selectedFields(info).has('totalCount');
       // Only the columns of the selected record fields are read (and those the order needs).
       const fields = selectedFieldsAt(info, ['edges', 'node']);
-      return toConnection(await this.service.list(principal, { ...toListArgs(args, schema, withCount), fields }));
+      return toConnection(
+        await this.service.list(principal, { ...toListArgs(args, await this.service.schema(principal), withCount), fields }),
+      );
     },
     [Query(() => types.connection, { name: plural, complexity: connectionCost })],
     [P, Args(), Info()],
@@ -51,7 +53,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
     cls,
     'one',
     async function (this: Self, principal: Principal, filter: object) {
-      const page = await this.service.list(principal, toListArgs({ filter, first: 1 }, schema, false));
+      const page = await this.service.list(principal, toListArgs({ filter, first: 1 }, await this.service.schema(principal), false));
       return page.records[0] ?? null;
     },
     [
@@ -109,7 +111,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
       if (onlyId(info)) return deleted;
       const page = await this.service.list(
         principal,
-        toListArgs({ filter: { id: { eq: id }, deletedAt: { is: 'NOT_NULL' } }, first: 1 }, schema, false),
+        toListArgs({ filter: { id: { eq: id }, deletedAt: { is: 'NOT_NULL' } }, first: 1 }, await this.service.schema(principal), false),
       );
       return page.records[0] ?? deleted;
     },
@@ -143,7 +145,6 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   // oldest by default; with list arguments (`people(first: 3, filter: …)`) a page per parent.
   for (const { source, field } of inversesOf(plural)) {
     const sourceTypes = GRAPHQL_TYPES.get(source.plural)!;
-    const sourceSchema = definitionFor(source.plural).schema;
     method(
       cls,
       `inverse_${field.inverse}`,
@@ -157,7 +158,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
           );
         }
         const withCount = selectedFields(info).has('totalCount');
-        const listArgs = toListArgs(args, sourceSchema, withCount);
+        const listArgs = toListArgs(args, (await context.records.definitionFor(source.plural, context.principal)).schema, withCount);
         const key = `${withCount}:${JSON.stringify(args)}`;
         return toConnection(await context.loaders.pages(source.plural, field.column, key, listArgs).load(record.id));
       },

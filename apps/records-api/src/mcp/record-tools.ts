@@ -111,7 +111,7 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService): 
       outputSchema: listOutput(plural, withEmbedded),
       annotations: { ...READ, title: `List ${plural}` },
       async run(principal, args) {
-        const { depth, ...list } = parseRestListQuery(asQuery(args), schema);
+        const { depth, ...list } = parseRestListQuery(asQuery(args), await service.schema(principal));
         const page = await service.list(principal, list, depth);
         return {
           structured: { [plural]: page.records, totalCount: page.totalCount, pageInfo: page.pageInfo },

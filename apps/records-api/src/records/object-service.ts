@@ -1,6 +1,7 @@
 import { Injectable, type Type } from '@nestjs/common';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS } from '#records/objects/index.js';
+import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs, ListResult } from './records.service.js';
 import type { AnyRecord } from './object-definitions.js';
 import { RecordsService } from './records.service.js';
@@ -15,6 +16,11 @@ export class ObjectService {
     readonly records: RecordsService,
     readonly object: string,
   ) {}
+
+  /** The list parameters' view of the object as `principal`'s workspace sees it (custom fields included). */
+  async schema(principal: Principal): Promise<ObjectSchema> {
+    return (await this.records.definitionFor(this.object, principal)).schema;
+  }
 
   list(principal: Principal, args: ListArgs, depth: 0 | 1 = 0): Promise<ListResult<AnyRecord>> {
     return this.records.list(this.object, principal, args, depth);

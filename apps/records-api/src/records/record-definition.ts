@@ -1,4 +1,4 @@
-import type { ObjectDeclaration, RelationField } from '#records/objects/index.js';
+import type { CustomField, ObjectDeclaration, RelationField } from '#records/objects/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 
 /** What the generic record store needs to know about one object, made from its declaration (objects/object-definitions.ts). */
@@ -24,6 +24,8 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   toColumns(input: TCreate | TUpdate): Record<string, unknown>;
   /** The declared links to other objects, each checked on write against the target's live records. */
   relations: readonly { field: RelationField; targetTable: string; targetSingular: string }[];
+  /** The workspace's active custom fields of this object (records/data-model.ts); absent on the built-in definition. */
+  custom?: readonly CustomField[];
 }
 
 /** A column value as the API shows it; timestamps already arrive as ISO strings (libs/database/src/sql.ts). */

@@ -4,6 +4,7 @@ import { CredentialCache } from '#auth/credential-cache.js';
 import { Sql } from '#database/sql.js';
 import { OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER } from './object-service.js';
 import { CountCache } from './count-cache.js';
+import { DataModel } from './data-model.js';
 import { IdempotencyStore } from '../http/idempotency.js';
 import { RecordsService } from './records.service.js';
 
@@ -17,6 +18,7 @@ import { RecordsService } from './records.service.js';
   providers: [
     Sql,
     CountCache,
+    DataModel,
     RecordsService,
     ...OBJECT_SERVICES,
     OBJECT_SERVICES_PROVIDER,

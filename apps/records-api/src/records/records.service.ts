@@ -6,8 +6,16 @@ import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
 import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
-import { OBJECTS, type ObjectDeclaration, type RelationField } from '#records/objects/index.js';
+import {
+  checkCustomValues,
+  compositeSubFields,
+  fullComposite,
+  OBJECTS,
+  type ObjectDeclaration,
+  type RelationField,
+} from '#records/objects/index.js';
 import { CountCache } from './count-cache.js';
+import { DataModel } from './data-model.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 import { iso, type RecordDefinition } from './record-definition.js';
@@ -91,6 +99,28 @@ function mapDbError(err: { code?: string; detail?: string }, def: RecordDefiniti
   throw err;
 }
 
+/**
+ * `custom` after an update: the scalar values given replace theirs; a composite given as an
+ * object replaces only the sub-fields it holds (as built-in composites do), null clears it.
+ */
+function customMerge(def: ObjectDefinition, values: Record<string, unknown>, params: unknown[]): string {
+  const whole: Record<string, unknown> = {};
+  let sql = 'custom';
+  for (const [name, value] of Object.entries(values)) {
+    const field = def.custom!.find((f) => f.name === name)!;
+    if (!compositeSubFields(field.type) || value === null) {
+      whole[name] = value;
+      continue;
+    }
+    const key = `$${params.push(name)}::text`;
+    const empty = `$${params.push(JSON.stringify(fullComposite(field.type, {})))}::jsonb`;
+    const given = `$${params.push(JSON.stringify(value))}::jsonb`;
+    sql = `jsonb_set(${sql}, ARRAY[${key}], (CASE WHEN jsonb_typeof(custom->${key}) = 'object' THEN custom->${key} ELSE ${empty} END) || ${given})`;
+  }
+  if (Object.keys(whole).length) sql = `(${sql} || $${params.push(JSON.stringify(whole))}::jsonb)`;
+  return sql;
+}
+
 /** A relation seen from its target: `people.companyId` seen from companies is the inverse `people`. */
 export interface InverseRelation {
   source: ObjectDeclaration;
@@ -113,11 +143,17 @@ export class RecordsService {
   constructor(
     private readonly sql: Sql,
     private readonly counts: CountCache,
+    private readonly dataModel: DataModel,
   ) {}
 
-  /** The definition of an object as `principal`'s workspace sees it. */
+  /** The built-in definition of an object (no workspace's fields): what the base schema and documents describe. */
   definition(plural: string): ObjectDefinition {
     return definitionFor(plural);
+  }
+
+  /** The definition of an object as `principal`'s workspace sees it, with its custom fields. */
+  async definitionFor(plural: string, principal: Principal): Promise<ObjectDefinition> {
+    return (await this.dataModel.of(principal)).definition(plural);
   }
 
   assertId(id: string): void {
@@ -125,7 +161,7 @@ export class RecordsService {
   }
 
   async list(plural: string, principal: Principal, args: ListArgs, depth: 0 | 1 = 0): Promise<ListResult<AnyRecord>> {
-    const result = await this.listOf(this.definition(plural), principal, args);
+    const result = await this.listOf(await this.definitionFor(plural, principal), principal, args);
     return depth === 0 ? result : { ...result, records: await this.embed(plural, principal, result.records) };
   }
 
@@ -205,7 +241,7 @@ export class RecordsService {
     parentIds: string[],
     args: ListArgs,
   ): Promise<Map<string, ListResult<AnyRecord>>> {
-    const def = this.definition(source);
+    const def = await this.definitionFor(source, principal);
     assertCan(principal, def.object, 'read');
     const { order, backwards, cursor } = this.position(def, args);
 
@@ -270,7 +306,7 @@ export class RecordsService {
   }
 
   async get(plural: string, principal: Principal, id: string, depth: 0 | 1 = 0): Promise<AnyRecord> {
-    const record = await this.getOne(this.definition(plural), principal, id);
+    const record = await this.getOne(await this.definitionFor(plural, principal), principal, id);
     return depth === 0 ? record : (await this.embed(plural, principal, [record]))[0];
   }
 
@@ -290,7 +326,7 @@ export class RecordsService {
   /** Live records of `target` by id, in one query (needs read on the target). */
   async byIds(target: string, principal: Principal, ids: string[]): Promise<AnyRecord[]> {
     assertCan(principal, target, 'read');
-    const def = this.definition(target);
+    const def = await this.definitionFor(target, principal);
     const workspaceId = principal.workspaceId;
     if (!ids.length) return [];
     const rows = await this.sql.rows(
@@ -309,7 +345,7 @@ export class RecordsService {
     parentIds: string[],
   ): Promise<Map<string, { records: AnyRecord[]; total: number }>> {
     assertCan(principal, source, 'read');
-    const def = this.definition(source);
+    const def = await this.definitionFor(source, principal);
     const workspaceId = principal.workspaceId;
     const perParent = EMBEDDED_PER_RECORD;
     const result = new Map<string, { records: AnyRecord[]; total: number }>();
@@ -346,14 +382,13 @@ export class RecordsService {
     /** How messages name the list (`data` in GraphQL, nothing for a REST body); null for a single record. */
     listName: string | null = '',
   ): Promise<AnyRecord[]> {
-    const def = this.definition(plural);
+    const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'create');
     if (!Array.isArray(bodies)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'body must be a JSON array of records');
     if (bodies.length === 0 || bodies.length > MAX_BATCH) {
       throw new BadInputError(ErrorCode.VALIDATION_FAILED, `a batch holds 1 to ${MAX_BATCH} records; got ${bodies.length}`);
     }
-    const inputs = bodies.map((body, i) => validateInput(def.createInput, body, listName === null ? '' : `${listName}[${i}]`));
-    const columnSets = inputs.map((input) => def.toColumns(input));
+    const columnSets = bodies.map((body, i) => this.columnsToWrite(def, body, 'create', listName === null ? '' : `${listName}[${i}]`));
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
     const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
@@ -382,14 +417,15 @@ export class RecordsService {
   }
 
   async update(plural: string, principal: Principal, id: string, body: unknown): Promise<AnyRecord> {
-    const def = this.definition(plural);
+    const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'update');
     this.assertId(id);
-    const columns = def.toColumns(validateInput(def.updateInput, body));
-    if (!Object.keys(columns).length) return this.getOne(def, principal, id);
+    const { custom, ...columns } = this.columnsToWrite(def, body, 'update', '');
+    if (!Object.keys(columns).length && custom === undefined) return this.getOne(def, principal, id);
     await this.assertRelationsExist(def, principal.workspaceId, [columns]);
     const params: unknown[] = [principal.workspaceId, id];
     const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
+    if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
     const updated = await this.sql
       .transaction(async (tx) => {
         const [before] = await tx.rows(
@@ -416,7 +452,7 @@ export class RecordsService {
   }
 
   async delete(plural: string, principal: Principal, id: string): Promise<{ id: string }> {
-    const def = this.definition(plural);
+    const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'delete');
     this.assertId(id);
     const deleted = await this.sql.transaction(async (tx) => {
@@ -434,6 +470,34 @@ export class RecordsService {
     });
     if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
+  }
+
+  /**
+   * A body checked and turned into the columns it writes: built-in fields by the object's
+   * input class, the workspace's custom fields by their types (into `custom`, as JSON on
+   * create and as the values given on update). Problems of both kinds are reported together.
+   */
+  private columnsToWrite(def: ObjectDefinition, body: unknown, mode: 'create' | 'update', prefix: string): Record<string, unknown> {
+    const fields = def.custom ?? [];
+    if (!fields.length || body === null || typeof body !== 'object' || Array.isArray(body)) {
+      return def.toColumns(validateInput(mode === 'create' ? def.createInput : def.updateInput, body, prefix));
+    }
+    const builtIn: Record<string, unknown> = {};
+    const names = new Set(fields.map((f) => f.name));
+    for (const [key, value] of Object.entries(body)) if (!names.has(key)) builtIn[key] = value;
+    const problems: string[] = [];
+    let columns: Record<string, unknown> = {};
+    try {
+      columns = def.toColumns(validateInput(mode === 'create' ? def.createInput : def.updateInput, builtIn, prefix));
+    } catch (err) {
+      if (!(err instanceof BadInputError)) throw err;
+      problems.push(...err.messages);
+    }
+    const values = checkCustomValues(fields, body as Record<string, unknown>, mode, prefix, problems);
+    if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
+    if (mode === 'create' && Object.keys(values).length) columns.custom = JSON.stringify(values);
+    if (mode === 'update' && Object.keys(values).length) columns.custom = values;
+    return columns;
   }
 
   /** depth=1 (docs/rest.md; docs/architecture.md): each linked record, and the inverse lists declared for depth 1. */
@@ -508,7 +572,12 @@ export class RecordsService {
   }
 
   private positionOf(row: Record<string, unknown>, order: OrderTerm[], def: RecordDefinition<unknown, unknown, unknown>): CursorPayload {
-    const values = order.filter((term) => term.field !== 'id').map((term) => iso(row[def.schema.fields[term.field].column]));
+    const values = order
+      .filter((term) => term.field !== 'id')
+      .map((term) => {
+        const leaf = def.schema.fields[term.field];
+        return iso(leaf.read ? leaf.read(row) : row[leaf.column]);
+      });
     return { values, id: row.id as string };
   }
 

@@ -41,7 +41,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     cls,
     'list',
     async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
-      const { depth, ...args } = parseRestListQuery(query, schema);
+      const { depth, ...args } = parseRestListQuery(query, await this.service.schema(principal));
       const page = await this.service.list(principal, args, depth);
       return { data: { [plural]: page.records }, totalCount: page.totalCount, pageInfo: page.pageInfo };
     },

@@ -8,7 +8,7 @@ export const RECORD_ACTIONS = ['read', 'create', 'update', 'delete'] as const;
 export type RecordAction = (typeof RECORD_ACTIONS)[number];
 export type ObjectPermissions = Record<RecordObject, Record<RecordAction, boolean>>;
 
-export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES'] as const;
+export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL'] as const;
 export type SettingsPermission = (typeof SETTINGS_PERMISSIONS)[number];
 
 @Entity('roles')

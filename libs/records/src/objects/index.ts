@@ -14,3 +14,4 @@ export function objectNamed(plural: string): ObjectDeclaration {
   if (!found) throw new Error(`no record object ${plural}`);
   return found;
 }
+export * from './custom-fields.js';

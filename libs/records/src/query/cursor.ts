@@ -1,5 +1,5 @@
 import { BadInputError, ErrorCode } from '../errors.js';
-import { isSafeIntegerText, isUuid, normalizeTimestamp } from './filter.js';
+import { isUuid, normalizeTimestamp, validLeafValue } from './filter.js';
 import { describeInput } from './limit.js';
 import { orderWithTieBreaker } from './sql.js';
 import type { CursorPayload, ObjectSchema, OrderTerm } from './types.js';
@@ -74,16 +74,7 @@ export function decodeCursor(raw: unknown, order: OrderTerm[], param: string, sc
       const def = Object.hasOwn(schema.fields, t.field) ? schema.fields[t.field] : undefined;
       const type = def?.type;
       if (v === null || type === 'text') return;
-      const invalid =
-        type === 'timestamp'
-          ? normalizeTimestamp(v) === undefined
-          : type === 'uuid'
-            ? !isUuid(v)
-            : type === 'bigint'
-              ? !isSafeIntegerText(v)
-              : type === 'enum'
-                ? !def!.values!.includes(v)
-                : true;
+      const invalid = type === 'timestamp' ? normalizeTimestamp(v) === undefined : !def || type === 'textArray' || !validLeafValue(def, v);
       if (invalid) {
         throw bad(`this one holds an invalid value for ${t.field}`);
       }

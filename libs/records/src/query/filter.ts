@@ -14,7 +14,42 @@ export const OPS_BY_TYPE: Record<FieldType, readonly FilterOp[]> = {
   textArray: ['containsAny', 'is'],
   bigint: ['eq', 'neq', 'in', 'is', 'gt', 'gte', 'lt', 'lte'],
   enum: ['eq', 'neq', 'in', 'is'],
+  number: ['eq', 'neq', 'in', 'is', 'gt', 'gte', 'lt', 'lte'],
+  boolean: ['eq', 'neq', 'is'],
+  date: ['eq', 'neq', 'in', 'is', 'gt', 'gte', 'lt', 'lte'],
 };
+
+/** A finite decimal number as text (what a custom NUMBER field compares with). */
+export function isNumberText(value: string): boolean {
+  return /^-?\d{1,20}(\.\d{1,20})?([eE][+-]?\d{1,3})?$/.test(value) && Number.isFinite(Number(value));
+}
+
+/** A calendar date YYYY-MM-DD (a custom DATE field). */
+export function isDateText(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) && normalizeTimestamp(value) !== undefined;
+}
+
+/** Whether `v` is a valid value of a leaf of `type` other than text and timestamp (which are checked apart). */
+export function validLeafValue(def: FieldDef, v: string): boolean {
+  switch (def.type) {
+    case 'uuid':
+      return isUuid(v);
+    case 'bigint':
+      return isSafeIntegerText(v);
+    case 'enum':
+      return def.values!.includes(v);
+    case 'number':
+      return isNumberText(v);
+    case 'boolean':
+      return v === 'true' || v === 'false';
+    case 'date':
+      return isDateText(v);
+    case 'textArray':
+      return !def.values || def.values.includes(v);
+    default:
+      return true;
+  }
+}
 
 /** An integer JSON can carry exactly (±(2^53 − 1)), as text: what a bigint field accepts. */
 export function isSafeIntegerText(value: string): boolean {
@@ -118,9 +153,13 @@ export function validateCondition(
     if (def.type === 'bigint' && !isSafeIntegerText(v)) {
       throw bad(`${cond}${where} expects an integer between -9007199254740991 and 9007199254740991; got ${describeInput(v)}`);
     }
-    if (def.type === 'enum' && !def.values!.includes(v)) {
-      throw bad(`${cond}${where} expects one of ${def.values!.join(', ')}; got ${describeInput(v)}`);
+    if ((def.type === 'enum' || def.type === 'textArray') && def.values && !def.values.includes(v)) {
+      throw bad(`${cond}${where} expects one of ${def.values.join(', ')}; got ${describeInput(v)}`);
     }
+    if (def.type === 'number' && !isNumberText(v)) throw bad(`${cond}${where} expects a number; got ${describeInput(v)}`);
+    if (def.type === 'boolean' && v !== 'true' && v !== 'false')
+      throw bad(`${cond}${where} expects true or false; got ${describeInput(v)}`);
+    if (def.type === 'date' && !isDateText(v)) throw bad(`${cond}${where} expects a date such as 2026-12-31; got ${describeInput(v)}`);
     if (def.type !== 'timestamp') return v;
     const ts = normalizeTimestamp(v);
     if (ts === undefined) {

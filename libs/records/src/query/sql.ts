@@ -12,7 +12,15 @@ const CASTS: Record<FieldType, string> = {
   textArray: '::jsonb',
   bigint: '::bigint',
   enum: '::text',
+  number: '::float8',
+  boolean: '::boolean',
+  date: '::text',
 };
+
+/** The SQL of a leaf over alias `t`: its column, or its expression (custom fields). */
+export function sqlOf(def: FieldDef): string {
+  return def.sql ?? `t.${def.column}`;
+}
 
 export function castFor(type: FieldType): string {
   return CASTS[type];
@@ -50,7 +58,7 @@ export function compileFilter(node: FilterNode, schema: ObjectSchema, params: un
 
 function compileCondition(node: Extract<FilterNode, { kind: 'cond' }>, schema: ObjectSchema, params: unknown[]): string {
   const def = fieldDef(schema, node.field);
-  const col = `t.${def.column}`;
+  const col = sqlOf(def);
   const cast = castFor(def.type);
   const { op, value } = node;
   const scalar = (): string => {
@@ -127,7 +135,7 @@ export function compileOrderBy(order: OrderTerm[], schema: ObjectSchema, reverse
       const def = fieldDef(schema, term.field);
       const { asc, nullsFirst } = placement(term, reverse);
       const nulls = term.field === 'id' ? '' : nullsFirst ? ' NULLS FIRST' : ' NULLS LAST';
-      return `t.${def.column} ${asc ? 'ASC' : 'DESC'}${nulls}`;
+      return `${sqlOf(def)} ${asc ? 'ASC' : 'DESC'}${nulls}`;
     })
     .join(', ');
 }
@@ -153,7 +161,7 @@ export function compileKeyset(
     let placeholder: string | undefined;
     return {
       def,
-      col: `t.${def.column}`,
+      col: sqlOf(def),
       value: value ?? null,
       // 'before' is 'after' in the reversed order.
       ...placement(term, side === 'before'),

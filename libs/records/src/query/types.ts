@@ -20,7 +20,8 @@ export const FILTER_OPS = [
 ] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
-export type FieldType = 'uuid' | 'text' | 'timestamp' | 'textArray' | 'bigint' | 'enum';
+/** `number`, `boolean` and `date` (YYYY-MM-DD text) are custom fields' (objects/custom-fields.ts). */
+export type FieldType = 'uuid' | 'text' | 'timestamp' | 'textArray' | 'bigint' | 'enum' | 'number' | 'boolean' | 'date';
 
 export interface FieldDef {
   /** Public dotted path, e.g. `emails.primaryEmail`. */
@@ -30,8 +31,12 @@ export interface FieldDef {
   type: FieldType;
   nullable: boolean;
   sortable: boolean;
-  /** `enum`: the allowed values. */
+  /** `enum` (and a custom MULTI_SELECT's `textArray`): the allowed values. */
   values?: readonly string[];
+  /** An SQL expression over alias `t` in place of `t.<column>` (a custom field inside the `custom` jsonb column). */
+  sql?: string;
+  /** The value of this leaf in a row read with `column` (for cursors), when it is not the column itself. */
+  read?: (row: Record<string, unknown>) => unknown;
 }
 
 export interface ObjectSchema {

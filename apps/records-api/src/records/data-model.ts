@@ -1,0 +1,111 @@
+import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import type { Principal } from '#auth/principal.js';
+import { Sql } from '#database/sql.js';
+import { toField } from '#identity/data-model.js';
+import { compositeSubFields, customCompositeSort, customQueryFields, fullComposite, type CustomField } from '#records/objects/index.js';
+import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
+
+/** A workspace's data model at one version: its custom fields and each object's definition with them. */
+export class WorkspaceModel {
+  private readonly definitions = new Map<string, ObjectDefinition>();
+
+  constructor(
+    readonly version: number,
+    /** Every custom field, active or not. */
+    readonly fields: readonly CustomField[],
+  ) {}
+
+  /** The fields of `plural` the API shows (a deactivated field is hidden everywhere). */
+  active(plural: string): CustomField[] {
+    return this.fields.filter((f) => f.object === plural && f.isActive);
+  }
+
+  get hasActiveFields(): boolean {
+    return this.fields.some((f) => f.isActive);
+  }
+
+  definition(plural: string): ObjectDefinition {
+    let found = this.definitions.get(plural);
+    if (!found) {
+      const active = this.active(plural);
+      found = active.length ? withCustomFields(definitionFor(plural), active) : definitionFor(plural);
+      this.definitions.set(plural, found);
+    }
+    return found;
+  }
+}
+
+const EMPTY = new WorkspaceModel(0, []);
+/** Workspaces whose models are kept; each is a few KB. */
+const MAX_WORKSPACES = 2_000;
+
+/**
+ * Each workspace's data model, kept per `data_model_version` (docs/data-model.md). The
+ * principal carries the version it was read with, and every change moves the version and
+ * drops cached principals on every instance, so a change applies to the next request
+ * everywhere. A workspace that never had a custom field (version 0) costs no query.
+ */
+@Injectable()
+export class DataModel {
+  private readonly models = new LRUCache<string, WorkspaceModel>({ max: MAX_WORKSPACES });
+
+  constructor(private readonly sql: Sql) {}
+
+  async of(principal: Principal): Promise<WorkspaceModel> {
+    if (principal.dataModelVersion === 0) return EMPTY;
+    const kept = this.models.get(principal.workspaceId);
+    if (kept && principal.dataModelVersion !== undefined && kept.version >= principal.dataModelVersion) return kept;
+    return this.read(principal.workspaceId);
+  }
+
+  async read(workspaceId: string): Promise<WorkspaceModel> {
+    const rows = await this.sql.rows<Record<string, unknown>>(
+      `SELECT w.data_model_version AS __version, f.*
+         FROM workspaces w LEFT JOIN custom_fields f ON f.workspace_id = w.id
+        WHERE w.id = $1 ORDER BY f.created_at, f.id`,
+      [workspaceId],
+      { prepared: true },
+    );
+    const version = Number(rows[0]?.__version ?? 0);
+    const fields = rows.filter((row) => row.id != null).map((row) => toField(row as unknown as Parameters<typeof toField>[0]));
+    const model = fields.length ? new WorkspaceModel(version, fields) : new WorkspaceModel(version, []);
+    this.models.set(workspaceId, model);
+    return model;
+  }
+}
+
+/** An object's definition with a workspace's active custom fields: read, written, filtered and sorted like built-in ones. */
+function withCustomFields(base: ObjectDefinition, fields: CustomField[]): ObjectDefinition {
+  const leaves = fields.flatMap(customQueryFields);
+  const compositeSort: Record<string, string[]> = { ...base.schema.compositeSort };
+  for (const field of fields) {
+    const sort = customCompositeSort(field);
+    if (sort) compositeSort[field.name] = sort;
+  }
+  const names = new Set(fields.map((f) => f.name));
+  const empty = (field: CustomField) =>
+    field.type === 'MULTI_SELECT' ? [] : compositeSubFields(field.type) ? fullComposite(field.type, {}) : null;
+  return {
+    ...base,
+    custom: fields,
+    schema: { ...base.schema, fields: { ...base.schema.fields, ...Object.fromEntries(leaves.map((l) => [l.path, l])) }, compositeSort },
+    columns: [...base.columns, 'custom'],
+    columnsFor: (selected) => {
+      const columns = base.columnsFor(selected);
+      if ([...selected].some((name) => names.has(name))) columns.push('custom');
+      return columns;
+    },
+    toRecord: (row) => {
+      const record: AnyRecord = base.toRecord(row);
+      const stored = row.custom as Record<string, unknown> | undefined;
+      if (stored === undefined) return record; // not read (GraphQL selected no custom field)
+      for (const field of fields) {
+        const value = stored[field.name];
+        record[field.name] =
+          value === undefined || value === null ? empty(field) : compositeSubFields(field.type) ? fullComposite(field.type, value) : value;
+      }
+      return record;
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { DataSource } from 'typeorm';
+import { CurrentPrincipal } from '#auth/auth.guard.js';
+import type { Principal } from '#auth/principal.js';
+import { Sql } from '#database/sql.js';
+import { createField, deleteField, getField, listFields, updateField, type Actor } from '#identity/data-model.js';
+import { BadInputError, ErrorCode, ForbiddenError } from '#records/errors.js';
+
+/** Who the audit log names for a bearer credential: the person, or the key's or app's name. */
+async function actorOf(sql: Sql, principal: Principal): Promise<Actor> {
+  if (principal.kind === 'user') {
+    const [row] = await sql.rows<{ email: string }>('SELECT email FROM users WHERE id::text = $1', [principal.subjectId]);
+    return { userId: principal.subjectId, email: row?.email ?? 'unknown user' };
+  }
+  if (principal.kind === 'apiKey') {
+    const [row] = await sql.rows<{ name: string }>('SELECT name FROM api_keys WHERE workspace_id = $1 AND id = $2', [
+      principal.workspaceId,
+      principal.subjectId,
+    ]);
+    return { userId: null, email: `API key "${row?.name ?? principal.subjectId}"` };
+  }
+  const [row] = await sql.rows<{ name: string }>('SELECT name FROM server_apps WHERE workspace_id = $1 AND client_id = $2', [
+    principal.workspaceId,
+    principal.subjectId,
+  ]);
+  return { userId: null, email: `server app "${row?.name ?? principal.subjectId}"` };
+}
+
+function assertDataModel(principal: Principal): void {
+  if (!principal.role.settingsPermissions.includes('DATA_MODEL')) {
+    throw new ForbiddenError(`The role "${principal.role.name}" does not allow changing or reading the data model (DATA_MODEL permission)`);
+  }
+}
+
+/**
+ * The metadata API (docs/data-model.md): a workspace's custom fields, for keys and tokens
+ * whose role holds DATA_MODEL. The same rules and audit entries as /settings/data-model.
+ */
+// Left out of /rest/open-api, whose credential-less document stays the base one; docs/data-model.md describes it.
+@ApiExcludeController()
+@Controller('rest/metadata/fields')
+export class MetadataController {
+  constructor(
+    private readonly sql: Sql,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  @Get()
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
+    assertDataModel(principal);
+    const unknown = Object.keys(query).filter((key) => key !== 'object');
+    if (unknown.length)
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown query parameter ${unknown.join(', ')}; allowed: object`);
+    if (query.object !== undefined && typeof query.object !== 'string')
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'object must be given once');
+    return { data: { fields: await listFields(this.dataSource, principal.workspaceId, query.object as string | undefined) } };
+  }
+
+  @Get(':id')
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    assertDataModel(principal);
+    return { data: { field: await getField(this.dataSource, principal.workspaceId, id) } };
+  }
+
+  @Post()
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
+    assertDataModel(principal);
+    const actor = await actorOf(this.sql, principal);
+    return { data: { createField: await createField(this.dataSource, principal.workspaceId, actor, body) } };
+  }
+
+  @Patch(':id')
+  async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: unknown) {
+    assertDataModel(principal);
+    const actor = await actorOf(this.sql, principal);
+    return { data: { updateField: await updateField(this.dataSource, principal.workspaceId, actor, id, body) } };
+  }
+
+  @Delete(':id')
+  @HttpCode(200)
+  async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    assertDataModel(principal);
+    const actor = await actorOf(this.sql, principal);
+    return { data: { deleteField: await deleteField(this.dataSource, principal.workspaceId, actor, id) } };
+  }
+}
