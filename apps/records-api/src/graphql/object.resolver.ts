@@ -13,7 +13,6 @@ import { UUIDScalar } from './types/scalars.js';
 import { EMBEDDED_PER_RECORD } from '../records/constants.js';
 import { method, serviceHolder } from '../records/decorate.js';
 import { GRAPHQL_TYPES } from './graphql-types.js';
-import { definitionFor, type AnyRecord } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
 
@@ -29,7 +28,6 @@ const LIST_ARGS = ['first', 'after', 'last', 'before', 'filter', 'orderBy'] as c
 export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   const { plural, singular, typeName, pluralType } = object;
   const types = GRAPHQL_TYPES.get(plural)!;
-  const schema = definitionFor(plural).schema;
   const cls = serviceHolder<ObjectService>(`${pluralType}Resolver`, serviceFor(plural));
   const P = CurrentPrincipal();
 
