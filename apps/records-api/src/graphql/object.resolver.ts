@@ -13,6 +13,7 @@ import { UUIDScalar } from './types/scalars.js';
 import { EMBEDDED_PER_RECORD } from '../records/constants.js';
 import { method, serviceHolder } from '../records/decorate.js';
 import { GRAPHQL_TYPES } from './graphql-types.js';
+import type { AnyRecord } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
 
