@@ -23,6 +23,7 @@ import { serveOpenApi } from './well-known/open-api.js';
 import { DocsController, graphqlPageForBrowsers } from './well-known/docs.controller.js';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import { graphqlContextFactory } from './graphql/graphql-context.js';
+import { WorkspaceGraphql } from './graphql/workspace-graphql.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
 import { RecordsService } from './records/records.service.js';
 
@@ -50,19 +51,22 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool, config.rateLimitPerWorkspacePerMinute));
   app.use(jsonBodies());
   app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
+  const schemaHost = app.get(GraphQLSchemaHost);
+  const baseSchema = () => {
+    try {
+      return schemaHost.schema;
+    } catch {
+      return undefined; // not built yet
+    }
+  };
+  // Workspaces with custom fields: their own schema (docs/data-model.md), before the fast path and the base server.
+  app.use('/graphql', app.get(WorkspaceGraphql).middleware(baseSchema));
   // Before Apollo's own middleware (mounted at init): successful queries are answered here.
   if (config.graphqlFastPath) {
-    const schemaHost = app.get(GraphQLSchemaHost);
     app.use(
       '/graphql',
       graphqlFastPath({
-        schema: () => {
-          try {
-            return schemaHost.schema;
-          } catch {
-            return undefined; // not built yet
-          }
-        },
+        schema: baseSchema,
         context: graphqlContextFactory({ auth: app.get(BearerAuthService), records: app.get(RecordsService), publicUrl: config.publicUrl }),
       }),
     );

@@ -15,6 +15,7 @@ import { graphqlIdempotencyPlugin } from './graphql-idempotency.js';
 import { formatGraphqlError, graphqlRequestIdPlugin } from './graphql-errors.js';
 import { complexityLimitPlugin, VALIDATION_RULES } from './query-limits.js';
 import { MAX_QUERY_TOKENS } from './graphql-fast-path.js';
+import { WorkspaceGraphql, WorkspaceGraphqlModule } from './workspace-graphql.js';
 
 /**
  * Apollo's parsed-document cache, measured as Apollo measures it (the AST's JSON length,
@@ -26,9 +27,14 @@ const APOLLO_DOCUMENT_STORE_BYTES = 4 * 1024 * 1024;
 /** Relative to the working directory (the repository root for `npm start` and the tests). */
 export const SCHEMA_FILE = 'apps/records-api/schema.gql';
 
-function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempotency: IdempotencyStore): ApolloDriverConfig {
+function graphqlOptions(
+  auth: BearerAuthService,
+  records: RecordsService,
+  idempotency: IdempotencyStore,
+  workspaces: WorkspaceGraphql,
+): ApolloDriverConfig {
   const production = process.env.NODE_ENV === 'production';
-  return {
+  return workspaces.configure({
     path: '/graphql',
     // Written on every start outside production, so changes show in review; in memory in production.
     autoSchemaFile: production ? true : SCHEMA_FILE,
@@ -54,7 +60,7 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempo
       ApolloServerPluginCacheControlDisabled(),
       graphqlIdempotencyPlugin(idempotency),
     ],
-  };
+  });
 }
 
 /**
@@ -64,10 +70,11 @@ function graphqlOptions(auth: BearerAuthService, records: RecordsService, idempo
 @Module({
   imports: [
     RecordsModule,
+    WorkspaceGraphqlModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
-      imports: [RecordsModule],
-      inject: [BearerAuthService, RecordsService, IdempotencyStore],
+      imports: [RecordsModule, WorkspaceGraphqlModule],
+      inject: [BearerAuthService, RecordsService, IdempotencyStore, WorkspaceGraphql],
       useFactory: graphqlOptions,
     }),
   ],

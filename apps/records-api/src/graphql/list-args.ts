@@ -126,9 +126,9 @@ export function toFilterNode(filter: object | null | undefined, schema: ObjectSc
           if (operand === null) throw bad(`${path}.${op}${where ? ` in ${where}` : ''} is null; to match a missing value use {is: NULL}`);
           if (++conditions > MAX_FILTER_CONDITIONS)
             throw bad(`more than ${MAX_FILTER_CONDITIONS} conditions; at most ${MAX_FILTER_CONDITIONS} are allowed`);
-          // BigFloat operands arrive as numbers; the shared rules read every value as text.
+          // BigFloat and Float operands arrive as numbers, Boolean ones as booleans; the shared rules read every value as text.
           const text =
-            typeof operand === 'number'
+            typeof operand === 'number' || typeof operand === 'boolean'
               ? String(operand)
               : Array.isArray(operand)
                 ? operand.map((v) => (typeof v === 'number' ? String(v) : v))

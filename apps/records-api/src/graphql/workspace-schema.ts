@@ -1,0 +1,109 @@
+import { extendSchema, parse, type GraphQLSchema } from 'graphql';
+import { OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
+import type { WorkspaceModel } from '../records/data-model.js';
+
+/*
+ * A workspace's GraphQL schema (docs/data-model.md): the base schema (apps/records-api/schema.gql,
+ * unchanged) extended with that workspace's active custom fields — on the object type and
+ * on its create, update, filter and order inputs. `extendSchema` keeps every resolver of
+ * the base schema; a custom field resolves as the record's own property.
+ */
+
+const cap = (name: string) => name[0].toUpperCase() + name.slice(1);
+const doc = (text: string | null | undefined) => (text ? `${JSON.stringify(text)} ` : '');
+
+/** The composite types the base schema already has, by custom-field type (PHONES is defined here when used). */
+const COMPOSITE_TYPES: Record<string, { object: string; input: string; filter: string; orderBy: string }> = {
+  CURRENCY: { object: 'Currency', input: 'CurrencyInput', filter: 'CurrencyFilter', orderBy: 'CurrencyOrderByInput' },
+  LINKS: { object: 'Links', input: 'LinksInput', filter: 'LinksFilter', orderBy: 'LinksOrderByInput' },
+  EMAILS: { object: 'Emails', input: 'EmailsInput', filter: 'EmailsFilter', orderBy: 'EmailsOrderByInput' },
+  PHONES: { object: 'Phones', input: 'PhonesInput', filter: 'PhonesFilter', orderBy: 'PhonesOrderByInput' },
+};
+
+const SHARED = {
+  FloatFilter: `input FloatFilter { eq: Float neq: Float in: [Float!] is: FilterIs gt: Float gte: Float lt: Float lte: Float }`,
+  BooleanFilter: `input BooleanFilter { eq: Boolean neq: Boolean is: FilterIs }`,
+  DateOnlyFilter: `"A calendar date such as 2026-12-31." input DateOnlyFilter { eq: String neq: String in: [String!] is: FilterIs gt: String gte: String lt: String lte: String }`,
+  Phones: `type Phones { primaryPhoneNumber: String primaryPhoneCountryCode: String primaryPhoneCallingCode: String }
+    input PhonesInput { primaryPhoneNumber: String primaryPhoneCountryCode: String primaryPhoneCallingCode: String }
+    input PhonesFilter { primaryPhoneNumber: StringFilter primaryPhoneCountryCode: StringFilter primaryPhoneCallingCode: StringFilter }
+    input PhonesOrderByInput { primaryPhoneNumber: OrderByDirection primaryPhoneCountryCode: OrderByDirection primaryPhoneCallingCode: OrderByDirection }`,
+};
+
+interface Mapped {
+  output: string;
+  input: string;
+  filter: string;
+  order?: string;
+}
+
+function mapField(typeName: string, field: CustomField, shared: Set<string>, types: string[]): Mapped {
+  const enumName = `${typeName}${cap(field.name)}Enum`;
+  const enumType = () => {
+    const values = (field.type === 'RATING' ? optionValues(field).map((value) => ({ value, label: value })) : field.options!).map(
+      (o) => `${doc(o.label !== o.value ? o.label : undefined)}${o.value}`,
+    );
+    types.push(`enum ${enumName} { ${values.join(' ')} }`);
+  };
+  switch (field.type) {
+    case 'TEXT':
+      return { output: 'String', input: 'String', filter: 'StringFilter', order: 'OrderByDirection' };
+    case 'NUMBER':
+      shared.add('FloatFilter');
+      return { output: 'Float', input: 'Float', filter: 'FloatFilter', order: 'OrderByDirection' };
+    case 'BOOLEAN':
+      shared.add('BooleanFilter');
+      return { output: 'Boolean', input: 'Boolean', filter: 'BooleanFilter', order: 'OrderByDirection' };
+    case 'DATE':
+      shared.add('DateOnlyFilter');
+      return { output: 'String', input: 'String', filter: 'DateOnlyFilter', order: 'OrderByDirection' };
+    case 'DATE_TIME':
+      return { output: 'DateTime', input: 'DateTime', filter: 'DateFilter', order: 'OrderByDirection' };
+    case 'SELECT':
+    case 'RATING':
+      enumType();
+      types.push(`input ${enumName}Filter { eq: ${enumName} neq: ${enumName} in: [${enumName}!] is: FilterIs }`);
+      return { output: enumName, input: enumName, filter: `${enumName}Filter`, order: 'OrderByDirection' };
+    case 'MULTI_SELECT':
+      enumType();
+      types.push(
+        `input ${enumName}ListFilter { "Matches when the list holds at least one of these values." containsAny: [${enumName}!] "An empty list counts as NULL." is: FilterIs }`,
+      );
+      return { output: `[${enumName}!]`, input: `[${enumName}!]`, filter: `${enumName}ListFilter` };
+    default: {
+      if (field.type === 'PHONES') shared.add('Phones');
+      const names = COMPOSITE_TYPES[field.type];
+      return { output: names.object, input: names.input, filter: names.filter, order: names.orderBy };
+    }
+  }
+}
+
+/** The SDL that extends the base schema with a workspace's active custom fields; empty when there are none. */
+export function workspaceSchemaSdl(model: WorkspaceModel): string {
+  const shared = new Set<string>();
+  const types: string[] = [];
+  const extensions: string[] = [];
+  for (const object of OBJECTS) {
+    const fields = model.active(object.plural);
+    if (!fields.length) continue;
+    const mapped = fields.map((field) => ({ field, ...mapField(object.typeName, field, shared, types) }));
+    const line = (name: string, type: string, text?: string | null) => `${doc(text)}${name}: ${type}`;
+    extensions.push(
+      `extend type ${object.typeName} { ${mapped.map((m) => line(m.field.name, m.output, m.field.description ?? m.field.label)).join(' ')} }`,
+      `extend input ${object.typeName}CreateInput { ${mapped.map((m) => line(m.field.name, m.input, m.field.description)).join(' ')} }`,
+      `extend input ${object.typeName}UpdateInput { ${mapped.map((m) => line(m.field.name, m.input, m.field.description)).join(' ')} }`,
+      `extend input ${object.typeName}FilterInput { ${mapped.map((m) => line(m.field.name, m.filter)).join(' ')} }`,
+    );
+    const ordered = mapped.filter((m) => m.order);
+    if (ordered.length)
+      extensions.push(`extend input ${object.typeName}OrderByInput { ${ordered.map((m) => line(m.field.name, m.order!)).join(' ')} }`);
+  }
+  if (!extensions.length) return '';
+  return [...[...shared].map((name) => SHARED[name as keyof typeof SHARED]), ...types, ...extensions].join('\n');
+}
+
+/** The base schema with a workspace's custom fields, or the base schema itself when it has none. */
+export function workspaceSchema(base: GraphQLSchema, model: WorkspaceModel): GraphQLSchema {
+  const sdl = workspaceSchemaSdl(model);
+  return sdl ? extendSchema(base, parse(sdl), { assumeValidSDL: false }) : base;
+}
