@@ -19,10 +19,13 @@ import { IdempotencyStore, restIdempotency } from './http/idempotency.js';
 import { mcpOriginCheck } from './http/mcp-origin.js';
 import { rateLimitAuthFailures, rateLimitPerCredential } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
-import { serveOpenApi } from './well-known/open-api.js';
+import { OPEN_API_PATH, serveOpenApi } from './well-known/open-api.js';
 import { DocsController, graphqlPageForBrowsers } from './well-known/docs.controller.js';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import { graphqlContextFactory } from './graphql/graphql-context.js';
+import { DataModel } from './records/data-model.js';
+import { workspaceOpenApiMiddleware } from './well-known/open-api-workspace.js';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { WorkspaceGraphql } from './graphql/workspace-graphql.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
 import { RecordsService } from './records/records.service.js';
@@ -71,7 +74,13 @@ export async function createRecordsApi(): Promise<INestApplication> {
       }),
     );
   }
-  serveOpenApi(app, config.publicUrl);
+  // With a credential of a workspace with custom fields, its own document (docs/data-model.md); mounted before the base one.
+  let openApi: OpenAPIObject | undefined;
+  app.use(
+    OPEN_API_PATH,
+    workspaceOpenApiMiddleware({ base: () => openApi!, auth: app.get(BearerAuthService), models: app.get(DataModel) }),
+  );
+  openApi = serveOpenApi(app, config.publicUrl);
   await runMigrations(app.get(DataSource));
   return app;
 }

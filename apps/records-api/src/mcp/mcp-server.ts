@@ -18,6 +18,8 @@ export interface McpCall {
   principal: Principal;
   called: ReadonlySet<string>;
   requestId: string | undefined;
+  /** The tools as the principal's workspace sees them (its custom fields); unset: the built-in ones. */
+  tools?: RecordTool[];
   /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
   onUnavailable?: () => void;
 }

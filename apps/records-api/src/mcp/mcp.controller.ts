@@ -13,7 +13,9 @@ import { prefersEventStream } from './accept.js';
 import { databaseUnavailableBody, errorHeaders } from '../http/error-body.js';
 import { jsonRpcError } from '../http/rest-exception.filter.js';
 import { authInfoFor, callOf, calledTools, createMcpServer, type McpCall } from './mcp-server.js';
-import { recordTools, type RecordTool } from './record-tools.js';
+import { recordTools, workspaceTools, type RecordTool } from './record-tools.js';
+import { DataModel } from '../records/data-model.js';
+import { LRUCache } from 'lru-cache';
 
 type McpRequest = AuthenticatedRequest & RequestWithId & { auth?: ReturnType<typeof authInfoFor> };
 
@@ -35,7 +37,13 @@ export class McpController implements OnApplicationShutdown {
   private readonly modern: ReturnType<typeof createMcpHandler>;
   private readonly serveModern: NodeMcpRequestHandler;
 
-  constructor(services: ObjectServices) {
+  /** Tool lists of workspaces with custom fields, per data-model version. */
+  private readonly workspaceTools = new LRUCache<string, RecordTool[]>({ max: 200 });
+
+  constructor(
+    private readonly services: ObjectServices,
+    private readonly models: DataModel,
+  ) {
     this.tools = recordTools(...services.all);
     // One server per request, built for the principal the request carries (SDK: "factory keyed off authInfo").
     this.modern = createMcpHandler((ctx) => this.serverFor(callOf(ctx.authInfo)), {
@@ -63,8 +71,16 @@ export class McpController implements OnApplicationShutdown {
     }
     let unavailable = false;
     answer503WhenUnavailable(req, res, () => unavailable);
+    const model = await this.models.of(principal);
+    let tools: RecordTool[] | undefined;
+    if (model.hasActiveFields) {
+      const key = `${principal.workspaceId}:${model.version}`;
+      tools = this.workspaceTools.get(key);
+      if (!tools) this.workspaceTools.set(key, (tools = workspaceTools(this.services.all, model)));
+    }
     const call: McpCall = {
       principal,
+      tools,
       called: calledTools(req.body),
       requestId: req.id,
       onUnavailable: () => {
@@ -92,7 +108,7 @@ export class McpController implements OnApplicationShutdown {
   }
 
   private serverFor(call: McpCall) {
-    return createMcpServer({ ...call, tools: this.tools, logger: this.logger, version: this.version });
+    return createMcpServer({ ...call, tools: call.tools ?? this.tools, logger: this.logger, version: this.version });
   }
 
   /** No server-initiated stream and no session to end in stateless mode (SDK examples answer 405). */

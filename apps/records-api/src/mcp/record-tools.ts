@@ -1,9 +1,10 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
-import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '../records/embedded-text.js';
 import { definitionFor, type AnyRecord } from '../records/object-definitions.js';
+import type { WorkspaceModel } from '../records/data-model.js';
 import type { ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
 import { parseRestGetQuery, parseRestListQuery } from '../rest/list-query.js';
@@ -79,9 +80,15 @@ const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, id
 const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 /** docs/mcp.md; docs/architecture.md: five tools per object, from its declaration, over the same services as REST and GraphQL. */
-export function objectTools(object: ObjectDeclaration, service: ObjectService): RecordTool[] {
+export function objectTools(object: ObjectDeclaration, service: ObjectService, model?: WorkspaceModel): RecordTool[] {
   const { plural, singular } = object;
-  const schema = definitionFor(plural).schema;
+  const schema = (model?.definition(plural) ?? definitionFor(plural)).schema;
+  const customOf = (name: string) => model?.active(name) ?? [];
+  const custom = customOf(plural);
+  // The workspace's own fields, named in the descriptions an agent reads (docs/data-model.md).
+  const customNote = custom.length
+    ? ` This workspace's custom fields (top-level properties, filtered and ordered like built-in ones): ${custom.map(describeField).join('; ')}.`
+    : '';
   const a = `${object.article} ${singular}`;
   const embedded = embeddedText(object, 'tool');
   const they = object.pronoun === 'they';
@@ -92,8 +99,8 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService): 
       .filter((inv) => inv.field.inverseAtDepth1)
       .map((inv) => inv.field.inverse),
   ];
-  const withEmbedded = recordWithEmbedded(object);
-  const plain = recordShape(object);
+  const withEmbedded = recordWithEmbedded(object, customOf);
+  const plain = recordShape(object, customOf);
   const label = (record: AnyRecord) => labelOf(object, record);
   return [
     {
@@ -101,7 +108,8 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService): 
       title: `List ${plural}`,
       description:
         `Lists the ${plural} of the workspace, a page at a time, with the REST list syntax: filter, order_by, limit, ` +
-        'cursors (starting_after / ending_before) and depth. Returns the page, totalCount (matching the filter) and pageInfo.',
+        'cursors (starting_after / ending_before) and depth. Returns the page, totalCount (matching the filter) and pageInfo.' +
+        customNote,
       object: plural,
       action: 'read',
       inputSchema: listInput(schema, embedded, {
@@ -136,10 +144,10 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService): 
     {
       name: `create_${singular}`,
       title: `Create ${a}`,
-      description: object.docs.createTool,
+      description: object.docs.createTool + customNote,
       object: plural,
       action: 'create',
-      inputSchema: createInput(object),
+      inputSchema: createInput(object, custom),
       outputSchema: recordOutput(singular, plain),
       annotations: { ...CREATE, title: `Create ${a}` },
       async run(principal, args) {
@@ -150,10 +158,10 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService): 
     {
       name: `update_${singular}`,
       title: `Update ${a}`,
-      description: object.docs.updateTool,
+      description: object.docs.updateTool + customNote,
       object: plural,
       action: 'update',
-      inputSchema: updateInput(object),
+      inputSchema: updateInput(object, custom),
       outputSchema: recordOutput(singular, plain),
       annotations: { ...UPDATE, title: `Update ${a}` },
       async run(principal, { id, ...changes }) {
@@ -183,4 +191,9 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService): 
 /** The tools of every object; `services` in the order of OBJECTS (companies, people, …), as ObjectServices holds them. */
 export function recordTools(...services: ObjectService[]): RecordTool[] {
   return services.flatMap((service, i) => objectTools(OBJECTS[i], service));
+}
+
+/** The tools as a workspace with custom fields sees them (its fields in their schemas and descriptions). */
+export function workspaceTools(services: readonly ObjectService[], model: WorkspaceModel): RecordTool[] {
+  return services.flatMap((service, i) => objectTools(OBJECTS[i], service, model));
 }

@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import {
   composite,
+  compositeSubFields,
+  describeField,
   LINK,
   OBJECTS,
+  optionValues,
+  type CustomField,
   type FieldDeclaration,
   type ObjectDeclaration,
   type SubField,
@@ -77,14 +81,91 @@ const idInput = (singular: string) => z.string().meta({ description: `The ${sing
 const chosenId = () =>
   z.string().optional().meta({ description: 'Optional UUID of your choosing; one that exists already is a CONFLICT.' });
 
-export function createInput(object: ObjectDeclaration) {
-  const fields = Object.fromEntries(object.fields.map((f) => [f.name, fieldInput(f, 'create')]));
-  return z.strictObject({ ...fields, id: chosenId() });
+/** A workspace's custom field as a tool input (docs/data-model.md): its type's shape; values are checked by the service. */
+function customFieldInput(field: CustomField, mode: 'create' | 'update'): z.ZodType {
+  const text = [field.description ?? field.label, describeField(field)].join(' — ');
+  const values = optionValues(field);
+  let schema: z.ZodType;
+  switch (field.type) {
+    case 'NUMBER':
+      schema = z.number();
+      break;
+    case 'BOOLEAN':
+      schema = z.boolean();
+      break;
+    case 'SELECT':
+    case 'RATING':
+      schema = z.enum(values as [string, ...string[]]);
+      break;
+    case 'MULTI_SELECT':
+      schema = z.array(z.enum(values as [string, ...string[]]));
+      break;
+    case 'TEXT':
+    case 'DATE':
+    case 'DATE_TIME':
+      schema = z.string();
+      break;
+    default: {
+      const subs = compositeSubFields(field.type)!;
+      schema = z.strictObject(
+        Object.fromEntries(
+          subs.map((sub) => [
+            sub.name,
+            sub.kind === 'bigint'
+              ? z.number().nullable().optional()
+              : sub.kind === 'textList'
+                ? z.array(z.string()).nullable().optional()
+                : sub.kind === 'linkList'
+                  ? z.array(linkInput).nullable().optional()
+                  : z.string().nullable().optional(),
+          ]),
+        ),
+      );
+    }
+  }
+  const required = mode === 'create' && !field.isNullable && field.defaultValue == null;
+  return (required ? schema : schema.nullable().optional()).meta({ description: text });
 }
 
-export function updateInput(object: ObjectDeclaration) {
+function customFieldOutput(field: CustomField): z.ZodType {
+  switch (field.type) {
+    case 'NUMBER':
+      return z.number().nullable();
+    case 'BOOLEAN':
+      return z.boolean().nullable();
+    case 'MULTI_SELECT':
+      return z.array(z.string());
+    default: {
+      const subs = compositeSubFields(field.type);
+      if (!subs) return nullable;
+      return z.object(
+        Object.fromEntries(
+          subs.map((sub) => [
+            sub.name,
+            sub.kind === 'bigint'
+              ? z.number().nullable()
+              : sub.kind === 'textList'
+                ? z.array(z.string())
+                : sub.kind === 'linkList'
+                  ? z.array(z.object({ url: z.string(), label: nullable }))
+                  : nullable,
+          ]),
+        ),
+      );
+    }
+  }
+}
+
+export function createInput(object: ObjectDeclaration, custom: readonly CustomField[] = []) {
+  const fields = Object.fromEntries(object.fields.map((f) => [f.name, fieldInput(f, 'create')]));
+  const extra = Object.fromEntries(custom.map((f) => [f.name, customFieldInput(f, 'create')]));
+  return z.strictObject({ ...fields, ...extra, id: chosenId() });
+}
+
+export function updateInput(object: ObjectDeclaration, custom: readonly CustomField[] = []) {
   const fields = Object.fromEntries(object.fields.map((f) => [f.name, fieldInput(f, 'update')]));
-  return z.strictObject({ id: idInput(object.singular), ...fields });
+  const extra = Object.fromEntries(custom.map((f) => [f.name, customFieldInput(f, 'update')]));
+  return z.strictObject({ id: idInput(object.singular), ...fields, ...extra });
 }
 
 const depthInput = (embedded: string) =>
@@ -182,8 +263,14 @@ function subFieldOutput(sub: SubField): z.ZodType {
 
 const outputs = new Map<string, z.ZodObject>();
 
-/** A record of the object, as list/get/create/update return it (depth 0). */
-export function recordShape(object: ObjectDeclaration): z.ZodObject {
+/** A workspace's active custom fields by object (none: the built-in shapes). */
+export type CustomFieldsOf = (plural: string) => readonly CustomField[];
+const NO_FIELDS: CustomFieldsOf = () => [];
+
+/** A record of the object, as list/get/create/update return it (depth 0), with the workspace's custom fields. */
+export function recordShape(object: ObjectDeclaration, customOf: CustomFieldsOf = NO_FIELDS): z.ZodObject {
+  const custom = customOf(object.plural);
+  if (custom.length) return recordShape(object).extend(Object.fromEntries(custom.map((f) => [f.name, customFieldOutput(f)])));
   let found = outputs.get(object.plural);
   if (!found) {
     const fields: Record<string, z.ZodType> = { id: z.string() };
@@ -201,12 +288,12 @@ export function recordShape(object: ObjectDeclaration): z.ZodObject {
 }
 
 /** The record with what depth 1 embeds: linked records, and the inverse lists declared for depth 1. */
-export function recordWithEmbedded(object: ObjectDeclaration): z.ZodObject {
+export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFieldsOf = NO_FIELDS): z.ZodObject {
   const extra: Record<string, z.ZodType> = {};
   for (const field of object.fields) {
     if (field.kind !== 'relation') continue;
     const target = OBJECTS.find((o) => o.plural === field.target)!;
-    extra[field.relation] = recordShape(target)
+    extra[field.relation] = recordShape(target, customOf)
       .nullable()
       .optional()
       .meta({ description: `With depth 1: the linked ${target.singular}, or null.` });
@@ -215,12 +302,12 @@ export function recordWithEmbedded(object: ObjectDeclaration): z.ZodObject {
     for (const field of source.fields) {
       if (field.kind !== 'relation' || field.target !== object.plural || !field.inverseAtDepth1) continue;
       extra[field.inverse] = z
-        .array(recordShape(source))
+        .array(recordShape(source, customOf))
         .optional()
         .meta({ description: `With depth 1: the ${object.singular}'s oldest ${EMBEDDED_PER_RECORD} ${source.plural}.` });
     }
   }
-  return recordShape(object).extend(extra);
+  return recordShape(object, customOf).extend(extra);
 }
 
 const pageInfoOutput = z.object({

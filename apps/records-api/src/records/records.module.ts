@@ -26,6 +26,15 @@ import { RecordsService } from './records.service.js';
     BearerAuthService,
     IdempotencyStore,
   ],
-  exports: [Sql, DataModel, RecordsService, ...OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER, CredentialCache, BearerAuthService, IdempotencyStore],
+  exports: [
+    Sql,
+    DataModel,
+    RecordsService,
+    ...OBJECT_SERVICES,
+    OBJECT_SERVICES_PROVIDER,
+    CredentialCache,
+    BearerAuthService,
+    IdempotencyStore,
+  ],
 })
 export class RecordsModule {}

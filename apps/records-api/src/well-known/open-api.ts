@@ -40,7 +40,7 @@ export function buildOpenApiDocument(app: INestApplication, publicUrl: string): 
 }
 
 /** JSON at /rest/open-api and Swagger UI (assets from swagger-ui-dist, served locally) at /docs/api-reference. Both public. */
-export function serveOpenApi(app: INestApplication, publicUrl: string): void {
+export function serveOpenApi(app: INestApplication, publicUrl: string): OpenAPIObject {
   const document = buildOpenApiDocument(app, publicUrl);
   SwaggerModule.setup(API_REFERENCE_PATH, app, document, {
     jsonDocumentUrl: OPEN_API_PATH,
@@ -48,4 +48,5 @@ export function serveOpenApi(app: INestApplication, publicUrl: string): void {
     customSiteTitle: 'API reference · Workspace Records Service',
     swaggerOptions: { defaultModelsExpandDepth: 0, tryItOutEnabled: false },
   });
+  return document;
 }

@@ -1,0 +1,110 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import type { NextFunction, Request, Response } from 'express';
+import { LRUCache } from 'lru-cache';
+import type { BearerAuthService } from '#auth/bearer-auth.service.js';
+import { compositeSubFields, describeField, OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
+import type { DataModel, WorkspaceModel } from '../records/data-model.js';
+
+type Schema = Record<string, unknown>;
+
+const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
+
+/** The JSON Schema of a custom field's value (docs/data-model.md). */
+function valueSchema(field: CustomField, mode: 'model' | 'input'): Schema {
+  const described = (schema: Schema): Schema => ({ ...schema, description: field.description ?? field.label });
+  switch (field.type) {
+    case 'TEXT':
+      return described(orNull({ type: 'string', maxLength: 10_000 }));
+    case 'NUMBER':
+      return described(orNull({ type: 'number' }));
+    case 'BOOLEAN':
+      return described(orNull({ type: 'boolean' }));
+    case 'DATE':
+      return described(orNull({ type: 'string', format: 'date' }));
+    case 'DATE_TIME':
+      return described(orNull({ type: 'string', format: 'date-time' }));
+    case 'SELECT':
+    case 'RATING':
+      return described(orNull({ type: 'string', enum: optionValues(field) }));
+    case 'MULTI_SELECT':
+      return described({ type: 'array', items: { type: 'string', enum: optionValues(field) } });
+    default: {
+      const properties = Object.fromEntries(
+        compositeSubFields(field.type)!.map((sub) => [
+          sub.name,
+          sub.kind === 'bigint'
+            ? orNull({ type: 'integer' })
+            : sub.kind === 'textList'
+              ? { type: 'array', items: { type: 'string' } }
+              : sub.kind === 'linkList'
+                ? { type: 'array', items: { type: 'object', properties: { url: { type: 'string' }, label: orNull({ type: 'string' }) } } }
+                : orNull({ type: 'string' }),
+        ]),
+      );
+      const object: Schema = { type: 'object', properties, ...(mode === 'input' ? { additionalProperties: false } : {}) };
+      return described(mode === 'input' ? orNull(object) : object);
+    }
+  }
+}
+
+/** The base document with a workspace's custom fields on each object's model, inputs and list parameters. */
+export function workspaceOpenApi(base: OpenAPIObject, model: WorkspaceModel): OpenAPIObject {
+  const document = structuredClone(base);
+  const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
+  for (const object of OBJECTS) {
+    const fields = model.active(object.plural);
+    if (!fields.length) continue;
+    for (const [name, mode] of [
+      [`${object.typeName}Model`, 'model'],
+      [`${object.typeName}CreateInput`, 'input'],
+      [`${object.typeName}UpdateInput`, 'input'],
+    ] as const) {
+      const schema = schemas[name];
+      if (!schema) continue;
+      const properties = (schema.properties ??= {}) as Record<string, Schema>;
+      for (const field of fields) properties[field.name] = valueSchema(field, mode);
+      if (name.endsWith('CreateInput')) {
+        const required = fields.filter((f) => !f.isNullable && f.defaultValue == null).map((f) => f.name);
+        if (required.length) schema.required = [...((schema.required as string[]) ?? []), ...required];
+      }
+    }
+    const note = `This workspace's custom fields: ${fields.map(describeField).join('; ')}.`;
+    for (const path of [`/rest/${object.plural}`]) {
+      const list = document.paths[path]?.get;
+      for (const parameter of (list?.parameters ?? []) as { name: string; description?: string }[]) {
+        if (parameter.name === 'filter' || parameter.name === 'order_by')
+          parameter.description = `${parameter.description ?? ''} ${note}`.trim();
+      }
+    }
+  }
+  document.info.description = `${document.info.description ?? ''} This document describes the workspace of the credential that asked, custom fields included.`;
+  return document;
+}
+
+/**
+ * `GET /rest/open-api` with a credential whose workspace has custom fields: that
+ * workspace's document. Without a credential, with an invalid one, or for a workspace
+ * without custom fields: the public base document, unchanged.
+ */
+export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; auth: BearerAuthService; models: DataModel }) {
+  const documents = new LRUCache<string, string>({ max: 100 });
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'GET' || !req.headers.authorization) return next();
+    let key: string;
+    let model: WorkspaceModel;
+    try {
+      const principal = await deps.auth.authenticate(req.headers.authorization);
+      model = await deps.models.of(principal);
+      if (!model.hasActiveFields) return next();
+      key = `${principal.workspaceId}:${model.version}`;
+    } catch {
+      return next();
+    }
+    let json = documents.get(key);
+    if (!json) documents.set(key, (json = JSON.stringify(workspaceOpenApi(deps.base(), model))));
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.setHeader('cache-control', 'private, no-store');
+    res.setHeader('vary', 'Authorization');
+    res.end(json);
+  };
+}
