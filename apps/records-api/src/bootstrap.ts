@@ -75,12 +75,12 @@ export async function createRecordsApi(): Promise<INestApplication> {
     );
   }
   // With a credential of a workspace with custom fields, its own document (docs/data-model.md); mounted before the base one.
-  let openApi: OpenAPIObject | undefined;
+  const openApi: { document?: OpenAPIObject } = {};
   app.use(
     OPEN_API_PATH,
-    workspaceOpenApiMiddleware({ base: () => openApi!, auth: app.get(BearerAuthService), models: app.get(DataModel) }),
+    workspaceOpenApiMiddleware({ base: () => openApi.document!, auth: app.get(BearerAuthService), models: app.get(DataModel) }),
   );
-  openApi = serveOpenApi(app, config.publicUrl);
+  openApi.document = serveOpenApi(app, config.publicUrl);
   await runMigrations(app.get(DataSource));
   return app;
 }
