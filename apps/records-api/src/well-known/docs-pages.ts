@@ -44,6 +44,12 @@ export const DOC_PAGES: readonly DocPage[] = [
     description:
       'Signed events (company.created, person.updated …) POSTed on every change: payloads, headers, verifying with standardwebhooks, retries.',
   },
+  {
+    slug: 'data-model',
+    title: 'Custom fields',
+    description:
+      "Each workspace's own fields on companies, people and opportunities: the metadata API, the types, and how to discover a workspace's fields.",
+  },
 ];
 
 /** Where the sources are written: links and examples use this origin, replaced by PUBLIC_URL when served. */

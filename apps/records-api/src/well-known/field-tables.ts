@@ -128,5 +128,9 @@ export function fieldTables(): string {
         ...body,
       ].join('\n') + note
     );
-  }).join('\n\n');
+  })
+    .concat(
+      'These are the built-in fields. A workspace may add its own custom fields, which then behave like these for that workspace only: list them with `GET /rest/metadata/fields`, or read them from `/rest/open-api` called with your credential, GraphQL introspection or MCP `tools/list` (docs/data-model.md).',
+    )
+    .join('\n\n');
 }
