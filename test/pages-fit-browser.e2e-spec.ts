@@ -1,6 +1,7 @@
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { PASSWORD_MIN_LENGTH, addMember, createApiKey, findRole } from '#identity/accounts.js';
+import { createField } from '#identity/data-model.js';
 import { RECORD_OBJECTS } from '#database/entities/index.js';
 import { OBJECTS } from '#records/objects/index.js';
 import { createWebhook, listAttempts } from '#webhooks/webhooks.js';
@@ -247,6 +248,28 @@ const DAY = 86_400_000;
       await page.waitForURL(/\/settings\/apps\/secret\//);
       problems.push(...(await problemsAt('app secret')));
 
+      // Custom fields with long names and labels, one of them inactive (its page offers delete).
+      const actor = { userId: people[0].id, email: people[0].email };
+      const tier = await createField(origin.ds, workspace.id, actor, {
+        object: 'companies',
+        name: 'supportContractTierForTheEnterpriseCustomersOfTheWholeRegion',
+        label: 'Support contract tier for the enterprise customers of the whole region',
+        description: 'Bought with the yearly contract; renewals may move a customer up or down',
+        type: 'MULTI_SELECT',
+        options: [
+          { value: 'PLATINUM_WITH_DEDICATED_ACCOUNT_MANAGER_AND_ON_SITE_VISITS', label: 'Platinum with a dedicated account manager' },
+          { value: 'GOLD', label: 'Gold' },
+          { value: 'SILVER', label: 'Silver' },
+        ],
+      });
+      const inactive = await createField(origin.ds, workspace.id, actor, {
+        object: 'opportunities',
+        name: 'lossReason',
+        label: 'Why the opportunity was lost',
+        type: 'TEXT',
+        isActive: false,
+      });
+
       // The failed delivery is in the log before the webhook page is looked at.
       for (let i = 0; i < 60 && !(await listAttempts(origin.ds, workspace.id, hook.id)).length; i++) await sleep(250);
       expect((await listAttempts(origin.ds, workspace.id, hook.id))[0]).toMatchObject({
@@ -260,6 +283,10 @@ const DAY = 86_400_000;
         '/settings/apps',
         '/settings/webhooks',
         `/settings/webhooks/${hook.id}`,
+        '/settings/data-model',
+        `/settings/data-model/${tier.id}`,
+        `/settings/data-model/${inactive.id}`,
+        `/settings/data-model/${inactive.id}/delete`,
         '/settings/roles',
         '/settings/roles/new',
         `/settings/roles/${roleId}`,
@@ -273,6 +300,10 @@ const DAY = 86_400_000;
         problems.push(...(await cellsCutOff()).map((p) => `${path} at 390px: ${p}`));
         expect([path, await skipLink(path)]).toEqual([path, 'Skip to content, target, visible']);
       }
+      // The data model's add forms, unfolded.
+      await page.goto(`${url}/settings/data-model`);
+      await page.evaluate(`document.querySelectorAll('details').forEach((d) => { d.open = true; })`);
+      problems.push(...(await problemsAt('/settings/data-model with its add forms open')));
       expect(problems).toEqual([]);
 
       // The webhook page: Enabled sits on the line of its checkbox, Redeliver is in reach.

@@ -5,6 +5,8 @@ import { SettingsApiController } from './api-keys/api-keys.api.controller.js';
 import { ApiKeysService } from './api-keys/api-keys.service.js';
 import { ServerAppsController } from './apps/apps.controller.js';
 import { ServerAppsService } from './apps/apps.service.js';
+import { DataModelController } from './data-model/data-model.controller.js';
+import { DataModelService } from './data-model/data-model.service.js';
 import { SettingsAssetsController, SettingsHomeController, SettingsNotFoundController } from './home.controller.js';
 import { InvitesController } from './members/invites.controller.js';
 import { MembersController } from './members/members.controller.js';
@@ -27,11 +29,22 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     ServerAppsController,
     WebhooksController,
     WebhooksApiController,
+    DataModelController,
     RolesController,
     MembersController,
     InvitesController,
     SettingsNotFoundController,
   ],
-  providers: [WebSessions, SettingsGuard, OneTimeSecrets, ApiKeysService, ServerAppsService, RolesService, MembersService, WebhooksService],
+  providers: [
+    WebSessions,
+    SettingsGuard,
+    OneTimeSecrets,
+    ApiKeysService,
+    ServerAppsService,
+    RolesService,
+    MembersService,
+    WebhooksService,
+    DataModelService,
+  ],
 })
 export class SettingsModule {}

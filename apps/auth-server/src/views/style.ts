@@ -9,7 +9,7 @@ main.card { max-width: 420px; margin: 40px auto; padding: 28px; background: #fff
 main.wide { max-width: 1200px; margin: 24px auto; padding: 0 16px; }
 h1 { font-size: 1.4rem; margin: 0 0 16px; }
 label { display: block; font-weight: 600; margin: 14px 0 4px; }
-input, select { width: 100%; padding: 9px 10px; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
+input, select, textarea { width: 100%; padding: 9px 10px; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
 button, .button { display: inline-block; margin-top: 18px; padding: 9px 16px; font: inherit; font-weight: 600; color: #fff;
   background: var(--accent); border: 1px solid var(--accent); border-radius: 6px; cursor: pointer; text-decoration: none; }
 button.secondary { color: var(--fg); background: #fff; border-color: var(--line); }
@@ -81,6 +81,17 @@ td .badge { white-space: normal; overflow-wrap: anywhere; }
 /* URLs and ids are single long words: they wrap where needed instead of widening the page */
 .content { overflow-wrap: break-word; }
 .content code { overflow-wrap: anywhere; }
+/* the data model page: an object's add form under its table, and one line per select option */
+.table-wrap table.fields .badge { white-space: nowrap; }
+details.add-field > summary { cursor: pointer; font-weight: 600; color: var(--accent); }
+details.add-field[open] > summary { margin-bottom: 4px; }
+textarea { resize: vertical; }
+.option-row { display: flex; flex-wrap: wrap; gap: 0 12px; align-items: flex-end; padding: 4px 0 8px; border-bottom: 1px solid var(--line); }
+.option-row:last-child { border-bottom: 0; }
+.option-row > div { flex: 1 1 150px; min-width: 0; }
+.option-row .option-value { flex: 0 1 9rem; padding-bottom: 9px; overflow-wrap: anywhere; }
+.option-row .option-value .muted { font-size: .85rem; font-weight: 600; }
+label.check.option-remove { margin: 0; padding-bottom: 9px; font-weight: 400; }
 .perm-list { margin: 0; padding: 0; list-style: none; font-size: .9rem; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 14px; }
 .cards a { display: block; padding: 14px; background: #fff; border: 1px solid var(--line); border-radius: 10px; color: var(--fg); text-decoration: none; }

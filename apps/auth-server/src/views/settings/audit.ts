@@ -22,6 +22,9 @@ const ACTIONS: Record<string, string> = {
   'webhook.delete': 'Deleted webhook',
   'webhook.reveal_secret': 'Revealed webhook secret',
   'webhook.redeliver': 'Redelivered webhook event',
+  'field.create': 'Added field',
+  'field.update': 'Changed field',
+  'field.delete': 'Deleted field',
 };
 
 const HIDDEN = new Set(['inviteId']);

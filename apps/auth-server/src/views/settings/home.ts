@@ -8,6 +8,7 @@ import { settingsPage } from './layout.js';
 const BLURBS: Record<string, string> = {
   'api-keys': 'Create and revoke keys for scripts and integrations.',
   apps: 'Register server apps that get OAuth tokens with client credentials.',
+  'data-model': 'Custom fields on companies, people and opportunities.',
   roles: 'What each role may do with records and settings.',
   members: 'Who is in the workspace, their roles, invite links.',
   webhooks: 'Get a signed POST at your URL whenever records change.',
