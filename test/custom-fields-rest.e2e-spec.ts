@@ -1,6 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { fieldIndexesSettled } from '#identity/data-model.js';
+import { indexedValue } from '#records/objects/index.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { client, expectError, ids, UUID, type Client, type Http } from './rest-helpers.js';
 
@@ -293,6 +295,50 @@ describe('custom fields over REST', () => {
     expectError(await client(http).get('/rest/metadata/fields'), 401, 'UNAUTHENTICATED');
     const [{ n }] = await ds.query('SELECT count(*)::int AS n FROM custom_fields WHERE workspace_id = $1', [ws.id]);
     expect(n).toBe(0);
+  });
+
+  it('indexes a sortable field for every workspace using its name, and drops the index with the last such field', async () => {
+    const a = await admin('cf-ix-a');
+    const b = await admin('cf-ix-b');
+    const name = `ix${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+    const numberField = await addField(a.api, { object: 'companies', name, type: 'NUMBER' });
+    // The same name as text in another workspace: its values never reach the number index's cast.
+    const textField = await addField(b.api, { object: 'companies', name, type: 'TEXT' });
+    await fieldIndexesSettled();
+    const indexes = async () =>
+      (await ds.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'companies' AND indexdef LIKE $1`, [`%${name}%`])) as {
+        indexname: string;
+        indexdef: string;
+      }[];
+    expect((await indexes()).map((i) => i.indexname).sort()).toEqual([
+      expect.stringMatching(/^cf_companies_number_/),
+      expect.stringMatching(/^cf_companies_text_/),
+    ]);
+    expect((await b.api.post('/rest/companies', { name: 'T', [name]: 'not a number' })).status).toBe(201);
+    expect((await a.api.post('/rest/companies', { name: 'N', [name]: 42 })).status).toBe(201);
+    // The list's ORDER BY is the index's expression: the planner can walk it instead of sorting.
+    await ds.query('BEGIN');
+    try {
+      await ds.query('SET LOCAL enable_seqscan = off');
+      await ds.query('SET LOCAL enable_sort = off');
+      const plan = (await ds.query(
+        `EXPLAIN SELECT id FROM companies t WHERE t.workspace_id = $1 AND t.deleted_at IS NULL
+          ORDER BY ${indexedValue(name, 'number', 't.')} DESC NULLS LAST, t.id DESC LIMIT 61`,
+        [a.ws.id],
+      )) as { 'QUERY PLAN': string }[];
+      expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/Index Scan using cf_companies_number_/);
+    } finally {
+      await ds.query('ROLLBACK');
+    }
+    for (const [api, field] of [
+      [a.api, numberField],
+      [b.api, textField],
+    ] as const) {
+      await api.patch(`/rest/metadata/fields/${field.id}`, { isActive: false });
+      expect((await api.delete(`/rest/metadata/fields/${field.id}`)).status).toBe(200);
+    }
+    await fieldIndexesSettled();
+    expect(await indexes()).toEqual([]);
   });
 
   it('lists by object', async () => {

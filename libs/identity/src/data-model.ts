@@ -1,8 +1,14 @@
-import type { EntityManager } from 'typeorm';
+import { Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import type { DataSource, EntityManager } from 'typeorm';
+import { poolOf } from '#database/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
 import {
   checkFieldChange,
   checkNewField,
+  indexedValue,
+  indexKind,
   CUSTOM_FIELD_OBJECTS,
   MAX_CUSTOM_FIELDS,
   OBJECTS,
@@ -99,7 +105,7 @@ async function bump(tx: EntityManager, workspaceId: string): Promise<void> {
 }
 
 export async function createField(db: Db, workspaceId: string, actor: Actor, body: unknown): Promise<CustomField> {
-  return inTransaction(db, async (tx) => {
+  const created = await inTransaction(db, async (tx) => {
     // One writer per workspace at a time: the count and the name check hold until COMMIT.
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
     const existing = await listFields(tx, workspaceId);
@@ -148,6 +154,8 @@ export async function createField(db: Db, workspaceId: string, actor: Actor, bod
     });
     return created;
   });
+  if (isDataSource(db)) inBackground(() => ensureFieldIndex(db, created), created);
+  return created;
 }
 
 export async function updateField(db: Db, workspaceId: string, actor: Actor, id: string, body: unknown): Promise<CustomField> {
@@ -216,9 +224,10 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
  * first, so a field in use never disappears by one mistaken call.
  */
 export async function deleteField(db: Db, workspaceId: string, actor: Actor, id: string): Promise<{ id: string }> {
-  return inTransaction(db, async (tx) => {
+  let deleted: CustomField | undefined;
+  const result = await inTransaction(db, async (tx) => {
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
-    const field = await getField(tx, workspaceId, id);
+    const field = (deleted = await getField(tx, workspaceId, id));
     if (field.isActive) {
       throw new ConflictError(`The field ${field.name} is active; deactivate it first (PATCH with {"isActive": false}), then delete it`);
     }
@@ -237,4 +246,118 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
     });
     return { id };
   });
+  if (isDataSource(db) && deleted) {
+    const field = deleted;
+    inBackground(() => dropUnusedFieldIndex(db, field), field);
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------
+// Indexes (docs/data-model.md, "How it works")
+
+const logger = new Logger('CustomFieldIndexes');
+const pending = new Set<Promise<unknown>>();
+
+function isDataSource(db: Db): db is DataSource {
+  return 'driver' in db && 'manager' in db;
+}
+
+/** Index work after a change commits: never on the request's path, and a failure only costs speed (logged). */
+function inBackground(work: () => Promise<string>, field: Pick<CustomField, 'object' | 'name'>): void {
+  const done: Promise<unknown> = work()
+    .then((outcome) => {
+      if (outcome === 'limit') logger.warn(`No index for ${field.object}.${field.name}: CUSTOM_FIELD_INDEXES_PER_TABLE reached`);
+    })
+    .catch((err: Error) => logger.warn(`Index for ${field.object}.${field.name} not built: ${err.message}`))
+    .finally(() => pending.delete(done));
+  pending.add(done);
+}
+
+/** Resolves when the index work started so far has finished (tests, shutdown). */
+export async function fieldIndexesSettled(): Promise<void> {
+  while (pending.size) await Promise.all([...pending]);
+}
+
+/** At most this many custom-field indexes per record table (CUSTOM_FIELD_INDEXES_PER_TABLE): each one costs every write. */
+export function indexLimit(): number {
+  const text = process.env.CUSTOM_FIELD_INDEXES_PER_TABLE;
+  const raw = Number(text);
+  return text !== undefined && text !== '' && Number.isInteger(raw) && raw >= 0 ? raw : 64;
+}
+
+export function fieldIndexName(field: Pick<CustomField, 'object' | 'name' | 'type'>): string | undefined {
+  const kind = indexKind(field.type);
+  if (!kind) return undefined;
+  return `cf_${TABLES[field.object]}_${kind}_${createHash('sha256').update(field.name).digest('hex').slice(0, 16)}`;
+}
+
+/** A connection of its own without the statement timeout: building an index on a large table takes longer than any request. */
+async function indexClient(ds: DataSource): Promise<pg.Client> {
+  const client = new pg.Client({ ...poolOf(ds).options, application_name: 'custom-field indexes' });
+  client.on('error', () => undefined);
+  await client.connect();
+  await client.query('SET statement_timeout = 0');
+  // One index build at a time across instances: two CREATE INDEX CONCURRENTLY on one table wait for each other and deadlock.
+  await client.query(`SELECT pg_advisory_lock(hashtext('custom-field-indexes'))`);
+  return client;
+}
+
+/**
+ * Makes the index that serves filters and order on `field` (shared by every workspace with a
+ * field of that object, name and kind): `(workspace_id, value DESC NULLS LAST, id DESC)` of
+ * live records, built CONCURRENTLY so writes go on meanwhile. A build that was cut short
+ * (left INVALID) is dropped and made again. Beyond the per-table limit, fields stay unindexed.
+ * Returns what it did, for logs and tests.
+ */
+export async function ensureFieldIndex(ds: DataSource, field: Pick<CustomField, 'object' | 'name' | 'type'>): Promise<string> {
+  const name = fieldIndexName(field);
+  const kind = indexKind(field.type);
+  if (!name || !kind) return 'none';
+  const table = TABLES[field.object];
+  const client = await indexClient(ds);
+  try {
+    const found = await client.query<{ valid: boolean }>(
+      `SELECT i.indisvalid AS valid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = $1`,
+      [name],
+    );
+    if (found.rows[0]?.valid) return 'exists';
+    if (found.rows.length) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
+    const [{ n }] = (
+      await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_class WHERE relkind = 'i' AND relname LIKE $1`, [
+        `cf\\_${table}\\_%`,
+      ])
+    ).rows;
+    if (n >= indexLimit()) return 'limit';
+    await client.query(
+      `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${table} (workspace_id, ${indexedValue(field.name, kind, '')} DESC NULLS LAST, id DESC)
+        WHERE deleted_at IS NULL`,
+    );
+    return 'created';
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Drops a field's index once no workspace has a field of that object, name and kind any more. */
+export async function dropUnusedFieldIndex(ds: DataSource, field: Pick<CustomField, 'object' | 'name' | 'type'>): Promise<string> {
+  const name = fieldIndexName(field);
+  const kind = indexKind(field.type);
+  if (!name || !kind) return 'none';
+  const types = ['TEXT', 'NUMBER', 'BOOLEAN', 'DATE', 'DATE_TIME', 'SELECT', 'MULTI_SELECT', 'RATING'].filter(
+    (t) => indexKind(t as CustomField['type']) === kind,
+  );
+  const client = await indexClient(ds);
+  try {
+    const used = await client.query('SELECT 1 FROM custom_fields WHERE object = $1 AND name = $2 AND type = ANY($3::text[]) LIMIT 1', [
+      field.object,
+      field.name,
+      types,
+    ]);
+    if (used.rows.length) return 'used';
+    await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
+    return 'dropped';
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

@@ -525,17 +525,38 @@ export function checkCustomValues(
 
 const quote = (name: string) => `'${name}'`;
 
+/**
+ * The kind of index that serves filters and order on a field (records/data-model.ts keeps
+ * one per object, field name and kind, shared by every workspace using that name), or
+ * undefined for types filtered without one (BOOLEAN, DATE_TIME, MULTI_SELECT, composites).
+ */
+export function indexKind(type: CustomFieldType): 'text' | 'number' | undefined {
+  if (type === 'TEXT' || type === 'SELECT' || type === 'RATING' || type === 'DATE') return 'text';
+  if (type === 'NUMBER') return 'number';
+  return undefined;
+}
+
+/**
+ * The SQL of a field's indexed value over `alias` ('t.' in queries, '' in the index): the
+ * same text in both, so the planner matches them. A number is read only from a JSON number,
+ * so another workspace's field of the same name holding text can never fail the cast.
+ */
+export function indexedValue(name: string, kind: 'text' | 'number', alias: string): string {
+  if (kind === 'text') return `(${alias}custom->>${quote(name)})`;
+  return `(CASE WHEN jsonb_typeof(${alias}custom->${quote(name)}) = 'number' THEN (${alias}custom->>${quote(name)})::float8 END)`;
+}
+
 /** The filterable and sortable leaves of one custom field, as the list parameters see them. */
 export function customQueryFields(field: CustomField): FieldDef[] {
   const json = `t.custom->${quote(field.name)}`;
-  const textOf = `(t.custom->>${quote(field.name)})`;
+  const textOf = indexedValue(field.name, 'text', 't.');
   const read = (row: Record<string, unknown>) => (row.custom as Input | undefined)?.[field.name] ?? null;
   const base = { path: field.name, column: 'custom', nullable: true, sortable: true, read };
   switch (field.type) {
     case 'TEXT':
       return [{ ...base, type: 'text', sql: textOf }];
     case 'NUMBER':
-      return [{ ...base, type: 'number', sql: `(${textOf}::float8)` }];
+      return [{ ...base, type: 'number', sql: indexedValue(field.name, 'number', 't.') }];
     case 'BOOLEAN':
       return [{ ...base, type: 'boolean', sql: `(${textOf}::boolean)` }];
     case 'DATE':
