@@ -25,7 +25,7 @@ import { WebhooksWorker } from './webhooks/webhooks-worker.js';
     GraphqlApiModule,
     HealthModule,
   ],
-  // One REST controller per declared object (objects/object.controller.ts).
+  // One REST controller per declared object (rest/object.controller.ts).
   controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, MetadataController, McpController],
   providers: [
     RateLimitPool.provider(),

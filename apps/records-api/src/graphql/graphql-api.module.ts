@@ -65,7 +65,7 @@ function graphqlOptions(
 
 /**
  * `POST /graphql` (docs/graphql.md), code-first, one resolver per declared object. The services
- * come from RecordsModule, so REST, GraphQL and MCP share one RecordStore and CountCache.
+ * come from RecordsModule, so REST, GraphQL and MCP share one RecordsService and CountCache.
  */
 @Module({
   imports: [

@@ -1,7 +1,7 @@
 import type { CustomField, ObjectDeclaration, RelationField } from '#records/objects/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 
-/** What the generic record store needs to know about one object, made from its declaration (objects/object-definitions.ts). */
+/** What the records service needs to know about one object, made from its declaration (records/object-definitions.ts). */
 export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   /** The permission object and plural name (`companies`). */
   object: string;

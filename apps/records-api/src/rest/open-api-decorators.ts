@@ -6,7 +6,7 @@ import { MAX_BATCH } from '../records/records.service.js';
 import type { AnyClass } from '../records/decorate.js';
 
 /*
- * OpenAPI descriptions shared by the object controllers (objects/object.controller.ts): list parameters,
+ * OpenAPI descriptions shared by the object controllers (rest/object.controller.ts): list parameters,
  * response envelopes (docs/rest.md) and the error shape. Plain decorators, so the document is
  * built from the controllers as they are, without the Nest CLI plugin.
  */
