@@ -4,7 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import { seedDemoIfEmpty } from '#identity/demo-seed.js';
-import { apiNodeFlags, exitOnConfigError, loadConfig, startWarnings } from '#database/config.js';
+import { apiNodeFlags, exitOnConfigError, loadConfig, startWarnings } from '#config/config.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations, startEmbedded } from '#database/data-source.js';
 import type { EmbeddedDatabase } from '#database/embedded-postgres.js';
 import { createLogger } from '#ops/logging.js';

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { apiNodeFlags, loadConfig } from '#database/config.js';
+import { apiNodeFlags, loadConfig } from '#config/config.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { MIXED_SHARES, mixedRun, type MixedResult } from './mixed.js';
 import { RssSampler, readMemory, type MemoryReading } from './rss.js';

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { addMember, createApiKey, createUser, createWorkspace, findRole } from '#identity/accounts.js';
-import { apiNodeFlags, loadConfig, projectRoot } from '#database/config.js';
+import { apiNodeFlags, loadConfig, projectRoot } from '#config/config.js';
 import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '#database/embedded-postgres.js';
 import { FormBrowser } from './form-browser.js';

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { projectRoot } from '#database/config.js';
+import { projectRoot } from '#config/config.js';
 
 /** The copy-paste examples of README.md and docs/ work as pasted, and the pages stand alone in a clone. */
 describe('README and docs examples', () => {

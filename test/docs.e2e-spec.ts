@@ -170,7 +170,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
 
     it('are true to the code: every error code and REST route is documented', async () => {
       const rest = (await request(http).get('/docs/rest.md')).text;
-      const { ErrorCode } = await import('#records/errors.js');
+      const { ErrorCode } = await import('#errors/errors.js');
       for (const code of Object.values(ErrorCode)) expect({ code, documented: rest.includes(code) }).toEqual({ code, documented: true });
       const doc = (await request(http).get('/rest/open-api')).body;
       for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
-import { projectRoot } from '#database/config.js';
+import { projectRoot } from '#config/config.js';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '#database/embedded-postgres.js';

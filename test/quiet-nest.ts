@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { logLevels } from '#database/config.js';
+import { logLevels } from '#config/config.js';
 
 /**
  * Before each e2e file's modules load: Nest's static logger at the suite's LOG_LEVEL (error

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';

@@ -7,7 +7,7 @@ import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { RateLimitPool, SharedLimit, addressKey } from '#ops/rate-limits.js';
 import { createLogger, requestLogging } from '#ops/logging.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';

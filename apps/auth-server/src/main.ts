@@ -1,5 +1,5 @@
 import '#ops/json-console.js';
-import { exitOnConfigError } from '#database/config.js';
+import { exitOnConfigError } from '#config/config.js';
 import { startAuthServer } from './bootstrap.js';
 
 // Started by `npm start` (apps/start.ts): go down with the launcher, even when it is killed.

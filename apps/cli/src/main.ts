@@ -16,7 +16,7 @@ import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, expiryFromChoice } from
 import { RECORD_ACTIONS, RECORD_OBJECTS } from '#database/entities/role.entity.js';
 import { createServerApp } from '#identity/server-apps.js';
 import { rotateSigningKey } from '#identity/signing-keys.js';
-import { ErrorCode } from '#records/errors.js';
+import { ErrorCode } from '#errors/errors.js';
 import { recordAudit } from '#identity/audit-log.js';
 import { splitOperations } from '#webhooks/operations.js';
 import { webhookSettings } from '#webhooks/settings.js';

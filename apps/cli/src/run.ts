@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
-import { AppError, ErrorCode } from '#records/errors.js';
+import { AppError, ErrorCode } from '#errors/errors.js';
 
 export interface OutputOptions {
   json?: boolean;

@@ -5,7 +5,7 @@ import { ExpressAdapterWithPrototypes } from '#net/express-adapter.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { forbidFraming } from '#auth/frame-headers.js';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { createLogger, requestLogging } from '#ops/logging.js';
 import { closeOnSignals } from '#ops/shutdown.js';
 import { listenOrExit } from '#ops/ports.js';

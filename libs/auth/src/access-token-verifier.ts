@@ -1,6 +1,6 @@
 import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { DataSource } from 'typeorm';
-import { UnauthenticatedError } from '#records/errors.js';
+import { UnauthenticatedError } from '#errors/errors.js';
 import { publicSigningKeys } from '#identity/signing-keys.js';
 
 /** A kid that was still unknown after a fresh read is not looked up again for this long. */

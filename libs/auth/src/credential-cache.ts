@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { poolOf } from '#database/sql.js';
 import type { Principal } from './principal.js';
 

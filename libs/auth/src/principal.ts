@@ -1,5 +1,5 @@
 import type { ObjectPermissions, RecordAction, RecordObject, SettingsPermission } from '#database/entities/role.entity.js';
-import { ForbiddenError } from '#records/errors.js';
+import { ForbiddenError } from '#errors/errors.js';
 
 /** Whoever a bearer token stands for, with the role it acts under in one workspace. */
 export interface Principal {

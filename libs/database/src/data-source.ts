@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
 import pg from 'pg';
-import { loadConfig } from './config.js';
+import { loadConfig } from '#config/config.js';
 import { migrateJobQueue } from './job-queue.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
 import { ENTITIES } from './entities/index.js';

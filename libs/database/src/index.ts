@@ -1,4 +1,4 @@
-export * from './config.js';
+export * from '#config/config.js';
 export * from './data-source.js';
 export * from './embedded-postgres.js';
 export * from './entities/index.js';

@@ -12,7 +12,7 @@ import {
   WorkspaceMemberEntity,
   type ObjectPermissions,
 } from '#database/entities/index.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { capExpiry } from './api-key-expiry.js';
 import { hashSecret, newApiKeySecret } from './secrets.js';
 

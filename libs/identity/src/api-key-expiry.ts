@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '#records/errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 
 export const API_KEY_EXPIRY_CHOICES = { '15d': 15, '30d': 30, '90d': 90, '1y': 365 } as const;
 export type ApiKeyExpiryChoice = keyof typeof API_KEY_EXPIRY_CHOICES;

@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '#records/errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 import type { Db } from './accounts.js';
 
 /**

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { poolOf } from '#database/sql.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import {
   checkFieldChange,
   checkNewField,

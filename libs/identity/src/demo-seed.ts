@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { ConflictError } from '#records/errors.js';
+import { ConflictError } from '#errors/errors.js';
 import { addMember, createApiKey, createUser, createWorkspace, findRole } from './accounts.js';
 import { expiryFromChoice } from './api-key-expiry.js';
 

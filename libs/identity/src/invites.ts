@@ -1,7 +1,7 @@
 import { isUUID } from 'class-validator';
 import { randomBytes } from 'node:crypto';
 import type { RoleEntity } from '#database/entities/index.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import type { Db } from './accounts.js';
 import { hashSecret } from './secrets.js';
 

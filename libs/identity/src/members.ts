@@ -1,6 +1,6 @@
 import { isUUID } from 'class-validator';
 import type { RoleEntity } from '#database/entities/index.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import type { Db } from './accounts.js';
 import type { RolePermissions } from './roles.js';
 

@@ -7,7 +7,7 @@ import {
   type ObjectPermissions,
   type SettingsPermission,
 } from '#database/entities/index.js';
-import { BadInputError, ConflictError, ErrorCode, ForbiddenError, NotFoundError } from '#records/errors.js';
+import { BadInputError, ConflictError, ErrorCode, ForbiddenError, NotFoundError } from '#errors/errors.js';
 import { OBJECTS } from '#records/objects/index.js';
 import type { Db } from './accounts.js';
 

@@ -2,7 +2,7 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import http from 'node:http';
-import type { HttpTimeouts } from '#database/config.js';
+import type { HttpTimeouts } from '#config/config.js';
 
 /**
  * Nest's Express adapter, with the HTTP server's requests and responses born with Express's

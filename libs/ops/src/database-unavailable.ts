@@ -1,4 +1,4 @@
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 
 /**
  * Is this error the database being unreachable (stopped, restarting, network gone), as

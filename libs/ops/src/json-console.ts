@@ -1,5 +1,5 @@
 import { format } from 'node:util';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { pinoRoot, scrubSecrets } from './logging.js';
 
 /**

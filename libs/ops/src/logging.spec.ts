@@ -1,5 +1,5 @@
 import { createLogger, redactPath, scrubSecrets } from './logging.js';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 
 describe('redactPath', () => {
   it.each([

@@ -2,7 +2,7 @@ import { ConsoleLogger, type LoggerService, type LogLevel } from '@nestjs/common
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type Logger as Pino } from 'pino';
-import { logLevels, type AppConfig } from '#database/config.js';
+import { logLevels, type AppConfig } from '#config/config.js';
 
 /**
  * Logs (README.md, Operations). `LOG_FORMAT=json`: pino, one JSON object per line, and one line per

@@ -1,5 +1,5 @@
 import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
-import { BadInputError, ErrorCode } from '#records/errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { objectNamed } from '#records/objects/index.js';
 
 /** What an event says happened to a record (docs/webhooks.md). `restored` is reserved: records cannot be restored yet. */

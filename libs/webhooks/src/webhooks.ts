@@ -5,7 +5,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { KEY_PURPOSES, open, seal, subkey } from '#database/master-key.js';
 import { MAX_WEBHOOKS_PER_WORKSPACE } from '#database/migrations/1764500000100-webhook-fair-delivery.js';
 import { assertNotLiteralSpecialUse, hostOf } from '#net/public-address.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { parseOperations } from './operations.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 

@@ -2,7 +2,7 @@ import { Controller, Get, Header, Logger, Post, Req, Res } from '@nestjs/common'
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
 import { addAccountNotice, signUp } from '#identity/accounts.js';
-import { AppError } from '#records/errors.js';
+import { AppError } from '#errors/errors.js';
 import { postgresAdapter } from '../adapter/postgres-adapter.js';
 import { addressKey } from '#ops/rate-limits.js';
 import { SignInThrottle, Throttled, throttledMessage } from '../sessions/sign-in-throttle.js';

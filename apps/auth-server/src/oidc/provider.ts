@@ -1,6 +1,6 @@
 import Provider from 'oidc-provider';
 import type { DataSource } from 'typeorm';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { hashSecret } from '#identity/secrets.js';
 import { ensureOidcKeys } from '#identity/signing-keys.js';
 import { isDatabaseUnavailable, isStatementTimeout, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';

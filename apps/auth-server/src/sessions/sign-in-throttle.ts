@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { DataSource } from 'typeorm';
 import { verifyCredentials } from '#identity/accounts.js';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 
 /** Where the counters live: one table in our database, so every auth-server instance shares them. */
 const TABLE = 'auth_throttle';

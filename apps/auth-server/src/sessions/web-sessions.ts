@@ -4,7 +4,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { hashSecret } from '#identity/secrets.js';
 import { ensureOidcKeys } from '#identity/signing-keys.js';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 
 /** `__Host-` names when the origin is https: no sibling host or path can set them (RFC 6265bis §4.1.3.2). */
 export function cookieName(base: string): string {

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { recentAccountNotices } from '#identity/accounts.js';
 import { listAudit } from '#identity/audit-log.js';
 import { membershipOf } from '#identity/members.js';
-import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { WebSessions, safeReturn } from '../sessions/web-sessions.js';
 import { auditPage } from '../views/settings/audit.js';
 import { homePage } from '../views/settings/home.js';

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { ErrorCode } from '#records/errors.js';
+import { ErrorCode } from '#errors/errors.js';
 
 const CSP = [
   "default-src 'none'",

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } fro
 import type { Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import { redactPath } from '#ops/logging.js';
-import { AppError, CODE_BY_STATUS, ErrorCode } from '#records/errors.js';
+import { AppError, CODE_BY_STATUS, ErrorCode } from '#errors/errors.js';
 import { safeReturn } from '../sessions/web-sessions.js';
 import { messagePage } from '../views/pages.js';
 import { settingsMessagePage } from '../views/settings/layout.js';

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { workspacesOf } from '#identity/accounts.js';
 import { membershipOf } from '#identity/members.js';
 import { SETTINGS_PERMISSION_LABELS } from '#identity/roles.js';
-import { ForbiddenError, UnauthenticatedError } from '#records/errors.js';
+import { ForbiddenError, UnauthenticatedError } from '#errors/errors.js';
 import { WebSessions, csrfToken, csrfValid } from '../sessions/web-sessions.js';
 import { allows, type Requirement, type SettingsContext, type SettingsRequest } from './settings-context.js';
 

@@ -5,7 +5,7 @@ import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/di
 import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import type { DocumentNode } from 'graphql';
 import { BearerAuthService } from '#auth/bearer-auth.service.js';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { OBJECT_RESOLVERS } from './object.resolver.js';
 import { RecordsService } from '../records/records.service.js';
 import { RecordsModule } from '../records/records.module.js';

@@ -4,7 +4,7 @@ import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import type { Principal } from '#auth/principal.js';
 import { wwwAuthenticate } from '#auth/www-authenticate.js';
 import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
-import { AppError } from '#records/errors.js';
+import { AppError } from '#errors/errors.js';
 import type { RequestWithId } from '../http/request-id.js';
 import type { RecordsService } from '../records/records.service.js';
 import { databaseUnavailableError } from './graphql-errors.js';

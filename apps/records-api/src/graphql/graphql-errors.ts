@@ -2,7 +2,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { Logger } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { isDatabaseUnavailable, isStatementTimeout, RETRY_AFTER_SECONDS, statementTimeoutMessage } from '#ops/database-unavailable.js';
-import { AppError } from '#records/errors.js';
+import { AppError } from '#errors/errors.js';
 import type { GraphqlContext } from './graphql-context.js';
 
 /** AppError status → GraphQL `extensions.code` (docs/graphql.md). */

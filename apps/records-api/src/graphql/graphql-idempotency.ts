@@ -1,6 +1,6 @@
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavailable.js';
-import { ErrorCode } from '#records/errors.js';
+import { ErrorCode } from '#errors/errors.js';
 import {
   fingerprint,
   IDEMPOTENCY_HEADER,

@@ -1,4 +1,4 @@
-import { AppError } from '#records/errors.js';
+import { AppError } from '#errors/errors.js';
 import { companySchema, personSchema } from '#records/schemas.js';
 import { toFilterNode, toListArgs, toOrderTerms } from './list-args.js';
 

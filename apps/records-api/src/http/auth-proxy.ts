@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { Socket } from 'node:net';
-import { AppError, ErrorCode } from '#records/errors.js';
+import { AppError, ErrorCode } from '#errors/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { verifyJsonDepth } from '#net/json-depth.js';
-import { AppError, ErrorCode } from '#records/errors.js';
+import { AppError, ErrorCode } from '#errors/errors.js';
 import { errorHeaders, toErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
 

@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable, isStatementTimeout, RETRY_AFTER_SECONDS, statementTimeoutMessage } from '#ops/database-unavailable.js';
-import { AppError, CODE_BY_STATUS, ErrorCode } from '#records/errors.js';
+import { AppError, CODE_BY_STATUS, ErrorCode } from '#errors/errors.js';
 import { MAX_JSON_DEPTH } from '#net/json-depth.js';
 
 export interface ErrorBody {

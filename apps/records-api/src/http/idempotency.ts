@@ -5,7 +5,7 @@ import type { AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
-import { AppError, ErrorCode } from '#records/errors.js';
+import { AppError, ErrorCode } from '#errors/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 

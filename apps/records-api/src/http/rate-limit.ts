@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { AuthenticatedRequest } from '#auth/auth.guard.js';
 import { hashSecret } from '#identity/secrets.js';
 import { SharedFailureLimit, SharedLimit, addressKey } from '#ops/rate-limits.js';
-import { AppError, ErrorCode } from '#records/errors.js';
+import { AppError, ErrorCode } from '#errors/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
 

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { isMcpPath } from '#auth/auth.guard.js';
 import { MCP_RESOURCE_PATH, MCP_SCOPE, wwwAuthenticate } from '#auth/www-authenticate.js';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { redactPath } from '#ops/logging.js';
 import { errorHeaders, toErrorBody, type ErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';

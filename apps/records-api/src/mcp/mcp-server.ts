@@ -3,7 +3,7 @@ import type { Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { can, type Principal } from '#auth/principal.js';
 import { isDatabaseUnavailable, isStatementTimeout, statementTimeoutMessage } from '#ops/database-unavailable.js';
-import { AppError } from '#records/errors.js';
+import { AppError } from '#errors/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
 

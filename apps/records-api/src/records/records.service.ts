@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { assertCan, type Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
 import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';

@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
-import { BadInputError, ErrorCode } from '#records/errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 
 function flatten(errors: ValidationError[], prefix: string, out: string[]): string[] {
   for (const error of errors) {

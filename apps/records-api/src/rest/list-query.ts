@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '#records/errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs } from '../records/records.service.js';

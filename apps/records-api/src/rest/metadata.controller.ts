@@ -5,7 +5,7 @@ import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { createField, deleteField, getField, listFields, updateField, type Actor } from '#identity/data-model.js';
-import { BadInputError, ErrorCode, ForbiddenError } from '#records/errors.js';
+import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 
 /** Who the audit log names for a bearer credential: the person, or the key's or app's name. */
 async function actorOf(sql: Sql, principal: Principal): Promise<Actor> {

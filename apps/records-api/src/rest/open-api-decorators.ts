@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiProperty, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import { ErrorCode } from '#records/errors.js';
+import { ErrorCode } from '#errors/errors.js';
 import { DEFAULT_LIMIT, DIRECTIONS, MAX_LIMIT, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
 import { MAX_BATCH } from '../records/records.service.js';
 import type { AnyClass } from '../records/decorate.js';

@@ -8,7 +8,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
  */
 export const MCP_PROTOCOL_VERSIONS = ['2026-07-28', ...SUPPORTED_PROTOCOL_VERSIONS] as const;
 import { Public } from '#auth/auth.guard.js';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 import { packageVersion } from './docs-pages.js';
 
 /** RFC 9727 §4.1: the api-catalog linkset's media type, with the profile that names it. */

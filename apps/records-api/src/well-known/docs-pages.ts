@@ -1,7 +1,7 @@
 import { Marked, type Tokens } from 'marked';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { projectRoot } from '#database/config.js';
+import { projectRoot } from '#config/config.js';
 import { FIELD_TABLES_MARKER, fieldTables, objectList } from './field-tables.js';
 
 /** The documentation pages: markdown sources in `docs/<slug>.md`, listed in `/llms.txt`. */

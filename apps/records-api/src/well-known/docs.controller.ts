@@ -2,8 +2,8 @@ import { Controller, Get, Header, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { Public } from '#auth/auth.guard.js';
-import { loadConfig } from '#database/config.js';
-import { NotFoundError } from '#records/errors.js';
+import { loadConfig } from '#config/config.js';
+import { NotFoundError } from '#errors/errors.js';
 import { DocsLibrary } from './docs-pages.js';
 
 /** Pages are ours (no user content), so they may run no script and load nothing from elsewhere. */

@@ -1,7 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Public } from '#auth/auth.guard.js';
-import { loadConfig } from '#database/config.js';
+import { loadConfig } from '#config/config.js';
 
 /** RFC 9728 protected resource metadata: how a client finds our authorization server. */
 function resourceMetadata(resource: string, publicUrl: string) {

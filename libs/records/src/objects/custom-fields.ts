@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '../errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { isSafeIntegerText, normalizeTimestamp } from '../query/filter.js';
 import type { FieldDef } from '../query/types.js';
 import type { ObjectDeclaration } from './declaration.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode } from '#errors/errors.js';
 import { personSchema } from '../schemas.js';
 import { decodeCursor, encodeCursor, orderSignature } from './cursor.js';
 import type { OrderTerm } from './types.js';

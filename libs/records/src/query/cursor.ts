@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '../errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { isUuid, normalizeTimestamp, validLeafValue } from './filter.js';
 import { describeInput } from './limit.js';
 import { orderWithTieBreaker } from './sql.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode } from '#errors/errors.js';
 import { companySchema, personSchema } from '../schemas.js';
 import { normalizeTimestamp, parseFilter, validateCondition } from './filter.js';
 import type { FilterNode } from './types.js';

@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '../errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { describeInput } from './limit.js';
 import { FILTER_OPS, type FieldDef, type FieldType, type FilterNode, type FilterOp, type ObjectSchema } from './types.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode } from '#errors/errors.js';
 import { parseLimit } from './limit.js';
 import { rejection } from './rejection.spec-helper.js';
 

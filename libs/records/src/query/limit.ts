@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '../errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 
 export const DEFAULT_LIMIT = 60;
 export const MAX_LIMIT = 200;

@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '../errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { describeInput } from './limit.js';
 import { DIRECTIONS, type Direction, type ObjectSchema, type OrderTerm } from './types.js';
 

@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { BadInputError } from '../errors.js';
+import { BadInputError } from '#errors/errors.js';
 
 /** The BadInputError `fn` throws; fails the test when it throws nothing or something else. */
 export function rejection(fn: () => unknown): BadInputError {

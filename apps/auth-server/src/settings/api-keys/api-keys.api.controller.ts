@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Req, UseFilters, UseGuard
 import type { Request } from 'express';
 import { isISO8601 } from 'class-validator';
 import { API_KEY_EXPIRY_CHOICES, expiryFromChoice } from '#identity/api-key-expiry.js';
-import { AppError, BadInputError, ErrorCode } from '#records/errors.js';
+import { AppError, BadInputError, ErrorCode } from '#errors/errors.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';

@@ -2,8 +2,8 @@ import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } 
 import type { Request, Response } from 'express';
 import { expiryFromChoice } from '#identity/api-key-expiry.js';
 import type { CreatedApiKey } from '#identity/accounts.js';
-import { loadConfig } from '#database/config.js';
-import { AppError } from '#records/errors.js';
+import { loadConfig } from '#config/config.js';
+import { AppError } from '#errors/errors.js';
 import { apiKeyCreatedPage, apiKeysPage, revokeApiKeyPage, secretGonePage } from '../../views/settings/api-keys.js';
 import { OneTimeSecrets } from '../one-time-secrets.js';
 import type { SettingsContext } from '../settings-context.js';

@@ -5,7 +5,7 @@ import { createApiKey, findRole, listRoles, revokeApiKey, type CreatedApiKey, ty
 import { findApiKeySummary, listApiKeys, type ApiKeySummary } from '#identity/api-keys.js';
 import { assertCanGrant, findRoleById } from '#identity/roles.js';
 import type { RoleEntity } from '#database/entities/index.js';
-import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 

@@ -1,8 +1,8 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { CreatedServerApp } from '#identity/server-apps.js';
-import { loadConfig } from '#database/config.js';
-import { AppError } from '#records/errors.js';
+import { loadConfig } from '#config/config.js';
+import { AppError } from '#errors/errors.js';
 import { secretGonePage } from '../../views/settings/api-keys.js';
 import { appSecretPage, appsPage, confirmAppPage } from '../../views/settings/apps.js';
 import { OneTimeSecrets } from '../one-time-secrets.js';

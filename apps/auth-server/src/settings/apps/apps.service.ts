@@ -12,7 +12,7 @@ import {
   type ServerAppSummary,
 } from '#identity/server-apps.js';
 import type { RoleEntity } from '#database/entities/index.js';
-import { BadInputError, ErrorCode, NotFoundError } from '#records/errors.js';
+import { BadInputError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AppError, BadInputError, ErrorCode } from '#records/errors.js';
+import { AppError, BadInputError, ErrorCode } from '#errors/errors.js';
 import { confirmDeleteFieldPage, dataModelPage, editFieldPage } from '../../views/settings/data-model.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';

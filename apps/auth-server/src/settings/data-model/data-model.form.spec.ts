@@ -1,4 +1,4 @@
-import { BadInputError } from '#records/errors.js';
+import { BadInputError } from '#errors/errors.js';
 import type { CustomField } from '#records/objects/index.js';
 import { editFieldBody, editFieldValues, newFieldBody, newFieldValues, pageMessages } from './data-model.form.js';
 

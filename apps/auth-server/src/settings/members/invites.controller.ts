@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { DataSource, type EntityManager } from 'typeorm';
 import { createUser } from '#identity/accounts.js';
 import { acceptInvite, findInvite, type Invite } from '#identity/invites.js';
-import { AppError } from '#records/errors.js';
+import { AppError } from '#errors/errors.js';
 import { WebSessions, csrfToken, csrfValid } from '../../sessions/web-sessions.js';
 import { messagePage } from '../../views/pages.js';
 import { invitePage } from '../../views/settings/invites.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { loadConfig } from '#database/config.js';
-import { AppError } from '#records/errors.js';
+import { loadConfig } from '#config/config.js';
+import { AppError } from '#errors/errors.js';
 import { secretGonePage } from '../../views/settings/api-keys.js';
 import { inviteCreatedPage, membersPage, removeMemberPage } from '../../views/settings/members.js';
 import { OneTimeSecrets } from '../one-time-secrets.js';

@@ -6,7 +6,7 @@ import { createInvite, listInvites, revokeInvite, type Invite } from '#identity/
 import { changeMemberRole, listMembers, removeMember, type Member } from '#identity/members.js';
 import { assertCanGrant, findRoleById, permissionsBeyond } from '#identity/roles.js';
 import type { RoleEntity } from '#database/entities/index.js';
-import { BadInputError, ErrorCode, ForbiddenError, NotFoundError } from '#records/errors.js';
+import { BadInputError, ErrorCode, ForbiddenError, NotFoundError } from '#errors/errors.js';
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 

@@ -2,7 +2,7 @@ import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } 
 import type { Request, Response } from 'express';
 import type { RoleInput } from '#identity/roles.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS, type ObjectPermissions, type SettingsPermission } from '#database/entities/index.js';
-import { AppError } from '#records/errors.js';
+import { AppError } from '#errors/errors.js';
 import { deleteRolePage, roleFormPage, rolesPage } from '../../views/settings/roles.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Req, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request } from 'express';
-import { AppError, BadInputError, ErrorCode } from '#records/errors.js';
+import { AppError, BadInputError, ErrorCode } from '#errors/errors.js';
 import type { WebhookInput } from '#webhooks/webhooks.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AppError } from '#records/errors.js';
+import { AppError } from '#errors/errors.js';
 import { eventTypes, splitOperations } from '#webhooks/operations.js';
 import type { CreatedWebhook, WebhookInput } from '#webhooks/webhooks.js';
 import { secretGonePage } from '../../views/settings/api-keys.js';
