@@ -482,9 +482,9 @@ export class RecordsService {
     if (!fields.length || body === null || typeof body !== 'object' || Array.isArray(body)) {
       return def.toColumns(validateInput(mode === 'create' ? def.createInput : def.updateInput, body, prefix));
     }
-    const builtIn: Record<string, unknown> = {};
     const names = new Set(fields.map((f) => f.name));
-    for (const [key, value] of Object.entries(body)) if (!names.has(key)) builtIn[key] = value;
+    // fromEntries defines own properties: a "__proto__" key stays a key (and is refused), never a prototype.
+    const builtIn = Object.fromEntries(Object.entries(body).filter(([key]) => !names.has(key)));
     const problems: string[] = [];
     let columns: Record<string, unknown> = {};
     try {
