@@ -257,6 +257,8 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
 // Indexes (docs/data-model.md, "How it works")
 
 const logger = new Logger('CustomFieldIndexes');
+/** How long an index build waits for the one before it. */
+const LOCK_WAIT_MS = 10 * 60_000;
 const pending = new Set<Promise<unknown>>();
 
 function isDataSource(db: Db): db is DataSource {
@@ -298,8 +300,18 @@ async function indexClient(ds: DataSource): Promise<pg.Client> {
   client.on('error', () => undefined);
   await client.connect();
   await client.query('SET statement_timeout = 0');
-  // One index build at a time across instances: two CREATE INDEX CONCURRENTLY on one table wait for each other and deadlock.
-  await client.query(`SELECT pg_advisory_lock(hashtext('custom-field-indexes'))`);
+  // One index build at a time across instances: two CREATE INDEX CONCURRENTLY on one table
+  // wait for each other and deadlock. Never wait for the lock inside a statement, either: a
+  // session blocked in pg_advisory_lock holds a snapshot, which the build holding the lock
+  // waits for (a deadlock too). So: try, and try again a moment later.
+  const until = Date.now() + LOCK_WAIT_MS;
+  while (!(await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext('custom-field-indexes')) AS ok`)).rows[0].ok) {
+    if (Date.now() > until) {
+      await client.end().catch(() => undefined);
+      throw new Error('another index build held the lock for too long; the next change of this field tries again');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 150));
+  }
   return client;
 }
 
