@@ -75,6 +75,8 @@ function mentions(node: FilterNode | undefined, field: string): boolean {
       return node.field === field;
     case 'not':
       return mentions(node.child, field);
+    case 'relation':
+      return false; // the target's fields: its deleted records are never matched
     default:
       return node.children.some((child) => mentions(child, field));
   }
