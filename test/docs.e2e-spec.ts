@@ -257,6 +257,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
       expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
         'depth',
         'ending_before',
+        'fields',
         'filter',
         'limit',
         'order_by',

@@ -26,8 +26,13 @@ export class ObjectService {
     return this.records.list(this.object, principal, args, depth);
   }
 
-  get(principal: Principal, id: string, depth: 0 | 1 = 0): Promise<AnyRecord> {
-    return this.records.get(this.object, principal, id, depth);
+  get(principal: Principal, id: string, depth: 0 | 1 = 0, fields?: ReadonlySet<string>): Promise<AnyRecord> {
+    return this.records.get(this.object, principal, id, depth, fields);
+  }
+
+  /** The names REST's `fields=` takes (docs/rest.md). */
+  fieldNames(principal: Principal): Promise<{ own: string[]; embedded: string[] }> {
+    return this.records.fieldNames(this.object, principal);
   }
 
   create(principal: Principal, body: unknown): Promise<AnyRecord> {

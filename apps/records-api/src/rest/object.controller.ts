@@ -3,12 +3,13 @@ import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/sw
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { parseRestGetQuery, parseRestListQuery } from './list-query.js';
+import { parseRestListQuery, parseRestReadQuery, pickFields } from './list-query.js';
 import {
   ApiBatchBody,
   ApiDataResponse,
   ApiDepthQuery,
   ApiErrors,
+  ApiFieldsQuery,
   ApiIdParam,
   ApiListQuery,
   ApiListResponse,
@@ -41,9 +42,10 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     cls,
     'list',
     async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
-      const { depth, ...args } = parseRestListQuery(query, await this.service.schema(principal));
+      const { depth, ...args } = parseRestListQuery(query, await this.service.schema(principal), await this.service.fieldNames(principal));
       const page = await this.service.list(principal, args, depth);
-      return { data: { [plural]: page.records }, totalCount: page.totalCount, pageInfo: page.pageInfo };
+      const records = args.fields ? page.records.map((r) => pickFields(r, args.fields)) : page.records;
+      return { data: { [plural]: records }, totalCount: page.totalCount, pageInfo: page.pageInfo };
     },
     [
       Get(plural),
@@ -63,13 +65,15 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     cls,
     'get',
     async function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
-      return { data: { [singular]: await this.service.get(principal, id, parseRestGetQuery(query)) } };
+      const { depth, fields } = parseRestReadQuery(query, await this.service.fieldNames(principal));
+      return { data: { [singular]: pickFields(await this.service.get(principal, id, depth, fields), fields) } };
     },
     [
       Get(`${plural}/:id`),
       ApiOperation({ operationId: `get${typeName}`, summary: `Get ${a}` }),
       // Listed in the order swagger keeps them: path id first (as the hand-written controllers had it).
       ApiDepthQuery(embedded),
+      ApiFieldsQuery(),
       ApiIdParam(singular),
       ApiDataResponse(200, `The ${singular}.`, singular, model),
       ApiErrors(400, 401, 403, 404, 429),

@@ -150,6 +150,17 @@ export const ApiDepthQuery = (embedded: string) =>
     schema: { type: 'integer', enum: [0, 1], default: 0 },
   });
 
+export const ApiFieldsQuery = () =>
+  ApiQuery({
+    name: 'fields',
+    required: false,
+    description:
+      'Comma list of field names (custom fields included): only those fields, and `id`, are read and returned. ' +
+      'With depth=1, the embedded relations to include are named here too. An unknown name → 400 INVALID_FIELDS.',
+    schema: { type: 'string' },
+    example: 'id,name',
+  });
+
 /** The REST list parameters (docs/rest.md) of one object: its filterable and sortable fields. */
 export function ApiListQuery(
   schema: ObjectSchema,
@@ -200,6 +211,7 @@ export function ApiListQuery(
       schema: { type: 'string' },
     }),
     ApiDepthQuery(embedded),
+    ApiFieldsQuery(),
   );
 }
 
