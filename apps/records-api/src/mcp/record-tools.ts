@@ -95,9 +95,7 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
   const possessive = they ? 'their' : 'its';
   const depthParts = [
     ...object.fields.flatMap((f) => (f.kind === 'relation' ? [f.relation] : [])),
-    ...inversesOf(plural)
-      .filter((inv) => inv.field.inverseAtDepth1)
-      .map((inv) => inv.field.inverse),
+    ...inversesOf(plural).map((inv) => inv.field.inverse),
   ];
   const withEmbedded = recordWithEmbedded(object, customOf);
   const plain = recordShape(object, customOf);

@@ -300,7 +300,7 @@ export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFi
   }
   for (const source of OBJECTS) {
     for (const field of source.fields) {
-      if (field.kind !== 'relation' || field.target !== object.plural || !field.inverseAtDepth1) continue;
+      if (field.kind !== 'relation' || field.target !== object.plural) continue;
       extra[field.inverse] = z
         .array(recordShape(source, customOf))
         .optional()

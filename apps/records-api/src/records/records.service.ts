@@ -538,7 +538,7 @@ export class RecordsService {
       const found = new Map((await this.byIds(field.target, principal, ids)).map((t) => [t.id, t]));
       records.forEach((r, i) => (extras[i][field.relation] = r[field.name] ? (found.get(r[field.name]) ?? null) : null));
     }
-    for (const { source, field } of inversesOf(plural).filter((inv) => inv.field.inverseAtDepth1)) {
+    for (const { source, field } of inversesOf(plural)) {
       if (only && !only.has(field.inverse)) continue;
       const lists = await this.children(
         source.plural,
