@@ -4,7 +4,7 @@ import { assertCan, type Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
-import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
+import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
 import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
 import {
   checkCustomValues,
@@ -20,6 +20,7 @@ import { EMBEDDED_PER_RECORD } from './constants.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 import { iso, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';
+import { groupByStatement, toGroups, type AggregateGroup, type GroupByArgs } from './group-by.js';
 
 export const MAX_BATCH = 60;
 
@@ -165,6 +166,21 @@ export class RecordsService {
   async list(plural: string, principal: Principal, args: ListArgs, depth: 0 | 1 = 0): Promise<ListResult<AnyRecord>> {
     const result = await this.listOf(await this.definitionFor(plural, principal), principal, args);
     return depth === 0 ? result : { ...result, records: await this.embed(plural, principal, result.records, args.fields) };
+  }
+
+  /**
+   * Groups and their aggregates (docs/rest.md "Aggregates"): read permission first (403, never
+   * an empty answer), then `parse` checks the arguments against the workspace's schema, then
+   * one GROUP BY over the live records the filter keeps, ordered by the group keys.
+   */
+  async groupBy(plural: string, principal: Principal, parse: (schema: ObjectSchema) => GroupByArgs): Promise<AggregateGroup[]> {
+    const def = await this.definitionFor(plural, principal);
+    assertCan(principal, def.object, 'read');
+    const args = parse(def.schema);
+    const params: unknown[] = [principal.workspaceId];
+    const scope = this.scope(def, args.filter, params);
+    const rows = await this.sql.rows(groupByStatement(args, def.schema, scope), params);
+    return toGroups(rows, args, def.schema);
   }
 
   /** The names REST's `fields=` takes for `plural` in `principal`'s workspace (docs/rest.md). */

@@ -2,6 +2,7 @@ import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs } from '../records/records.service.js';
+import { parseAggregates, parseGroupBy, type GroupByArgs } from '../records/group-by.js';
 
 const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_before', 'depth', 'fields'];
 
@@ -94,4 +95,22 @@ export function parseRestReadQuery(query: Record<string, unknown>, names: FieldN
   }
   const depth = parseDepth(query.depth);
   return { depth, fields: parseFields(query.fields, names, depth) };
+}
+
+const GROUP_BY_PARAMS = ['group_by', 'aggregate', 'filter'];
+
+/** `GET /rest/<plural>/groupBy` parameters (docs/rest.md "Aggregates"). Unknown parameters are refused. */
+export function parseRestGroupByQuery(query: Record<string, unknown>, schema: ObjectSchema): GroupByArgs {
+  const unknown = Object.keys(query).filter((key) => !GROUP_BY_PARAMS.includes(key));
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${GROUP_BY_PARAMS.join(', ')})`,
+    );
+  }
+  return {
+    groupBy: parseGroupBy(single(query, 'group_by'), schema),
+    aggregates: parseAggregates(single(query, 'aggregate'), schema),
+    filter: parseFilter(query.filter, schema),
+  };
 }

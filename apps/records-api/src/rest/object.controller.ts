@@ -3,13 +3,15 @@ import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/sw
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { parseRestListQuery, parseRestReadQuery, pickFields } from './list-query.js';
+import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from './list-query.js';
 import {
   ApiBatchBody,
   ApiDataResponse,
   ApiDepthQuery,
   ApiErrors,
   ApiFieldsQuery,
+  ApiGroupByQuery,
+  ApiGroupByResponse,
   ApiIdParam,
   ApiListQuery,
   ApiListResponse,
@@ -56,6 +58,30 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
       }),
       ApiListQuery(schema, embedded, { filter: object.docs.filterExamples, orderBy: object.docs.orderByExamples }),
       ApiListResponse(plural, model),
+      ApiErrors(400, 401, 403, 429),
+    ],
+    [P, Query()],
+  );
+
+  // Before `:id`, so /groupBy is this route and not an id.
+  method(
+    cls,
+    'groupBy',
+    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
+      return { data: { groups: await this.service.groupBy(principal, (workspace) => parseRestGroupByQuery(query, workspace)) } };
+    },
+    [
+      Get(`${plural}/groupBy`),
+      ApiOperation({
+        operationId: `groupBy${pluralType}`,
+        summary: `Group ${plural} and aggregate`,
+        description:
+          'Groups the live records the filter keeps by up to 3 fields (select/enum, boolean, text, dates with :day|week|month|quarter|year, UTC) ' +
+          'and aggregates each group: count, sum:<field>, avg:<field> (exact decimal strings), min:<field>, max:<field>. ' +
+          'Ordered by the group keys; more than 1000 groups is 400 TOO_MANY_GROUPS.',
+      }),
+      ApiGroupByQuery(schema, object.docs.groupByExample ?? { groupBy: 'createdAt:month', aggregate: 'count' }),
+      ApiGroupByResponse(),
       ApiErrors(400, 401, 403, 429),
     ],
     [P, Query()],

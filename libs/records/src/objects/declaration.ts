@@ -122,6 +122,8 @@ export interface ObjectDeclaration {
     /** MCP list tool examples when they differ from the REST ones. */
     toolFilterExamples?: string[];
     toolOrderByExamples?: string[];
+    /** An example of the group-by parameters (REST, MCP). */
+    groupByExample?: { groupBy: string; aggregate: string };
     /** What OpenAPI examples of the record's id look like. */
     idExample: string;
   };
