@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BARE_GROUP_BY_SQL, BARE_RELATION_WHERE } from './aggregates.js';
 import pg from 'pg';
 
 /**
@@ -93,6 +94,29 @@ export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: 
         200,
         {
           data: { companies: p.rows.map(company) },
+          totalCount: p.totalCount,
+          pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor },
+        },
+      ];
+    }
+    if (req.method === 'GET' && url.pathname === '/rest/opportunities/groupBy') {
+      const { rows } = await pool.query(BARE_GROUP_BY_SQL, [workspaceId]);
+      const groups = rows.map((r) => ({
+        by: { stage: r.stage, closeDate: r.month },
+        count: Number(r.count),
+        sum: { 'amount.amountMicros': r.sum },
+        min: { closeDate: r.min },
+        max: { closeDate: r.max },
+      }));
+      return [200, { data: { groups } }];
+    }
+    const byCompany = /^company\.name\[eq\]:"(.*)"$/.exec(url.searchParams.get('filter') ?? '');
+    if (req.method === 'GET' && url.pathname === '/rest/people' && byCompany) {
+      const p = await page('people', PERSON_COLUMNS, `${live} AND ${BARE_RELATION_WHERE}`, [byCompany[1]], url);
+      return [
+        200,
+        {
+          data: { people: p.rows.map(person) },
           totalCount: p.totalCount,
           pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor },
         },

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { apiNodeFlags, loadConfig } from '#config/config.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { MIXED_SHARES, mixedRun, type MixedResult } from './mixed.js';
+import { ensureBenchOpportunities, GROUP_BY_PATH, OPPORTUNITY_ROWS, RELATION_COMPANY } from './aggregates.js';
 import { RssSampler, readMemory, type MemoryReading } from './rss.js';
 import { CREATED_MARK, DEFAULT_ROWS, benchDatabaseName, benchDatabaseUrl, ensureBenchDatabase, prepareBenchData } from './seed.js';
 
@@ -689,6 +690,7 @@ async function main(): Promise<void> {
     await ensureBenchDatabase(benchUrl);
     log(`Database: ${database} on ${new URL(benchUrl).host}${embedded ? ' (embedded PostgreSQL)' : ''}`);
     const data = await prepareBenchData(benchUrl, args.rows, log);
+    await ensureBenchOpportunities(benchUrl, data.workspaceId, log);
     if (!data.seeded) log(`Reusing the seeded data (${args.rows} companies + ${args.rows} people in the main workspace)`);
 
     const env = {
@@ -767,6 +769,18 @@ async function main(): Promise<void> {
         label: `list people, lastName = ${data.filterLastName}`,
         method: 'GET',
         paths: [`/rest/people?${query({ filter: `name.lastName[eq]:"${data.filterLastName}"`, limit: String(LIMIT) })}`],
+      },
+      {
+        key: 'peopleByCompanyName',
+        label: `list people, company.name = ${RELATION_COMPANY} (relation filter)`,
+        method: 'GET',
+        paths: [`/rest/people?${query({ filter: `company.name[eq]:"${RELATION_COMPANY}"`, limit: String(LIMIT) })}`],
+      },
+      {
+        key: 'groupByOpportunities',
+        label: `group ${OPPORTUNITY_ROWS / 1000}k opportunities by stage and closeDate:month`,
+        method: 'GET',
+        paths: [GROUP_BY_PATH],
       },
       {
         key: 'getCompany',

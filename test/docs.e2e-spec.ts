@@ -219,10 +219,13 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         '/rest/batch/opportunities',
         '/rest/batch/people',
         '/rest/companies',
+        '/rest/companies/groupBy',
         '/rest/companies/{id}',
         '/rest/opportunities',
+        '/rest/opportunities/groupBy',
         '/rest/opportunities/{id}',
         '/rest/people',
+        '/rest/people/groupBy',
         '/rest/people/{id}',
       ]);
     });
@@ -242,6 +245,9 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'getCompany',
         'getOpportunity',
         'getPerson',
+        'groupByCompanies',
+        'groupByOpportunities',
+        'groupByPeople',
         'listCompanies',
         'listOpportunities',
         'listPeople',
@@ -257,6 +263,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
       expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
         'depth',
         'ending_before',
+        'fields',
         'filter',
         'limit',
         'order_by',
@@ -306,7 +313,8 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         const url = path.replace('{id}', ids[object]);
         const key = `${method.toUpperCase()} ${path}`;
         let req = (request(http) as any)[method](url).set(bearer(ws.keys.Admin));
-        if (method === 'get' && !path.endsWith('{id}')) req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
+        if (method === 'get' && path.endsWith('/groupBy')) req = req.query({ group_by: 'createdAt:month', aggregate: 'count' });
+        else if (method === 'get' && !path.endsWith('{id}')) req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
         if (bodies[key] !== undefined) req = req.send(bodies[key]);
         const res = await req;
         expect({ key, status: res.status }).toEqual({

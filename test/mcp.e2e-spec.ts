@@ -17,6 +17,7 @@ process.env.LOG_LEVEL ??= 'error';
 /** A loopback redirect URI, as MCP clients on a desktop use; nothing listens: the browser stops there. */
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const ALL_TOOLS = [
+  'aggregate_records',
   'create_company',
   'create_opportunity',
   'create_person',
@@ -33,7 +34,15 @@ const ALL_TOOLS = [
   'update_opportunity',
   'update_person',
 ];
-const READ_TOOLS = ['get_company', 'get_opportunity', 'get_person', 'list_companies', 'list_opportunities', 'list_people'];
+const READ_TOOLS = [
+  'aggregate_records',
+  'get_company',
+  'get_opportunity',
+  'get_person',
+  'list_companies',
+  'list_opportunities',
+  'list_people',
+];
 
 /**
  * An MCP client's OAuth side, as a desktop app implements it: storage in memory, and a

@@ -300,7 +300,7 @@ export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFi
   }
   for (const source of OBJECTS) {
     for (const field of source.fields) {
-      if (field.kind !== 'relation' || field.target !== object.plural || !field.inverseAtDepth1) continue;
+      if (field.kind !== 'relation' || field.target !== object.plural) continue;
       extra[field.inverse] = z
         .array(recordShape(source, customOf))
         .optional()
@@ -330,3 +330,39 @@ export function recordOutput<K extends string>(singular: K, record: z.ZodType) {
 }
 
 export const deletedOutput = z.object({ id: z.string().meta({ description: 'The id of the deleted record (soft delete).' }) });
+
+/** aggregate_records: one object, REST's group_by, aggregate and filter (docs/rest.md "Aggregates"). */
+export function aggregateInput(plurals: readonly string[]) {
+  return z.strictObject({
+    object: z.enum(plurals as [string, ...string[]]).meta({ description: 'The object whose records are grouped.' }),
+    group_by: z
+      .string()
+      .optional()
+      .meta({ description: 'Comma list of up to 3 fields; dates as field:granularity.', examples: ['stage,closeDate:month'] }),
+    aggregate: z
+      .string()
+      .optional()
+      .meta({
+        description: 'Comma list of count, sum:<field>, avg:<field>, min:<field>, max:<field>; default count.',
+        examples: ['count,sum:amount.amountMicros,max:closeDate'],
+      }),
+    filter: z.string().optional().meta({ description: 'The list filter (field[op]:value, and/or/not); only those records are grouped.' }),
+  });
+}
+
+const byField = z.record(z.string(), z.unknown());
+
+export const aggregateOutput = z.object({
+  groups: z
+    .array(
+      z.object({
+        by: byField.meta({ description: 'Each group_by field and its value (a date bucket as YYYY-MM-DD).' }),
+        count: z.number().int().optional(),
+        sum: z.record(z.string(), z.string().nullable()).optional().meta({ description: 'Exact sums as decimal strings.' }),
+        avg: z.record(z.string(), z.string().nullable()).optional().meta({ description: 'Exact averages as decimal strings.' }),
+        min: byField.optional(),
+        max: byField.optional(),
+      }),
+    )
+    .meta({ description: 'Ordered by the group keys; at most 1000.' }),
+});

@@ -4,6 +4,7 @@ import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { toField } from '#identity/data-model.js';
 import { compositeSubFields, customCompositeSort, customQueryFields, fullComposite, type CustomField } from '#records/objects/index.js';
+import { relationsOf } from '#records/objects/query-schema.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 
 /** A workspace's data model at one version: its custom fields and each object's definition with them. */
@@ -30,6 +31,10 @@ export class WorkspaceModel {
     if (!found) {
       const active = this.active(plural);
       found = active.length ? withCustomFields(definitionFor(plural), active) : definitionFor(plural);
+      // A relation filter reaches the target's custom fields of this workspace too.
+      if (this.hasActiveFields) {
+        found = { ...found, schema: { ...found.schema, relations: relationsOf(plural, (target) => this.definition(target).schema) } };
+      }
       this.definitions.set(plural, found);
     }
     return found;
