@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { assertCan, type Principal } from '#auth/principal.js';
+import { assertCan, can, type Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
@@ -555,7 +555,9 @@ export class RecordsService {
       records.forEach((r, i) => (extras[i][field.relation] = r[field.name] ? (found.get(r[field.name]) ?? null) : null));
     }
     for (const { source, field } of inversesOf(plural)) {
-      if (only && !only.has(field.inverse)) continue;
+      // Named in fields=: it needs read (403 otherwise). Not named: a list the role cannot read is
+      // left out, so roles that read a company at depth=1 before inverse lists came still can.
+      if (only ? !only.has(field.inverse) : !can(principal, source.plural, 'read')) continue;
       const lists = await this.children(
         source.plural,
         field.column,
