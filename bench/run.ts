@@ -138,6 +138,8 @@ interface Measurement {
   non2xx: number;
   errors: number;
   statusCodes: Record<string, number>;
+  /** Bytes received per answer (headers and body), mean over the run. */
+  bytesPerAnswer?: number;
   /** CPU time per request (µs) of the server process, Postgres backends, autocannon, and everything else. */
   cpuUs?: CpuSplit;
 }
@@ -406,6 +408,7 @@ async function measure(
     non2xx: r.non2xx,
     errors: r.errors,
     statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, v]) => [code, Number(v.count)])),
+    bytesPerAnswer: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : undefined,
     cpuUs,
   };
 }
@@ -572,6 +575,7 @@ function goalOf({ s, m }: Row, rows: Row[]): GoalResult | undefined {
   };
 }
 
+const kb = (bytes?: number) => (bytes === undefined ? '-' : `${(bytes / 1024).toFixed(1)} KB`);
 const x2 = (v: number | null | undefined) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`);
 
 function printTable(rows: Row[]): void {
@@ -638,7 +642,8 @@ function printTable(rows: Row[]): void {
     const than = rows.find((r) => r.s.key === (s.goal as { maxCostOver: { than: string } }).maxCostOver.than)!.s.label;
     log(
       `${s.label}: cost over "${than}" ${x2(g.value)} in req/s, ${x2(g.cpuCostRatio)} in CPU per request (node + Postgres); ` +
-        `the bare server's own ${x2(g.bareCostRatio)} (${x2(g.bareCpuCostRatio)} CPU); ours over the bare server with the same JSON ${fmt.ratio(m.ours, m.bareNoCount)}.`,
+        `the bare server's own ${x2(g.bareCostRatio)} (${x2(g.bareCpuCostRatio)} CPU); ours over the bare server with the same JSON ${fmt.ratio(m.ours, m.bareNoCount)}; ` +
+        `answers of ${kb(m.ours?.bytesPerAnswer)} against ${kb(rows.find((r) => r.s.label === than)?.m.ours?.bytesPerAnswer)}.`,
     );
   });
   const cpuRows = rows.filter(({ s, m }) => !s.skipped && m.ours?.cpuUs);
