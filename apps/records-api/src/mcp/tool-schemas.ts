@@ -32,7 +32,8 @@ const linkInput = z.strictObject({
   label: nullableString(),
 });
 
-function subFieldInput(sub: SubField): z.ZodType {
+/** A composite's sub-field as a tool input (built-in composites and custom ones alike). */
+function subFieldInput(sub: Pick<SubField, 'kind' | 'docs'>): z.ZodType {
   const described = <T extends z.ZodType>(schema: T) => (sub.docs?.tool ? schema.meta({ description: sub.docs.tool }) : schema);
   switch (sub.kind) {
     case 'text':
@@ -105,23 +106,8 @@ function customFieldInput(field: CustomField, mode: 'create' | 'update'): z.ZodT
     case 'DATE_TIME':
       schema = z.string();
       break;
-    default: {
-      const subs = compositeSubFields(field.type)!;
-      schema = z.strictObject(
-        Object.fromEntries(
-          subs.map((sub) => [
-            sub.name,
-            sub.kind === 'bigint'
-              ? z.number().nullable().optional()
-              : sub.kind === 'textList'
-                ? z.array(z.string()).nullable().optional()
-                : sub.kind === 'linkList'
-                  ? z.array(linkInput).nullable().optional()
-                  : z.string().nullable().optional(),
-          ]),
-        ),
-      );
-    }
+    default:
+      schema = z.strictObject(Object.fromEntries(compositeSubFields(field.type)!.map((sub) => [sub.name, subFieldInput(sub)])));
   }
   const required = mode === 'create' && !field.isNullable && field.defaultValue == null;
   return (required ? schema : schema.nullable().optional()).meta({ description: text });
@@ -137,21 +123,7 @@ function customFieldOutput(field: CustomField): z.ZodType {
       return z.array(z.string());
     default: {
       const subs = compositeSubFields(field.type);
-      if (!subs) return nullable;
-      return z.object(
-        Object.fromEntries(
-          subs.map((sub) => [
-            sub.name,
-            sub.kind === 'bigint'
-              ? z.number().nullable()
-              : sub.kind === 'textList'
-                ? z.array(z.string())
-                : sub.kind === 'linkList'
-                  ? z.array(z.object({ url: z.string(), label: nullable }))
-                  : nullable,
-          ]),
-        ),
-      );
+      return subs ? z.object(Object.fromEntries(subs.map((sub) => [sub.name, subFieldOutput(sub)]))) : nullable;
     }
   }
 }
@@ -248,7 +220,7 @@ export function listInput(schema: ObjectSchema, embedded: string, examples: List
 
 const nullable = z.string().nullable();
 
-function subFieldOutput(sub: SubField): z.ZodType {
+function subFieldOutput(sub: Pick<SubField, 'kind'>): z.ZodType {
   switch (sub.kind) {
     case 'text':
       return nullable;

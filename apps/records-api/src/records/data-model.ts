@@ -12,10 +12,16 @@ export class WorkspaceModel {
   private readonly definitions = new Map<string, ObjectDefinition>();
 
   constructor(
+    readonly workspaceId: string,
     readonly version: number,
     /** Every custom field, active or not. */
     readonly fields: readonly CustomField[],
   ) {}
+
+  /** Names this model in caches of what is made from it (GraphQL servers, OpenAPI documents, MCP tools). */
+  get key(): string {
+    return `${this.workspaceId}:${this.version}`;
+  }
 
   /** The fields of `plural` the API shows (a deactivated field is hidden everywhere). */
   active(plural: string): CustomField[] {
@@ -41,7 +47,7 @@ export class WorkspaceModel {
   }
 }
 
-const EMPTY = new WorkspaceModel(0, []);
+const EMPTY = new WorkspaceModel('', 0, []);
 /** Workspaces whose models are kept; each is a few KB. */
 const MAX_WORKSPACES = 2_000;
 
@@ -74,7 +80,7 @@ export class DataModel {
     );
     const version = Number(rows[0]?.__version ?? 0);
     const fields = rows.filter((row) => row.id != null).map((row) => toField(row as unknown as Parameters<typeof toField>[0]));
-    const model = fields.length ? new WorkspaceModel(version, fields) : new WorkspaceModel(version, []);
+    const model = new WorkspaceModel(workspaceId, version, fields);
     this.models.set(workspaceId, model);
     return model;
   }

@@ -545,7 +545,7 @@ export class RecordsService {
     return columns;
   }
 
-  /** depth=1 (docs/rest.md; docs/architecture.md): each linked record, and the inverse lists declared for depth 1. */
+  /** depth=1 (docs/rest.md; docs/architecture.md): each linked record, and every inverse list (`only`: those named in fields=). */
   private async embed(plural: string, principal: Principal, records: AnyRecord[], only?: ReadonlySet<string>): Promise<AnyRecord[]> {
     const extras = records.map(() => ({}) as Record<string, unknown>);
     for (const field of this.definition(plural).relations.map((r) => r.field)) {
