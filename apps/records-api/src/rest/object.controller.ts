@@ -1,14 +1,18 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, type Type } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Res, type Type } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from './list-query.js';
+import { parseRestExportQuery, parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from './list-query.js';
+import { sendExport } from './export-response.js';
 import {
   ApiBatchBody,
   ApiDataResponse,
   ApiDepthQuery,
   ApiErrors,
+  ApiExportQuery,
+  ApiExportResponses,
   ApiFieldsQuery,
   ApiGroupByQuery,
   ApiGroupByResponse,
@@ -21,6 +25,7 @@ import {
 } from './open-api-decorators.js';
 import { classDecorators, method, serviceHolder } from '../records/decorate.js';
 import { embeddedText } from '../records/embedded-text.js';
+import { ExportsService } from '../records/exports.service.js';
 import { definitionFor } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { restClasses } from '../records/rest-classes.js';
@@ -38,6 +43,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   const allOptional = !object.fields.some((f) => f.kind === 'text' && f.required);
 
   const cls = serviceHolder<ObjectService>(`${pluralType}Controller`, serviceFor(plural));
+  Inject(ExportsService)(cls.prototype, 'exports');
   const P = CurrentPrincipal();
 
   method(
@@ -85,6 +91,33 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
       ApiErrors(400, 401, 403, 429),
     ],
     [P, Query()],
+  );
+
+  // Before `:id` too.
+  method(
+    cls,
+    'export',
+    async function (this: { exports: ExportsService }, principal: Principal, query: Record<string, unknown>, res: Response) {
+      const running = await this.exports.start(plural, principal, (workspaceSchema, names) =>
+        parseRestExportQuery(query, workspaceSchema, names),
+      );
+      await sendExport(res, running, this.exports.limits.stallTimeoutMs);
+    },
+    [
+      Get(`${plural}/export`),
+      ApiOperation({
+        operationId: `export${pluralType}`,
+        summary: `Export ${plural} as CSV or NDJSON`,
+        description:
+          'Streams every live record the filter keeps (custom fields included), oldest first, as a file download. ' +
+          'Needs read permission. A workspace runs at most EXPORTS_PER_WORKSPACE (2) exports at once; one more is 429 with Retry-After. ' +
+          'Unknown query parameters are refused (400).',
+      }),
+      ApiExportQuery(),
+      ApiExportResponses(),
+      ApiErrors(400, 401, 403),
+    ],
+    [P, Query(), Res()],
   );
 
   method(

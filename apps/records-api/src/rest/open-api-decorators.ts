@@ -296,3 +296,60 @@ export function ApiGroupByResponse() {
     },
   });
 }
+
+/** `GET /rest/<plural>/export` parameters (docs/rest.md "Exports"). */
+export function ApiExportQuery() {
+  return applyDecorators(
+    ApiQuery({
+      name: 'format',
+      required: true,
+      description: '`csv` (RFC 4180, UTF-8, LF line ends, a header row of field paths) or `ndjson` (one REST record per line).',
+      schema: { type: 'string', enum: ['csv', 'ndjson'] },
+    }),
+    ApiQuery({
+      name: 'filter',
+      required: false,
+      description:
+        'The list filter (docs/rest.md): only the records it keeps are exported. Exports hold live records only, ' +
+        'whatever the filter says about `deletedAt`.',
+      schema: { type: 'string' },
+    }),
+    ApiQuery({
+      name: 'fields',
+      required: false,
+      description:
+        'Comma list of field names (custom fields included): only those fields, and `id`, are written. ' +
+        'An unknown name → 400 INVALID_FIELDS.',
+      schema: { type: 'string' },
+      example: 'id,name',
+    }),
+  );
+}
+
+/** The streamed file, and the 429 of the concurrency limit. */
+export function ApiExportResponses() {
+  return applyDecorators(
+    ApiResponse({
+      status: 200,
+      description:
+        'Every matching live record, oldest first (createdAt, then id), streamed. A transfer that breaks off ' +
+        '(no final chunk) is an incomplete export: retry it.',
+      headers: {
+        ...REQUEST_ID,
+        'Content-Disposition': { description: 'attachment; filename="<object>-<YYYY-MM-DD>.<format>"', schema: { type: 'string' } },
+      },
+      content: {
+        'text/csv': { schema: { type: 'string', description: 'A header row of field paths, then one row per record.' } },
+        'application/x-ndjson': {
+          schema: { type: 'string', description: 'One JSON record per line, as GET /rest/<plural>/{id} returns it.' },
+        },
+      },
+    }),
+    ApiResponse({
+      status: 429,
+      description: 'RATE_LIMITED: too many requests for this credential, or too many exports of this workspace running at once.',
+      headers: { ...REQUEST_ID, 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+      schema: { $ref: getSchemaPath(ErrorModel) },
+    }),
+  );
+}
