@@ -36,7 +36,7 @@ import {
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
- * --webhooks (another bench).
+ * --webhooks, --export (other benches: bench/webhooks.ts, bench/export.ts).
  */
 
 const CONNECTIONS = 16;
@@ -77,7 +77,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--mixed') args.mixed = count(flag, value(), CONNECTIONS);
     else if (flag === '--no-mixed') args.mixed = 0;
     else if (flag === '--no-custom-index') args.customIndex = false;
-    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks)`);
+    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks, --export)`);
   }
   return args;
 }
@@ -753,6 +753,7 @@ function compareWithDefaultSize(
 
 async function main(): Promise<void> {
   if (process.argv.includes('--webhooks')) return (await import('./webhooks.js')).webhookBench();
+  if (process.argv.includes('--export')) return (await import('./export.js')).exportBench();
   const args = parseArgs(process.argv.slice(2));
   const database = benchDatabaseName(args.rows);
   const cpus = os.availableParallelism();
