@@ -219,12 +219,15 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         '/rest/batch/opportunities',
         '/rest/batch/people',
         '/rest/companies',
+        '/rest/companies/export',
         '/rest/companies/groupBy',
         '/rest/companies/{id}',
         '/rest/opportunities',
+        '/rest/opportunities/export',
         '/rest/opportunities/groupBy',
         '/rest/opportunities/{id}',
         '/rest/people',
+        '/rest/people/export',
         '/rest/people/groupBy',
         '/rest/people/{id}',
       ]);
@@ -242,6 +245,9 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'deleteCompany',
         'deleteOpportunity',
         'deletePerson',
+        'exportCompanies',
+        'exportOpportunities',
+        'exportPeople',
         'getCompany',
         'getOpportunity',
         'getPerson',
@@ -314,6 +320,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         const key = `${method.toUpperCase()} ${path}`;
         let req = (request(http) as any)[method](url).set(bearer(ws.keys.Admin));
         if (method === 'get' && path.endsWith('/groupBy')) req = req.query({ group_by: 'createdAt:month', aggregate: 'count' });
+        else if (method === 'get' && path.endsWith('/export')) req = req.query({ format: 'csv', filter: 'createdAt[gte]:"2000-01-01"' });
         else if (method === 'get' && !path.endsWith('{id}')) req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
         if (bodies[key] !== undefined) req = req.send(bodies[key]);
         const res = await req;

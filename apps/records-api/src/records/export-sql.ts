@@ -31,8 +31,10 @@ interface ExportField {
 
 const lit = (text: string) => pg.escapeLiteral(text);
 const orNull = (jsonText: string) => `coalesce(${jsonText}, 'null')`;
-/** A text (or uuid) value as JSON: a string, or null. */
+/** A text value as JSON: a string (escaped by Postgres), or null. */
 const jsonString = (sql: string) => orNull(`to_json(${sql})::text`);
+/** A value whose text never needs escaping in JSON (a uuid, an enum value, an ISO timestamp): quoted as it is, which is cheaper. */
+const jsonPlain = (sql: string, nullable = true) => (nullable ? orNull(`'"' || ${sql} || '"'`) : `'"' || ${sql} || '"'`);
 /** A timestamptz as the API writes it: ISO 8601 in UTC with milliseconds (libs/database/src/sql.ts). */
 const isoOf = (sql: string) => `to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 /** A jsonb list as its JSON text; a missing list reads as `[]`, as the API shows it. */
@@ -56,16 +58,18 @@ function compositeField(name: string, subs: { name: string; kind: string; text: 
 }
 
 function builtInFields(def: ObjectDefinition): ExportField[] {
-  const fields: ExportField[] = [scalar('id', 'id', 't.id', jsonString('t.id'))];
+  const fields: ExportField[] = [scalar('id', 'id', 't.id', jsonPlain('t.id', false))];
   for (const field of def.declaration.fields) {
     switch (field.kind) {
       case 'text':
-      case 'enum':
-      case 'relation':
         fields.push(scalar(field.name, field.name, `t.${field.column}`, jsonString(`t.${field.column}`)));
         break;
+      case 'enum':
+      case 'relation':
+        fields.push(scalar(field.name, field.name, `t.${field.column}`, jsonPlain(`t.${field.column}`)));
+        break;
       case 'timestamp':
-        fields.push(scalar(field.name, field.name, isoOf(`t.${field.column}`), orNull(`'"' || ${isoOf(`t.${field.column}`)} || '"'`)));
+        fields.push(scalar(field.name, field.name, isoOf(`t.${field.column}`), jsonPlain(isoOf(`t.${field.column}`))));
         break;
       case 'composite':
         fields.push(
@@ -85,10 +89,11 @@ function builtInFields(def: ObjectDefinition): ExportField[] {
   for (const [name, column] of [
     ['createdAt', 'created_at'],
     ['updatedAt', 'updated_at'],
-    ['deletedAt', 'deleted_at'],
   ]) {
-    fields.push(scalar(name, name, isoOf(`t.${column}`), orNull(`'"' || ${isoOf(`t.${column}`)} || '"'`)));
+    fields.push(scalar(name, name, isoOf(`t.${column}`), jsonPlain(isoOf(`t.${column}`), false)));
   }
+  // An export holds live records only (exports.service.ts): deletedAt is always null.
+  fields.push(scalar('deletedAt', 'deletedAt', 'NULL', `'null'`));
   return fields;
 }
 
