@@ -406,6 +406,13 @@ describe('exports', () => {
       expect(lines(whole.body)).toHaveLength(30001);
     });
 
+    it('answers HEAD with the headers alone and does not run the statement to its end', async () => {
+      const res = await request(api).head('/rest/companies/export?format=ndjson').set('Authorization', `Bearer ${big.keys.Admin}`);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-disposition']).toMatch(/^attachment; filename="companies-.*\.ndjson"$/);
+      expect(await eventually(async () => (await runningExports(big.id)) === 0, 3000)).toBe(true);
+    });
+
     it('ends an export whose reader reads nothing for EXPORT_STALL_TIMEOUT_MS, and stops its statement', async () => {
       process.env.EXPORT_STALL_TIMEOUT_MS = '1500';
       const strict = await startApi();

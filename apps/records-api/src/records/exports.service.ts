@@ -143,6 +143,10 @@ export class ExportsService implements OnModuleDestroy {
         );
       }
       const body = client.query(copyTo(statement));
+      // pg-copy-streams emits the connection's end as 'error' even after the stream was
+      // abandoned (the client went away, HEAD): whoever reads it (accepted, the pipe) listens
+      // too; this keeps a late one from being an uncaught exception.
+      body.on('error', ignore);
       await accepted(body);
       return {
         filename: `${plural}-${new Date().toISOString().slice(0, 10)}.${args.format}`,

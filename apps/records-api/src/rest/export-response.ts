@@ -20,6 +20,13 @@ export function sendExport(res: Response, running: RunningExport, stallTimeoutMs
   res.setHeader('Content-Disposition', `attachment; filename="${running.filename}"`);
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('X-Content-Type-Options', 'nosniff');
+  if (res.req.method === 'HEAD') {
+    // The headers are the answer (Express routes HEAD to GET handlers): the statement is not run to the end for nothing.
+    running.body.destroy();
+    running.finish(new Error('HEAD request'));
+    res.end();
+    return Promise.resolve();
+  }
   if (running.prefix) res.write(running.prefix);
   const watchdog = stallTimeoutMs > 0 ? watchStall(res, stallTimeoutMs) : undefined;
   return new Promise((resolve) => {
