@@ -65,7 +65,7 @@ export interface AppConfig {
   cimdFetchTimeoutMs: number;
   /** Both apps' HTTP servers: how long a client may take to send (ms; 0 = no limit). */
   httpTimeouts: HttpTimeouts;
-  /** Exports (docs/rest.md "Exports"; docs/decisions/0032-streamed-exports.md). */
+  /** Exports (docs/rest.md "Exports"; docs/decisions/0033-streamed-exports.md). */
   exports: ExportLimits;
 }
 

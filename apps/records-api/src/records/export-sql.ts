@@ -5,7 +5,7 @@ import type { ObjectDefinition } from './object-definitions.js';
 /*
  * What an export writes per record, as SQL over the table alias `t`, so that Postgres
  * writes the bytes and the records API only passes them on (docs/rest.md "Exports";
- * docs/decisions/0032-streamed-exports.md). Both formats follow the REST record
+ * docs/decisions/0033-streamed-exports.md). Both formats follow the REST record
  * (object-definitions.ts `toRecord`, data-model.ts for custom fields): the same fields in
  * the same order (id, the declared fields, createdAt, updatedAt, deletedAt, then the
  * workspace's custom fields), the same values.

@@ -64,7 +64,7 @@ const RETRY_AFTER_SECONDS = 10;
 const CONNECTION_CHECK_MS = 1000;
 
 /**
- * Streamed exports (docs/rest.md "Exports"; docs/decisions/0032-streamed-exports.md): one
+ * Streamed exports (docs/rest.md "Exports"; docs/decisions/0033-streamed-exports.md): one
  * `COPY (SELECT …) TO STDOUT` per export, whose bytes Postgres writes and the response
  * passes on with backpressure. Each runs on a connection of this service's own pool
  * (at most `EXPORTS_PER_INSTANCE`, without the statement timeout, which a long export must
