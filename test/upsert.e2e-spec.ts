@@ -289,4 +289,36 @@ describe('unique fields and upsert', () => {
       details: { field: 'emails.primaryEmail', existingId: many.body.data.createPeople[1].id },
     });
   });
+
+  it('MCP upsert_person: created, then updated, and listed only for roles that create and update', async () => {
+    const { ws } = await admin();
+    const mcp = async (secret: string, method: string, params: Record<string, unknown>) => {
+      const res = await request(http)
+        .post('/mcp')
+        .set(bearer(secret))
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 1, method, params });
+      expect(res.status).toBe(200);
+      return res.body.result;
+    };
+    const first = await mcp(ws.keys.Admin, 'tools/call', {
+      name: 'upsert_person',
+      arguments: { emails: { primaryEmail: 'agent@example.com' }, name: { firstName: 'Al' } },
+    });
+    expect(first.isError).toBeFalsy();
+    expect(first.structuredContent.outcome).toBe('created');
+    const second = await mcp(ws.keys.Admin, 'tools/call', {
+      name: 'upsert_person',
+      arguments: { emails: { primaryEmail: 'AGENT@example.com' }, name: { lastName: 'Gent' }, match: 'emails' },
+    });
+    expect(second.structuredContent).toMatchObject({
+      outcome: 'updated',
+      person: { id: first.structuredContent.person.id, name: { firstName: 'Al', lastName: 'Gent' } },
+    });
+    const viewerTools = (await mcp(ws.keys.Viewer, 'tools/list', {})).tools.map((t: { name: string }) => t.name);
+    expect(viewerTools).not.toContain('upsert_person');
+    const bad = await mcp(ws.keys.Admin, 'tools/call', { name: 'upsert_person', arguments: { name: { firstName: 'x' }, match: 'name' } });
+    expect(bad.isError).toBe(true);
+    expect(bad.content[0].text).toContain('not a unique field');
+  });
 });
