@@ -245,7 +245,8 @@ describe('exports', () => {
     const rest = client(api, ws.keys.Admin);
     const made = await rest.post(
       '/rest/batch/companies',
-      AWKWARD.map((name) => ({ name, domainName: { primaryLinkUrl: 'x.example', primaryLinkLabel: name } })),
+      // Domains are unique in a workspace (docs/data-model.md): one each.
+      AWKWARD.map((name, i) => ({ name, domainName: { primaryLinkUrl: `x${i}.example`, primaryLinkLabel: name } })),
     );
     expect(made.status).toBe(201);
     const res = await exportOf(ws.keys.Admin, 'companies', { format: 'csv', fields: 'name,domainName' });
