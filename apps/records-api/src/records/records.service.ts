@@ -225,13 +225,14 @@ export class RecordsService {
     const objectParam = `$${params.length}`;
 
     // One row with the stored count, its version and the other side, then the page's rows
-    // (whose head columns are NULL, and so cost nothing to send or parse).
+    // (whose head columns are NULL, and so cost nothing to send or parse). The count and the
+    // version are the sums of the (workspace, object)'s slot rows (migration 1764800000000).
     const columns = this.columns(def, args, order);
     const sql = `
       SELECT ${columns.map((col) => `NULL AS ${col}`).join(', ')},
              coalesce(rc.live_count, 0) AS __live_count, coalesce(rc.version, 0) AS __version, ${otherSide} AS __other_side
-        FROM (SELECT 1) one
-        LEFT JOIN record_counts rc ON rc.workspace_id = $1 AND rc.object = ${objectParam}
+        FROM (SELECT sum(live_count)::bigint AS live_count, sum(version)::bigint AS version
+                FROM record_counts WHERE workspace_id = $1 AND object = ${objectParam}) rc
       UNION ALL
       (SELECT ${columns.map((col) => `t.${col}`).join(', ')}, NULL, NULL, NULL
          FROM ${def.schema.table} t
