@@ -22,6 +22,7 @@ import { AccountNotices1764500000200 } from './migrations/1764500000200-account-
 import { IdempotencyPerCredential1764500000300 } from './migrations/1764500000300-idempotency-per-credential.js';
 import { CustomFields1764600000000 } from './migrations/1764600000000-custom-fields.js';
 import { CountSlots1764800000000 } from './migrations/1764800000000-count-slots.js';
+import { UnwatchedWrites1764800000100 } from './migrations/1764800000100-unwatched-writes.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -40,6 +41,7 @@ export const MIGRATIONS = [
   IdempotencyPerCredential1764500000300,
   CustomFields1764600000000,
   CountSlots1764800000000,
+  UnwatchedWrites1764800000100,
 ];
 
 /**

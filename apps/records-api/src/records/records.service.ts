@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { assertCan, can, type Principal } from '#auth/principal.js';
-import { Sql } from '#database/sql.js';
+import { Sql, type StatementOptions } from '#database/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
-import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
+import { eventObjectOf, type WebhookAction } from '#webhooks/operations.js';
+import { changedFields, recordEvents, unwatched, WATCHED_SQLSTATE } from '#webhooks/webhook-outbox.js';
 import {
   checkCustomValues,
   compositeSubFields,
@@ -88,6 +89,10 @@ function mentions(node: FilterNode | undefined, field: string): boolean {
  * violation (a linked record deleted between the check and the write) names the declared
  * relation whose column the database names.
  */
+/** How long a workspace seen with a webhook that selects its writes' events has its writes go straight to a transaction. */
+const WATCHED_TTL_MS = 60_000;
+const MAX_WATCHED = 10_000;
+
 function mapDbError(err: { code?: string; detail?: string }, def: RecordDefinition<unknown, unknown, unknown>): never {
   if (err.code === '23505') throw new ConflictError(`A ${def.singular} with this id already exists`);
   if (err.code === '23503') {
@@ -143,6 +148,9 @@ export function inversesOf(plural: string): InverseRelation[] {
  */
 @Injectable()
 export class RecordsService {
+  /** Workspaces seen with a webhook that selects a write's event, and until when (ms) their writes go straight to a transaction. */
+  private readonly watched = new Map<string, number>();
+
   constructor(
     private readonly sql: Sql,
     private readonly counts: CountCache,
@@ -447,18 +455,24 @@ export class RecordsService {
     );
     const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
-    const records = await this.sql
-      .transaction(async (tx) => {
-        // The text follows which columns were given and how many records: prepared within a bound.
-        const created = (await tx.rows(sql, params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
-        await recordEvents(
-          tx,
-          principal.workspaceId,
-          created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })),
-        );
-        return created;
-      })
-      .catch((err) => mapDbError(err, def));
+    // The text follows which columns were given and how many records: prepared within a bound.
+    const records = await this.writeWithEvents(
+      principal.workspaceId,
+      def.object,
+      'created',
+      { sql, params, prepared: 'bounded-write' },
+      (rows) => rows.map((row) => def.toRecord(row)),
+      () =>
+        this.sql.transaction(async (tx) => {
+          const created = (await tx.rows(sql, params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
+          await recordEvents(
+            tx,
+            principal.workspaceId,
+            created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })),
+          );
+          return created;
+        }),
+    ).catch((err) => mapDbError(err, def));
     return records;
   }
 
@@ -472,27 +486,31 @@ export class RecordsService {
     const params: unknown[] = [principal.workspaceId, id];
     const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
     if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
-    const updated = await this.sql
-      .transaction(async (tx) => {
-        const [before] = await tx.rows(
-          `SELECT ${def.columns.join(', ')} FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
-          [principal.workspaceId, id],
-          { prepared: true },
-        );
-        if (!before) return undefined;
-        const [row] = await tx.rows(
-          `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
-            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
-          params,
-          { prepared: 'bounded-write' },
-        );
-        const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
-        await recordEvents(tx, principal.workspaceId, [
-          { object: def.object, action: 'updated', record, previous: changedFields(previous, record) },
-        ]);
-        return record as AnyRecord;
-      })
-      .catch((err) => mapDbError(err, def));
+    const sql = `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
+                  WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`;
+    const updated = await this.writeWithEvents(
+      principal.workspaceId,
+      def.object,
+      'updated',
+      { sql, params, prepared: 'bounded-write' },
+      (rows) => (rows.length ? (def.toRecord(rows[0]) as AnyRecord) : undefined),
+      // With events, the record as it was is read (and locked) first, for the event's `previous`.
+      () =>
+        this.sql.transaction(async (tx) => {
+          const [before] = await tx.rows(
+            `SELECT ${def.columns.join(', ')} FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+            [principal.workspaceId, id],
+            { prepared: true },
+          );
+          if (!before) return undefined;
+          const [row] = await tx.rows(sql, params, { prepared: 'bounded-write' });
+          const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
+          await recordEvents(tx, principal.workspaceId, [
+            { object: def.object, action: 'updated', record, previous: changedFields(previous, record) },
+          ]);
+          return record as AnyRecord;
+        }),
+    ).catch((err) => mapDbError(err, def));
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return updated;
   }
@@ -501,21 +519,58 @@ export class RecordsService {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'delete');
     this.assertId(id);
-    const deleted = await this.sql.transaction(async (tx) => {
-      const [row] = await tx.rows(
-        `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
-          WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
-        [principal.workspaceId, id],
-        { prepared: true },
-      );
-      if (row)
-        await recordEvents(tx, principal.workspaceId, [
-          { object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> },
-        ]);
-      return row;
-    });
+    const sql = `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
+                  WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`;
+    const params = [principal.workspaceId, id];
+    const deleted = await this.writeWithEvents(
+      principal.workspaceId,
+      def.object,
+      'deleted',
+      { sql, params, prepared: true },
+      (rows) => rows[0],
+      () =>
+        this.sql.transaction(async (tx) => {
+          const [row] = await tx.rows(sql, params, { prepared: true });
+          if (row)
+            await recordEvents(tx, principal.workspaceId, [
+              { object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> },
+            ]);
+          return row;
+        }),
+    );
     if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
+  }
+
+  /**
+   * A write and its webhook events, all or none (libs/webhooks/src/webhook-outbox.ts). While no
+   * enabled webhook of the workspace selects the write's event, the write is its one statement,
+   * in its own implicit transaction: one round trip instead of four (BEGIN, the write, the
+   * outbox statement, COMMIT). A guard in that statement makes it fail, having written nothing,
+   * when such a webhook exists by then (whichever instance made it); the write then runs as
+   * `inTransaction`, with its events, and so do the workspace's writes for WATCHED_TTL_MS.
+   */
+  private async writeWithEvents<R>(
+    workspaceId: string,
+    object: string,
+    action: WebhookAction,
+    statement: { sql: string; params: unknown[]; prepared: StatementOptions['prepared'] },
+    result: (rows: Record<string, unknown>[]) => R,
+    inTransaction: () => Promise<R>,
+  ): Promise<R> {
+    const until = this.watched.get(workspaceId);
+    if (until === undefined || until < Date.now()) {
+      const guarded = unwatched(statement.sql, statement.params, `${eventObjectOf(object)}.${action}`);
+      try {
+        return result(await this.sql.rows(guarded.sql, guarded.params, { prepared: statement.prepared }));
+      } catch (err) {
+        if ((err as { code?: string }).code !== WATCHED_SQLSTATE) throw err;
+        this.watched.delete(workspaceId);
+        if (this.watched.size >= MAX_WATCHED) this.watched.delete(this.watched.keys().next().value!);
+        this.watched.set(workspaceId, Date.now() + WATCHED_TTL_MS);
+      }
+    }
+    return inTransaction();
   }
 
   /**
