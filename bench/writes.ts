@@ -207,7 +207,9 @@ export async function writesBench(): Promise<void> {
     log('|---|---|---|---|---|---|---|---|');
     for (const row of table) log(`| ${row.join(' | ')} |`);
 
-    // The stored counts are exact after all of it: the unfiltered totalCount against count(*).
+    // The stored counts are exact after all of it: the unfiltered totalCount against count(*),
+    // once the creates still in flight when the last run stopped have answered.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const object of ['companies', 'people']) {
       const res = await fetch(`${servers[0].base}/rest/${object}?limit=1`, { headers });
       const json = (await res.json()) as { totalCount: number };

@@ -7,7 +7,7 @@ import { CountSlots1764800000000 } from '#database/migrations/1764800000000-coun
 
 /**
  * Writers of one workspace do not wait on each other for its counts, and the counts stay
- * exact (docs/decisions/0031-count-slots.md): each write adds to a slot of the workspace's
+ * exact (docs/decisions/0032-writes-that-scale.md): each write adds to a slot of the workspace's
  * counts that no other open transaction holds, and a list sums the slots.
  */
 describe('concurrent writes in one workspace', () => {
@@ -190,6 +190,21 @@ describe('concurrent writes in one workspace', () => {
     expect(await count()).toBe(4);
     await ds.query(`UPDATE companies SET name = 'Renamed' WHERE workspace_id = $1 AND name = 'Acme'`, [ws.id]);
     expect(await count()).toBe(3);
+  });
+
+  it('deletes a workspace with its records and its counts (the cascade reaches the counts before the records)', async () => {
+    const ws = await newWorkspace(ds, 'deleted');
+    const api = client(http, ws.keys.Admin);
+    const company = (await api.post('/rest/companies', { name: 'c' }).expect(201)).body.data.createCompany;
+    await api.post('/rest/people', { name: { firstName: 'p' }, companyId: company.id }).expect(201);
+    await api.post('/rest/opportunities', { name: 'o', companyId: company.id }).expect(201);
+    await ds.query('DELETE FROM workspaces WHERE id = $1', [ws.id]);
+    const [row] = await ds.query(
+      `SELECT (SELECT count(*) FROM record_counts WHERE workspace_id = $1)::int AS counts,
+              (SELECT count(*) FROM companies WHERE workspace_id = $1)::int AS companies`,
+      [ws.id],
+    );
+    expect(row).toEqual({ counts: 0, companies: 0 });
   });
 
   describe('the migration', () => {

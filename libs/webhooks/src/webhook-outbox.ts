@@ -71,7 +71,7 @@ export async function recordEvents(tx: TxRunner, workspaceId: string, changes: R
 }
 
 /** SQLSTATE of the guard of `unwatched`: an enabled webhook of the workspace selects the event type. */
-export const WATCHED_SQLSTATE = 'WH001';
+export const WATCHED_SQLSTATE = 'WH002';
 
 /**
  * `sql`, one INSERT, UPDATE or DELETE … RETURNING in workspace `$1`, as a statement that needs

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Writers of one workspace no longer wait on each other for its counts (docs/decisions/0031-count-slots.md).
+ * Writers of one workspace no longer wait on each other for its counts (docs/decisions/0032-writes-that-scale.md).
  * `record_counts` had one row per (workspace, object), updated by every write's statement
  * trigger and so locked from the write to its COMMIT: all creates, updates and deletes of
  * an object in a workspace ran one at a time through that row, each holding it across its
@@ -40,8 +40,9 @@ export class CountSlots1764800000000 implements MigrationInterface {
           UPDATE record_counts SET live_count = live_count + delta, version = version + 1
            WHERE workspace_id = ws AND object = obj AND slot = taken;
         ELSE
+          -- Not for a workspace being deleted (its slots went first, by ON DELETE CASCADE).
           INSERT INTO record_counts (workspace_id, object, slot, live_count, version)
-          VALUES (ws, obj, nextval('record_counts_slot_seq'), delta, 1)
+          SELECT ws, obj, nextval('record_counts_slot_seq'), delta, 1 WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ws)
           -- Only after the sequence wrapped around: add to the slot that number names.
           ON CONFLICT (workspace_id, object, slot) DO UPDATE
             SET live_count = record_counts.live_count + excluded.live_count, version = record_counts.version + 1;
