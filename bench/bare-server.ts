@@ -224,6 +224,15 @@ export function createBareServer(
       );
       return [201, { data: { createPerson: person(rows[0]) } }];
     }
+    if (req.method === 'POST' && url.pathname === '/rest/companies') {
+      const input = JSON.parse(body);
+      const { rows } = await pool.query(
+        `INSERT INTO companies (workspace_id, name, domain_primary_link_url, domain_primary_link_label)
+         VALUES ($1, $2, $3, $4) RETURNING ${COMPANY_COLUMNS}`,
+        [workspaceId, input.name ?? null, input.domainName?.primaryLinkUrl ?? null, input.domainName?.primaryLinkLabel ?? null],
+      );
+      return [201, { data: { createCompany: company(rows[0]) } }];
+    }
     if (req.method === 'POST' && url.pathname === '/graphql') {
       // Answers `{ companies(first:60){ totalCount edges { node { id name } } } }` whatever the body says.
       const p = await page('companies', 'id, name, created_at', live, [], new URL('http://bare/?limit=60'));

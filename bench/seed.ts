@@ -300,8 +300,8 @@ async function seedPeople(db: pg.ClientBase, workspaceId: string, rows: number):
 async function liveCounts(db: pg.Pool): Promise<Map<string, { companies: number; people: number }>> {
   const { rows } = await db.query(
     `SELECT w.name,
-            coalesce(max(rc.live_count) FILTER (WHERE rc.object = 'companies'), 0)::int AS companies,
-            coalesce(max(rc.live_count) FILTER (WHERE rc.object = 'people'), 0)::int AS people
+            coalesce(sum(rc.live_count) FILTER (WHERE rc.object = 'companies'), 0)::int AS companies,
+            coalesce(sum(rc.live_count) FILTER (WHERE rc.object = 'people'), 0)::int AS people
        FROM workspaces w LEFT JOIN record_counts rc ON rc.workspace_id = w.id
       GROUP BY w.name`,
   );
