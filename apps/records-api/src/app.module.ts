@@ -12,6 +12,7 @@ import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { MetadataController } from './rest/metadata.controller.js';
+import { SearchController } from './rest/search.controller.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
@@ -26,7 +27,15 @@ import { WebhooksWorker } from './webhooks/webhooks-worker.js';
     HealthModule,
   ],
   // One REST controller per declared object (rest/object.controller.ts).
-  controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, MetadataController, McpController],
+  controllers: [
+    WellKnownController,
+    AgentDiscoveryController,
+    DocsController,
+    ...OBJECT_CONTROLLERS,
+    MetadataController,
+    SearchController,
+    McpController,
+  ],
   providers: [
     RateLimitPool.provider(),
     WebhooksWorker,

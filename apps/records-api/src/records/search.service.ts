@@ -1,0 +1,303 @@
+import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { can, assertCan, type Principal } from '#auth/principal.js';
+import { Sql } from '#database/sql.js';
+import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
+import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import type { AnyRecord } from './object-definitions.js';
+import { RecordsService, type PageInfo } from './records.service.js';
+
+/** The objects search reads, in the order results tie-break on (their plural names sort the same way). */
+export const SEARCHABLE_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural);
+/** The longest `q` accepted, in characters (docs/rest.md). */
+export const MAX_QUERY_LENGTH = 200;
+/** The most words a `q` may hold after normalization. */
+export const MAX_WORDS = 8;
+export const DEFAULT_SEARCH_LIMIT = 20;
+export const MAX_SEARCH_LIMIT = 100;
+/** Words of at least this many characters tolerate one typo (docs/decisions/0030-search.md). */
+export const TYPO_MIN_LENGTH = 4;
+/** Longer words (an e-mail address, a URL) are matched without typo variants: they would be thousands. */
+const TYPO_MAX_LENGTH = 24;
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+export interface SearchArgs {
+  q: unknown;
+  /** Plural names; undefined: every object the role can read. */
+  objects?: readonly string[];
+  limit?: number;
+  after?: string;
+  /** How messages name the cursor parameter (`starting_after` on REST, `after` on GraphQL and MCP). */
+  afterParam?: string;
+}
+
+export interface SearchHit {
+  object: string;
+  id: string;
+  label: string;
+  score: number;
+  record: AnyRecord;
+  cursor: string;
+}
+
+export interface SearchResult {
+  hits: SearchHit[];
+  pageInfo: PageInfo;
+}
+
+interface Queries {
+  /** Every word exactly. */
+  exact: string;
+  /** Every word by prefix. */
+  prefix: string;
+  /** Every word by prefix, or (4+ characters) any one-edit variant of it by prefix. Null when no word is long enough. */
+  typo: string | null;
+  /** As typo, without prefixes: a whole word one edit away ranks above a longer word (Acne: Acme before Acmetronics). */
+  typoWhole: string | null;
+}
+
+/** A lexeme as a tsquery operand: quoted, so no character of it is an operator (PostgreSQL docs, 8.11.2). */
+const operand = (word: string) => `'${word.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/** Every string one edit (Damerau–Levenshtein 1: substitution, insertion, deletion, adjacent swap) away from `word`. */
+export function oneEditVariants(word: string): string[] {
+  const chars = [...word];
+  const out = new Set<string>();
+  for (let i = 0; i <= chars.length; i++) {
+    const head = chars.slice(0, i).join('');
+    const tail = chars.slice(i).join('');
+    for (const c of ALPHABET) out.add(head + c + tail);
+    if (i < chars.length) {
+      const rest = chars.slice(i + 1).join('');
+      out.add(head + rest);
+      for (const c of ALPHABET) out.add(head + c + rest);
+      if (i + 1 < chars.length) out.add(head + chars[i + 1] + chars[i] + chars.slice(i + 2).join(''));
+    }
+  }
+  out.delete(word);
+  return [...out];
+}
+
+export function searchQueries(words: string[]): Queries {
+  const exact = words.map(operand).join(' & ');
+  const prefix = words.map((w) => `${operand(w)}:*`).join(' & ');
+  const tolerant = (w: string) => {
+    const n = [...w].length;
+    return n >= TYPO_MIN_LENGTH && n <= TYPO_MAX_LENGTH;
+  };
+  const tolerantQuery = (suffix: string) =>
+    words
+      .map((w) =>
+        tolerant(w)
+          ? `(${[w, ...oneEditVariants(w)]
+              .filter((v) => [...v].length >= TYPO_MIN_LENGTH - 1)
+              .map((v) => `${operand(v)}${suffix}`)
+              .join(' | ')})`
+          : `${operand(w)}:*`,
+      )
+      .join(' & ');
+  const any = words.some(tolerant);
+  return { exact, prefix, typo: any ? tolerantQuery(':*') : null, typoWhole: any ? tolerantQuery('') : null };
+}
+
+interface Position {
+  score: string;
+  object: string;
+  id: string;
+}
+
+/**
+ * The statement of one search: every readable object's live rows of the workspace whose
+ * `search_vector` matches `$match`, scored `tier + rank` (tier 3: every word exact, 2: every
+ * word by prefix, 1: with a typo; rank: ts_rank with the weights of names, contacts and
+ * custom text, normalized into [0, 1)), ordered by score, then object, then id, after the
+ * cursor. Exported so the bench's bare server runs the very same SQL.
+ */
+export function searchStatement(objects: readonly ObjectDeclaration[], withCursor: boolean, rows: number): string {
+  // $1 workspace, $2 match, $3 exact, $4 prefix, $5 typo without prefixes; with a cursor $6 score, $7 object, $8 id.
+  const parts = objects.map(
+    (o) => `SELECT '${o.plural}'::text AS object, t.id,
+              round((CASE WHEN t.search_vector @@ $3::tsquery THEN 3 + ts_rank(t.search_vector, $4::tsquery, 32)
+                          WHEN t.search_vector @@ $4::tsquery THEN 2 + ts_rank(t.search_vector, $4::tsquery, 32)
+                          WHEN t.search_vector @@ $5::tsquery THEN 1.5 ELSE 1 END)::numeric, 4) AS score
+         FROM ${o.table} t
+        WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search_vector @@ $2::tsquery`,
+  );
+  const keyset = withCursor ? `WHERE s.score < $6::numeric OR (s.score = $6::numeric AND (s.object, s.id) > ($7::text, $8::uuid))` : '';
+  return `SELECT s.object, s.id, s.score::text AS score FROM (${parts.join('\n UNION ALL ')}) s ${keyset}
+           ORDER BY s.score DESC, s.object, s.id LIMIT ${rows}`;
+}
+
+function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
+  for (const path of object.label) {
+    const value = path.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | null)?.[key], record);
+    const text =
+      value !== null && typeof value === 'object'
+        ? Object.values(value)
+            .filter((v) => typeof v === 'string' && v)
+            .join(' ')
+        : typeof value === 'string'
+          ? value
+          : '';
+    if (text) return text;
+  }
+  return '';
+}
+
+/**
+ * Search across objects (docs/rest.md "Search"; docs/decisions/0030-search.md): one
+ * statement over the GIN indexes of the record tables, then the records of the page by id
+ * through RecordsService (so they carry the workspace's custom fields, as everywhere else).
+ */
+@Injectable()
+export class SearchService {
+  /** q → its normalized words (lower-cased, unaccented, split as the index splits): one small query per new q. */
+  private readonly words = new LRUCache<string, string[]>({ max: 5_000 });
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly records: RecordsService,
+  ) {}
+
+  /** The objects a search reads: those named (each must be readable: 403 otherwise), or every readable one. */
+  objectsFor(principal: Principal, named: readonly string[] | undefined): ObjectDeclaration[] {
+    if (named === undefined) {
+      const readable = OBJECTS.filter((o) => can(principal, o.plural, 'read'));
+      if (!readable.length) throw new ForbiddenError(`The role "${principal.role.name}" does not allow read on any searchable object`);
+      return readable;
+    }
+    if (!named.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'objects must name at least one object when given');
+    const unknown = named.filter((n) => !SEARCHABLE_OBJECTS.includes(n));
+    if (unknown.length) {
+      throw new BadInputError(
+        ErrorCode.VALIDATION_FAILED,
+        `objects: unknown object ${unknown.map((n) => JSON.stringify(n)).join(', ')} (searchable: ${SEARCHABLE_OBJECTS.join(', ')})`,
+      );
+    }
+    for (const n of named) assertCan(principal, n, 'read');
+    return OBJECTS.filter((o) => named.includes(o.plural));
+  }
+
+  async search(principal: Principal, args: SearchArgs): Promise<SearchResult> {
+    const q = this.checkQ(args.q);
+    const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
+      throw new BadInputError(
+        ErrorCode.INVALID_LIMIT,
+        `limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}; got ${JSON.stringify(args.limit)}`,
+      );
+    }
+    const objects = this.objectsFor(principal, args.objects);
+    const words = await this.wordsOf(q);
+    if (!words.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'q holds no word to search (letters or digits)');
+    if (words.length > MAX_WORDS) {
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `q holds ${words.length} words; at most ${MAX_WORDS} are searched`);
+    }
+    const signature = createHash('sha256')
+      .update(JSON.stringify([words, objects.map((o) => o.plural)]))
+      .digest('base64url')
+      .slice(0, 12);
+    const cursor = args.after ? this.decode(args.after, signature, args.afterParam ?? 'after') : undefined;
+    const queries = searchQueries(words);
+
+    // Exact and prefix matches first; the typo query (many more index terms) only when they do not fill the page.
+    let found = await this.run(principal, objects, queries.prefix, queries, cursor, limit);
+    if (found.length <= limit && queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit);
+
+    const hasMore = found.length > limit;
+    const page = found.slice(0, limit);
+    const byObject = new Map<string, Map<string, AnyRecord>>();
+    for (const o of objects) {
+      const ids = page.filter((row) => row.object === o.plural).map((row) => row.id);
+      if (ids.length) byObject.set(o.plural, new Map((await this.records.byIds(o.plural, principal, ids)).map((r) => [r.id, r])));
+    }
+    const hits: SearchHit[] = [];
+    for (const row of page) {
+      const record = byObject.get(row.object)?.get(row.id);
+      if (!record) continue; // deleted between the two statements
+      const object = objects.find((o) => o.plural === row.object)!;
+      hits.push({
+        object: row.object,
+        id: row.id,
+        label: labelOf(object, record),
+        score: Number(row.score),
+        record,
+        cursor: this.encode(signature, row),
+      });
+    }
+    return {
+      hits,
+      pageInfo: {
+        hasNextPage: hasMore,
+        hasPreviousPage: Boolean(cursor),
+        startCursor: hits[0]?.cursor ?? null,
+        endCursor: hits.at(-1)?.cursor ?? null,
+      },
+    };
+  }
+
+  private checkQ(q: unknown): string {
+    if (typeof q !== 'string') throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'q is required, once, as a string');
+    const trimmed = q.trim();
+    if (!trimmed) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'q must not be empty');
+    if ([...trimmed].length > MAX_QUERY_LENGTH) {
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `q is longer than ${MAX_QUERY_LENGTH} characters`);
+    }
+    return trimmed;
+  }
+
+  /** The words of q as the index holds them: the same normalization (unaccent, lower case) and parser, in Postgres. */
+  private async wordsOf(q: string): Promise<string[]> {
+    let words = this.words.get(q);
+    if (!words) {
+      const [row] = await this.sql.rows<{ words: string[] }>(
+        `SELECT coalesce(tsvector_to_array(to_tsvector('simple', search_normalize($1))), '{}') AS words`,
+        [q],
+        { prepared: true },
+      );
+      words = row.words;
+      this.words.set(q, words);
+    }
+    return words;
+  }
+
+  private async run(
+    principal: Principal,
+    objects: readonly ObjectDeclaration[],
+    match: string,
+    queries: Queries,
+    cursor: Position | undefined,
+    limit: number,
+  ): Promise<Position[]> {
+    const params: unknown[] = [principal.workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact];
+    if (cursor) params.push(cursor.score, cursor.object, cursor.id);
+    return this.sql.rows<Position>(searchStatement(objects, Boolean(cursor), limit + 1), params, { prepared: 'bounded' });
+  }
+
+  private encode(signature: string, row: Position): string {
+    return Buffer.from(JSON.stringify({ q: signature, s: row.score, o: row.object, i: row.id })).toString('base64url');
+  }
+
+  private decode(raw: string, signature: string, param: string): Position {
+    const fail = (why: string): never => {
+      throw new BadInputError(
+        ErrorCode.INVALID_CURSOR,
+        `${param} must be a cursor from pageInfo of a search with the same q and objects (${why})`,
+      );
+    };
+    let data: Record<string, unknown>;
+    try {
+      data = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    } catch {
+      return fail('not a cursor');
+    }
+    if (!data || typeof data !== 'object') return fail('not a cursor');
+    if (data.q !== signature) return fail('it belongs to another search');
+    const { s, o, i } = data;
+    if (typeof s !== 'string' || !/^\d{1,2}(\.\d{1,4})?$/.test(s)) return fail('bad score');
+    if (typeof o !== 'string' || !SEARCHABLE_OBJECTS.includes(o)) return fail('bad object');
+    if (typeof i !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(i)) return fail('bad id');
+    return { score: s, object: o, id: i };
+  }
+}

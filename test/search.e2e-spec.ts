@@ -1,0 +1,222 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { allPermissions, client, expectError, keyWithRole } from './rest-helpers.js';
+
+/** Search across objects (docs/rest.md "Search", docs/graphql.md, docs/mcp.md; docs/decisions/0030-search.md). */
+
+type Http = Parameters<typeof request>[0];
+type Vars = Record<string, unknown>;
+
+describe('search', () => {
+  let app: INestApplication;
+  let ds: DataSource;
+  let http: Http;
+  let ws: TestWorkspace;
+  const made: Record<string, string> = {};
+
+  const search = (secret: string, query: Record<string, string | number>) => client(http, secret).get('/rest/search', query);
+  async function hits(query: Record<string, string | number>, secret = ws.keys.Admin) {
+    const res = await search(secret, query);
+    expect({ status: res.status, body: res.status === 200 ? 'ok' : res.body }).toEqual({ status: 200, body: 'ok' });
+    return res.body.data.search as { object: string; id: string; label: string; score: number; record: Record<string, unknown> }[];
+  }
+  const labels = async (q: string, extra: Record<string, string | number> = {}) => (await hits({ q, ...extra })).map((h) => h.label);
+
+  beforeAll(async () => {
+    ({ app, ds, http } = await startApi());
+    ws = await newWorkspace(ds, 'search');
+    const admin = client(http, ws.keys.Admin);
+    const create = async (plural: string, body: Vars, key: string) => {
+      const res = await admin.post(`/rest/${plural}`, body);
+      expect(res.status).toBe(201);
+      made[key] = Object.values(res.body.data)[0] && (Object.values(res.body.data)[0] as { id: string }).id;
+    };
+    await create('companies', { name: 'Acme', domainName: { primaryLinkUrl: 'https://acme-corp.io' } }, 'acme');
+    await create('companies', { name: 'Acmetronics' }, 'acmetronics');
+    await create('companies', { name: 'Acne Studios' }, 'acneStudios');
+    await create('companies', { name: 'Globex', domainName: { primaryLinkUrl: 'globex.com' } }, 'globex');
+    await create('people', { name: { firstName: 'Zoë', lastName: 'Müller' }, emails: { primaryEmail: 'zoe.m@initech.org' } }, 'zoe');
+    await create(
+      'people',
+      { name: { firstName: 'Ada', lastName: 'Lovelace' }, emails: { additionalEmails: ['ada@analytical.engine'] } },
+      'ada',
+    );
+    await create('people', { name: { firstName: 'Bob', lastName: 'Ray' } }, 'bob');
+    await create('opportunities', { name: 'Acme renewal' }, 'acmeRenewal');
+  });
+  afterAll(() => app.close());
+
+  describe('REST', () => {
+    it('answers {data: {search: [{object, id, label, score, record}]}, pageInfo}, best first: exact, then prefix, then typo', async () => {
+      const res = await search(ws.keys.Admin, { q: 'acme', objects: 'companies', limit: 20 });
+      expect(res.status).toBe(200);
+      expect(Object.keys(res.body).sort()).toEqual(['data', 'pageInfo']);
+      const found = res.body.data.search;
+      expect(found.map((h: { label: string }) => h.label)).toEqual(['Acme', 'Acmetronics', 'Acne Studios']);
+      expect(found[0]).toEqual({
+        object: 'companies',
+        id: made.acme,
+        label: 'Acme',
+        score: expect.any(Number),
+        record: expect.objectContaining({
+          id: made.acme,
+          name: 'Acme',
+          domainName: expect.objectContaining({ primaryLinkUrl: 'https://acme-corp.io' }),
+        }),
+      });
+      const [exact, prefix, typo] = found.map((h: { score: number }) => h.score);
+      expect(exact).toBeGreaterThanOrEqual(3);
+      expect(prefix).toBeGreaterThanOrEqual(2);
+      expect(prefix).toBeLessThan(3);
+      expect(typo).toBeGreaterThanOrEqual(1);
+      expect(typo).toBeLessThan(2);
+      expect(res.body.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: false });
+    });
+
+    it('tolerates one typo in words of 4+ letters ("Acne" finds Acme), not in shorter words', async () => {
+      expect(await labels('acne', { objects: 'companies' })).toEqual(['Acne Studios', 'Acme', 'Acmetronics']);
+      expect(await labels('akme', { objects: 'companies' })).toEqual(expect.arrayContaining(['Acme', 'Acmetronics']));
+      expect(await labels('lovelcae')).toEqual(['Ada Lovelace']); // a swap
+      expect(await labels('lovlace')).toEqual(['Ada Lovelace']); // a letter left out
+      expect(await labels('bop')).toEqual([]); // 3 letters: no typo allowed
+      expect(await labels('bob')).toEqual(['Bob Ray']);
+      expect(await labels('acmx corp')).toEqual(['Acme']); // a typo in one word, the domain's part for the other
+      expect(await labels('acme zzzz')).toEqual([]); // every word must match
+      expect(await labels('lovelxxe')).toEqual([]); // two typos
+    });
+
+    it('is case- and accent-insensitive both ways', async () => {
+      expect(await labels('zoe')).toEqual(['Zoë Müller']);
+      expect(await labels('ZOË')).toEqual(['Zoë Müller']);
+      expect(await labels('muller')).toEqual(['Zoë Müller']);
+      expect(await labels('Müll')).toEqual(['Zoë Müller']);
+      expect(await labels('zoe mul')).toEqual(['Zoë Müller']);
+    });
+
+    it('matches e-mails, domains and the parts of each', async () => {
+      expect(await labels('initech')).toEqual(['Zoë Müller']);
+      expect(await labels('zoe.m@initech.org')).toEqual(['Zoë Müller']);
+      expect(await labels('analytical')).toEqual(['Ada Lovelace']);
+      expect(await labels('globex.com')).toEqual(['Globex']);
+      expect(await labels('acme-corp')).toEqual(['Acme']);
+      // Names (weight A) rank above contacts (weight B) within a tier.
+      const both = await hits({ q: 'acme', objects: 'companies,opportunities' });
+      expect(both.map((h) => h.object)).toEqual(expect.arrayContaining(['companies', 'opportunities']));
+    });
+
+    it('searches custom TEXT, EMAILS, LINKS and PHONES fields, not SELECT options; keeps up with updates and deletes', async () => {
+      const other = await newWorkspace(ds, 'search-custom');
+      const admin = client(http, other.keys.Admin);
+      const field = async (body: Vars) => {
+        const res = await admin.post('/rest/metadata/fields', { object: 'people', ...body });
+        expect(res.status).toBe(201);
+        return res.body.data.createField.id as string;
+      };
+      const nickId = await field({ name: 'nickname', label: 'Nickname', type: 'TEXT' });
+      await field({ name: 'workEmails', label: 'Work e-mails', type: 'EMAILS' });
+      await field({ name: 'site', label: 'Site', type: 'LINKS' });
+      await field({ name: 'mobile', label: 'Mobile', type: 'PHONES' });
+      await field({ name: 'tier', label: 'Tier', type: 'SELECT', options: [{ value: 'PLATINUM', label: 'Platinum' }] });
+      const res = await admin.post('/rest/people', {
+        name: { firstName: 'Grace' },
+        nickname: 'Quixotic',
+        workEmails: { primaryEmail: 'grace@navy.mil', additionalEmails: ['hopper@cobol.dev'] },
+        site: { primaryLinkUrl: 'https://hopper.example', secondaryLinks: [{ url: 'https://compilers.example', label: 'Compilers' }] },
+        mobile: { primaryPhoneNumber: '06 12 34 56 78', primaryPhoneCountryCode: 'FR', primaryPhoneCallingCode: '+33' },
+        tier: 'PLATINUM',
+      });
+      expect(res.status).toBe(201);
+      const id = res.body.data.createPerson.id;
+      const find = async (q: string) => (await hits({ q }, other.keys.Admin)).map((h) => h.id);
+      for (const q of ['quixotic', 'navy', 'cobol', 'hopper.example', 'compilers', '0612345678', '33612345678', '06 12 34']) {
+        expect({ q, found: await find(q) }).toEqual({ q, found: [id] });
+      }
+      expect(await find('platinum')).toEqual([]);
+      // An update through the API changes what is found (the trigger, same transaction).
+      expect((await admin.patch(`/rest/people/${id}`, { nickname: 'Admiral' })).status).toBe(200);
+      expect(await find('quixotic')).toEqual([]);
+      expect(await find('admiral')).toEqual([id]);
+      // A deactivated field is no longer searched; active again, it is.
+      expect((await admin.patch(`/rest/metadata/fields/${nickId}`, { isActive: false })).status).toBe(200);
+      expect(await find('admiral')).toEqual([]);
+      expect((await admin.patch(`/rest/metadata/fields/${nickId}`, { isActive: true })).status).toBe(200);
+      expect(await find('admiral')).toEqual([id]);
+      // A deleted record is not found.
+      expect((await admin.delete(`/rest/people/${id}`)).status).toBe(200);
+      expect(await find('admiral')).toEqual([]);
+    });
+
+    it('finds records written by a batch create', async () => {
+      const res = await client(http, ws.keys.Admin).post('/rest/batch/people', [
+        { name: { firstName: 'Batchy', lastName: 'One' } },
+        { name: { firstName: 'Batchy', lastName: 'Two' } },
+      ]);
+      expect(res.status).toBe(201);
+      expect((await labels('batchy')).sort()).toEqual(['Batchy One', 'Batchy Two']);
+    });
+
+    it("never returns another workspace's records", async () => {
+      const other = await newWorkspace(ds, 'search-other');
+      expect((await client(http, other.keys.Admin).post('/rest/companies', { name: 'Acme Elsewhere' })).status).toBe(201);
+      const mine = await hits({ q: 'acme' });
+      expect(mine.map((h) => h.label)).not.toContain('Acme Elsewhere');
+      const theirs = await hits({ q: 'acme' }, other.keys.Admin);
+      expect(theirs.map((h) => h.label)).toEqual(['Acme Elsewhere']);
+    });
+
+    it('pages with starting_after, without repeats or gaps', async () => {
+      const all = (await hits({ q: 'acme', limit: 100 })).map((h) => h.id);
+      expect(all.length).toBeGreaterThanOrEqual(4);
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let i = 0; i < 10; i++) {
+        const res = await search(ws.keys.Admin, { q: 'acme', limit: 1, ...(after ? { starting_after: after } : {}) });
+        expect(res.status).toBe(200);
+        seen.push(...res.body.data.search.map((h: { id: string }) => h.id));
+        expect(res.body.pageInfo.hasPreviousPage).toBe(Boolean(after));
+        if (!res.body.pageInfo.hasNextPage) break;
+        after = res.body.pageInfo.endCursor;
+      }
+      expect(seen).toEqual(all);
+      // A cursor of another search is refused.
+      const first = await search(ws.keys.Admin, { q: 'acme', limit: 1 });
+      expectError(await search(ws.keys.Admin, { q: 'zoe', starting_after: first.body.pageInfo.endCursor }), 400, 'INVALID_CURSOR');
+      expectError(await search(ws.keys.Admin, { q: 'zoe', starting_after: 'nonsense' }), 400, 'INVALID_CURSOR');
+    });
+
+    it('honours read permissions: 403 for an object named and not readable; else only readable objects', async () => {
+      const peopleOnly = await keyWithRole(ds, ws.id, 'people reader', {
+        ...allPermissions(false),
+        people: { read: true, create: false, update: false, delete: false },
+      });
+      expectError(await search(peopleOnly.secret, { q: 'acme', objects: 'companies' }), 403, 'FORBIDDEN');
+      expectError(await search(peopleOnly.secret, { q: 'acme', objects: 'people,companies' }), 403, 'FORBIDDEN');
+      const found = await hits({ q: 'a' }, peopleOnly.secret);
+      expect(found.length).toBeGreaterThan(0);
+      expect(new Set(found.map((h) => h.object))).toEqual(new Set(['people']));
+      const nothing = await keyWithRole(ds, ws.id, 'reads nothing', allPermissions(false));
+      expectError(await search(nothing.secret, { q: 'acme' }), 403, 'FORBIDDEN');
+      // Viewer reads everything.
+      expect((await hits({ q: 'acme' }, ws.keys.Viewer)).length).toBeGreaterThan(0);
+    });
+
+    it('refuses bad input with the documented error shape', async () => {
+      const admin = ws.keys.Admin;
+      expectError(await search(admin, {}), 400, 'VALIDATION_FAILED');
+      expectError(await search(admin, { q: '' }), 400, 'VALIDATION_FAILED');
+      expectError(await search(admin, { q: '   ' }), 400, 'VALIDATION_FAILED');
+      expectError(await search(admin, { q: '!!!' }), 400, 'VALIDATION_FAILED');
+      expect(expectError(await search(admin, { q: 'a'.repeat(1000) }), 400, 'VALIDATION_FAILED')).toContain('200 characters');
+      expect((await search(admin, { q: 'a'.repeat(200) })).status).toBe(200);
+      expectError(await search(admin, { q: 'a b c d e f g h i' }), 400, 'VALIDATION_FAILED');
+      expect(expectError(await search(admin, { q: 'acme', objects: 'companies,widgets' }), 400, 'VALIDATION_FAILED')).toContain('widgets');
+      expectError(await search(admin, { q: 'acme', limit: 0 }), 400, 'INVALID_LIMIT');
+      expectError(await search(admin, { q: 'acme', limit: 101 }), 400, 'INVALID_LIMIT');
+      expectError(await search(admin, { q: 'acme', sort: 'x' }), 400, 'VALIDATION_FAILED');
+      expectError(await request(http).get('/rest/search?q=a&q=b').set(bearer(admin)), 400, 'VALIDATION_FAILED');
+      expectError(await request(http).get('/rest/search?q=acme'), 401, 'UNAUTHENTICATED');
+    });
+  });
+});
