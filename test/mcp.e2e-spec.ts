@@ -29,11 +29,21 @@ const ALL_TOOLS = [
   'list_companies',
   'list_opportunities',
   'list_people',
+  'search_records',
   'update_company',
   'update_opportunity',
   'update_person',
 ];
-const READ_TOOLS = ['get_company', 'get_opportunity', 'get_person', 'list_companies', 'list_opportunities', 'list_people'];
+// search_records (docs/mcp.md): read-only, listed for every role that reads an object.
+const READ_TOOLS = [
+  'get_company',
+  'get_opportunity',
+  'get_person',
+  'list_companies',
+  'list_opportunities',
+  'list_people',
+  'search_records',
+];
 
 /**
  * An MCP client's OAuth side, as a desktop app implements it: storage in memory, and a

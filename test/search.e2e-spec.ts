@@ -219,4 +219,102 @@ describe('search', () => {
       expectError(await request(http).get('/rest/search?q=acme'), 401, 'UNAUTHENTICATED');
     });
   });
+
+  describe('GraphQL', () => {
+    const gql = (secret: string, query: string, variables?: Vars) =>
+      request(http).post('/graphql').set(bearer(secret)).send({ query, variables });
+    const SEARCH = `query($q: String!, $objects: [SearchableObject!], $first: Int, $after: String) {
+      search(q: $q, objects: $objects, first: $first, after: $after) {
+        edges { cursor node { object id label score record { __typename ... on Company { name } ... on Person { fullName: name { firstName lastName } } ... on Opportunity { name stage } } } }
+        pageInfo { hasNextPage hasPreviousPage endCursor }
+      }
+    }`;
+
+    it('returns a SearchResultConnection whose record is the union of the object types, ranked, paged with after', async () => {
+      const res = await gql(ws.keys.Admin, SEARCH, { q: 'acme', first: 2 });
+      expect(res.body.errors).toBeUndefined();
+      const { edges, pageInfo } = res.body.data.search;
+      expect(edges.map((e: { node: { label: string } }) => e.node.label)).toEqual(['Acme', 'Acme renewal']);
+      expect(edges[0].node).toMatchObject({ object: 'companies', id: made.acme, record: { __typename: 'Company', name: 'Acme' } });
+      expect(edges[1].node.record).toEqual({ __typename: 'Opportunity', name: 'Acme renewal', stage: 'NEW' });
+      expect(pageInfo.hasNextPage).toBe(true);
+      const next = await gql(ws.keys.Admin, SEARCH, { q: 'acme', first: 2, after: pageInfo.endCursor });
+      expect(next.body.data.search.edges.map((e: { node: { label: string } }) => e.node.label)).toEqual(['Acmetronics', 'Acne Studios']);
+      const person = await gql(ws.keys.Admin, SEARCH, { q: 'zoe', objects: ['people'] });
+      expect(person.body.data.search.edges[0].node.record).toEqual({
+        __typename: 'Person',
+        fullName: { firstName: 'Zoë', lastName: 'Müller' },
+      });
+    });
+
+    it('refuses bad input and unreadable objects with the GraphQL error codes', async () => {
+      const peopleOnly = await keyWithRole(ds, ws.id, 'gql people reader', {
+        ...allPermissions(false),
+        people: { read: true, create: false, update: false, delete: false },
+      });
+      const forbidden = await gql(peopleOnly.secret, SEARCH, { q: 'acme', objects: ['companies'] });
+      expect(forbidden.body.errors[0].extensions.code).toBe('FORBIDDEN');
+      const empty = await gql(ws.keys.Admin, SEARCH, { q: '' });
+      expect(empty.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+      const long = await gql(ws.keys.Admin, SEARCH, { q: 'x'.repeat(1000) });
+      expect(long.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+      const unknown = await gql(ws.keys.Admin, SEARCH, { q: 'acme', objects: ['widgets'] });
+      expect(unknown.body.errors).toHaveLength(1);
+      expect(unknown.status).toBe(400);
+    });
+  });
+
+  describe('MCP', () => {
+    async function mcp(secret: string, method: string, params: Vars) {
+      const res = await request(http)
+        .post('/mcp')
+        .set(bearer(secret))
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 1, method, params });
+      expect(res.status).toBe(200);
+      return res.body.result;
+    }
+    const call = (secret: string, name: string, args: Vars) => mcp(secret, 'tools/call', { name, arguments: args });
+
+    it('lists search_records as read-only, for a role that reads something', async () => {
+      const tools = (await mcp(ws.keys.Viewer, 'tools/list', {})).tools as { name: string; annotations: Vars }[];
+      const tool = tools.find((t) => t.name === 'search_records')!;
+      expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+      const peopleOnly = await keyWithRole(ds, ws.id, 'mcp lists', {
+        ...allPermissions(false),
+        people: { read: true, create: false, update: false, delete: false },
+      });
+      const names = (await mcp(peopleOnly.secret, 'tools/list', {})).tools.map((t: { name: string }) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['search_records', 'get_person']));
+      expect(names).not.toContain('get_company');
+    });
+
+    it('an agent flow: search_records → get_person → update_person, then the new name is found', async () => {
+      const found = await call(ws.keys.Admin, 'search_records', { q: 'lovelace', objects: ['people'] });
+      expect(found.isError).toBeFalsy();
+      expect(found.content[0].text).toContain('Ada Lovelace');
+      const hit = found.structuredContent.search[0];
+      expect(hit).toMatchObject({ object: 'people', id: made.ada, label: 'Ada Lovelace' });
+      const got = await call(ws.keys.Admin, 'get_person', { id: hit.id });
+      expect(got.structuredContent.person.name).toEqual({ firstName: 'Ada', lastName: 'Lovelace' });
+      const updated = await call(ws.keys.Admin, 'update_person', { id: hit.id, name: { lastName: 'King' } });
+      expect(updated.isError).toBeFalsy();
+      const again = await call(ws.keys.Admin, 'search_records', { q: 'ada king' });
+      expect(again.structuredContent.search.map((h: { id: string }) => h.id)).toEqual([made.ada]);
+      expect((await call(ws.keys.Admin, 'search_records', { q: 'lovelace' })).structuredContent.search).toEqual([]);
+    });
+
+    it('answers tool errors for bad input and unreadable objects', async () => {
+      const empty = await call(ws.keys.Admin, 'search_records', { q: '' });
+      expect(empty.isError).toBe(true);
+      expect(empty.content[0].text).toContain('VALIDATION_FAILED');
+      const peopleOnly = await keyWithRole(ds, ws.id, 'mcp people reader', {
+        ...allPermissions(false),
+        people: { read: true, create: false, update: false, delete: false },
+      });
+      const forbidden = await call(peopleOnly.secret, 'search_records', { q: 'acme', objects: ['companies'] });
+      expect(forbidden.isError).toBe(true);
+      expect(forbidden.content[0].text).toContain('FORBIDDEN');
+    });
+  });
 });

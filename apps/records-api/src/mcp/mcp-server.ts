@@ -71,7 +71,8 @@ export function createMcpServer(options: {
     { instructions: INSTRUCTIONS },
   );
   for (const tool of options.tools) {
-    if (!can(options.principal, tool.object, tool.action) && !options.called.has(tool.name)) continue;
+    const allowed = tool.visible ? tool.visible(options.principal) : can(options.principal, tool.object, tool.action);
+    if (!allowed && !options.called.has(tool.name)) continue;
     server.registerTool(
       tool.name,
       {

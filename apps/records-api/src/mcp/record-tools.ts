@@ -36,6 +36,8 @@ export interface RecordTool {
   /** The permission the tool needs; tools the caller's role lacks are not listed. */
   object: string;
   action: 'read' | 'create' | 'update' | 'delete';
+  /** Whether the tool is listed for a principal, when one permission does not say it (search_records). */
+  visible?(principal: Principal): boolean;
   inputSchema: z.ZodObject;
   outputSchema: z.ZodObject;
   annotations: ToolAnnotations;
