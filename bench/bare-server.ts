@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { searchQueries, searchStatement } from '../apps/records-api/src/records/search.service.js';
+import { personObject } from '#records/objects/person.object.js';
 
 /**
  * The floor of this stack: `node:http` + `pg`, no framework, no authentication, one SQL
@@ -108,6 +110,38 @@ export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: 
           data: { people: p.rows.map(person) },
           totalCount: p.totalCount,
           pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor },
+        },
+      ];
+    }
+    if (req.method === 'GET' && url.pathname === '/rest/search') {
+      // The records API's statements for a people search (records/search.service.ts), without its checks and caches.
+      const limit = Number(url.searchParams.get('limit') ?? 20);
+      const { rows: w } = await pool.query(
+        `SELECT coalesce(tsvector_to_array(to_tsvector('simple', search_normalize($1))), '{}') AS words`,
+        [url.searchParams.get('q') ?? ''],
+      );
+      const queries = searchQueries(w[0].words);
+      const sql = searchStatement([personObject], false, limit + 1);
+      const run = (match: string) =>
+        pool.query(sql, [workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact]).then((r) => r.rows);
+      let found = await run(queries.prefix);
+      if (found.length <= limit && queries.typo) found = await run(queries.typo);
+      const page = found.slice(0, limit);
+      const { rows } = await pool.query(`SELECT ${PERSON_COLUMNS} FROM people WHERE ${live} AND id = ANY($2::uuid[])`, [
+        workspaceId,
+        page.map((r) => r.id),
+      ]);
+      const byId = new Map(rows.map((r) => [r.id, person(r)]));
+      return [
+        200,
+        {
+          data: {
+            search: page.map((r) => {
+              const p = byId.get(r.id)!;
+              return { object: 'people', id: r.id, label: `${p.name.firstName} ${p.name.lastName}`, score: Number(r.score), record: p };
+            }),
+          },
+          pageInfo: { hasNextPage: found.length > limit },
         },
       ];
     }

@@ -782,6 +782,19 @@ async function main(): Promise<void> {
         bodies: [JSON.stringify({ query: '{ companies(first:60){ totalCount edges { node { id name } } } }' })],
         postgraphileBody: JSON.stringify({ query: postgraphileCompaniesQuery(data.workspaceId) }),
       },
+      // Search (docs/decisions/0030-search.md): a first name and a last-name prefix, then the same with a typo.
+      {
+        key: 'searchPrefix',
+        label: 'search people "emma smi"',
+        method: 'GET',
+        paths: [`/rest/search?${query({ q: 'emma smi', objects: 'people', limit: '20' })}`],
+      },
+      {
+        key: 'searchTypo',
+        label: 'search people "emma smiht" (typo)',
+        method: 'GET',
+        paths: [`/rest/search?${query({ q: 'emma smiht', objects: 'people', limit: '20' })}`],
+      },
       {
         key: 'createPerson',
         label: 'create person',

@@ -224,6 +224,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         '/rest/opportunities/{id}',
         '/rest/people',
         '/rest/people/{id}',
+        '/rest/search',
       ]);
     });
 
@@ -245,6 +246,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'listCompanies',
         'listOpportunities',
         'listPeople',
+        'search',
         'updateCompany',
         'updateOpportunity',
         'updatePerson',
@@ -303,10 +305,12 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         .sort((a, b) => Number(a.method === 'delete') - Number(b.method === 'delete'));
       for (const { path, method } of calls) {
         const object = path.includes('compan') ? 'companies' : path.includes('opportunit') ? 'opportunities' : 'people';
-        const url = path.replace('{id}', ids[object]);
+        // GET /rest/search (docs/rest.md) needs its q.
+        const url = path === '/rest/search' ? '/rest/search?q=open' : path.replace('{id}', ids[object]);
         const key = `${method.toUpperCase()} ${path}`;
         let req = (request(http) as any)[method](url).set(bearer(ws.keys.Admin));
-        if (method === 'get' && !path.endsWith('{id}')) req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
+        if (method === 'get' && !path.endsWith('{id}') && path !== '/rest/search')
+          req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
         if (bodies[key] !== undefined) req = req.send(bodies[key]);
         const res = await req;
         expect({ key, status: res.status }).toEqual({
