@@ -1,7 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { searchQueries, searchStatement } from '../apps/records-api/src/records/search.service.js';
+import {
+  searchQueries,
+  searchStatement,
+  typoCandidates,
+  typoCandidatesStatement,
+  typoProbe,
+} from '../apps/records-api/src/records/search.service.js';
 import { personObject } from '#records/objects/person.object.js';
 
 /**
@@ -120,12 +126,23 @@ export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: 
         `SELECT coalesce(tsvector_to_array(to_tsvector('simple', search_normalize($1))), '{}') AS words`,
         [url.searchParams.get('q') ?? ''],
       );
-      const queries = searchQueries(w[0].words);
+      const words: string[] = w[0].words;
+      let queries = searchQueries(words);
       const sql = searchStatement([personObject], false, limit + 1);
       const run = (match: string) =>
         pool.query(sql, [workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact]).then((r) => r.rows);
       let found = await run(queries.prefix);
-      if (found.length <= limit && queries.typo) found = await run(queries.typo);
+      const probe = typoProbe(words);
+      if (found.length <= limit && probe.spellings.length) {
+        const { rows: candidates } = await pool.query(typoCandidatesStatement, [
+          workspaceId,
+          ['people'],
+          probe.spellings,
+          probe.wordIndexes,
+        ]);
+        queries = searchQueries(words, typoCandidates(words, candidates));
+        if (queries.typo) found = await run(queries.typo);
+      }
       const page = found.slice(0, limit);
       const { rows } = await pool.query(`SELECT ${PERSON_COLUMNS} FROM people WHERE ${live} AND id = ANY($2::uuid[])`, [
         workspaceId,

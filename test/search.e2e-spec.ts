@@ -2,6 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { OBJECTS } from '#records/objects/index.js';
+import { oneEditVariants, searchQueries, SearchService, TYPO_MAX_CANDIDATES } from '../apps/records-api/src/records/search.service.js';
 import { allPermissions, client, expectError, keyWithRole } from './rest-helpers.js';
 
 /** Search across objects (docs/rest.md "Search", docs/graphql.md, docs/mcp.md; docs/decisions/0030-search.md). */
@@ -155,6 +157,34 @@ describe('search', () => {
       ]);
       expect(res.status).toBe(201);
       expect((await labels('batchy')).sort()).toEqual(['Batchy One', 'Batchy Two']);
+    });
+
+    it('a typo search takes at most TYPO_MAX_CANDIDATES spellings per word from the lexicon, however many exist', async () => {
+      // 3,000 people whose last names are every one-edit spelling of "smiht" (about 300 distinct words; none
+      // starting with "smiht", which would be prefix matches):
+      // the old expansion OR'd all of them into the ranked statement; the lexicon probe keeps a bounded few.
+      const crowd = await newWorkspace(ds, 'search-crowd');
+      const names = oneEditVariants('smiht').filter((v) => v.length >= 4 && !v.startsWith('smiht'));
+      await ds.query(
+        `INSERT INTO people (workspace_id, first_name, last_name)
+         SELECT $1, 'Crowd', ($2::text[])[1 + g % array_length($2::text[], 1)] FROM generate_series(1, 3000) g`,
+        [crowd.id, names],
+      );
+      const [lexicon] = await ds.query(`SELECT count(*)::int AS n FROM search_words WHERE workspace_id = $1 AND object = 'people'`, [
+        crowd.id,
+      ]);
+      expect(lexicon.n).toBeGreaterThan(names.length); // every last name, and "crowd"
+      const people = OBJECTS.filter((o) => o.plural === 'people');
+      const [candidates] = await app.get(SearchService).typoCandidates(crowd.id, people, ['smiht']);
+      expect(candidates).toHaveLength(TYPO_MAX_CANDIDATES);
+      for (const c of candidates) expect(names).toContain(c); // whole words one edit away
+      expect(searchQueries(['smiht'], [candidates]).typo!.split('|')).toHaveLength(TYPO_MAX_CANDIDATES + 1);
+      // The search answers a full page of typo matches.
+      const found = await hits({ q: 'smiht', objects: 'people', limit: 20 }, crowd.keys.Admin);
+      expect(found).toHaveLength(20);
+      for (const h of found) expect(h.score).toBe(1.5);
+      // Words of another workspace or object are not candidates.
+      expect(await app.get(SearchService).typoCandidates(ws.id, people, ['smiht'])).toEqual([[]]);
     });
 
     it("never returns another workspace's records", async () => {

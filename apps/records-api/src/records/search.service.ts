@@ -79,26 +79,84 @@ export function oneEditVariants(word: string): string[] {
   return [...out];
 }
 
-export function searchQueries(words: string[]): Queries {
+/** At most this many one-edit spellings of a query word enter the typo query (docs/decisions/0030-search.md). */
+export const TYPO_MAX_CANDIDATES = 20;
+
+/** Whether a query word tolerates one typo. */
+export function typoTolerant(word: string): boolean {
+  const n = [...word].length;
+  return n >= TYPO_MIN_LENGTH && n <= TYPO_MAX_LENGTH;
+}
+
+/**
+ * The one-edit spellings of the query's tolerant words to look up in the lexicon, as the two
+ * arrays of `typoCandidatesStatement` ($3 spellings, $4 the index of their word).
+ */
+export function typoProbe(words: string[]): { spellings: string[]; wordIndexes: number[] } {
+  const spellings: string[] = [];
+  const wordIndexes: number[] = [];
+  words.forEach((w, i) => {
+    if (!typoTolerant(w)) return;
+    for (const v of oneEditVariants(w)) {
+      if ([...v].length < TYPO_MIN_LENGTH - 1) continue;
+      spellings.push(v);
+      wordIndexes.push(i);
+    }
+  });
+  return { spellings, wordIndexes };
+}
+
+/**
+ * Which spellings exist in the workspace's lexicon (`search_words`, kept by the search
+ * triggers) for the objects searched: as a word's start (so a prefix term finds it) and
+ * whether as a whole word. One btree probe per spelling: the cost is bounded by the number of
+ * spellings (about 330 for a 4-letter word), not by the rows. $1 workspace, $2 objects (table
+ * plural names), $3 spellings, $4 the index of their word.
+ */
+export const typoCandidatesStatement = `
+  SELECT v.i, v.spelling,
+         EXISTS (SELECT 1 FROM search_words s
+                  WHERE s.workspace_id = $1 AND s.word = v.spelling COLLATE "C" AND s.object = ANY($2::text[])) AS whole
+    FROM unnest($3::text[], $4::int[]) AS v(spelling, i)
+   WHERE EXISTS (SELECT 1 FROM search_words s
+                  WHERE s.workspace_id = $1 AND s.object = ANY($2::text[])
+                    AND s.word >= v.spelling COLLATE "C" AND s.word < (v.spelling || chr(1114111)) COLLATE "C")`;
+
+/**
+ * The candidates of each query word from the rows of `typoCandidatesStatement`: whole words
+ * first, then longer spellings (a shorter one is a wider prefix), at most TYPO_MAX_CANDIDATES.
+ */
+export function typoCandidates(words: string[], rows: readonly { i: number; spelling: string; whole: boolean }[]): string[][] {
+  return words.map((_, i) =>
+    rows
+      .filter((r) => r.i === i)
+      .sort(
+        (a, b) =>
+          Number(b.whole) - Number(a.whole) ||
+          b.spelling.length - a.spelling.length ||
+          (a.spelling < b.spelling ? -1 : a.spelling > b.spelling ? 1 : 0),
+      )
+      .slice(0, TYPO_MAX_CANDIDATES)
+      .map((r) => r.spelling),
+  );
+}
+
+/**
+ * The tsqueries of a search. `candidates[i]`: the one-edit spellings of word i found in the
+ * lexicon (typoCandidates); without them, no typo query.
+ */
+export function searchQueries(words: string[], candidates?: readonly string[][]): Queries {
   const exact = words.map(operand).join(' & ');
   const prefix = words.map((w) => `${operand(w)}:*`).join(' & ');
-  const tolerant = (w: string) => {
-    const n = [...w].length;
-    return n >= TYPO_MIN_LENGTH && n <= TYPO_MAX_LENGTH;
-  };
+  const any = Boolean(candidates?.some((c) => c.length));
+  if (!candidates || !any) return { exact, prefix, typo: null, typoWhole: null };
   const tolerantQuery = (suffix: string) =>
     words
-      .map((w) =>
-        tolerant(w)
-          ? `(${[w, ...oneEditVariants(w)]
-              .filter((v) => [...v].length >= TYPO_MIN_LENGTH - 1)
-              .map((v) => `${operand(v)}${suffix}`)
-              .join(' | ')})`
-          : `${operand(w)}:*`,
+      .map((w, i) =>
+        candidates[i].length ? `(${[w, ...candidates[i]].map((v) => `${operand(v)}${suffix}`).join(' | ')})` : `${operand(w)}:*`,
       )
       .join(' & ');
-  const any = words.some(tolerant);
-  return { exact, prefix, typo: any ? tolerantQuery(':*') : null, typoWhole: any ? tolerantQuery('') : null };
+  return { exact, prefix, typo: tolerantQuery(':*'), typoWhole: tolerantQuery('') };
 }
 
 interface Position {
@@ -199,11 +257,15 @@ export class SearchService {
       .digest('base64url')
       .slice(0, 12);
     const cursor = args.after ? this.decode(args.after, signature, args.afterParam ?? 'after') : undefined;
-    const queries = searchQueries(words);
+    let queries = searchQueries(words);
 
-    // Exact and prefix matches first; the typo query (many more index terms) only when they do not fill the page.
+    // Exact and prefix matches first; the typo query only when they do not fill the page, with the
+    // one-edit spellings of each word that exist in the workspace's lexicon (at most TYPO_MAX_CANDIDATES).
     let found = await this.run(principal, objects, queries.prefix, queries, cursor, limit);
-    if (found.length <= limit && queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit);
+    if (found.length <= limit && words.some(typoTolerant)) {
+      queries = searchQueries(words, await this.typoCandidates(principal.workspaceId, objects, words));
+      if (queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit);
+    }
 
     const hasMore = found.length > limit;
     const page = found.slice(0, limit);
@@ -260,6 +322,18 @@ export class SearchService {
       this.words.set(q, words);
     }
     return words;
+  }
+
+  /** The one-edit spellings of each word that exist in the lexicon of the workspace's objects searched (typoCandidates). */
+  async typoCandidates(workspaceId: string, objects: readonly ObjectDeclaration[], words: string[]): Promise<string[][]> {
+    const { spellings, wordIndexes } = typoProbe(words);
+    if (!spellings.length) return words.map(() => []);
+    const rows = await this.sql.rows<{ i: number; spelling: string; whole: boolean }>(
+      typoCandidatesStatement,
+      [workspaceId, objects.map((o) => o.table), spellings, wordIndexes],
+      { prepared: true },
+    );
+    return typoCandidates(words, rows);
   }
 
   private async run(

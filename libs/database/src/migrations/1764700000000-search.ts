@@ -8,7 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * every write path (REST, GraphQL, MCP, batches, imports, the metadata API's value updates)
  * keeps it current in its own transaction. One GIN index per table on (workspace_id,
  * search_vector) (btree_gin), partial on live rows, serves the word, prefix and typo queries.
- * A custom field turned on or off re-indexes the rows holding a value for it.
+ * A custom field turned on or off re-indexes the rows holding a value for it. The same
+ * triggers keep `search_words`, the lexicon the typo search probes.
  * The backfill rewrites every row once (the trigger fills the column).
  */
 export class Search1764700000000 implements MigrationInterface {
@@ -77,6 +78,30 @@ export class Search1764700000000 implements MigrationInterface {
         END
         $$;
 
+      -- The lexicon of typo search: the distinct words of each workspace's records per object,
+      -- added by the search triggers below (never removed: a stale word only costs a candidate
+      -- that matches nothing). A query word's one-edit spellings are probed here, by index, so
+      -- the ranked statement carries the few that exist instead of hundreds. No unique index:
+      -- two transactions adding the same new word never wait on each other (nor deadlock in
+      -- batches); a rare duplicate is harmless.
+      CREATE TABLE search_words (
+        workspace_id uuid NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+        object text NOT NULL,
+        word text COLLATE "C" NOT NULL
+      );
+      CREATE INDEX search_words_idx ON search_words (workspace_id, word, object);
+
+      -- The words of a vector not yet in the lexicon (words of 3+ characters: no typo
+      -- candidate is shorter).
+      CREATE FUNCTION search_words_add(p_workspace uuid, p_object text, p_vector tsvector) RETURNS void
+        LANGUAGE sql
+        AS $$
+          INSERT INTO search_words (workspace_id, object, word)
+          SELECT p_workspace, p_object, w FROM unnest(tsvector_to_array(p_vector)) w
+           WHERE length(w) >= 3
+             AND NOT EXISTS (SELECT 1 FROM search_words s WHERE s.workspace_id = p_workspace AND s.word = w COLLATE "C" AND s.object = p_object)
+        $$;
+
       ALTER TABLE companies ADD COLUMN search_vector tsvector NOT NULL DEFAULT ''::tsvector;
       ALTER TABLE people ADD COLUMN search_vector tsvector NOT NULL DEFAULT ''::tsvector;
       ALTER TABLE opportunities ADD COLUMN search_vector tsvector NOT NULL DEFAULT ''::tsvector;
@@ -90,6 +115,9 @@ export class Search1764700000000 implements MigrationInterface {
                FROM jsonb_array_elements(CASE WHEN jsonb_typeof(NEW.domain_secondary_links) = 'array'
                                               THEN NEW.domain_secondary_links ELSE '[]'::jsonb END) l)),
           search_custom_text(NEW.workspace_id, 'companies', NEW.custom));
+        IF TG_OP = 'INSERT' OR NEW.search_vector IS DISTINCT FROM OLD.search_vector THEN
+          PERFORM search_words_add(NEW.workspace_id, 'companies', NEW.search_vector);
+        END IF;
         RETURN NEW;
       END $$;
       CREATE FUNCTION people_search_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -100,11 +128,17 @@ export class Search1764700000000 implements MigrationInterface {
             (SELECT string_agg(e, ' ') FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(NEW.additional_emails) = 'array'
                                                                           THEN NEW.additional_emails ELSE '[]'::jsonb END) e)),
           search_custom_text(NEW.workspace_id, 'people', NEW.custom));
+        IF TG_OP = 'INSERT' OR NEW.search_vector IS DISTINCT FROM OLD.search_vector THEN
+          PERFORM search_words_add(NEW.workspace_id, 'people', NEW.search_vector);
+        END IF;
         RETURN NEW;
       END $$;
       CREATE FUNCTION opportunities_search_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         NEW.search_vector := search_vector_of(NEW.name, NULL, search_custom_text(NEW.workspace_id, 'opportunities', NEW.custom));
+        IF TG_OP = 'INSERT' OR NEW.search_vector IS DISTINCT FROM OLD.search_vector THEN
+          PERFORM search_words_add(NEW.workspace_id, 'opportunities', NEW.search_vector);
+        END IF;
         RETURN NEW;
       END $$;
 
@@ -152,6 +186,8 @@ export class Search1764700000000 implements MigrationInterface {
       ALTER TABLE people DROP COLUMN search_vector;
       ALTER TABLE opportunities DROP COLUMN search_vector;
       DROP FUNCTION search_custom_text(uuid, text, jsonb);
+      DROP FUNCTION search_words_add(uuid, text, tsvector);
+      DROP TABLE search_words;
       DROP FUNCTION search_vector_of(text, text, text);
       DROP FUNCTION search_split(text);
       DROP FUNCTION search_normalize(text);
