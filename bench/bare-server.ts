@@ -128,9 +128,16 @@ export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: 
       );
       const words: string[] = w[0].words;
       let queries = searchQueries(words);
-      const sql = searchStatement([personObject], false, limit + 1);
-      const run = (match: string) =>
-        pool.query(sql, [workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact]).then((r) => r.rows);
+      const run = (match: string, typo = false) =>
+        pool
+          .query(searchStatement([personObject], false, limit + 1, typo), [
+            workspaceId,
+            match,
+            queries.exact,
+            queries.prefix,
+            queries.typoWhole ?? queries.exact,
+          ])
+          .then((r) => r.rows);
       let found = await run(queries.prefix);
       const probe = typoProbe(words);
       if (found.length <= limit && probe.spellings.length) {
@@ -141,7 +148,7 @@ export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: 
           probe.wordIndexes,
         ]);
         queries = searchQueries(words, typoCandidates(words, candidates));
-        if (queries.typo) found = await run(queries.typo);
+        if (queries.typo) found = await run(queries.typo, true);
       }
       const page = found.slice(0, limit);
       const { rows } = await pool.query(`SELECT ${PERSON_COLUMNS} FROM people WHERE ${live} AND id = ANY($2::uuid[])`, [

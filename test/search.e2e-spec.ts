@@ -183,6 +183,12 @@ describe('search', () => {
       const found = await hits({ q: 'smiht', objects: 'people', limit: 20 }, crowd.keys.Admin);
       expect(found).toHaveLength(20);
       for (const h of found) expect(h.score).toBe(1.5);
+      // A word every one of the 3,000 holds: a full page of exact matches from a bounded candidate set.
+      const common = await search(crowd.keys.Admin, { q: 'crowd', objects: 'people', limit: 100 });
+      expect(common.status).toBe(200);
+      expect(common.body.data.search).toHaveLength(100);
+      for (const h of common.body.data.search) expect(h.score).toBeGreaterThanOrEqual(3);
+      expect(common.body.pageInfo.hasNextPage).toBe(true);
       // Words of another workspace or object are not candidates.
       expect(await app.get(SearchService).typoCandidates(ws.id, people, ['smiht'])).toEqual([[]]);
     });

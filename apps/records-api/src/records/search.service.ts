@@ -166,21 +166,33 @@ interface Position {
 }
 
 /**
- * The statement of one search: every readable object's live rows of the workspace whose
- * `search_vector` matches `$match`, scored `tier + rank` (tier 3: every word exact, 2: every
- * word by prefix, 1: with a typo; rank: ts_rank with the weights of names, contacts and
- * custom text, normalized into [0, 1)), ordered by score, then object, then id, after the
- * cursor. Exported so the bench's bare server runs the very same SQL.
+ * The most rows of one object a tier brings to the ranking (docs/decisions/0030-search.md):
+ * the rows matching every word exactly, those matching the statement's query (prefix or typo)
+ * and, in the typo statement, those matching by prefix, each taken from the index up to this
+ * many before any is ranked, so a common word costs at most a few hundred heap rows and ranks.
  */
-export function searchStatement(objects: readonly ObjectDeclaration[], withCursor: boolean, rows: number): string {
+export const SEARCH_CANDIDATES = 300;
+
+/**
+ * The statement of one search: for every readable object, its live rows of the workspace
+ * matching `$3` (every word exact), `$4` (every word by prefix; typo statement only) and `$2`
+ * (the statement's query: prefix, or typo), at most SEARCH_CANDIDATES of each, scored
+ * `tier + rank` (tier 3: every word exact, 2: every word by prefix, 1: with a typo; rank:
+ * ts_rank with the weights of names, contacts and custom text, normalized into [0, 1)),
+ * ordered by score, then object, then id, after the cursor. Exported so the bench's bare
+ * server runs the very same SQL.
+ */
+export function searchStatement(objects: readonly ObjectDeclaration[], withCursor: boolean, rows: number, typo = false): string {
   // $1 workspace, $2 match, $3 exact, $4 prefix, $5 typo without prefixes; with a cursor $6 score, $7 object, $8 id.
+  const candidates = (table: string, query: string) =>
+    `(SELECT t.id, t.search_vector FROM ${table} t
+       WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery LIMIT ${SEARCH_CANDIDATES})`;
   const parts = objects.map(
-    (o) => `SELECT '${o.plural}'::text AS object, t.id,
-              round((CASE WHEN t.search_vector @@ $3::tsquery THEN 3 + ts_rank(t.search_vector, $4::tsquery, 32)
-                          WHEN t.search_vector @@ $4::tsquery THEN 2 + ts_rank(t.search_vector, $4::tsquery, 32)
-                          WHEN t.search_vector @@ $5::tsquery THEN 1.5 ELSE 1 END)::numeric, 4) AS score
-         FROM ${o.table} t
-        WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search_vector @@ $2::tsquery`,
+    (o) => `SELECT DISTINCT '${o.plural}'::text AS object, c.id,
+              round((CASE WHEN c.search_vector @@ $3::tsquery THEN 3 + ts_rank(c.search_vector, $4::tsquery, 32)
+                          WHEN c.search_vector @@ $4::tsquery THEN 2 + ts_rank(c.search_vector, $4::tsquery, 32)
+                          WHEN c.search_vector @@ $5::tsquery THEN 1.5 ELSE 1 END)::numeric, 4) AS score
+         FROM (${[candidates(o.table, '$3'), ...(typo ? [candidates(o.table, '$4')] : []), candidates(o.table, '$2')].join(' UNION ALL ')}) c`,
   );
   const keyset = withCursor ? `WHERE s.score < $6::numeric OR (s.score = $6::numeric AND (s.object, s.id) > ($7::text, $8::uuid))` : '';
   return `SELECT s.object, s.id, s.score::text AS score FROM (${parts.join('\n UNION ALL ')}) s ${keyset}
@@ -261,10 +273,10 @@ export class SearchService {
 
     // Exact and prefix matches first; the typo query only when they do not fill the page, with the
     // one-edit spellings of each word that exist in the workspace's lexicon (at most TYPO_MAX_CANDIDATES).
-    let found = await this.run(principal, objects, queries.prefix, queries, cursor, limit);
+    let found = await this.run(principal, objects, queries.prefix, queries, cursor, limit, false);
     if (found.length <= limit && words.some(typoTolerant)) {
       queries = searchQueries(words, await this.typoCandidates(principal.workspaceId, objects, words));
-      if (queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit);
+      if (queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit, true);
     }
 
     const hasMore = found.length > limit;
@@ -343,10 +355,11 @@ export class SearchService {
     queries: Queries,
     cursor: Position | undefined,
     limit: number,
+    typo: boolean,
   ): Promise<Position[]> {
     const params: unknown[] = [principal.workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact];
     if (cursor) params.push(cursor.score, cursor.object, cursor.id);
-    return this.sql.rows<Position>(searchStatement(objects, Boolean(cursor), limit + 1), params, { prepared: 'bounded' });
+    return this.sql.rows<Position>(searchStatement(objects, Boolean(cursor), limit + 1, typo), params, { prepared: 'bounded' });
   }
 
   private encode(signature: string, row: Position): string {
