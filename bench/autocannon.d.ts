@@ -34,6 +34,8 @@ declare module 'autocannon' {
     duration: number;
     latency: Histogram;
     requests: Histogram & { sent: number };
+    /** Bytes received per second; `total` is all the bytes of the run. */
+    throughput: Histogram;
     errors: number;
     timeouts: number;
     non2xx: number;

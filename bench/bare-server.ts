@@ -1,5 +1,7 @@
+import { indexedValue } from '#records/objects/index.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BARE_GROUP_BY_SQL, BARE_RELATION_WHERE } from './aggregates.js';
 import pg from 'pg';
 import {
   searchQueries,
@@ -18,6 +20,13 @@ import { personObject } from '#records/objects/person.object.js';
  *
  * Run as a child process: env DATABASE_URL and BENCH_WORKSPACE_ID; it listens on two
  * ports (with and without the count) and sends `{ withCount, noCount }` to its parent.
+ *
+ * Custom fields (docs/benchmark.md): with BENCH_CUSTOM_WORKSPACE_ID and BENCH_CUSTOM_SECRET,
+ * a request bearing that secret is answered from that workspace, whose custom field names
+ * (active ones, in the API's order) are read once at start, as a cache that never misses;
+ * each company then carries them as top-level properties, as the records API returns them.
+ * Its company list takes `filter=<select field>[eq]:"…"` and `order_by=<number field>[DescNullsLast]`,
+ * read with the SQL the records API writes for custom leaves.
  */
 
 const COMPANY_COLUMNS =
@@ -48,14 +57,46 @@ const person = (r: Row) => ({
   deletedAt: iso(r.deleted_at),
 });
 
+/** A company of a workspace with custom fields: the built-in fields, then each custom one (null when unset). */
+const companyWith = (names: readonly string[]) => (r: Row) => {
+  const out: Record<string, unknown> = company(r);
+  const custom = r.custom as Row;
+  for (const name of names) out[name] = custom[name] ?? null;
+  return out;
+};
+
 /** The records API's cursor format (base64url of `{o, v: [createdAt], i: id}`), so its URLs work here too. */
 function decodeCursor(raw: string): [string, string] {
   const { v, i } = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
   return [v[0], i];
 }
-function encodeCursor(row: Row, desc: boolean): string {
-  const o = desc ? 'createdAt:DescNullsLast,id:DescNullsLast' : 'createdAt:AscNullsFirst,id:AscNullsLast';
-  return Buffer.from(JSON.stringify({ o, v: [iso(row.created_at)], i: row.id })).toString('base64url');
+const cursorOf = (o: string, value: unknown, id: string) =>
+  Buffer.from(JSON.stringify({ o, v: [value == null ? null : String(value)], i: id })).toString('base64url');
+
+/** How a page is ordered: by created_at (the default lists), or by a custom NUMBER field, descending. */
+interface Order {
+  sql: string;
+  cursor: (row: Row) => string;
+  /** created_at orders only: the keyset after a starting_after cursor. */
+  desc?: boolean;
+}
+const createdAtOrder = (desc: boolean): Order => ({
+  desc,
+  sql: desc ? 'created_at DESC NULLS LAST, id DESC' : 'created_at ASC NULLS FIRST, id ASC',
+  cursor: (row) =>
+    cursorOf(desc ? 'createdAt:DescNullsLast,id:DescNullsLast' : 'createdAt:AscNullsFirst,id:AscNullsLast', iso(row.created_at), row.id),
+});
+/** `order_by=<field>[DescNullsLast]` on a custom NUMBER field: the expression the records API writes for it. */
+const customNumberOrder = (field: string): Order => ({
+  sql: `${indexedValue(field, 'number', '')} DESC NULLS LAST, id DESC`,
+  cursor: (row) => cursorOf(`${field}:DescNullsLast,id:DescNullsLast`, row.custom[field], row.id),
+});
+
+/** A workspace the bare server answers for, and its custom field names (none for the main workspace). */
+interface Workspace {
+  id: string;
+  fields: string[];
+  types: Map<string, string>;
 }
 
 interface Page {
@@ -64,43 +105,102 @@ interface Page {
   hasNextPage: boolean;
   endCursor: string | null;
 }
+const pageInfo = (p: Page) => ({ hasNextPage: p.hasNextPage, endCursor: p.endCursor });
 
-export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: boolean): http.Server {
-  /** Keyset page over the (workspace_id, created_at DESC NULLS LAST, id DESC) indexes. */
-  async function page(table: string, columns: string, where: string, whereParams: unknown[], url: URL): Promise<Page> {
+export function createBareServer(
+  pool: pg.Pool,
+  workspaceId: string,
+  withCount: boolean,
+  custom?: { secret: string; workspace: Workspace },
+): http.Server {
+  const main: Workspace = { id: workspaceId, fields: [], types: new Map() };
+  const customCompany = custom && companyWith(custom.workspace.fields);
+
+  /** Keyset page over the (workspace_id, created_at DESC NULLS LAST, id DESC) indexes, or a custom order's. */
+  async function page(
+    table: string,
+    columns: string,
+    where: string,
+    whereParams: unknown[],
+    url: URL,
+    order: Order = createdAtOrder(url.searchParams.get('order_by') === 'createdAt[DescNullsLast]'),
+    workspace = workspaceId,
+  ): Promise<Page> {
     const limit = Math.min(Number(url.searchParams.get('limit') ?? 60), 200);
-    const desc = url.searchParams.get('order_by') === 'createdAt[DescNullsLast]';
     const after = url.searchParams.get('starting_after');
-    const params = [workspaceId, ...whereParams];
+    const params = [workspace, ...whereParams];
     let keyset = '';
     if (after) {
+      if (order.desc === undefined) throw new Error('this server only follows cursors of createdAt orders');
       params.push(...decodeCursor(after));
-      keyset = ` AND (created_at, id) ${desc ? '<' : '>'} ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
+      keyset = ` AND (created_at, id) ${order.desc ? '<' : '>'} ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
     }
-    const order = desc ? 'created_at DESC NULLS LAST, id DESC' : 'created_at ASC NULLS FIRST, id ASC';
     const { rows } = await pool.query(
-      `SELECT ${columns} FROM ${table} WHERE ${where}${keyset} ORDER BY ${order} LIMIT ${limit + 1}`,
+      `SELECT ${columns} FROM ${table} WHERE ${where}${keyset} ORDER BY ${order.sql} LIMIT ${limit + 1}`,
       params,
     );
     let totalCount: number | null = null;
     if (withCount) {
-      const counted = await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, [workspaceId, ...whereParams]);
+      const counted = await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, [workspace, ...whereParams]);
       totalCount = counted.rows[0].n;
     }
     const hasNextPage = rows.length > limit;
     const shown = rows.slice(0, limit);
-    return { rows: shown, totalCount, hasNextPage, endCursor: shown.length ? encodeCursor(shown[shown.length - 1], desc) : null };
+    return { rows: shown, totalCount, hasNextPage, endCursor: shown.length ? order.cursor(shown[shown.length - 1]) : null };
+  }
+
+  /** The company list of the main workspace, or of the custom one (custom filter and order). */
+  async function companies(url: URL, workspace: Workspace): Promise<[number, unknown]> {
+    const live = 'workspace_id = $1 AND deleted_at IS NULL';
+    if (!workspace.fields.length) {
+      const p = await page('companies', COMPANY_COLUMNS, live, [], url);
+      return [200, { data: { companies: p.rows.map(company) }, totalCount: p.totalCount, pageInfo: pageInfo(p) }];
+    }
+    let where = live;
+    const whereParams: unknown[] = [];
+    const filter = url.searchParams.get('filter');
+    if (filter) {
+      const m = /^([a-z][a-zA-Z0-9]*)\[eq\]:"(.*)"$/.exec(filter);
+      if (!m || workspace.types.get(m[1]) !== 'SELECT') return [400, { error: 'this server only knows filter=<select field>[eq]:"…"' }];
+      where += ` AND (custom->>'${m[1]}') = $2`;
+      whereParams.push(m[2]);
+    }
+    let order: Order | undefined;
+    const orderBy = /^([a-z][a-zA-Z0-9]*)\[DescNullsLast\]$/.exec(url.searchParams.get('order_by') ?? '');
+    if (orderBy && orderBy[1] !== 'createdAt') {
+      if (workspace.types.get(orderBy[1]) !== 'NUMBER') return [400, { error: 'this server only orders by createdAt or a number field' }];
+      order = customNumberOrder(orderBy[1]);
+    }
+    const p = await page('companies', `${COMPANY_COLUMNS}, custom`, where, whereParams, url, order, workspace.id);
+    return [200, { data: { companies: p.rows.map(customCompany!) }, totalCount: p.totalCount, pageInfo: pageInfo(p) }];
   }
 
   async function route(req: http.IncomingMessage, body: string): Promise<[number, unknown]> {
     const url = new URL(req.url ?? '/', 'http://bare');
     const live = 'workspace_id = $1 AND deleted_at IS NULL';
     if (req.method === 'GET' && url.pathname === '/rest/companies') {
-      const p = await page('companies', COMPANY_COLUMNS, live, [], url);
+      // No authentication: the bearer only tells which workspace's bench request this is.
+      const workspace = custom && req.headers.authorization === `Bearer ${custom.secret}` ? custom.workspace : main;
+      return companies(url, workspace);
+    }
+    if (req.method === 'GET' && url.pathname === '/rest/opportunities/groupBy') {
+      const { rows } = await pool.query(BARE_GROUP_BY_SQL, [workspaceId]);
+      const groups = rows.map((r) => ({
+        by: { stage: r.stage, closeDate: r.month },
+        count: Number(r.count),
+        sum: { 'amount.amountMicros': r.sum },
+        min: { closeDate: r.min },
+        max: { closeDate: r.max },
+      }));
+      return [200, { data: { groups } }];
+    }
+    const byCompany = /^company\.name\[eq\]:"(.*)"$/.exec(url.searchParams.get('filter') ?? '');
+    if (req.method === 'GET' && url.pathname === '/rest/people' && byCompany) {
+      const p = await page('people', PERSON_COLUMNS, `${live} AND ${BARE_RELATION_WHERE}`, [byCompany[1]], url);
       return [
         200,
         {
-          data: { companies: p.rows.map(company) },
+          data: { people: p.rows.map(person) },
           totalCount: p.totalCount,
           pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor },
         },
@@ -110,14 +210,7 @@ export function createBareServer(pool: pg.Pool, workspaceId: string, withCount: 
       const m = /^name\.lastName\[eq\]:"(.*)"$/.exec(url.searchParams.get('filter') ?? '');
       if (!m) return [400, { error: 'this server only knows filter=name.lastName[eq]:"…"' }];
       const p = await page('people', PERSON_COLUMNS, `${live} AND last_name = $2`, [m[1]], url);
-      return [
-        200,
-        {
-          data: { people: p.rows.map(person) },
-          totalCount: p.totalCount,
-          pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor },
-        },
-      ];
+      return [200, { data: { people: p.rows.map(person) }, totalCount: p.totalCount, pageInfo: pageInfo(p) }];
     }
     if (req.method === 'GET' && url.pathname === '/rest/search') {
       // The records API's statements for a people search (records/search.service.ts), without its checks and caches.
@@ -217,10 +310,24 @@ function listen(server: http.Server): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 }
 
+/** A workspace's active custom fields of companies, in the order the records API lists them (creation, then id). */
+async function readWorkspace(pool: pg.Pool, id: string): Promise<Workspace> {
+  const { rows } = await pool.query(
+    `SELECT name, type FROM custom_fields WHERE workspace_id = $1 AND object = 'companies' AND is_active ORDER BY created_at, id`,
+    [id],
+  );
+  return { id, fields: rows.map((r) => r.name), types: new Map(rows.map((r) => [r.name, r.type])) };
+}
+
 if (process.send) {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
   const workspaceId = process.env.BENCH_WORKSPACE_ID!;
-  const servers = [createBareServer(pool, workspaceId, true), createBareServer(pool, workspaceId, false)];
+  const customId = process.env.BENCH_CUSTOM_WORKSPACE_ID;
+  const custom =
+    customId && process.env.BENCH_CUSTOM_SECRET
+      ? { secret: process.env.BENCH_CUSTOM_SECRET, workspace: await readWorkspace(pool, customId) }
+      : undefined;
+  const servers = [createBareServer(pool, workspaceId, true, custom), createBareServer(pool, workspaceId, false, custom)];
   const [withCount, noCount] = await Promise.all(servers.map(listen));
   process.send({ withCount, noCount });
   process.on('disconnect', () => {

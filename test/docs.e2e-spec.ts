@@ -219,10 +219,13 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         '/rest/batch/opportunities',
         '/rest/batch/people',
         '/rest/companies',
+        '/rest/companies/groupBy',
         '/rest/companies/{id}',
         '/rest/opportunities',
+        '/rest/opportunities/groupBy',
         '/rest/opportunities/{id}',
         '/rest/people',
+        '/rest/people/groupBy',
         '/rest/people/{id}',
         '/rest/search',
       ]);
@@ -243,6 +246,9 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'getCompany',
         'getOpportunity',
         'getPerson',
+        'groupByCompanies',
+        'groupByOpportunities',
+        'groupByPeople',
         'listCompanies',
         'listOpportunities',
         'listPeople',
@@ -259,6 +265,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
       expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
         'depth',
         'ending_before',
+        'fields',
         'filter',
         'limit',
         'order_by',
@@ -309,7 +316,8 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         const url = path === '/rest/search' ? '/rest/search?q=open' : path.replace('{id}', ids[object]);
         const key = `${method.toUpperCase()} ${path}`;
         let req = (request(http) as any)[method](url).set(bearer(ws.keys.Admin));
-        if (method === 'get' && !path.endsWith('{id}') && path !== '/rest/search')
+        if (method === 'get' && path.endsWith('/groupBy')) req = req.query({ group_by: 'createdAt:month', aggregate: 'count' });
+        else if (method === 'get' && !path.endsWith('{id}') && path !== '/rest/search')
           req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
         if (bodies[key] !== undefined) req = req.send(bodies[key]);
         const res = await req;

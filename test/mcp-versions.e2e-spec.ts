@@ -9,7 +9,16 @@ import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-or
  * client, and 2025-11-25 / 2025-06-18 to v1 clients, with the same tools, annotations and
  * role filtering.
  */
-const READ_TOOLS = ['get_company', 'get_opportunity', 'get_person', 'list_companies', 'list_opportunities', 'list_people'];
+const READ_TOOLS = [
+  'aggregate_records',
+  'get_company',
+  'get_opportunity',
+  'get_person',
+  'list_companies',
+  'list_opportunities',
+  'list_people',
+  'search_records',
+];
 
 describe('MCP protocol versions', () => {
   let origin: PublicOrigin;
@@ -104,7 +113,7 @@ describe('MCP protocol versions', () => {
       // The v1 client negotiates its latest; it may also be pinned to an older revision.
       if (version !== '2025-11-25') transport.setProtocolVersion(version);
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(15); // five per object: companies, people, opportunities
+      expect(tools).toHaveLength(17); // five per object: companies, people, opportunities; aggregate_records and search_records
       expect(tools.find((t) => t.name === 'delete_company')?.annotations).toMatchObject({ destructiveHint: true });
       const created = await client.callTool({ name: 'create_company', arguments: { name: `Made over ${version}` } });
       expect(created.isError).toBeFalsy();

@@ -17,6 +17,7 @@ process.env.LOG_LEVEL ??= 'error';
 /** A loopback redirect URI, as MCP clients on a desktop use; nothing listens: the browser stops there. */
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const ALL_TOOLS = [
+  'aggregate_records',
   'create_company',
   'create_opportunity',
   'create_person',
@@ -36,6 +37,7 @@ const ALL_TOOLS = [
 ];
 // search_records (docs/mcp.md): read-only, listed for every role that reads an object.
 const READ_TOOLS = [
+  'aggregate_records',
   'get_company',
   'get_opportunity',
   'get_person',

@@ -375,13 +375,13 @@ describe('REST records', () => {
 
       const person = await api.get(`/rest/people/${alice.id}`, { depth: 1 });
       expect(person.status).toBe(200);
-      expect(person.body).toEqual({ data: { person: { ...alice, company: acme } } });
+      expect(person.body).toEqual({ data: { person: { ...alice, company: acme, pointOfContactForOpportunities: [] } } });
 
       const people = await api.get('/rest/people', { depth: 1, order_by: 'name.firstName' });
       expect(expectListEnvelope(people, 'people')).toEqual([
-        { ...alice, company: acme },
-        { ...bob, company: acme },
-        { ...loner, company: null },
+        { ...alice, company: acme, pointOfContactForOpportunities: [] },
+        { ...bob, company: acme, pointOfContactForOpportunities: [] },
+        { ...loner, company: null, pointOfContactForOpportunities: [] },
       ]);
 
       const company = await api.get(`/rest/companies/${acme.id}`, { depth: 1 });
@@ -391,12 +391,13 @@ describe('REST records', () => {
       expect({ ...company.body.data.company, people: byId(company.body.data.company.people) }).toEqual({
         ...acme,
         people: byId([alice, bob]),
+        opportunities: [],
       });
       const companies = await api.get('/rest/companies', { depth: 1, order_by: 'name' });
       const embedded = expectListEnvelope(companies, 'companies');
       expect(embedded.map((c) => ({ ...c, people: byId(c.people) }))).toEqual([
-        { ...acme, people: byId([alice, bob]) },
-        { ...empty, people: [] },
+        { ...acme, people: byId([alice, bob]), opportunities: [] },
+        { ...empty, people: [], opportunities: [] },
       ]);
 
       // depth=0 (default) embeds nothing.

@@ -33,7 +33,7 @@ describe('search', () => {
     const create = async (plural: string, body: Vars, key: string) => {
       const res = await admin.post(`/rest/${plural}`, body);
       expect(res.status).toBe(201);
-      made[key] = Object.values(res.body.data)[0] && (Object.values(res.body.data)[0] as { id: string }).id;
+      made[key] = (Object.values(res.body.data as Record<string, { id: string }>)[0] as { id: string }).id;
     };
     await create('companies', { name: 'Acme', domainName: { primaryLinkUrl: 'https://acme-corp.io' } }, 'acme');
     await create('companies', { name: 'Acmetronics' }, 'acmetronics');

@@ -47,6 +47,8 @@ export interface AppConfig {
    * roles, members, apps or grants moves; this bounds how long one is kept without any change.
    */
   credentialCacheMs: number;
+  /** At most this many shared custom-field indexes per record table (docs/decisions/0028-custom-fields-storage.md). */
+  customFieldIndexesPerTable: number;
   /**
    * Old-generation heap of the records API process in MB (`--max-old-space-size`, set by the
    * launcher); 0 leaves V8's default, which lets an idle-looking heap grow to hundreds of MB.
@@ -162,6 +164,7 @@ export function loadConfig(): AppConfig {
     logFormat: process.env.LOG_FORMAT === 'json' ? 'json' : 'text',
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 10_000),
     credentialCacheMs: intFrom('CREDENTIAL_CACHE_MS', 300_000),
+    customFieldIndexesPerTable: intFrom('CUSTOM_FIELD_INDEXES_PER_TABLE', 64),
     apiHeapMb: intFrom('API_HEAP_MB', 160),
     databaseStatementTimeoutMs: intFrom('DATABASE_STATEMENT_TIMEOUT_MS', 15_000),
     graphqlFastPath: (process.env.GRAPHQL_FAST_PATH ?? 'on') !== 'off',

@@ -2,7 +2,9 @@ import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import { loadConfig } from '#config/config.js';
 import { poolOf } from '#database/sql.js';
+import { isUuid } from '#records/query/filter.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import {
   checkFieldChange,
@@ -10,6 +12,7 @@ import {
   indexedValue,
   indexKind,
   CUSTOM_FIELD_OBJECTS,
+  CUSTOM_FIELD_TYPES,
   MAX_CUSTOM_FIELDS,
   OBJECTS,
   takenNames,
@@ -66,8 +69,8 @@ export function toField(row: FieldRow): CustomField {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const TABLES: Record<CustomFieldObject, string> = { companies: 'companies', people: 'people', opportunities: 'opportunities' };
+/** The record table of an object, from its declaration. */
+const tableOf = (object: CustomFieldObject): string => OBJECTS.find((o) => o.plural === object)!.table;
 
 export type Actor = AuditEntry['actor'];
 
@@ -86,7 +89,7 @@ export async function listFields(db: Db, workspaceId: string, object?: string): 
 
 export async function getField(db: Db, workspaceId: string, id: string): Promise<CustomField> {
   // Another workspace's id behaves as a missing one.
-  const rows: FieldRow[] = UUID.test(id)
+  const rows: FieldRow[] = isUuid(id)
     ? await db.query(`SELECT ${COLUMNS} FROM custom_fields WHERE workspace_id = $1 AND id = $2`, [workspaceId, id])
     : [];
   if (!rows.length) throw new NotFoundError(`No field with id ${id}`);
@@ -163,7 +166,7 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
     const field = await getField(tx, workspaceId, id);
     const change = checkFieldChange(field, body);
-    const table = TABLES[field.object];
+    const table = tableOf(field.object);
     // Options removed: their values become null (SELECT) or leave the lists (MULTI_SELECT).
     if (change.options) {
       const kept = change.options.map((o) => o.value);
@@ -231,7 +234,7 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
     if (field.isActive) {
       throw new ConflictError(`The field ${field.name} is active; deactivate it first (PATCH with {"isActive": false}), then delete it`);
     }
-    await tx.query(`UPDATE ${TABLES[field.object]} SET custom = custom - $2::text WHERE workspace_id = $1 AND custom ? $2::text`, [
+    await tx.query(`UPDATE ${tableOf(field.object)} SET custom = custom - $2::text WHERE workspace_id = $1 AND custom ? $2::text`, [
       workspaceId,
       field.name,
     ]);
@@ -257,6 +260,8 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
 // Indexes (docs/data-model.md, "How it works")
 
 const logger = new Logger('CustomFieldIndexes');
+/** How long an index build waits for the one before it. */
+const LOCK_WAIT_MS = 10 * 60_000;
 const pending = new Set<Promise<unknown>>();
 
 function isDataSource(db: Db): db is DataSource {
@@ -279,17 +284,10 @@ export async function fieldIndexesSettled(): Promise<void> {
   while (pending.size) await Promise.all([...pending]);
 }
 
-/** At most this many custom-field indexes per record table (CUSTOM_FIELD_INDEXES_PER_TABLE): each one costs every write. */
-export function indexLimit(): number {
-  const text = process.env.CUSTOM_FIELD_INDEXES_PER_TABLE;
-  const raw = Number(text);
-  return text !== undefined && text !== '' && Number.isInteger(raw) && raw >= 0 ? raw : 64;
-}
-
 export function fieldIndexName(field: Pick<CustomField, 'object' | 'name' | 'type'>): string | undefined {
   const kind = indexKind(field.type);
   if (!kind) return undefined;
-  return `cf_${TABLES[field.object]}_${kind}_${createHash('sha256').update(field.name).digest('hex').slice(0, 16)}`;
+  return `cf_${tableOf(field.object)}_${kind}_${createHash('sha256').update(field.name).digest('hex').slice(0, 16)}`;
 }
 
 /** A connection of its own without the statement timeout: building an index on a large table takes longer than any request. */
@@ -298,8 +296,18 @@ async function indexClient(ds: DataSource): Promise<pg.Client> {
   client.on('error', () => undefined);
   await client.connect();
   await client.query('SET statement_timeout = 0');
-  // One index build at a time across instances: two CREATE INDEX CONCURRENTLY on one table wait for each other and deadlock.
-  await client.query(`SELECT pg_advisory_lock(hashtext('custom-field-indexes'))`);
+  // One index build at a time across instances: two CREATE INDEX CONCURRENTLY on one table
+  // wait for each other and deadlock. Never wait for the lock inside a statement, either: a
+  // session blocked in pg_advisory_lock holds a snapshot, which the build holding the lock
+  // waits for (a deadlock too). So: try, and try again a moment later.
+  const until = Date.now() + LOCK_WAIT_MS;
+  while (!(await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext('custom-field-indexes')) AS ok`)).rows[0].ok) {
+    if (Date.now() > until) {
+      await client.end().catch(() => undefined);
+      throw new Error('another index build held the lock for too long; the next change of this field tries again');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 150));
+  }
   return client;
 }
 
@@ -314,7 +322,7 @@ export async function ensureFieldIndex(ds: DataSource, field: Pick<CustomField, 
   const name = fieldIndexName(field);
   const kind = indexKind(field.type);
   if (!name || !kind) return 'none';
-  const table = TABLES[field.object];
+  const table = tableOf(field.object);
   const client = await indexClient(ds);
   try {
     const found = await client.query<{ valid: boolean }>(
@@ -328,7 +336,7 @@ export async function ensureFieldIndex(ds: DataSource, field: Pick<CustomField, 
         `cf\\_${table}\\_%`,
       ])
     ).rows;
-    if (n >= indexLimit()) return 'limit';
+    if (n >= loadConfig().customFieldIndexesPerTable) return 'limit';
     await client.query(
       `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${table} (workspace_id, ${indexedValue(field.name, kind, '')} DESC NULLS LAST, id DESC)
         WHERE deleted_at IS NULL`,
@@ -344,9 +352,7 @@ export async function dropUnusedFieldIndex(ds: DataSource, field: Pick<CustomFie
   const name = fieldIndexName(field);
   const kind = indexKind(field.type);
   if (!name || !kind) return 'none';
-  const types = ['TEXT', 'NUMBER', 'BOOLEAN', 'DATE', 'DATE_TIME', 'SELECT', 'MULTI_SELECT', 'RATING'].filter(
-    (t) => indexKind(t as CustomField['type']) === kind,
-  );
+  const types = CUSTOM_FIELD_TYPES.filter((t) => indexKind(t) === kind);
   const client = await indexClient(ds);
   try {
     const used = await client.query('SELECT 1 FROM custom_fields WHERE object = $1 AND name = $2 AND type = ANY($3::text[]) LIMIT 1', [

@@ -285,6 +285,28 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
               : compositeFilter(composite(field.type));
     property(filter, field.name, Object, [Field(() => type, { nullable: true })]);
   }
+  // One hop across a relation (docs/graphql.md): `people(filter: {company: {name: {ilike: "%acme%"}}})`.
+  for (const field of object.fields) {
+    if (field.kind !== 'relation') continue;
+    const target = OBJECTS.find((o) => o.plural === field.target)!;
+    property(filter, field.relation, Object, [
+      Field(() => graphqlTypes(target).filter, {
+        nullable: true,
+        description: `${plural} whose ${field.relation} (a live ${target.singular}) matches; its own relations cannot be crossed.`,
+      }),
+    ]);
+  }
+  for (const source of OBJECTS) {
+    for (const field of source.fields) {
+      if (field.kind !== 'relation' || field.target !== plural) continue;
+      property(filter, field.inverse, Object, [
+        Field(() => graphqlTypes(source).filter, {
+          nullable: true,
+          description: `${plural} with at least one live ${source.singular} in ${field.inverse} that matches; its own relations cannot be crossed.`,
+        }),
+      ]);
+    }
+  }
   property(filter, 'createdAt', Object, [Field(() => DateFilter, { nullable: true })]);
   property(filter, 'updatedAt', Object, [Field(() => DateFilter, { nullable: true })]);
   property(filter, 'deletedAt', Object, [

@@ -107,19 +107,26 @@ export function toOrderTerms(orderBy: GraphqlListInput['orderBy'], schema: Objec
  * Several fields, or several operators on one field, are ANDed. An empty filter is no filter;
  * an empty `and`/`or` list or an empty object inside a group is refused as a likely mistake.
  */
-export function toFilterNode(filter: object | null | undefined, schema: ObjectSchema): FilterNode | undefined {
+export function toFilterNode(filter: object | null | undefined, rootSchema: ObjectSchema): FilterNode | undefined {
   if (filter == null) return undefined;
   const bad = (message: string) => new BadInputError(ErrorCode.INVALID_FILTER, `filter: ${message}`);
   let conditions = 0;
   // REST bounds its whole filter text; here the values are what can be long (an `ilike` of 100 000 characters held a backend for 41 s).
   let characters = 0;
 
-  const fieldConditions = (input: Input, prefix: string, where: string, out: FilterNode[]): void => {
+  const fieldConditions = (input: Input, prefix: string, where: string, out: FilterNode[], schema: ObjectSchema, hop: string): void => {
     for (const [key, value] of Object.entries(input)) {
       if (value === undefined || (!prefix && GROUPS.includes(key))) continue;
       const path = prefix ? `${prefix}.${key}` : key;
       if (value === null) continue; // `{name: null}`: no condition on that field
       if (typeof value !== 'object' || Array.isArray(value)) throw bad(`${path} takes an object of operators, as in {eq: "…"}`);
+      if (!prefix && schema.relations && Object.hasOwn(schema.relations, key)) {
+        // `{company: {name: {ilike: …}}}`: one hop across a relation (docs/graphql.md).
+        if (hop) throw bad(`${hop}.${key} crosses two relations; a filter crosses one relation only`);
+        const child = node(value as Input, at(where, key), 1, schema.relations[key].target, key);
+        if (child) out.push({ kind: 'relation', relation: key, child });
+        continue;
+      }
       if (Object.hasOwn(schema.fields, path)) {
         for (const [op, operand] of Object.entries(value as Input)) {
           if (operand === undefined) continue;
@@ -139,7 +146,7 @@ export function toFilterNode(filter: object | null | undefined, schema: ObjectSc
           out.push(validateCondition(path, op, text, schema, where ? ` in ${where}` : ''));
         }
       } else if (Object.keys(schema.fields).some((p) => p.startsWith(`${path}.`))) {
-        fieldConditions(value as Input, path, where, out);
+        fieldConditions(value as Input, path, where, out, schema, hop);
       } else {
         throw bad(`unknown field "${path}"; allowed fields: ${Object.keys(schema.fields).join(', ')}`);
       }
@@ -148,27 +155,27 @@ export function toFilterNode(filter: object | null | undefined, schema: ObjectSc
 
   const at = (where: string, key: string) => (where ? `${where}.${key}` : key);
 
-  const node = (input: Input, where: string, depth: number): FilterNode | undefined => {
+  const node = (input: Input, where: string, depth: number, schema: ObjectSchema, hop: string): FilterNode | undefined => {
     if (depth > MAX_FILTER_DEPTH) throw bad(`${where} nests deeper than ${MAX_FILTER_DEPTH} levels of and/or/not, the most allowed`);
     const children: FilterNode[] = [];
-    fieldConditions(input, '', where, children);
+    fieldConditions(input, '', where, children, schema, hop);
     for (const kind of ['and', 'or'] as const) {
       const list = input[kind];
       if (list == null) continue;
       const items = Array.isArray(list) ? (list as Input[]) : [list as Input];
       if (items.length === 0) throw bad(`${at(where, kind)} is empty; put at least one condition inside`);
-      const nodes = items.map((item, i) => required(item, `${at(where, kind)}[${i}]`, depth + 1));
+      const nodes = items.map((item, i) => required(item, `${at(where, kind)}[${i}]`, depth + 1, schema, hop));
       children.push(nodes.length === 1 ? nodes[0] : { kind, children: nodes });
     }
-    if (input.not != null) children.push({ kind: 'not', child: required(input.not as Input, at(where, 'not'), depth + 1) });
+    if (input.not != null) children.push({ kind: 'not', child: required(input.not as Input, at(where, 'not'), depth + 1, schema, hop) });
     return children.length <= 1 ? children[0] : { kind: 'and', children };
   };
 
-  const required = (input: Input | null, where: string, depth: number): FilterNode => {
-    const found = input == null ? undefined : node(input, where, depth);
+  const required = (input: Input | null, where: string, depth: number, schema: ObjectSchema, hop: string): FilterNode => {
+    const found = input == null ? undefined : node(input, where, depth, schema, hop);
     if (!found) throw bad(`${where} holds no condition; remove it or add one`);
     return found;
   };
 
-  return node(filter as Input, '', 0);
+  return node(filter as Input, '', 0, rootSchema, '');
 }

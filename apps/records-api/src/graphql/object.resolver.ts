@@ -6,7 +6,7 @@ import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedConnection, toConnection } from './connections.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { toListArgs, type GraphqlListInput } from './list-args.js';
+import { toFilterNode, toListArgs, type GraphqlListInput } from './list-args.js';
 import { batchCost, connectionCost, singleRecordCost } from './query-limits.js';
 import { onlyId, plain, selectedFields, selectedFieldsAt } from './resolver-utils.js';
 import { UUIDScalar } from './types/scalars.js';
@@ -16,6 +16,25 @@ import { GRAPHQL_TYPES } from './graphql-types.js';
 import type { AnyRecord } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
+import { parseAggregates, parseGroupBy, type AggregateGroup } from '../records/group-by.js';
+import { GroupByResultType } from './group-by.types.js';
+
+const pairs = (values: Record<string, unknown> | undefined) =>
+  Object.entries(values ?? {}).map(([field, value]) => ({ field, value: value === null || value === undefined ? null : String(value) }));
+
+/** REST's keyed groups as GraphQL lists of {field, value}. */
+function graphqlGroups(groups: AggregateGroup[]) {
+  return {
+    groups: groups.map((g) => ({
+      by: pairs(g.by),
+      count: g.count ?? null,
+      sum: pairs(g.sum),
+      avg: pairs(g.avg),
+      min: pairs(g.min),
+      max: pairs(g.max),
+    })),
+  };
+}
 
 type Self = { service: ObjectService };
 
@@ -46,6 +65,33 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
     [Query(() => types.connection, { name: plural, complexity: connectionCost })],
     [P, Args(), Info()],
     [Object, types.args, Object],
+  );
+
+  method(
+    cls,
+    'groupBy',
+    async function (this: Self, principal: Principal, groupBy: unknown, aggregate: unknown, filter: object | null) {
+      const groups = await this.service.groupBy(principal, (schema) => ({
+        groupBy: parseGroupBy(groupBy, schema, 'groupBy'),
+        aggregates: parseAggregates(aggregate, schema),
+        filter: toFilterNode(filter, schema),
+      }));
+      return graphqlGroups(groups);
+    },
+    [
+      Query(() => GroupByResultType, {
+        name: `${plural}GroupBy`,
+        description:
+          `Groups the live ${plural} the filter keeps and aggregates each group, as GET /rest/${plural}/groupBy: ` +
+          'groupBy ["stage", "closeDate:month"], aggregate ["count", "sum:amount.amountMicros", "min:closeDate"].',
+      }),
+    ],
+    [
+      P,
+      Args('groupBy', { type: () => [String], nullable: true }),
+      Args('aggregate', { type: () => [String], nullable: true }),
+      Args('filter', { type: () => types.filter, nullable: true }),
+    ],
   );
 
   method(

@@ -72,7 +72,7 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       try {
         const model = await this.models.of(principal);
         if (!model.hasActiveFields) return next();
-        const key = `${principal.workspaceId}:${model.version}`;
+        const key = model.key;
         let entry = this.servers.get(key);
         if (!entry) {
           entry = this.start(workspaceSchema(baseSchema, model));

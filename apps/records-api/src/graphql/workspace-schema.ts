@@ -1,5 +1,5 @@
 import { extendSchema, parse, type GraphQLSchema } from 'graphql';
-import { OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
+import { composite, OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
 import type { WorkspaceModel } from '../records/data-model.js';
 
 /*
@@ -12,13 +12,12 @@ import type { WorkspaceModel } from '../records/data-model.js';
 const cap = (name: string) => name[0].toUpperCase() + name.slice(1);
 const doc = (text: string | null | undefined) => (text ? `${JSON.stringify(text)} ` : '');
 
-/** The composite types the base schema already has, by custom-field type (PHONES is defined here when used). */
-const COMPOSITE_TYPES: Record<string, { object: string; input: string; filter: string; orderBy: string }> = {
-  CURRENCY: { object: 'Currency', input: 'CurrencyInput', filter: 'CurrencyFilter', orderBy: 'CurrencyOrderByInput' },
-  LINKS: { object: 'Links', input: 'LinksInput', filter: 'LinksFilter', orderBy: 'LinksOrderByInput' },
-  EMAILS: { object: 'Emails', input: 'EmailsInput', filter: 'EmailsFilter', orderBy: 'EmailsOrderByInput' },
-  PHONES: { object: 'Phones', input: 'PhonesInput', filter: 'PhonesFilter', orderBy: 'PhonesOrderByInput' },
-};
+/**
+ * GraphQL names of a custom composite field's types: those of the built-in composite of the
+ * same type (composites.ts: Currency, Links, Emails), or the Phones types defined here.
+ */
+const PHONES_TYPES = { object: 'Phones', input: 'PhonesInput', filter: 'PhonesFilter', orderBy: 'PhonesOrderByInput' };
+const compositeTypes = (type: string) => (type === 'PHONES' ? PHONES_TYPES : composite(type).graphql);
 
 const SHARED = {
   FloatFilter: `input FloatFilter { eq: Float neq: Float in: [Float!] is: FilterIs gt: Float gte: Float lt: Float lte: Float }`,
@@ -72,7 +71,7 @@ function mapField(typeName: string, field: CustomField, shared: Set<string>, typ
       return { output: `[${enumName}!]`, input: `[${enumName}!]`, filter: `${enumName}ListFilter` };
     default: {
       if (field.type === 'PHONES') shared.add('Phones');
-      const names = COMPOSITE_TYPES[field.type];
+      const names = compositeTypes(field.type);
       return { output: names.object, input: names.input, filter: names.filter, order: names.orderBy };
     }
   }

@@ -64,6 +64,7 @@ describe('MCP server for one principal', () => {
   it('lists only the tools the role allows', async () => {
     const writer = await connect(principal('Editor', true));
     expect((await writer.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'aggregate_records',
       'create_company',
       'delete_company',
       'get_company',
@@ -74,6 +75,7 @@ describe('MCP server for one principal', () => {
     ]);
     const reader = await connect(principal('Reader', false));
     expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'aggregate_records',
       'get_company',
       'get_person',
       'list_companies',

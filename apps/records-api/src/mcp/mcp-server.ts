@@ -71,7 +71,7 @@ export function createMcpServer(options: {
     { instructions: INSTRUCTIONS },
   );
   for (const tool of options.tools) {
-    const allowed = tool.visible ? tool.visible(options.principal) : can(options.principal, tool.object, tool.action);
+    const allowed = (tool.objects ?? [tool.object]).some((object) => can(options.principal, object, tool.action));
     if (!allowed && !options.called.has(tool.name)) continue;
     server.registerTool(
       tool.name,

@@ -77,7 +77,7 @@ export class McpController implements OnApplicationShutdown {
     const model = await this.models.of(principal);
     let tools: RecordTool[] | undefined;
     if (model.hasActiveFields) {
-      const key = `${principal.workspaceId}:${model.version}`;
+      const key = model.key;
       tools = this.workspaceTools.get(key);
       if (!tools) this.workspaceTools.set(key, (tools = [...workspaceTools(this.services.all, model), searchTool(this.searchService)]));
     }

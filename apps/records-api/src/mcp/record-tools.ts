@@ -7,9 +7,11 @@ import { definitionFor, type AnyRecord } from '../records/object-definitions.js'
 import type { WorkspaceModel } from '../records/data-model.js';
 import type { ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
-import { parseRestGetQuery, parseRestListQuery } from '../rest/list-query.js';
+import { parseRestGetQuery, parseRestGroupByQuery, parseRestListQuery } from '../rest/list-query.js';
 import type { ListResult } from '../records/records.service.js';
 import {
+  aggregateInput,
+  aggregateOutput,
   createInput,
   deleteInput,
   deletedOutput,
@@ -35,9 +37,9 @@ export interface RecordTool {
   description: string;
   /** The permission the tool needs; tools the caller's role lacks are not listed. */
   object: string;
+  /** A tool over several objects (aggregate_records, search_records) is listed when the role may act on any of them. */
+  objects?: readonly string[];
   action: 'read' | 'create' | 'update' | 'delete';
-  /** Whether the tool is listed for a principal, when one permission does not say it (search_records). */
-  visible?(principal: Principal): boolean;
   inputSchema: z.ZodObject;
   outputSchema: z.ZodObject;
   annotations: ToolAnnotations;
@@ -97,9 +99,7 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
   const possessive = they ? 'their' : 'its';
   const depthParts = [
     ...object.fields.flatMap((f) => (f.kind === 'relation' ? [f.relation] : [])),
-    ...inversesOf(plural)
-      .filter((inv) => inv.field.inverseAtDepth1)
-      .map((inv) => inv.field.inverse),
+    ...inversesOf(plural).map((inv) => inv.field.inverse),
   ];
   const withEmbedded = recordWithEmbedded(object, customOf);
   const plain = recordShape(object, customOf);
@@ -190,12 +190,50 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
   ];
 }
 
+/**
+ * `aggregate_records` (docs/mcp.md): groups and aggregates of one object, with REST's
+ * `group_by`, `aggregate` and `filter` syntax; the service checks read permission (FORBIDDEN).
+ */
+export function aggregateTool(services: readonly ObjectService[], model?: WorkspaceModel): RecordTool {
+  const plurals = OBJECTS.map((o) => o.plural);
+  const fieldsNote = OBJECTS.map((o) => {
+    const schema = (model?.definition(o.plural) ?? definitionFor(o.plural)).schema;
+    const of = (types: string[]) =>
+      Object.values(schema.fields)
+        .filter((f) => types.includes(f.type))
+        .map((f) => f.path)
+        .join(', ');
+    return `${o.plural}: group by ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}; sum/avg ${of(['bigint', 'number']) || 'none'}`;
+  }).join('. ');
+  return {
+    name: 'aggregate_records',
+    title: 'Aggregate records',
+    description:
+      'Groups the live records of one object (filtered with the list filter syntax) and aggregates each group: count, ' +
+      'sum:<field>, avg:<field> (exact decimal strings), min:<field>, max:<field>. group_by takes up to 3 fields; dates take ' +
+      ':day, :week, :month, :quarter or :year (UTC). Groups come ordered by their keys; more than 1000 is TOO_MANY_GROUPS. ' +
+      `Fields: ${fieldsNote}.`,
+    object: plurals[0],
+    objects: plurals,
+    action: 'read',
+    inputSchema: aggregateInput(plurals),
+    outputSchema: aggregateOutput,
+    annotations: { ...READ, title: 'Aggregate records' },
+    async run(principal, args) {
+      const service = services[plurals.indexOf(String(args.object))];
+      const { object: _object, ...query } = args;
+      const groups = await service.groupBy(principal, (schema) => parseRestGroupByQuery(asQuery(query), schema));
+      return { structured: { groups }, summary: `${groups.length} group${groups.length === 1 ? '' : 's'} of ${String(args.object)}.` };
+    },
+  };
+}
+
 /** The tools of every object; `services` in the order of OBJECTS (companies, people, …), as ObjectServices holds them. */
 export function recordTools(...services: ObjectService[]): RecordTool[] {
-  return services.flatMap((service, i) => objectTools(OBJECTS[i], service));
+  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service)), aggregateTool(services)];
 }
 
 /** The tools as a workspace with custom fields sees them (its fields in their schemas and descriptions). */
 export function workspaceTools(services: readonly ObjectService[], model: WorkspaceModel): RecordTool[] {
-  return services.flatMap((service, i) => objectTools(OBJECTS[i], service, model));
+  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service, model)), aggregateTool(services, model)];
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { can } from '#auth/principal.js';
 import {
   MAX_QUERY_LENGTH,
   MAX_SEARCH_LIMIT,
@@ -54,7 +53,7 @@ export function searchTool(service: SearchService): RecordTool {
       'Then read or change a result with get_<object> / update_<object> and its id.',
     object: SEARCHABLE_OBJECTS[0],
     action: 'read',
-    visible: (principal) => SEARCHABLE_OBJECTS.some((o) => can(principal, o, 'read')),
+    objects: SEARCHABLE_OBJECTS,
     inputSchema,
     outputSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, title: 'Search records' },

@@ -32,7 +32,8 @@ const linkInput = z.strictObject({
   label: nullableString(),
 });
 
-function subFieldInput(sub: SubField): z.ZodType {
+/** A composite's sub-field as a tool input (built-in composites and custom ones alike). */
+function subFieldInput(sub: Pick<SubField, 'kind' | 'docs'>): z.ZodType {
   const described = <T extends z.ZodType>(schema: T) => (sub.docs?.tool ? schema.meta({ description: sub.docs.tool }) : schema);
   switch (sub.kind) {
     case 'text':
@@ -105,23 +106,8 @@ function customFieldInput(field: CustomField, mode: 'create' | 'update'): z.ZodT
     case 'DATE_TIME':
       schema = z.string();
       break;
-    default: {
-      const subs = compositeSubFields(field.type)!;
-      schema = z.strictObject(
-        Object.fromEntries(
-          subs.map((sub) => [
-            sub.name,
-            sub.kind === 'bigint'
-              ? z.number().nullable().optional()
-              : sub.kind === 'textList'
-                ? z.array(z.string()).nullable().optional()
-                : sub.kind === 'linkList'
-                  ? z.array(linkInput).nullable().optional()
-                  : z.string().nullable().optional(),
-          ]),
-        ),
-      );
-    }
+    default:
+      schema = z.strictObject(Object.fromEntries(compositeSubFields(field.type)!.map((sub) => [sub.name, subFieldInput(sub)])));
   }
   const required = mode === 'create' && !field.isNullable && field.defaultValue == null;
   return (required ? schema : schema.nullable().optional()).meta({ description: text });
@@ -137,21 +123,7 @@ function customFieldOutput(field: CustomField): z.ZodType {
       return z.array(z.string());
     default: {
       const subs = compositeSubFields(field.type);
-      if (!subs) return nullable;
-      return z.object(
-        Object.fromEntries(
-          subs.map((sub) => [
-            sub.name,
-            sub.kind === 'bigint'
-              ? z.number().nullable()
-              : sub.kind === 'textList'
-                ? z.array(z.string())
-                : sub.kind === 'linkList'
-                  ? z.array(z.object({ url: z.string(), label: nullable }))
-                  : nullable,
-          ]),
-        ),
-      );
+      return subs ? z.object(Object.fromEntries(subs.map((sub) => [sub.name, subFieldOutput(sub)]))) : nullable;
     }
   }
 }
@@ -248,7 +220,7 @@ export function listInput(schema: ObjectSchema, embedded: string, examples: List
 
 const nullable = z.string().nullable();
 
-function subFieldOutput(sub: SubField): z.ZodType {
+function subFieldOutput(sub: Pick<SubField, 'kind'>): z.ZodType {
   switch (sub.kind) {
     case 'text':
       return nullable;
@@ -300,7 +272,7 @@ export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFi
   }
   for (const source of OBJECTS) {
     for (const field of source.fields) {
-      if (field.kind !== 'relation' || field.target !== object.plural || !field.inverseAtDepth1) continue;
+      if (field.kind !== 'relation' || field.target !== object.plural) continue;
       extra[field.inverse] = z
         .array(recordShape(source, customOf))
         .optional()
@@ -330,3 +302,39 @@ export function recordOutput<K extends string>(singular: K, record: z.ZodType) {
 }
 
 export const deletedOutput = z.object({ id: z.string().meta({ description: 'The id of the deleted record (soft delete).' }) });
+
+/** aggregate_records: one object, REST's group_by, aggregate and filter (docs/rest.md "Aggregates"). */
+export function aggregateInput(plurals: readonly string[]) {
+  return z.strictObject({
+    object: z.enum(plurals as [string, ...string[]]).meta({ description: 'The object whose records are grouped.' }),
+    group_by: z
+      .string()
+      .optional()
+      .meta({ description: 'Comma list of up to 3 fields; dates as field:granularity.', examples: ['stage,closeDate:month'] }),
+    aggregate: z
+      .string()
+      .optional()
+      .meta({
+        description: 'Comma list of count, sum:<field>, avg:<field>, min:<field>, max:<field>; default count.',
+        examples: ['count,sum:amount.amountMicros,max:closeDate'],
+      }),
+    filter: z.string().optional().meta({ description: 'The list filter (field[op]:value, and/or/not); only those records are grouped.' }),
+  });
+}
+
+const byField = z.record(z.string(), z.unknown());
+
+export const aggregateOutput = z.object({
+  groups: z
+    .array(
+      z.object({
+        by: byField.meta({ description: 'Each group_by field and its value (a date bucket as YYYY-MM-DD).' }),
+        count: z.number().int().optional(),
+        sum: z.record(z.string(), z.string().nullable()).optional().meta({ description: 'Exact sums as decimal strings.' }),
+        avg: z.record(z.string(), z.string().nullable()).optional().meta({ description: 'Exact averages as decimal strings.' }),
+        min: byField.optional(),
+        max: byField.optional(),
+      }),
+    )
+    .meta({ description: 'Ordered by the group keys; at most 1000.' }),
+});

@@ -4,6 +4,7 @@ import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { toField } from '#identity/data-model.js';
 import { compositeSubFields, customCompositeSort, customQueryFields, fullComposite, type CustomField } from '#records/objects/index.js';
+import { relationsOf } from '#records/objects/query-schema.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 
 /** A workspace's data model at one version: its custom fields and each object's definition with them. */
@@ -11,10 +12,16 @@ export class WorkspaceModel {
   private readonly definitions = new Map<string, ObjectDefinition>();
 
   constructor(
+    readonly workspaceId: string,
     readonly version: number,
     /** Every custom field, active or not. */
     readonly fields: readonly CustomField[],
   ) {}
+
+  /** Names this model in caches of what is made from it (GraphQL servers, OpenAPI documents, MCP tools). */
+  get key(): string {
+    return `${this.workspaceId}:${this.version}`;
+  }
 
   /** The fields of `plural` the API shows (a deactivated field is hidden everywhere). */
   active(plural: string): CustomField[] {
@@ -30,13 +37,17 @@ export class WorkspaceModel {
     if (!found) {
       const active = this.active(plural);
       found = active.length ? withCustomFields(definitionFor(plural), active) : definitionFor(plural);
+      // A relation filter reaches the target's custom fields of this workspace too.
+      if (this.hasActiveFields) {
+        found = { ...found, schema: { ...found.schema, relations: relationsOf(plural, (target) => this.definition(target).schema) } };
+      }
       this.definitions.set(plural, found);
     }
     return found;
   }
 }
 
-const EMPTY = new WorkspaceModel(0, []);
+const EMPTY = new WorkspaceModel('', 0, []);
 /** Workspaces whose models are kept; each is a few KB. */
 const MAX_WORKSPACES = 2_000;
 
@@ -69,7 +80,7 @@ export class DataModel {
     );
     const version = Number(rows[0]?.__version ?? 0);
     const fields = rows.filter((row) => row.id != null).map((row) => toField(row as unknown as Parameters<typeof toField>[0]));
-    const model = fields.length ? new WorkspaceModel(version, fields) : new WorkspaceModel(version, []);
+    const model = new WorkspaceModel(workspaceId, version, fields);
     this.models.set(workspaceId, model);
     return model;
   }

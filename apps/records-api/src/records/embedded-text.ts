@@ -9,9 +9,7 @@ import { inversesOf } from './records.service.js';
 export function embeddedText(object: ObjectDeclaration, style: 'rest' | 'tool'): string {
   const name = (n: string) => (style === 'rest' ? `\`${n}\`` : n);
   const links = object.fields.flatMap((f) => (f.kind === 'relation' ? [name(f.relation)] : []));
-  const lists = inversesOf(object.plural)
-    .filter((inv) => inv.field.inverseAtDepth1)
-    .map((inv) => `${name(inv.field.inverse)} (its ${EMBEDDED_PER_RECORD} oldest)`);
+  const lists = inversesOf(object.plural).map((inv) => `${name(inv.field.inverse)} (its ${EMBEDDED_PER_RECORD} oldest)`);
   const parts = [];
   if (links.length) parts.push(`${links.join(' and ')}${style === 'rest' ? ' (or null)' : ''}`);
   parts.push(...lists);

@@ -1,5 +1,5 @@
 import { composite, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { querySchemaOf } from '#records/objects/query-schema.js';
+import { querySchemaOf, relationsOf } from '#records/objects/query-schema.js';
 import { normalizeTimestamp } from '#records/query/index.js';
 import type { RecordDefinition } from './record-definition.js';
 import { restClasses } from './rest-classes.js';
@@ -124,7 +124,7 @@ function definitionOf(object: ObjectDeclaration): ObjectDefinition {
     object: object.plural,
     singular: object.singular,
     declaration: object,
-    schema: querySchemaOf(object),
+    schema: { ...querySchemaOf(object), relations: relationsOf(object.plural, (plural) => definitionFor(plural).schema) },
     columns: columnsOf(object),
     columnsFor: columnsForOf(object),
     toRecord: new Function('row', recordSource(object)) as (row: Record<string, unknown>) => AnyRecord,

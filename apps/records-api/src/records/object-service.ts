@@ -4,6 +4,7 @@ import { OBJECTS } from '#records/objects/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs, ListResult } from './records.service.js';
 import type { AnyRecord } from './object-definitions.js';
+import type { AggregateGroup, GroupByArgs } from './group-by.js';
 import { RecordsService } from './records.service.js';
 
 /**
@@ -26,8 +27,18 @@ export class ObjectService {
     return this.records.list(this.object, principal, args, depth);
   }
 
-  get(principal: Principal, id: string, depth: 0 | 1 = 0): Promise<AnyRecord> {
-    return this.records.get(this.object, principal, id, depth);
+  get(principal: Principal, id: string, depth: 0 | 1 = 0, fields?: ReadonlySet<string>): Promise<AnyRecord> {
+    return this.records.get(this.object, principal, id, depth, fields);
+  }
+
+  /** Groups and aggregates (docs/rest.md "Aggregates"); `parse` reads the arguments against the workspace's schema. */
+  groupBy(principal: Principal, parse: (schema: ObjectSchema) => GroupByArgs): Promise<AggregateGroup[]> {
+    return this.records.groupBy(this.object, principal, parse);
+  }
+
+  /** The names REST's `fields=` takes (docs/rest.md). */
+  fieldNames(principal: Principal): Promise<{ own: string[]; embedded: string[] }> {
+    return this.records.fieldNames(this.object, principal);
   }
 
   create(principal: Principal, body: unknown): Promise<AnyRecord> {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { assertCan, type Principal } from '#auth/principal.js';
+import { assertCan, can, type Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
-import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
+import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
 import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
 import {
   checkCustomValues,
@@ -20,6 +20,7 @@ import { EMBEDDED_PER_RECORD } from './constants.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 import { iso, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';
+import { groupByStatement, toGroups, type AggregateGroup, type GroupByArgs } from './group-by.js';
 
 export const MAX_BATCH = 60;
 
@@ -75,6 +76,8 @@ function mentions(node: FilterNode | undefined, field: string): boolean {
       return node.field === field;
     case 'not':
       return mentions(node.child, field);
+    case 'relation':
+      return false; // the target's fields: its deleted records are never matched
     default:
       return node.children.some((child) => mentions(child, field));
   }
@@ -162,7 +165,43 @@ export class RecordsService {
 
   async list(plural: string, principal: Principal, args: ListArgs, depth: 0 | 1 = 0): Promise<ListResult<AnyRecord>> {
     const result = await this.listOf(await this.definitionFor(plural, principal), principal, args);
-    return depth === 0 ? result : { ...result, records: await this.embed(plural, principal, result.records) };
+    return depth === 0 ? result : { ...result, records: await this.embed(plural, principal, result.records, args.fields) };
+  }
+
+  /**
+   * Groups and their aggregates (docs/rest.md "Aggregates"): read permission first (403, never
+   * an empty answer), then `parse` checks the arguments against the workspace's schema, then
+   * one GROUP BY over the live records the filter keeps, ordered by the group keys.
+   */
+  async groupBy(plural: string, principal: Principal, parse: (schema: ObjectSchema) => GroupByArgs): Promise<AggregateGroup[]> {
+    const def = await this.definitionFor(plural, principal);
+    assertCan(principal, def.object, 'read');
+    const args = parse(def.schema);
+    const params: unknown[] = [principal.workspaceId];
+    const scope = this.scope(def, args.filter, params);
+    const rows = await this.sql.rows(groupByStatement(args, def.schema, scope), params);
+    return toGroups(rows, args, def.schema);
+  }
+
+  /** The names REST's `fields=` takes for `plural` in `principal`'s workspace (docs/rest.md). */
+  async fieldNames(plural: string, principal: Principal): Promise<{ own: string[]; embedded: string[] }> {
+    const def = await this.definitionFor(plural, principal);
+    return {
+      own: [
+        'id',
+        ...def.declaration.fields.map((f) => f.name),
+        'createdAt',
+        'updatedAt',
+        'deletedAt',
+        ...(def.custom ?? []).map((f) => f.name),
+      ],
+      embedded: this.embeddedNames(plural),
+    };
+  }
+
+  /** What depth=1 embeds on a record of `plural`: its links, then the lists that link to it. */
+  private embeddedNames(plural: string): string[] {
+    return [...this.definition(plural).relations.map((r) => r.field.relation), ...inversesOf(plural).map((inv) => inv.field.inverse)];
   }
 
   private async listOf<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, args: ListArgs): Promise<ListResult<T>> {
@@ -305,16 +344,22 @@ export class RecordsService {
     return result;
   }
 
-  async get(plural: string, principal: Principal, id: string, depth: 0 | 1 = 0): Promise<AnyRecord> {
-    const record = await this.getOne(await this.definitionFor(plural, principal), principal, id);
-    return depth === 0 ? record : (await this.embed(plural, principal, [record]))[0];
+  /** One live record; with `fields`, only the columns of those fields are read (REST `fields=`). */
+  async get(plural: string, principal: Principal, id: string, depth: 0 | 1 = 0, fields?: ReadonlySet<string>): Promise<AnyRecord> {
+    const record = await this.getOne(await this.definitionFor(plural, principal), principal, id, fields);
+    return depth === 0 ? record : (await this.embed(plural, principal, [record], fields))[0];
   }
 
-  private async getOne<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, id: string): Promise<T> {
+  private async getOne<T>(
+    def: RecordDefinition<T, unknown, unknown>,
+    principal: Principal,
+    id: string,
+    fields?: ReadonlySet<string>,
+  ): Promise<T> {
     assertCan(principal, def.object, 'read');
     this.assertId(id);
     const rows = await this.sql.rows(
-      `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
+      `SELECT ${(fields ? def.columnsFor(fields) : def.columns).join(', ')} FROM ${def.schema.table}
         WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL`,
       [principal.workspaceId, id],
       { prepared: true },
@@ -500,15 +545,19 @@ export class RecordsService {
     return columns;
   }
 
-  /** depth=1 (docs/rest.md; docs/architecture.md): each linked record, and the inverse lists declared for depth 1. */
-  private async embed(plural: string, principal: Principal, records: AnyRecord[]): Promise<AnyRecord[]> {
+  /** depth=1 (docs/rest.md; docs/architecture.md): each linked record, and every inverse list (`only`: those named in fields=). */
+  private async embed(plural: string, principal: Principal, records: AnyRecord[], only?: ReadonlySet<string>): Promise<AnyRecord[]> {
     const extras = records.map(() => ({}) as Record<string, unknown>);
     for (const field of this.definition(plural).relations.map((r) => r.field)) {
+      if (only && !only.has(field.relation)) continue;
       const ids = [...new Set(records.map((r) => r[field.name]).filter((id): id is string => Boolean(id)))];
       const found = new Map((await this.byIds(field.target, principal, ids)).map((t) => [t.id, t]));
       records.forEach((r, i) => (extras[i][field.relation] = r[field.name] ? (found.get(r[field.name]) ?? null) : null));
     }
-    for (const { source, field } of inversesOf(plural).filter((inv) => inv.field.inverseAtDepth1)) {
+    for (const { source, field } of inversesOf(plural)) {
+      // Named in fields=: it needs read (403 otherwise). Not named: a list the role cannot read is
+      // left out, so roles that read a company at depth=1 before inverse lists came still can.
+      if (only ? !only.has(field.inverse) : !can(principal, source.plural, 'read')) continue;
       const lists = await this.children(
         source.plural,
         field.column,

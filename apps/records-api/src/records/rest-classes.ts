@@ -347,7 +347,7 @@ export function restClasses(object: ObjectDeclaration, all: readonly ObjectDecla
   }
   for (const source of all) {
     for (const field of source.fields) {
-      if (field.kind !== 'relation' || field.target !== object.plural || !field.inverseAtDepth1) continue;
+      if (field.kind !== 'relation' || field.target !== object.plural) continue;
       property(model, field.inverse, Array, [
         ApiPropertyOptional({
           type: () => [restClasses(source, all).model],

@@ -2,8 +2,15 @@ import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs } from '../records/records.service.js';
+import { parseAggregates, parseGroupBy, type GroupByArgs } from '../records/group-by.js';
 
-const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_before', 'depth'];
+const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_before', 'depth', 'fields'];
+
+/** The names `fields=` takes: the record's own fields (custom ones included), and what depth=1 embeds. */
+export interface FieldNames {
+  own: readonly string[];
+  embedded: readonly string[];
+}
 
 function single(query: Record<string, unknown>, name: string): string | undefined {
   const value = query[name];
@@ -20,8 +27,40 @@ export function parseDepth(raw: unknown): 0 | 1 {
   throw new BadInputError(ErrorCode.INVALID_DEPTH, `depth must be 0 or 1; got ${JSON.stringify(raw)}`);
 }
 
+/**
+ * `fields=id,name,domainName` (docs/rest.md): the record's fields to read and return (`id`
+ * always); names of embedded relations only with depth=1. Unset or empty: every field.
+ */
+export function parseFields(raw: unknown, names: FieldNames | undefined, depth: 0 | 1): Set<string> | undefined {
+  if (raw === undefined || names === undefined) return undefined;
+  if (typeof raw !== 'string')
+    throw new BadInputError(ErrorCode.INVALID_FIELDS, 'fields must be given once, as a comma list of field names');
+  if (raw.trim() === '') return undefined;
+  const fields = new Set(['id']);
+  const problems: string[] = [];
+  for (const name of raw.split(',').map((n) => n.trim())) {
+    if (names.own.includes(name)) fields.add(name);
+    else if (names.embedded.includes(name)) {
+      if (depth === 1) fields.add(name);
+      else problems.push(`fields: "${name}" is embedded only with depth=1`);
+    } else {
+      problems.push(
+        `fields: unknown field "${name}"; allowed: ${names.own.join(', ')}${names.embedded.length ? `, and with depth=1 ${names.embedded.join(', ')}` : ''}`,
+      );
+    }
+  }
+  if (problems.length) throw new BadInputError(ErrorCode.INVALID_FIELDS, ...problems);
+  return fields;
+}
+
+/** Only the selected fields of each record (`fields=`); every field when none were selected. */
+export function pickFields<T extends Record<string, unknown>>(record: T, fields: ReadonlySet<string> | undefined): T {
+  if (!fields) return record;
+  return Object.fromEntries(Object.entries(record).filter(([key]) => fields.has(key))) as T;
+}
+
 /** REST list parameters (docs/rest.md) → the shared list arguments. Unknown parameters are refused. */
-export function parseRestListQuery(query: Record<string, unknown>, schema: ObjectSchema): ListArgs & { depth: 0 | 1 } {
+export function parseRestListQuery(query: Record<string, unknown>, schema: ObjectSchema, names?: FieldNames): ListArgs & { depth: 0 | 1 } {
   const unknown = Object.keys(query).filter((key) => !LIST_PARAMS.includes(key));
   if (unknown.length) {
     throw new BadInputError(
@@ -36,6 +75,7 @@ export function parseRestListQuery(query: Record<string, unknown>, schema: Objec
     startingAfter: single(query, 'starting_after') || undefined,
     endingBefore: single(query, 'ending_before') || undefined,
     depth: parseDepth(query.depth),
+    fields: parseFields(query.fields, names, parseDepth(query.depth)),
   };
 }
 
@@ -45,4 +85,32 @@ export function parseRestGetQuery(query: Record<string, unknown>): 0 | 1 {
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown query parameter "${unknown[0]}" (allowed: depth)`);
   }
   return parseDepth(query.depth);
+}
+
+/** `GET /rest/<plural>/:id` parameters: depth and fields. */
+export function parseRestReadQuery(query: Record<string, unknown>, names: FieldNames): { depth: 0 | 1; fields?: Set<string> } {
+  const unknown = Object.keys(query).filter((key) => key !== 'depth' && key !== 'fields');
+  if (unknown.length) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown query parameter "${unknown[0]}" (allowed: depth, fields)`);
+  }
+  const depth = parseDepth(query.depth);
+  return { depth, fields: parseFields(query.fields, names, depth) };
+}
+
+const GROUP_BY_PARAMS = ['group_by', 'aggregate', 'filter'];
+
+/** `GET /rest/<plural>/groupBy` parameters (docs/rest.md "Aggregates"). Unknown parameters are refused. */
+export function parseRestGroupByQuery(query: Record<string, unknown>, schema: ObjectSchema): GroupByArgs {
+  const unknown = Object.keys(query).filter((key) => !GROUP_BY_PARAMS.includes(key));
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${GROUP_BY_PARAMS.join(', ')})`,
+    );
+  }
+  return {
+    groupBy: parseGroupBy(single(query, 'group_by'), schema),
+    aggregates: parseAggregates(single(query, 'aggregate'), schema),
+    filter: parseFilter(query.filter, schema),
+  };
 }

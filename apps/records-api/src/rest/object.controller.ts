@@ -3,12 +3,15 @@ import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/sw
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { parseRestGetQuery, parseRestListQuery } from './list-query.js';
+import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from './list-query.js';
 import {
   ApiBatchBody,
   ApiDataResponse,
   ApiDepthQuery,
   ApiErrors,
+  ApiFieldsQuery,
+  ApiGroupByQuery,
+  ApiGroupByResponse,
   ApiIdParam,
   ApiListQuery,
   ApiListResponse,
@@ -41,9 +44,10 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     cls,
     'list',
     async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
-      const { depth, ...args } = parseRestListQuery(query, await this.service.schema(principal));
+      const { depth, ...args } = parseRestListQuery(query, await this.service.schema(principal), await this.service.fieldNames(principal));
       const page = await this.service.list(principal, args, depth);
-      return { data: { [plural]: page.records }, totalCount: page.totalCount, pageInfo: page.pageInfo };
+      const records = args.fields ? page.records.map((r) => pickFields(r, args.fields)) : page.records;
+      return { data: { [plural]: records }, totalCount: page.totalCount, pageInfo: page.pageInfo };
     },
     [
       Get(plural),
@@ -59,17 +63,43 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     [P, Query()],
   );
 
+  // Before `:id`, so /groupBy is this route and not an id.
+  method(
+    cls,
+    'groupBy',
+    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
+      return { data: { groups: await this.service.groupBy(principal, (workspace) => parseRestGroupByQuery(query, workspace)) } };
+    },
+    [
+      Get(`${plural}/groupBy`),
+      ApiOperation({
+        operationId: `groupBy${pluralType}`,
+        summary: `Group ${plural} and aggregate`,
+        description:
+          'Groups the live records the filter keeps by up to 3 fields (select/enum, boolean, text, dates with :day|week|month|quarter|year, UTC) ' +
+          'and aggregates each group: count, sum:<field>, avg:<field> (exact decimal strings), min:<field>, max:<field>. ' +
+          'Ordered by the group keys; more than 1000 groups is 400 TOO_MANY_GROUPS.',
+      }),
+      ApiGroupByQuery(schema, object.docs.groupByExample ?? { groupBy: 'createdAt:month', aggregate: 'count' }),
+      ApiGroupByResponse(),
+      ApiErrors(400, 401, 403, 429),
+    ],
+    [P, Query()],
+  );
+
   method(
     cls,
     'get',
     async function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
-      return { data: { [singular]: await this.service.get(principal, id, parseRestGetQuery(query)) } };
+      const { depth, fields } = parseRestReadQuery(query, await this.service.fieldNames(principal));
+      return { data: { [singular]: pickFields(await this.service.get(principal, id, depth, fields), fields) } };
     },
     [
       Get(`${plural}/:id`),
       ApiOperation({ operationId: `get${typeName}`, summary: `Get ${a}` }),
       // Listed in the order swagger keeps them: path id first (as the hand-written controllers had it).
       ApiDepthQuery(embedded),
+      ApiFieldsQuery(),
       ApiIdParam(singular),
       ApiDataResponse(200, `The ${singular}.`, singular, model),
       ApiErrors(400, 401, 403, 404, 429),

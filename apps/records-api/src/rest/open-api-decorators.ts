@@ -150,6 +150,17 @@ export const ApiDepthQuery = (embedded: string) =>
     schema: { type: 'integer', enum: [0, 1], default: 0 },
   });
 
+export const ApiFieldsQuery = () =>
+  ApiQuery({
+    name: 'fields',
+    required: false,
+    description:
+      'Comma list of field names (custom fields included): only those fields, and `id`, are read and returned. ' +
+      'With depth=1, the embedded relations to include are named here too. An unknown name → 400 INVALID_FIELDS.',
+    schema: { type: 'string' },
+    example: 'id,name',
+  });
+
 /** The REST list parameters (docs/rest.md) of one object: its filterable and sortable fields. */
 export function ApiListQuery(
   schema: ObjectSchema,
@@ -200,6 +211,7 @@ export function ApiListQuery(
       schema: { type: 'string' },
     }),
     ApiDepthQuery(embedded),
+    ApiFieldsQuery(),
   );
 }
 
@@ -211,3 +223,76 @@ export const ApiBatchBody = (model: AnyClass) =>
     description: `1 to ${MAX_BATCH} records, created all or none.`,
     schema: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: ref(model) },
   });
+
+/** `GET /rest/<plural>/groupBy` parameters (docs/rest.md "Aggregates"). */
+export function ApiGroupByQuery(schema: ObjectSchema, example: { groupBy: string; aggregate: string }) {
+  const fields = Object.values(schema.fields);
+  const of = (types: string[]) =>
+    fields
+      .filter((f) => types.includes(f.type))
+      .map((f) => f.path)
+      .join(', ') || 'none';
+  return applyDecorators(
+    ApiQuery({
+      name: 'group_by',
+      required: false,
+      description:
+        `Comma list of up to 3 fields to group by, dates as field:granularity (day, week, month, quarter, year; UTC; default day). ` +
+        `Fields that group: ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}. None: one group of every record.`,
+      schema: { type: 'string' },
+      example: example.groupBy,
+    }),
+    ApiQuery({
+      name: 'aggregate',
+      required: false,
+      description:
+        `Comma list of count, sum:<field>, avg:<field> (${of(['bigint', 'number'])}), min:<field>, max:<field> ` +
+        `(${of(['bigint', 'number', 'timestamp', 'date'])}). Default count. Sums and averages are exact decimal strings.`,
+      schema: { type: 'string' },
+      example: example.aggregate,
+    }),
+    ApiQuery({
+      name: 'filter',
+      required: false,
+      description: 'The list filter (docs/rest.md): only the records it keeps are grouped.',
+      schema: { type: 'string' },
+    }),
+  );
+}
+
+/** `{data: {groups: [{by, count, sum, avg, min, max}]}}`. */
+export function ApiGroupByResponse() {
+  const byField = (description: string) => ({ type: 'object', description, additionalProperties: true });
+  return ApiResponse({
+    status: 200,
+    description: 'The groups, ordered by their keys (nulls last); at most 1000.',
+    headers: REQUEST_ID,
+    schema: {
+      type: 'object',
+      required: ['data'],
+      properties: {
+        data: {
+          type: 'object',
+          required: ['groups'],
+          properties: {
+            groups: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['by'],
+                properties: {
+                  by: byField('The group key: each group_by field and its value (a date bucket as YYYY-MM-DD), null for no value.'),
+                  count: { type: 'integer', description: 'Records in the group (with aggregate=count).' },
+                  sum: byField('Field → exact sum as a decimal string (null when no record has a value).'),
+                  avg: byField('Field → exact average as a decimal string, 6 decimals at most.'),
+                  min: byField('Field → the smallest value.'),
+                  max: byField('Field → the largest value.'),
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  });
+}

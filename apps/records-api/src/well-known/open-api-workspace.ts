@@ -90,18 +90,15 @@ export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; au
   const documents = new LRUCache<string, string>({ max: 100 });
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' || !req.headers.authorization) return next();
-    let key: string;
     let model: WorkspaceModel;
     try {
-      const principal = await deps.auth.authenticate(req.headers.authorization);
-      model = await deps.models.of(principal);
+      model = await deps.models.of(await deps.auth.authenticate(req.headers.authorization));
       if (!model.hasActiveFields) return next();
-      key = `${principal.workspaceId}:${model.version}`;
     } catch {
       return next();
     }
-    let json = documents.get(key);
-    if (!json) documents.set(key, (json = JSON.stringify(workspaceOpenApi(deps.base(), model))));
+    let json = documents.get(model.key);
+    if (!json) documents.set(model.key, (json = JSON.stringify(workspaceOpenApi(deps.base(), model))));
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.setHeader('cache-control', 'private, no-store');
     res.setHeader('vary', 'Authorization');

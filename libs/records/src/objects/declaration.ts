@@ -63,8 +63,6 @@ export interface RelationField {
   relation: string;
   /** The list on the target, e.g. Company `people`; a GraphQL field of the target. */
   inverse: string;
-  /** The target embeds the inverse list at depth=1 too (REST, MCP); docs/rest.md asks it for Company `people` only. */
-  inverseAtDepth1?: boolean;
   docs?: FieldDocs & {
     /** Description of the embedded record (REST depth=1, GraphQL field). */
     relation?: string;
@@ -124,6 +122,8 @@ export interface ObjectDeclaration {
     /** MCP list tool examples when they differ from the REST ones. */
     toolFilterExamples?: string[];
     toolOrderByExamples?: string[];
+    /** An example of the group-by parameters (REST, MCP). */
+    groupByExample?: { groupBy: string; aggregate: string };
     /** What OpenAPI examples of the record's id look like. */
     idExample: string;
   };

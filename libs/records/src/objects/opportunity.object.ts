@@ -91,6 +91,10 @@ export const opportunityObject: ObjectDeclaration = {
       'Deals of a company': 'companyId[eq]:"0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10"',
     },
     orderByExamples: { 'Largest first': 'amount.amountMicros[DescNullsLast]', 'Closing soonest': 'closeDate[AscNullsLast]' },
+    groupByExample: {
+      groupBy: 'stage,closeDate:month',
+      aggregate: 'count,sum:amount.amountMicros,avg:amount.amountMicros,min:closeDate,max:closeDate',
+    },
     idExample: '3f2a9c1d-8b7e-4d6a-9c5b-1e2f3a4b5c6d',
   },
 };

@@ -40,7 +40,6 @@ export const personObject: ObjectDeclaration = {
       target: 'companies',
       relation: 'company',
       inverse: 'people',
-      inverseAtDepth1: true,
       docs: {
         create: 'A company of the same workspace; null unlinks.',
         update: 'A company of the same workspace; null unlinks.',

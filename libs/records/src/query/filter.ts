@@ -1,6 +1,14 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { describeInput } from './limit.js';
-import { FILTER_OPS, type FieldDef, type FieldType, type FilterNode, type FilterOp, type ObjectSchema } from './types.js';
+import {
+  FILTER_OPS,
+  type FieldDef,
+  type FieldType,
+  type FilterNode,
+  type FilterOp,
+  type ObjectSchema,
+  type SchemaRelation,
+} from './types.js';
 
 export const MAX_FILTER_LENGTH = 4000;
 export const MAX_FILTER_DEPTH = 8;
@@ -92,7 +100,34 @@ function bad(message: string): BadInputError {
 }
 
 function fieldList(schema: ObjectSchema): string {
-  return Object.keys(schema.fields).join(', ');
+  const relations = Object.keys(schema.relations ?? {});
+  const fields = Object.keys(schema.fields).join(', ');
+  return relations.length ? `${fields}; across a relation: ${relations.map((r) => `${r}.<field>`).join(', ')}` : fields;
+}
+
+/**
+ * A condition's field that crosses a relation (`company.name`, `opportunities.stage`): the
+ * relation and the target's field. One hop only (docs/rest.md): `company.people.name` is refused.
+ * Undefined when the field is not behind a relation.
+ */
+export function relationOf(
+  field: string,
+  schema: ObjectSchema,
+  where = '',
+): { name: string; relation: SchemaRelation; rest: string } | undefined {
+  if (Object.hasOwn(schema.fields, field) || !schema.relations) return undefined;
+  const dot = field.indexOf('.');
+  const name = dot < 0 ? field : field.slice(0, dot);
+  if (!Object.hasOwn(schema.relations, name)) return undefined;
+  const relation = schema.relations[name];
+  if (dot < 0) throw bad(`"${name}"${where} is a relation; filter on one of its fields, as in ${name}.<field>[op]:value`);
+  const rest = field.slice(dot + 1);
+  const target = relation.target;
+  const next = rest.split('.')[0];
+  if (!Object.hasOwn(target.fields, rest) && target.relations && Object.hasOwn(target.relations, next)) {
+    throw bad(`"${field}"${where} crosses two relations; a filter crosses one relation only, as in ${name}.<field>`);
+  }
+  return { name, relation, rest };
 }
 
 function checkFieldAndOp(field: string, op: string, schema: ObjectSchema, where: string): FieldDef {
@@ -285,8 +320,10 @@ class Parser {
       throw bad(`expected an operator and "]" after "${field}["${at}; operators: ${FILTER_OPS.join(', ')}`);
     }
     this.pos++;
+    const hop = relationOf(field, this.schema, at);
+    const [schema, name, where] = hop ? [hop.relation.target, hop.rest, ` (in ${hop.name})${at}`] : [this.schema, field, at];
     // Field and operator are checked before the value is read, so the first error names them.
-    checkFieldAndOp(field, op, this.schema, at);
+    checkFieldAndOp(name, op, schema, where);
     this.ws();
     if (this.peek() !== ':') throw bad(`expected ":" and a value after ${field}[${op}]${at}`);
     this.pos++;
@@ -295,7 +332,8 @@ class Parser {
     if (++this.conditions > MAX_FILTER_CONDITIONS) {
       throw bad(`more than ${MAX_FILTER_CONDITIONS} conditions${at}; at most ${MAX_FILTER_CONDITIONS} are allowed`);
     }
-    return validateCondition(field, op, value, this.schema, at);
+    const cond = validateCondition(name, op, value, schema, where);
+    return hop ? { kind: 'relation', relation: hop.name, child: cond } : cond;
   }
 
   private value(cond: string, at: string): string | string[] {

@@ -17,9 +17,10 @@ const CASTS: Record<FieldType, string> = {
   date: '::text',
 };
 
-/** The SQL of a leaf over alias `t`: its column, or its expression (custom fields). */
-export function sqlOf(def: FieldDef): string {
-  return def.sql ?? `t.${def.column}`;
+/** The SQL of a leaf over alias `t` (or `alias`): its column, or its expression (custom fields, written over `t`). */
+export function sqlOf(def: FieldDef, alias = 't'): string {
+  if (alias === 't') return def.sql ?? `t.${def.column}`;
+  return def.sql ? def.sql.replace(/\bt\./g, `${alias}.`) : `${alias}.${def.column}`;
 }
 
 export function castFor(type: FieldType): string {
@@ -43,22 +44,39 @@ export function escapeLike(value: string): string {
 
 const COMPARISONS = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
-export function compileFilter(node: FilterNode, schema: ObjectSchema, params: unknown[]): string {
+/** A filter as SQL over alias `t` (`alias` inside a relation's EXISTS). */
+export function compileFilter(node: FilterNode, schema: ObjectSchema, params: unknown[], alias = 't'): string {
   switch (node.kind) {
     case 'and':
     case 'or':
       if (node.children.length === 0) return node.kind === 'and' ? 'TRUE' : 'FALSE';
-      return `(${node.children.map((c) => compileFilter(c, schema, params)).join(` ${node.kind.toUpperCase()} `)})`;
+      return `(${node.children.map((c) => compileFilter(c, schema, params, alias)).join(` ${node.kind.toUpperCase()} `)})`;
     case 'not':
-      return `NOT (${compileFilter(node.child, schema, params)})`;
+      return `NOT (${compileFilter(node.child, schema, params, alias)})`;
     case 'cond':
-      return compileCondition(node, schema, params);
+      return compileCondition(node, schema, params, alias);
+    case 'relation':
+      return compileRelation(node, schema, params, alias);
   }
 }
 
-function compileCondition(node: Extract<FilterNode, { kind: 'cond' }>, schema: ObjectSchema, params: unknown[]): string {
+/**
+ * One hop across a relation as a semi-join the planner turns into an index lookup
+ * (docs/decisions/0031-relation-filters-fields-aggregates.md): a live target record of the
+ * same workspace, linked by the foreign key, that matches the condition.
+ */
+function compileRelation(node: Extract<FilterNode, { kind: 'relation' }>, schema: ObjectSchema, params: unknown[], alias: string): string {
+  const relation = schema.relations?.[node.relation];
+  if (!relation || !Object.hasOwn(schema.relations!, node.relation)) throw new Error(`${schema.name} has no relation ${node.relation}`);
+  if (alias !== 't') throw new Error('a relation filter crosses one relation only');
+  const target = relation.target;
+  const link = relation.kind === 'toOne' ? `r.id = t.${relation.column}` : `r.${relation.column} = t.id`;
+  return `EXISTS (SELECT 1 FROM ${target.table} r WHERE r.workspace_id = t.workspace_id AND ${link} AND r.deleted_at IS NULL AND ${compileFilter(node.child, target, params, 'r')})`;
+}
+
+function compileCondition(node: Extract<FilterNode, { kind: 'cond' }>, schema: ObjectSchema, params: unknown[], alias: string): string {
   const def = fieldDef(schema, node.field);
-  const col = sqlOf(def);
+  const col = sqlOf(def, alias);
   const cast = castFor(def.type);
   const { op, value } = node;
   const scalar = (): string => {

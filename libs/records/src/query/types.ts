@@ -47,6 +47,24 @@ export interface ObjectSchema {
   fields: Record<string, FieldDef>;
   /** Composite fields that sort by several leaves, e.g. person `name` → lastName, firstName. */
   compositeSort: Record<string, string[]>;
+  /**
+   * The relations a filter may cross, one hop (docs/rest.md, "Relation filters"): person `company`,
+   * company `people` and `opportunities`. Absent: none.
+   */
+  relations?: Record<string, SchemaRelation>;
+}
+
+/**
+ * A relation seen from one object: `toOne` follows this object's foreign key `column` to the
+ * target's `id` (person → company); `toMany` finds the target's records whose `column` holds
+ * this object's `id` (company → people).
+ */
+export interface SchemaRelation {
+  kind: 'toOne' | 'toMany';
+  /** The foreign-key column: on this object (`toOne`) or on the target (`toMany`). */
+  column: string;
+  /** The target's schema as the caller's workspace sees it (custom fields included); read lazily. */
+  readonly target: ObjectSchema;
 }
 
 export interface OrderTerm {
@@ -61,7 +79,9 @@ export type FilterNode =
   | { kind: 'and'; children: FilterNode[] }
   | { kind: 'or'; children: FilterNode[] }
   | { kind: 'not'; child: FilterNode }
-  | { kind: 'cond'; field: string; op: FilterOp; value: string | string[] | IsValue };
+  | { kind: 'cond'; field: string; op: FilterOp; value: string | string[] | IsValue }
+  /** Some live record across `relation` matches `child` (conditions on the target's fields). */
+  | { kind: 'relation'; relation: string; child: FilterNode };
 
 /** Position of a record in a given order: the values of the order fields, then id. */
 export interface CursorPayload {
