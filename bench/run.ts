@@ -36,7 +36,7 @@ import {
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
- * --webhooks (another bench).
+ * --webhooks, --search (other benches: bench/webhooks.ts, bench/search.ts).
  */
 
 const CONNECTIONS = 16;
@@ -77,7 +77,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--mixed') args.mixed = count(flag, value(), CONNECTIONS);
     else if (flag === '--no-mixed') args.mixed = 0;
     else if (flag === '--no-custom-index') args.customIndex = false;
-    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks)`);
+    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks, --search)`);
   }
   return args;
 }
@@ -753,6 +753,7 @@ function compareWithDefaultSize(
 
 async function main(): Promise<void> {
   if (process.argv.includes('--webhooks')) return (await import('./webhooks.js')).webhookBench();
+  if (process.argv.includes('--search')) return (await import('./search.js')).searchBench();
   const args = parseArgs(process.argv.slice(2));
   const database = benchDatabaseName(args.rows);
   const cpus = os.availableParallelism();
@@ -915,19 +916,6 @@ async function main(): Promise<void> {
         paths: ['/graphql'],
         bodies: [JSON.stringify({ query: '{ companies(first:60){ totalCount edges { node { id name } } } }' })],
         postgraphileBody: JSON.stringify({ query: postgraphileCompaniesQuery(data.workspaceId) }),
-      },
-      // Search (docs/decisions/0030-search.md): a first name and a last-name prefix, then the same with a typo.
-      {
-        key: 'searchPrefix',
-        label: 'search people "emma smi"',
-        method: 'GET',
-        paths: [`/rest/search?${query({ q: 'emma smi', objects: 'people', limit: '20' })}`],
-      },
-      {
-        key: 'searchTypo',
-        label: 'search people "emma smiht" (typo)',
-        method: 'GET',
-        paths: [`/rest/search?${query({ q: 'emma smiht', objects: 'people', limit: '20' })}`],
       },
       {
         key: 'createPerson',

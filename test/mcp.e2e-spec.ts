@@ -194,6 +194,7 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
     expect(Object.keys(list.inputSchema.properties ?? {}).sort()).toEqual([
       'depth',
       'ending_before',
+      'fields',
       'filter',
       'limit',
       'order_by',

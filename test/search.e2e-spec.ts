@@ -1,4 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
@@ -256,6 +261,53 @@ describe('search', () => {
     });
   });
 
+  describe('attacks on q', () => {
+    it('takes tsquery and SQL syntax as plain text: operators, quotes, backslashes, colons and stars never reach the query as syntax', async () => {
+      const admin = ws.keys.Admin;
+      // Each character of the tsquery language and of SQL, alone and around a word.
+      for (const chars of ['&', '|', '!', '<->', ':*', '*', '(', ')', '\\', "'", '"', ':', ';', '--', '/*', '%', '_']) {
+        const alone = await search(admin, { q: chars });
+        expect({ q: chars, status: alone.status }).toEqual({ q: chars, status: 400 }); // no letter or digit: no word
+        const around = await search(admin, { q: `${chars}acme${chars}` });
+        expect({ q: chars, status: around.status }).toEqual({ q: chars, status: 200 });
+        expect(around.body.data.search.map((h: { label: string }) => h.label)).toContain('Acme');
+      }
+      const mixed = await search(admin, { q: 'acme & | ! : * ( ) \\ \' " ;DROP TABLE people;--' });
+      expect(mixed.status).toBe(200);
+      expect((await labels('acme:*'))[0]).toBe('Acme'); // ":*" is not a prefix operator here: "acme" still ranks exact first
+      const [{ n }] = await ds.query('SELECT count(*)::int AS n FROM people');
+      expect(n).toBeGreaterThan(0);
+    });
+
+    it('refuses NUL bytes, more than 8 words and over-long q with 400, never 500', async () => {
+      const admin = ws.keys.Admin;
+      expectError(await search(admin, { q: 'acme\u0000' }), 400, 'VALIDATION_FAILED');
+      expectError(await search(admin, { q: '\u0000' }), 400, 'VALIDATION_FAILED');
+      expectError(await request(http).get('/rest/search?q=ac%00me').set(bearer(admin)), 400, 'VALIDATION_FAILED');
+      expect((await search(admin, { q: 'a b c d e f g h' })).status).toBe(200);
+      expectError(await search(admin, { q: Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ') }), 400, 'VALIDATION_FAILED');
+      expectError(await search(admin, { q: 'x'.repeat(1000) }), 400, 'VALIDATION_FAILED');
+      // A URL far beyond what any q may hold is refused before it is read (Node's header limit), not a 500.
+      const huge = await request(http)
+        .get(`/rest/search?q=${'a'.repeat(20_000)}`)
+        .set(bearer(admin));
+      expect(huge.status).toBeGreaterThanOrEqual(400);
+      expect(huge.status).toBeLessThan(500);
+    });
+
+    it('answers the costliest q allowed (8 long words, each with its one-edit spellings probed) while other requests keep being served', async () => {
+      const admin = ws.keys.Admin;
+      // 8 words of 24 letters: about 1,800 spellings each are probed in the lexicon, the most a q can ask.
+      const costly = Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(97 + i)}${'qwertyuiopasdfghjklzxcv'}`).join(' ');
+      expect([...costly].length).toBeLessThanOrEqual(200);
+      const heavy = Array.from({ length: 4 }, () => search(admin, { q: costly }));
+      const light = Array.from({ length: 4 }, () => search(admin, { q: 'zoe' }));
+      const answers = await Promise.all([...heavy, ...light]);
+      for (const res of answers) expect(res.status).toBe(200);
+      for (const res of answers.slice(4)) expect(res.body.data.search.map((h: { label: string }) => h.label)).toEqual(['Zoë Müller']);
+    });
+  });
+
   describe('GraphQL', () => {
     const gql = (secret: string, query: string, variables?: Vars) =>
       request(http).post('/graphql').set(bearer(secret)).send({ query, variables });
@@ -338,6 +390,59 @@ describe('search', () => {
       const again = await call(ws.keys.Admin, 'search_records', { q: 'ada king' });
       expect(again.structuredContent.search.map((h: { id: string }) => h.id)).toEqual([made.ada]);
       expect((await call(ws.keys.Admin, 'search_records', { q: 'lovelace' })).structuredContent.search).toEqual([]);
+    });
+
+    it('an agent over the MCP SDK client: search_records, get_person with fields, update_person, list_people by company name', async () => {
+      const admin = client(http, ws.keys.Admin);
+      const company = await admin.post('/rest/companies', { name: 'Harvard Computation Lab' });
+      const person = await admin.post('/rest/people', {
+        name: { firstName: 'Grace', lastName: 'Hopper' },
+        emails: { primaryEmail: 'grace@harvard.example' },
+        companyId: company.body.data.createCompany.id,
+      });
+      expect(person.status).toBe(201);
+      const id = person.body.data.createPerson.id as string;
+      await new Promise<void>((resolve) => (http as Server).listen(0, '127.0.0.1', resolve));
+      const { port } = (http as Server).address() as AddressInfo;
+      const agent = new Client({ name: 'search-e2e', version: '1.0.0' });
+      await agent.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${ws.keys.Admin}` } },
+        }),
+      );
+      try {
+        const structured = (r: unknown) => (r as CallToolResult).structuredContent as Record<string, any>;
+        const found = await agent.callTool({ name: 'search_records', arguments: { q: 'hoper', objects: ['people'] } }); // one typo
+        expect(found.isError).toBeFalsy();
+        expect(structured(found).search.map((h: { id: string }) => h.id)).toEqual([id]);
+        const got = await agent.callTool({ name: 'get_person', arguments: { id, fields: 'name' } });
+        expect(got.isError).toBeFalsy();
+        expect(structured(got).person).toEqual({ id, name: { firstName: 'Grace', lastName: 'Hopper' } });
+        const updated = await agent.callTool({ name: 'update_person', arguments: { id, name: { lastName: 'Murray Hopper' } } });
+        expect(updated.isError).toBeFalsy();
+        const again = await agent.callTool({ name: 'search_records', arguments: { q: 'grace murray' } });
+        expect(structured(again).search.map((h: { id: string }) => h.id)).toEqual([id]);
+        // list_people takes fields and a relation filter, as REST does.
+        const listed = await agent.callTool({
+          name: 'list_people',
+          arguments: { filter: 'company.name[eq]:"Harvard Computation Lab"', fields: 'name,companyId' },
+        });
+        expect(listed.isError).toBeFalsy();
+        expect(structured(listed).people).toEqual([
+          { id, name: { firstName: 'Grace', lastName: 'Murray Hopper' }, companyId: company.body.data.createCompany.id },
+        ]);
+        const unknown = await agent.callTool({ name: 'list_people', arguments: { fields: 'name,shoeSize' } });
+        expect(unknown.isError).toBe(true);
+        expect(JSON.stringify(unknown.content)).toContain('INVALID_FIELDS');
+        // Both descriptions tell an agent about relation filters and fields.
+        const { tools } = await agent.listTools();
+        const list = tools.find((t) => t.name === 'list_people')!;
+        expect(JSON.stringify(list.inputSchema.properties?.filter)).toContain('company.<field of companies>');
+        expect(Object.keys(list.inputSchema.properties ?? {})).toContain('fields');
+        expect(Object.keys(tools.find((t) => t.name === 'get_person')!.inputSchema.properties ?? {})).toContain('fields');
+      } finally {
+        await agent.close();
+      }
     });
 
     it('answers tool errors for bad input and unreadable objects', async () => {

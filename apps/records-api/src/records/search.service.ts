@@ -313,6 +313,8 @@ export class SearchService {
 
   private checkQ(q: unknown): string {
     if (typeof q !== 'string') throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'q is required, once, as a string');
+    // Postgres text cannot hold NUL: refused here rather than failing in the statement (a 500).
+    if (q.includes('\u0000')) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'q must not contain NUL characters');
     const trimmed = q.trim();
     if (!trimmed) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'q must not be empty');
     if ([...trimmed].length > MAX_QUERY_LENGTH) {
