@@ -9,6 +9,7 @@ import {
   typoCandidates,
   typoCandidatesStatement,
   typoProbe,
+  WORDS_STATEMENT,
 } from '../apps/records-api/src/records/search.service.js';
 import { personObject } from '#records/objects/person.object.js';
 
@@ -215,10 +216,7 @@ export function createBareServer(
     if (req.method === 'GET' && url.pathname === '/rest/search') {
       // The records API's statements for a people search (records/search.service.ts), without its checks and caches.
       const limit = Number(url.searchParams.get('limit') ?? 20);
-      const { rows: w } = await pool.query(
-        `SELECT coalesce(tsvector_to_array(to_tsvector('simple', search_normalize($1))), '{}') AS words`,
-        [url.searchParams.get('q') ?? ''],
-      );
+      const { rows: w } = await pool.query(WORDS_STATEMENT, [url.searchParams.get('q') ?? '']);
       const words: string[] = w[0].words;
       let queries = searchQueries(words);
       const run = (match: string, typo = false) =>

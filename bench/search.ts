@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
@@ -23,6 +23,7 @@ import { benchDatabaseUrl, ensureBenchDatabase, FIRST_NAMES, LAST_NAMES } from '
  *
  * `--migration` also times the search migration on these rows: its down(), then its up()
  * (the set-based backfill of every vector and of the lexicon, and the GIN index build).
+ * Before the searches, the write cost of the search upkeep (writeCost).
  */
 
 const CONNECTIONS = 16;
@@ -161,6 +162,63 @@ async function timeMigration(ds: DataSource): Promise<{ downS: number; upS: numb
   return { downS, upS };
 }
 
+/** User + system CPU seconds of a local process (undefined when /proc does not show it: Postgres on another host). */
+function processCpu(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the search upkeep costs a single-row insert: rounds of WRITE_ROWS `INSERT INTO people`
+ * (each its own transaction, a new e-mail each, as the API's create does), alternately with
+ * the search triggers enabled and disabled (the GIN index is there both times), measured as
+ * the backend's CPU time per insert (and wall time). Best round of each; the rows are removed.
+ */
+const WRITE_ROWS = 500;
+const WRITE_ROUNDS = 4;
+async function writeCost(
+  url: string,
+  workspaceId: string,
+): Promise<{ on: number; off: number; wallOn: number; wallOff: number; cpu: boolean }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const triggers = ['people_search', 'people_search_words_insert'];
+  const best = { on: Infinity, off: Infinity, wallOn: Infinity, wallOff: Infinity };
+  let cpu = true;
+  try {
+    await client.query('SET synchronous_commit = off'); // the commit's WAL flush is not the search's cost
+    const [{ pid }] = (await client.query('SELECT pg_backend_pid() AS pid')).rows;
+    for (let round = 0; round < WRITE_ROUNDS * 2; round++) {
+      const on = round % 2 === 0;
+      await client.query(triggers.map((t) => `ALTER TABLE people ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${t}`).join('; '));
+      const [cpu0, t0] = [processCpu(pid), Date.now()];
+      for (let i = 0; i < WRITE_ROWS; i++) {
+        await client.query({
+          name: 'bench-search-insert',
+          text: `INSERT INTO people (workspace_id, first_name, last_name, primary_email)
+                 VALUES ($1, 'Bench', 'Write-Cost', 'bench.write' || (random() * 1e12)::bigint || '@example.com') RETURNING id`,
+          values: [workspaceId],
+        });
+      }
+      const cpu1 = processCpu(pid);
+      const wall = ((Date.now() - t0) * 1000) / WRITE_ROWS;
+      if (cpu0 === undefined || cpu1 === undefined) cpu = false;
+      const used = cpu0 !== undefined && cpu1 !== undefined ? ((cpu1 - cpu0) * 1e6) / WRITE_ROWS : wall;
+      if (on) [best.on, best.wallOn] = [Math.min(best.on, used), Math.min(best.wallOn, wall)];
+      else [best.off, best.wallOff] = [Math.min(best.off, used), Math.min(best.wallOff, wall)];
+    }
+  } finally {
+    await client.query(triggers.map((t) => `ALTER TABLE people ENABLE TRIGGER ${t}`).join('; ')).catch(() => undefined);
+    await client.query(`DELETE FROM people WHERE workspace_id = $1 AND last_name = 'Write-Cost'`, [workspaceId]).catch(() => undefined);
+    await client.end();
+  }
+  return { ...best, cpu };
+}
+
 interface Measurement {
   rps: number;
   p50: number;
@@ -211,11 +269,6 @@ export async function searchBench(): Promise<void> {
       workspaceId = seeded.workspaceId;
       log(`  seeded in ${seeded.seconds.toFixed(1)} s`);
     }
-    const { rows: sizes } = await pool.query(
-      `SELECT (SELECT count(*) FROM search_words)::int AS words,
-              pg_size_pretty(pg_relation_size('people_search_idx')) AS gin, pg_size_pretty(pg_relation_size('people')) AS heap`,
-    );
-    log(`  lexicon ${sizes[0].words} words; people heap ${sizes[0].heap}, GIN index ${sizes[0].gin}`);
     let migration: { downS: number; upS: number } | undefined;
     if (args.migration) {
       log(`Timing the search migration on ${args.rows} people: down(), then up()…`);
@@ -223,6 +276,17 @@ export async function searchBench(): Promise<void> {
       log(`  down ${migration.downS.toFixed(1)} s, up ${migration.upS.toFixed(1)} s (vectors, lexicon, GIN index)`);
     }
 
+    const { rows: sizes } = await pool.query(
+      `SELECT (SELECT count(*) FROM search_words)::int AS words,
+              pg_size_pretty(pg_relation_size('people_search_idx')) AS gin, pg_size_pretty(pg_relation_size('people')) AS heap`,
+    );
+    log(`  lexicon ${sizes[0].words} words; people heap ${sizes[0].heap}, GIN index ${sizes[0].gin}`);
+    const write = await writeCost(benchUrl, workspaceId);
+    const unit = write.cpu ? 'µs of backend CPU' : 'µs wall (no /proc for the backend)';
+    log(
+      `Single-row INSERT INTO people, best of ${WRITE_ROUNDS} rounds of ${WRITE_ROWS}: search triggers on ${Math.round(write.on)}, ` +
+        `off ${Math.round(write.off)} ${unit} per insert (+${Math.round(write.on - write.off)}); wall ${Math.round(write.wallOn)} vs ${Math.round(write.wallOff)} µs`,
+    );
     const role = await findRole(ds, workspaceId, 'Admin');
     await pool.query(`DELETE FROM api_keys WHERE workspace_id = $1 AND name = 'bench'`, [workspaceId]);
     const { secret } = await createApiKey(ds, { workspaceId, role, name: 'bench', expiresAt: new Date(Date.now() + 86_400_000) });
@@ -271,7 +335,7 @@ export async function searchBench(): Promise<void> {
     writeFileSync(
       fileURLToPath(new URL(`../../bench/results-search${args.rows === DEFAULT_ROWS ? '' : `-${args.rows}`}.json`, import.meta.url)),
       JSON.stringify(
-        { at: new Date().toISOString(), rows: args.rows, connections: CONNECTIONS, durationS: DURATION_S, migration, results },
+        { at: new Date().toISOString(), rows: args.rows, connections: CONNECTIONS, durationS: DURATION_S, migration, write, results },
         null,
         2,
       ) + '\n',

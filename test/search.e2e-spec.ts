@@ -107,6 +107,7 @@ describe('search', () => {
       expect(await labels('zoe.m@initech.org')).toEqual(['Zoë Müller']);
       expect(await labels('analytical')).toEqual(['Ada Lovelace']);
       expect(await labels('globex.com')).toEqual(['Globex']);
+      expect(await labels('globx.com')).toEqual(['Globex']); // words split alike: a typo in one part of a host
       expect(await labels('acme-corp')).toEqual(['Acme']);
       // Names (weight A) rank above contacts (weight B) within a tier.
       const both = await hits({ q: 'acme', objects: 'companies,opportunities' });

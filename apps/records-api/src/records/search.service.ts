@@ -8,6 +8,9 @@ import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import type { AnyRecord } from './object-definitions.js';
 import { RecordsService, type PageInfo } from './records.service.js';
 
+/** The words of q ($1) as the index holds them: unaccented, lower case, runs of letters and digits (the search migration). */
+export const WORDS_STATEMENT = `SELECT coalesce(tsvector_to_array(to_tsvector('simple', search_split(search_normalize($1)))), '{}') AS words`;
+
 /** The objects search reads, in the order results tie-break on (their plural names sort the same way). */
 export const SEARCHABLE_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural);
 /** The longest `q` accepted, in characters (docs/rest.md). */
@@ -327,11 +330,7 @@ export class SearchService {
   private async wordsOf(q: string): Promise<string[]> {
     let words = this.words.get(q);
     if (!words) {
-      const [row] = await this.sql.rows<{ words: string[] }>(
-        `SELECT coalesce(tsvector_to_array(to_tsvector('simple', search_normalize($1))), '{}') AS words`,
-        [q],
-        { prepared: true },
-      );
+      const [row] = await this.sql.rows<{ words: string[] }>(WORDS_STATEMENT, [q], { prepared: true });
       words = row.words;
       this.words.set(q, words);
     }
