@@ -23,7 +23,8 @@ export const MAX_SEARCH_LIMIT = 100;
 export const TYPO_MIN_LENGTH = 4;
 /** Longer words (an e-mail address, a URL) are matched without typo variants: they would be thousands. */
 const TYPO_MAX_LENGTH = 24;
-const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+/** Words are runs of letters or runs of digits (the search migration's search_split); only letters take a typo. */
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
 
 export interface SearchArgs {
   q: unknown;
@@ -88,7 +89,7 @@ export const TYPO_MAX_CANDIDATES = 20;
 /** Whether a query word tolerates one typo. */
 export function typoTolerant(word: string): boolean {
   const n = [...word].length;
-  return n >= TYPO_MIN_LENGTH && n <= TYPO_MAX_LENGTH;
+  return n >= TYPO_MIN_LENGTH && n <= TYPO_MAX_LENGTH && !/^[0-9]+$/.test(word);
 }
 
 /**

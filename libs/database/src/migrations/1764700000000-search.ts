@@ -26,6 +26,14 @@ const TABLES: { table: string; columns: string; names: (r: string) => string; co
 ];
 
 /**
+ * The words of a text as SQL (docs/decisions/0030-search.md): runs of letters and runs of
+ * digits, each a word ("emma.smith123@example.com" holds emma, smith, 123, example, com).
+ * Built-in functions only, so the trigger inlines it; `search_split` is the same for queries.
+ */
+const split = (sql: string) =>
+  `regexp_replace(regexp_replace(${sql}, '([[:alpha:]])(?=[[:digit:]])|([[:digit:]])(?=[[:alpha:]])', '\\1\\2 ', 'g'), '[^[:alnum:]]+', ' ', 'g')`;
+
+/**
  * Search across objects (docs/decisions/0030-search.md). Each record table gains
  * `search_vector`, a tsvector of its searchable text (names weight A; e-mails, domains and
  * links weight B; the values of the workspace's active custom fields of type TEXT, EMAILS,
@@ -57,14 +65,14 @@ export class Search1764700000000 implements MigrationInterface {
         LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
         AS $$ SELECT lower(public.unaccent('public.unaccent'::regdictionary, $1)) $$;
 
-      -- The words of a text: its runs of letters and digits ("ada@acme.com" holds ada, acme and
-      -- com). Records and queries are split alike, so "ada@acme.com" in q finds it word by word.
-      -- No whole e-mail or host is a word: each person's unique address, sharing its first
-      -- letters with thousands of others ("emma.…"), made a prefix query scan that many index
-      -- entries (50 ms at 1M people for "emma smi").
+      -- The words of a text: its runs of letters and its runs of digits ("ada.king2@acme.com" holds
+      -- ada, king, 2, acme and com). Records and queries are split alike, so "ada.king2@acme.com"
+      -- in q finds it word by word. Neither a whole e-mail or host nor a name with its digits
+      -- ("smith123") is one word: each person's unique address made a prefix query on a first or
+      -- last name scan thousands of index entries sharing those letters (50 ms at 1M people).
       CREATE FUNCTION search_split(text) RETURNS text
         LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-        AS $$ SELECT regexp_replace($1, '[^[:alnum:]]+', ' ', 'g') $$;
+        AS $$ SELECT ${split('$1')} $$;
 
       -- The strings of a jsonb array (additional e-mails), or the values of the given keys of its
       -- objects (secondary links), space-separated; '' for anything that is not an array.
@@ -110,9 +118,9 @@ export class Search1764700000000 implements MigrationInterface {
       -- The lexicon of typo search: the distinct words of each workspace's records per object
       -- (never removed: a stale word only costs a candidate that matches nothing). A query word's
       -- one-edit spellings are probed here, by index, so the ranked statement carries the few that
-      -- exist instead of hundreds. Only words of 3 to 25 letters and digits: no typo candidate is
-      -- shorter or longer (query words of 4 to 24 characters, one edit), and an e-mail address or
-      -- a host is held as its parts, which are words of the vector too. No unique index: two
+      -- exist instead of hundreds. Only words of 3 to 25 letters: no typo candidate is shorter or
+      -- longer (query words of 4 to 24 letters, one edit), and numbers take no typo (a record
+      -- with a unique number, an e-mail's digits, adds nothing here). No unique index: two
       -- transactions adding the same new word never wait on each other (nor deadlock in
       -- batches); a rare duplicate is harmless.
       CREATE TABLE search_words (
@@ -123,7 +131,7 @@ export class Search1764700000000 implements MigrationInterface {
       CREATE INDEX search_words_idx ON search_words (workspace_id, word, object);
       CREATE FUNCTION search_lexicon_word(text) RETURNS boolean
         LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-        AS $$ SELECT $1 ~ '^[[:alnum:]]{3,25}$' $$;
+        AS $$ SELECT $1 ~ '^[[:alpha:]]{3,25}$' $$;
 
       -- Statement-level: the words of the statement's new rows not yet in the lexicon, in one
       -- INSERT whatever the number of rows (a batch or an INSERT … SELECT costs one call, not one
@@ -189,9 +197,8 @@ export class Search1764700000000 implements MigrationInterface {
             custom_text := search_custom_text(NEW.workspace_id, '${table}', NEW.custom);
           END IF;
           NEW.search_vector :=
-            setweight(to_tsvector('simple', regexp_replace(lower(public.unaccent('public.unaccent'::regdictionary, ${names('NEW')})),
-                                                           '[^[:alnum:]]+', ' ', 'g')), 'A')
-            || setweight(to_tsvector('simple', regexp_replace(contacts, '[^[:alnum:]]+', ' ', 'g')), 'B')
+            setweight(to_tsvector('simple', ${split(`lower(public.unaccent('public.unaccent'::regdictionary, ${names('NEW')}))`)}), 'A')
+            || setweight(to_tsvector('simple', ${split('contacts')}), 'B')
             || CASE WHEN custom_text IS NULL THEN ''::tsvector
                     ELSE setweight(to_tsvector('simple', search_split(search_normalize(custom_text))), 'C') END;
           RETURN NEW;
