@@ -10,6 +10,9 @@ import {
   typoCandidatesStatement,
   typoProbe,
   WORDS_STATEMENT,
+  expandable,
+  expansionsOf,
+  expansionsStatement,
 } from '../apps/records-api/src/records/search.service.js';
 import { personObject } from '#records/objects/person.object.js';
 
@@ -218,7 +221,12 @@ export function createBareServer(
       const limit = Number(url.searchParams.get('limit') ?? 20);
       const { rows: w } = await pool.query(WORDS_STATEMENT, [url.searchParams.get('q') ?? '']);
       const words: string[] = w[0].words;
-      let queries = searchQueries(words);
+      const expand = async (prefixes: string[]) => {
+        const asked = [...new Set(prefixes.filter(expandable))];
+        return asked.length ? expansionsOf((await pool.query(expansionsStatement, [workspaceId, ['people'], asked])).rows) : new Map();
+      };
+      const expansions = await expand(words);
+      let queries = searchQueries(words, undefined, expansions);
       const run = (match: string, typo = false) =>
         pool
           .query(searchStatement([personObject], false, limit + 1, typo), [
@@ -238,7 +246,8 @@ export function createBareServer(
           probe.spellings,
           probe.wordIndexes,
         ]);
-        queries = searchQueries(words, typoCandidates(words, candidates));
+        const chosen = typoCandidates(words, candidates);
+        queries = searchQueries(words, chosen, new Map([...expansions, ...(await expand(chosen.flat()))]));
         if (queries.typo) found = await run(queries.typo, true);
       }
       const page = found.slice(0, limit);

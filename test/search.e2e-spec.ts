@@ -8,7 +8,13 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { OBJECTS } from '#records/objects/index.js';
-import { oneEditVariants, searchQueries, SearchService, TYPO_MAX_CANDIDATES } from '../apps/records-api/src/records/search.service.js';
+import {
+  oneEditVariants,
+  PREFIX_EXPANSIONS,
+  searchQueries,
+  SearchService,
+  TYPO_MAX_CANDIDATES,
+} from '../apps/records-api/src/records/search.service.js';
 import { allPermissions, client, expectError, keyWithRole } from './rest-helpers.js';
 
 /** Search across objects (docs/rest.md "Search", docs/graphql.md, docs/mcp.md; docs/decisions/0030-search.md). */
@@ -195,6 +201,20 @@ describe('search', () => {
       expect(common.body.data.search).toHaveLength(100);
       for (const h of common.body.data.search) expect(h.score).toBeGreaterThanOrEqual(3);
       expect(common.body.pageInfo.hasNextPage).toBe(true);
+      // A prefix becomes the lexicon words it starts, up to PREFIX_EXPANSIONS; past that it stays a prefix scan,
+      // and either way every record is found.
+      const expansions = await app.get(SearchService).expansions(crowd.id, people, ['smi', 'smith', 'smizzz']);
+      expect(names.filter((n) => n.startsWith('smi')).length).toBeGreaterThan(PREFIX_EXPANSIONS);
+      expect(expansions.has('smi')).toBe(false);
+      expect(expansions.get('smith')).toEqual(names.filter((n) => n.startsWith('smith')).sort());
+      expect(expansions.get('smizzz')).toEqual([]);
+      const smi = await search(crowd.keys.Admin, { q: 'crowd smi', objects: 'people', limit: 100 });
+      expect(smi.body.data.search).toHaveLength(100);
+      const smith = await hits({ q: 'smith', objects: 'people', limit: 100 }, crowd.keys.Admin);
+      const [{ n: smiths }] = await ds.query(`SELECT count(*)::int AS n FROM people WHERE workspace_id = $1 AND last_name = 'smith'`, [
+        crowd.id,
+      ]);
+      expect(smith.filter((h) => h.score >= 3)).toHaveLength(smiths);
       // Words of another workspace or object are not candidates.
       expect(await app.get(SearchService).typoCandidates(ws.id, people, ['smiht'])).toEqual([[]]);
     });

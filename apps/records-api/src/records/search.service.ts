@@ -114,7 +114,7 @@ export function typoProbe(words: string[]): { spellings: string[]; wordIndexes: 
  * Which spellings exist in the workspace's lexicon (`search_words`, kept by the search
  * triggers) for the objects searched: as a word's start (so a prefix term finds it) and
  * whether as a whole word. One btree probe per spelling: the cost is bounded by the number of
- * spellings (about 330 for a 4-letter word), not by the rows. $1 workspace, $2 objects (table
+ * spellings (about 230 for a 4-letter word), not by the rows. $1 workspace, $2 objects (table
  * plural names), $3 spellings, $4 the index of their word.
  */
 export const typoCandidatesStatement = `
@@ -145,22 +145,61 @@ export function typoCandidates(words: string[], rows: readonly { i: number; spel
   );
 }
 
+/** A prefix expands to at most this many lexicon words; past that it stays a prefix scan (docs/decisions/0030-search.md). */
+export const PREFIX_EXPANSIONS = 50;
+
+/** Whether a prefix can expand through the lexicon, which holds every word of 3+ letters (ASCII here, to be sure Postgres agrees). */
+export const expandable = (prefix: string) => /^[a-z]{3,}$/.test(prefix);
+
+/**
+ * The lexicon words starting with each prefix ($3), of the workspace ($1) and objects ($2), at
+ * most PREFIX_EXPANSIONS + 1 each (one more tells "too many"): a btree range per prefix.
+ */
+export const expansionsStatement = `
+  SELECT v.prefix, array(SELECT DISTINCT s.word FROM search_words s
+                          WHERE s.workspace_id = $1 AND s.object = ANY($2::text[])
+                            AND s.word >= v.prefix COLLATE "C" AND s.word < (v.prefix || chr(1114111)) COLLATE "C"
+                          ORDER BY s.word LIMIT ${PREFIX_EXPANSIONS + 1}) AS words
+    FROM unnest($3::text[]) AS v(prefix)`;
+
+/** prefix → its lexicon words, for the prefixes with at most PREFIX_EXPANSIONS (the others stay prefix scans). */
+export type Expansions = ReadonlyMap<string, readonly string[]>;
+export function expansionsOf(rows: readonly { prefix: string; words: string[] }[]): Expansions {
+  return new Map(rows.filter((r) => r.words.length <= PREFIX_EXPANSIONS).map((r) => [r.prefix, r.words]));
+}
+
+/**
+ * A word matched by prefix: the lexicon words it starts (each an exact GIN entry, no scan of
+ * every entry sharing its letters), or `word:*` when it did not expand (not letters, under 3
+ * letters, or more than PREFIX_EXPANSIONS words). The lexicon holds every letter word of 3+
+ * letters of the workspace's records, so the two match the same records.
+ */
+function prefixTerm(word: string, expansions: Expansions): string {
+  const words = expansions.get(word);
+  if (words === undefined) return `${operand(word)}:*`;
+  if (!words.length) return operand(word); // no record holds a word starting so: matches nothing
+  return words.length === 1 ? operand(words[0]) : `(${words.map(operand).join(' | ')})`;
+}
+
 /**
  * The tsqueries of a search. `candidates[i]`: the one-edit spellings of word i found in the
- * lexicon (typoCandidates); without them, no typo query.
+ * lexicon (typoCandidates); without them, no typo query. `expansions`: the prefixes that
+ * expand to lexicon words (expansionsOf).
  */
-export function searchQueries(words: string[], candidates?: readonly string[][]): Queries {
+export function searchQueries(words: string[], candidates?: readonly string[][], expansions: Expansions = new Map()): Queries {
   const exact = words.map(operand).join(' & ');
-  const prefix = words.map((w) => `${operand(w)}:*`).join(' & ');
+  const prefix = words.map((w) => prefixTerm(w, expansions)).join(' & ');
   const any = Boolean(candidates?.some((c) => c.length));
   if (!candidates || !any) return { exact, prefix, typo: null, typoWhole: null };
-  const tolerantQuery = (suffix: string) =>
-    words
-      .map((w, i) =>
-        candidates[i].length ? `(${[w, ...candidates[i]].map((v) => `${operand(v)}${suffix}`).join(' | ')})` : `${operand(w)}:*`,
-      )
-      .join(' & ');
-  return { exact, prefix, typo: tolerantQuery(':*'), typoWhole: tolerantQuery('') };
+  const typo = words
+    .map((w, i) =>
+      candidates[i].length ? `(${[w, ...candidates[i]].map((v) => prefixTerm(v, expansions)).join(' | ')})` : prefixTerm(w, expansions),
+    )
+    .join(' & ');
+  const typoWhole = words
+    .map((w, i) => (candidates[i].length ? `(${[w, ...candidates[i]].map(operand).join(' | ')})` : `${operand(w)}:*`))
+    .join(' & ');
+  return { exact, prefix, typo, typoWhole };
 }
 
 interface Position {
@@ -273,13 +312,16 @@ export class SearchService {
       .digest('base64url')
       .slice(0, 12);
     const cursor = args.after ? this.decode(args.after, signature, args.afterParam ?? 'after') : undefined;
-    let queries = searchQueries(words);
+    const expansions = await this.expansions(principal.workspaceId, objects, words);
+    let queries = searchQueries(words, undefined, expansions);
 
     // Exact and prefix matches first; the typo query only when they do not fill the page, with the
     // one-edit spellings of each word that exist in the workspace's lexicon (at most TYPO_MAX_CANDIDATES).
     let found = await this.run(principal, objects, queries.prefix, queries, cursor, limit, false);
     if (found.length <= limit && words.some(typoTolerant)) {
-      queries = searchQueries(words, await this.typoCandidates(principal.workspaceId, objects, words));
+      const candidates = await this.typoCandidates(principal.workspaceId, objects, words);
+      const more = await this.expansions(principal.workspaceId, objects, candidates.flat());
+      queries = searchQueries(words, candidates, new Map([...expansions, ...more]));
       if (queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit, true);
     }
 
@@ -336,6 +378,18 @@ export class SearchService {
       this.words.set(q, words);
     }
     return words;
+  }
+
+  /** The lexicon words each expandable prefix starts (expansionsOf); one statement, none when no prefix expands. */
+  async expansions(workspaceId: string, objects: readonly ObjectDeclaration[], prefixes: readonly string[]): Promise<Expansions> {
+    const asked = [...new Set(prefixes.filter(expandable))];
+    if (!asked.length) return new Map();
+    const rows = await this.sql.rows<{ prefix: string; words: string[] }>(
+      expansionsStatement,
+      [workspaceId, objects.map((o) => o.table), asked],
+      { prepared: true },
+    );
+    return expansionsOf(rows);
   }
 
   /** The one-edit spellings of each word that exist in the lexicon of the workspace's objects searched (typoCandidates). */

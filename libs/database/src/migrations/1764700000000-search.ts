@@ -118,9 +118,9 @@ export class Search1764700000000 implements MigrationInterface {
       -- The lexicon of typo search: the distinct words of each workspace's records per object
       -- (never removed: a stale word only costs a candidate that matches nothing). A query word's
       -- one-edit spellings are probed here, by index, so the ranked statement carries the few that
-      -- exist instead of hundreds. Only words of 3 to 25 letters: no typo candidate is shorter or
-      -- longer (query words of 4 to 24 letters, one edit), and numbers take no typo (a record
-      -- with a unique number, an e-mail's digits, adds nothing here). No unique index: two
+      -- exist instead of hundreds; a query prefix expands here to the whole words it starts. Every
+      -- word of 3 or more letters: no typo candidate is shorter, and numbers take no typo (a
+      -- record with a unique number, an e-mail's digits, adds nothing here). No unique index: two
       -- transactions adding the same new word never wait on each other (nor deadlock in
       -- batches); a rare duplicate is harmless.
       CREATE TABLE search_words (
@@ -131,7 +131,7 @@ export class Search1764700000000 implements MigrationInterface {
       CREATE INDEX search_words_idx ON search_words (workspace_id, word, object);
       CREATE FUNCTION search_lexicon_word(text) RETURNS boolean
         LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-        AS $$ SELECT $1 ~ '^[[:alpha:]]{3,25}$' $$;
+        AS $$ SELECT $1 ~ '^[[:alpha:]]{3,}$' $$;
 
       -- Statement-level: the words of the statement's new rows not yet in the lexicon, in one
       -- INSERT whatever the number of rows (a batch or an INSERT … SELECT costs one call, not one
