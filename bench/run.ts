@@ -36,8 +36,8 @@ import {
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
- * --webhooks, --writes, --export (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts;
- * --export also prints the single-create figures of --writes: 1 and 16 writers beside the bare server).
+ * --webhooks, --writes, --export, --search (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
+ * bench/search.ts; --export also prints the single-create figures of --writes: 1 and 16 writers beside the bare server).
  */
 
 const CONNECTIONS = 16;
@@ -80,7 +80,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--no-custom-index') args.customIndex = false;
     else
       throw new Error(
-        `unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks, --writes, --export)`,
+        `unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks, --writes, --export, --search)`,
       );
   }
   return args;
@@ -763,6 +763,7 @@ async function main(): Promise<void> {
     ['--webhooks', async () => (await import('./webhooks.js')).webhookBench()],
     ['--writes', async () => (await import('./writes.js')).writesBench()],
     ['--export', async () => (await import('./export.js')).exportBench()],
+    ['--search', async () => (await import('./search.js')).searchBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   if (named.some(([flag]) => flag === '--export') && !named.some(([flag]) => flag === '--writes')) named.unshift(dedicated[1]);

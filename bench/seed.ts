@@ -36,7 +36,7 @@ const SEED_VERSION = 4;
 /** People made by the create-person run carry this last name and are removed on the next run. */
 export const CREATED_MARK = 'Bench-Created';
 
-const FIRST_NAMES = [
+export const FIRST_NAMES = [
   'Emma',
   'Liam',
   'Olivia',
@@ -77,7 +77,7 @@ const FIRST_NAMES = [
   'Paul',
 ];
 /** 64 names drawn uniformly: each last name matches about 1.6% of people. */
-const LAST_NAMES = [
+export const LAST_NAMES = [
   'Smith',
   'Martin',
   'Garcia',

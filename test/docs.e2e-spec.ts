@@ -233,6 +233,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         '/rest/restore/companies/{id}',
         '/rest/restore/opportunities/{id}',
         '/rest/restore/people/{id}',
+        '/rest/search',
       ]);
     });
 
@@ -266,6 +267,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'restoreCompany',
         'restoreOpportunity',
         'restorePerson',
+        'search',
         'updateCompanies',
         'updateCompany',
         'updateOpportunities',
@@ -342,14 +344,19 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         .sort((a, b) => Number(a.method === 'delete') - Number(b.method === 'delete'));
       for (const { path, method } of calls) {
         const object = path.includes('compan') ? 'companies' : path.includes('opportunit') ? 'opportunities' : 'people';
-        const url = path.replace('{id}', path.startsWith('/rest/restore/') ? deleted[object] : ids[object]);
+        // GET /rest/search (docs/rest.md) needs its q; restore needs a deleted record.
+        const url =
+          path === '/rest/search'
+            ? '/rest/search?q=open'
+            : path.replace('{id}', path.startsWith('/rest/restore/') ? deleted[object] : ids[object]);
         const key = `${method.toUpperCase()} ${path}`;
         let req = (request(http) as any)[method](url).set(bearer(ws.keys.Admin));
         // Changes by filter: a filter that keeps nothing, so the records stay for the other calls.
         if ((method === 'patch' || method === 'delete') && !path.includes('{id}')) req = req.query({ filter: `id[eq]:${randomUUID()}` });
         if (method === 'get' && path.endsWith('/groupBy')) req = req.query({ group_by: 'createdAt:month', aggregate: 'count' });
         else if (method === 'get' && path.endsWith('/export')) req = req.query({ format: 'csv', filter: 'createdAt[gte]:"2000-01-01"' });
-        else if (method === 'get' && !path.endsWith('{id}')) req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
+        else if (method === 'get' && !path.endsWith('{id}') && path !== '/rest/search')
+          req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
         if (bodies[key] !== undefined) req = req.send(bodies[key]);
         const res = await req;
         expect({ key, status: res.status }).toEqual({

@@ -8,6 +8,7 @@ import { DataModel } from './data-model.js';
 import { IdempotencyStore } from '../http/idempotency.js';
 import { RecordsService } from './records.service.js';
 import { ExportsService } from './exports.service.js';
+import { SearchService } from './search.service.js';
 
 /**
  * The records layer the REST (rest/), GraphQL (graphql/) and MCP (mcp/) transports import:
@@ -22,6 +23,7 @@ import { ExportsService } from './exports.service.js';
     DataModel,
     RecordsService,
     ExportsService,
+    SearchService,
     ...OBJECT_SERVICES,
     OBJECT_SERVICES_PROVIDER,
     CredentialCache,
@@ -33,6 +35,7 @@ import { ExportsService } from './exports.service.js';
     DataModel,
     RecordsService,
     ExportsService,
+    SearchService,
     ...OBJECT_SERVICES,
     OBJECT_SERVICES_PROVIDER,
     CredentialCache,

@@ -1,7 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiProperty, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ErrorCode } from '#errors/errors.js';
-import { DEFAULT_LIMIT, DIRECTIONS, MAX_LIMIT, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
+import {
+  DEFAULT_LIMIT,
+  DIRECTIONS,
+  MAX_LIMIT,
+  OPS_BY_TYPE,
+  relationFilterNote,
+  sortableFields,
+  type ObjectSchema,
+} from '#records/query/index.js';
 import { MAX_BATCH } from '../records/records.service.js';
 import type { AnyClass } from '../records/decorate.js';
 
@@ -194,7 +202,8 @@ export function ApiListQuery(
       description:
         '`field[op]:value` conditions; a comma list is AND; `and(…)`, `or(…)`, `not(…)` nest. Strings are double-quoted; ' +
         '`in`/`containsAny` take `["a","b"]`; `is` takes `NULL` or `NOT_NULL`; dates are ISO 8601. ' +
-        `Fields (operators): ${fields}. Deleted records are listed only when the filter mentions \`deletedAt\`.`,
+        `Fields (operators): ${fields}. ${relationFilterNote(schema)}${schema.relations ? ' ' : ''}` +
+        'Deleted records are listed only when the filter mentions `deletedAt`.',
       schema: { type: 'string' },
       examples: asExamples(examples.filter),
     }),
