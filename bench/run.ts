@@ -36,8 +36,8 @@ import {
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
- * --webhooks (another bench), --writes (single creates by 1 and 16 writers beside the bare
- * server, bench/writes.ts).
+ * --webhooks, --writes, --export (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts;
+ * --export also prints the single-create figures of --writes: 1 and 16 writers beside the bare server).
  */
 
 const CONNECTIONS = 16;
@@ -78,7 +78,10 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--mixed') args.mixed = count(flag, value(), CONNECTIONS);
     else if (flag === '--no-mixed') args.mixed = 0;
     else if (flag === '--no-custom-index') args.customIndex = false;
-    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks, --writes)`);
+    else
+      throw new Error(
+        `unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks, --writes, --export)`,
+      );
   }
   return args;
 }
@@ -755,8 +758,18 @@ function compareWithDefaultSize(
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--webhooks')) return (await import('./webhooks.js')).webhookBench();
-  if (process.argv.includes('--writes')) return (await import('./writes.js')).writesBench();
+  // The dedicated benches, in this order, each run that is named; data in and out also show the single-create figures.
+  const dedicated: [string, () => Promise<void>][] = [
+    ['--webhooks', async () => (await import('./webhooks.js')).webhookBench()],
+    ['--writes', async () => (await import('./writes.js')).writesBench()],
+    ['--export', async () => (await import('./export.js')).exportBench()],
+  ];
+  const named = dedicated.filter(([flag]) => process.argv.includes(flag));
+  if (named.some(([flag]) => flag === '--export') && !named.some(([flag]) => flag === '--writes')) named.unshift(dedicated[1]);
+  if (named.length) {
+    for (const [, run] of named) await run();
+    return;
+  }
   const args = parseArgs(process.argv.slice(2));
   const database = benchDatabaseName(args.rows);
   const cpus = os.availableParallelism();

@@ -33,6 +33,9 @@ const ALL_TOOLS = [
   'update_company',
   'update_opportunity',
   'update_person',
+  'upsert_company',
+  'upsert_opportunity',
+  'upsert_person',
 ];
 const READ_TOOLS = [
   'aggregate_records',

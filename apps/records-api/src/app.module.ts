@@ -11,7 +11,7 @@ import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
-import { MetadataController } from './rest/metadata.controller.js';
+import { MetadataController, UniqueFieldsController } from './rest/metadata.controller.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
@@ -26,7 +26,15 @@ import { WebhooksWorker } from './webhooks/webhooks-worker.js';
     HealthModule,
   ],
   // One REST controller per declared object (rest/object.controller.ts).
-  controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, MetadataController, McpController],
+  controllers: [
+    WellKnownController,
+    AgentDiscoveryController,
+    DocsController,
+    ...OBJECT_CONTROLLERS,
+    MetadataController,
+    UniqueFieldsController,
+    McpController,
+  ],
   providers: [
     RateLimitPool.provider(),
     WebhooksWorker,

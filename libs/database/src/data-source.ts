@@ -21,6 +21,8 @@ import { assertCheckValue, masterKey } from './master-key.js';
 import { AccountNotices1764500000200 } from './migrations/1764500000200-account-notices.js';
 import { IdempotencyPerCredential1764500000300 } from './migrations/1764500000300-idempotency-per-credential.js';
 import { CustomFields1764600000000 } from './migrations/1764600000000-custom-fields.js';
+import { UniqueFields1764650000000 } from './migrations/1764650000000-unique-fields.js';
+import { DestroyPermission1764660000000 } from './migrations/1764660000000-destroy-permission.js';
 import { CountSlots1764800000000 } from './migrations/1764800000000-count-slots.js';
 import { UnwatchedWrites1764800000100 } from './migrations/1764800000100-unwatched-writes.js';
 
@@ -40,6 +42,8 @@ export const MIGRATIONS = [
   AccountNotices1764500000200,
   IdempotencyPerCredential1764500000300,
   CustomFields1764600000000,
+  UniqueFields1764650000000,
+  DestroyPermission1764660000000,
   CountSlots1764800000000,
   UnwatchedWrites1764800000100,
 ];

@@ -2,6 +2,7 @@ import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs } from '../records/records.service.js';
+import type { ExportArgs } from '../records/exports.service.js';
 import { parseAggregates, parseGroupBy, type GroupByArgs } from '../records/group-by.js';
 
 const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_before', 'depth', 'fields'];
@@ -113,4 +114,73 @@ export function parseRestGroupByQuery(query: Record<string, unknown>, schema: Ob
     aggregates: parseAggregates(single(query, 'aggregate'), schema),
     filter: parseFilter(query.filter, schema),
   };
+}
+
+const EXPORT_PARAMS = ['format', 'filter', 'fields'];
+const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+
+/**
+ * `GET /rest/<plural>/export` parameters (docs/rest.md "Exports"): `format` (required), and
+ * the list's `filter` and `fields` with their rules and codes. Unknown parameters are
+ * refused, the list's paging ones too: an export is every matching record.
+ */
+export function parseRestExportQuery(query: Record<string, unknown>, schema: ObjectSchema, names: FieldNames): ExportArgs {
+  const unknown = Object.keys(query).filter((key) => !EXPORT_PARAMS.includes(key));
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${EXPORT_PARAMS.join(', ')})`,
+    );
+  }
+  const format = single(query, 'format');
+  if (!EXPORT_FORMATS.includes(format as (typeof EXPORT_FORMATS)[number])) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `format must be ${EXPORT_FORMATS.join(' or ')}; got ${format === undefined ? 'nothing' : JSON.stringify(format.slice(0, 40))}`,
+    );
+  }
+  return {
+    format: format as ExportArgs['format'],
+    filter: parseFilter(query.filter, schema),
+    fields: parseFields(query.fields, names, 0),
+  };
+}
+
+/** `?upsert=true[&match=field]` on a create (docs/rest.md, "Upsert"); other parameters are left alone, as before. */
+export function parseUpsertQuery(query: Record<string, unknown>): { upsert: boolean; match?: string } {
+  const { upsert, match } = query;
+  if (upsert !== undefined && upsert !== 'true' && upsert !== 'false') {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'upsert must be true or false');
+  }
+  if (match !== undefined && (typeof match !== 'string' || !match))
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'match must be given once');
+  if (match !== undefined && upsert !== 'true') throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'match needs upsert=true');
+  return { upsert: upsert === 'true', ...(match !== undefined ? { match: match as string } : {}) };
+}
+
+/** `?filter=` of a change by filter (docs/rest.md, "Changes by filter"); nothing else is taken. */
+export function parseFilterQuery(query: Record<string, unknown>, schema: ObjectSchema): ListArgs['filter'] {
+  const unknown = Object.keys(query).filter((key) => key !== 'filter');
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: filter)`,
+    );
+  }
+  return parseFilter(query.filter, schema);
+}
+
+/** `?hard=true` on a delete (docs/rest.md, "Erasure"). */
+export function parseHardQuery(query: Record<string, unknown>): boolean {
+  const unknown = Object.keys(query).filter((key) => key !== 'hard');
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: hard)`,
+    );
+  }
+  if (query.hard !== undefined && query.hard !== 'true' && query.hard !== 'false') {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'hard must be true or false');
+  }
+  return query.hard === 'true';
 }
