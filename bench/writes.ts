@@ -14,11 +14,14 @@ import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/
  * doing the same INSERT, in the same run, one server at a time. `BENCH_ROUNDS=<n>` (default
  * 2) repeats every pair, alternating which server goes first, so the spread shows.
  *
- * Database: records_bench_writes, made afresh on every run (migrations, one workspace with
- * an Admin key, 10,000 companies for the people's companyId), so no run inherits the
- * previous one's dead rows. No webhook is configured (bench --webhooks measures those).
+ * Database: records_bench_writes (BENCH_WRITES_DB=<name> for another, e.g. to compare two
+ * checkouts whose migrations differ), emptied on every run (TRUNCATE, then one workspace with
+ * an Admin key and 10,000 companies for the people's companyId, then VACUUM), so no run
+ * inherits the previous one's rows. It is not dropped: DROP DATABASE waits for every backend
+ * of the server to answer a barrier, which one stuck on a slow client never does. No webhook
+ * is configured (bench --webhooks measures those).
  */
-const DB = 'records_bench_writes';
+const DB = process.env.BENCH_WRITES_DB || 'records_bench_writes';
 const COMPANIES = 10_000;
 const WARMUP_S = 1;
 const DURATION_S = Number(process.env.BENCH_DURATION) || 5;
@@ -79,13 +82,15 @@ export async function writesBench(): Promise<void> {
   admin.pathname = '/postgres';
   const adminClient = new pg.Client({ connectionString: admin.toString() });
   await adminClient.connect();
-  await adminClient.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await adminClient.query(`CREATE DATABASE ${DB}`);
+  if (!/^[a-z_][a-z0-9_]*$/.test(DB)) throw new Error(`unexpected database name "${DB}"`);
+  const found = await adminClient.query('SELECT 1 FROM pg_database WHERE datname = $1', [DB]);
+  if (!found.rowCount) await adminClient.query(`CREATE DATABASE ${DB}`);
   await adminClient.end();
 
   const ds = new DataSource(dataSourceOptions(dbUrl.toString(), 2));
   await ds.initialize();
   await runMigrations(ds);
+  await ds.query('TRUNCATE workspaces, users CASCADE');
   const workspace = await createWorkspace(ds, 'Bench Writes');
   const role = await findRole(ds, workspace.id, 'Admin');
   const key = await createApiKey(ds, { workspaceId: workspace.id, role, name: 'bench', expiresAt: new Date(Date.now() + 86_400_000) });
@@ -93,7 +98,7 @@ export async function writesBench(): Promise<void> {
     workspace.id,
     COMPANIES,
   ]);
-  await ds.query('VACUUM ANALYZE');
+  await ds.query('VACUUM ANALYZE companies, people, record_counts');
   const companyIds = (
     (await ds.query(`SELECT id FROM companies WHERE workspace_id = $1 ORDER BY md5(id::text) LIMIT 1000`, [workspace.id])) as {
       id: string;

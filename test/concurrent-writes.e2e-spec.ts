@@ -7,7 +7,7 @@ import { CountSlots1764800000000 } from '#database/migrations/1764800000000-coun
 
 /**
  * Writers of one workspace do not wait on each other for its counts, and the counts stay
- * exact (docs/decisions/0032-writes-that-scale.md): each write adds to a slot of the workspace's
+ * exact (docs/decisions/0034-writes-that-scale.md): each write adds to a slot of the workspace's
  * counts that no other open transaction holds, and a list sums the slots.
  */
 describe('concurrent writes in one workspace', () => {

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Writers of one workspace no longer wait on each other for its counts (docs/decisions/0032-writes-that-scale.md).
+ * Writers of one workspace no longer wait on each other for its counts (docs/decisions/0034-writes-that-scale.md).
  * `record_counts` had one row per (workspace, object), updated by every write's statement
  * trigger and so locked from the write to its COMMIT: all creates, updates and deletes of
  * an object in a workspace ran one at a time through that row, each holding it across its
