@@ -72,6 +72,8 @@ describe('MCP server for one principal', () => {
       'list_companies',
       'list_people',
       'update_company',
+      // Create and update on companies: the upsert tool too (docs/rest.md "Upsert").
+      'upsert_company',
     ]);
     const reader = await connect(principal('Reader', false));
     expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual([
