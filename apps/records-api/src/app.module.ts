@@ -15,6 +15,9 @@ import { MetadataController } from './rest/metadata.controller.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
+import { ImportsController } from './imports/imports.controller.js';
+import { ImportsService } from './imports/imports.service.js';
+import { ImportsWorker } from './imports/imports-worker.js';
 
 @Module({
   imports: [
@@ -26,10 +29,20 @@ import { WebhooksWorker } from './webhooks/webhooks-worker.js';
     HealthModule,
   ],
   // One REST controller per declared object (rest/object.controller.ts).
-  controllers: [WellKnownController, AgentDiscoveryController, DocsController, ...OBJECT_CONTROLLERS, MetadataController, McpController],
+  controllers: [
+    WellKnownController,
+    AgentDiscoveryController,
+    DocsController,
+    ...OBJECT_CONTROLLERS,
+    MetadataController,
+    McpController,
+    ImportsController,
+  ],
   providers: [
     RateLimitPool.provider(),
     WebhooksWorker,
+    ImportsService,
+    ImportsWorker,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],

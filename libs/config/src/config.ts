@@ -65,6 +65,21 @@ export interface AppConfig {
   cimdFetchTimeoutMs: number;
   /** Both apps' HTTP servers: how long a client may take to send (ms; 0 = no limit). */
   httpTimeouts: HttpTimeouts;
+  /** Imports (docs/rest.md "Imports"). */
+  imports: ImportSettings;
+}
+
+export interface ImportSettings {
+  /** `IMPORT_MAX_BYTES`: the largest upload; a longer body is 413. */
+  maxBytes: number;
+  /** `IMPORT_MAX_ROWS`: rows past this many are not imported and the import ends `failed`. */
+  maxRows: number;
+  /** `IMPORTS_WORKER=off` keeps this process from running imports (another instance does). */
+  worker: boolean;
+  /** Imports run at once by this process (each workspace has at most one running anywhere). */
+  concurrency: number;
+  /** How often the import worker records that it is alive and releases the imports of workers that stopped (silent for 3 intervals). */
+  heartbeatMs: number;
 }
 
 export interface HttpTimeouts {
@@ -170,7 +185,20 @@ export function loadConfig(): AppConfig {
     graphqlFastPath: (process.env.GRAPHQL_FAST_PATH ?? 'on') !== 'off',
     cimdFetchTimeoutMs: intFrom('CIMD_FETCH_TIMEOUT_MS', 10_000),
     httpTimeouts: httpTimeoutsFrom(),
+    imports: {
+      maxBytes: intFrom('IMPORT_MAX_BYTES', 512 * 1024 * 1024),
+      maxRows: intFrom('IMPORT_MAX_ROWS', 1_000_000),
+      worker: onOff('IMPORTS_WORKER'),
+      concurrency: Math.max(1, intFrom('IMPORTS_CONCURRENCY', 2)),
+      heartbeatMs: Math.max(100, intFrom('IMPORTS_HEARTBEAT_MS', 10_000)),
+    },
   };
+}
+
+function onOff(name: string): boolean {
+  const raw = (process.env[name] || 'on').toLowerCase();
+  if (raw !== 'on' && raw !== 'off') throw new ConfigError(`${name} must be on or off, got "${process.env[name]}"`);
+  return raw === 'on';
 }
 
 /**

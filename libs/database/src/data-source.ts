@@ -21,6 +21,7 @@ import { assertCheckValue, masterKey } from './master-key.js';
 import { AccountNotices1764500000200 } from './migrations/1764500000200-account-notices.js';
 import { IdempotencyPerCredential1764500000300 } from './migrations/1764500000300-idempotency-per-credential.js';
 import { CustomFields1764600000000 } from './migrations/1764600000000-custom-fields.js';
+import { Imports1764700000500 } from './migrations/1764700000500-imports.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -38,6 +39,7 @@ export const MIGRATIONS = [
   AccountNotices1764500000200,
   IdempotencyPerCredential1764500000300,
   CustomFields1764600000000,
+  Imports1764700000500,
 ];
 
 /**

@@ -518,6 +518,14 @@ export class RecordsService {
   }
 
   /**
+   * One record body checked into the columns a create (or an update) writes, with the same
+   * rules and messages as REST; a problem is a BadInputError. Imports check each row with it.
+   */
+  checkBody(def: ObjectDefinition, body: unknown, mode: 'create' | 'update'): Record<string, unknown> {
+    return this.columnsToWrite(def, body, mode, '');
+  }
+
+  /**
    * A body checked and turned into the columns it writes: built-in fields by the object's
    * input class, the workspace's custom fields by their types (into `custom`, as JSON on
    * create and as the values given on update). Problems of both kinds are reported together.
