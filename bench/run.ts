@@ -36,7 +36,7 @@ import {
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
- * --webhooks (another bench).
+ * --webhooks, --import [--import-rows N] (other benches: bench/webhooks.ts, bench/import.ts).
  */
 
 const CONNECTIONS = 16;
@@ -753,6 +753,7 @@ function compareWithDefaultSize(
 
 async function main(): Promise<void> {
   if (process.argv.includes('--webhooks')) return (await import('./webhooks.js')).webhookBench();
+  if (process.argv.includes('--import')) return (await import('./import.js')).importBench();
   const args = parseArgs(process.argv.slice(2));
   const database = benchDatabaseName(args.rows);
   const cpus = os.availableParallelism();

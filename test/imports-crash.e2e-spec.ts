@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '#database/data-source.js';
-import { newWorkspace } from './factories.js';
+import { newWorkspace, useEmptyDatabase } from './factories.js';
 import { sleep } from './import-helpers.js';
 import { freePort } from './public-origin.js';
 
@@ -15,11 +13,12 @@ import { freePort } from './public-origin.js';
 const API = resolve(process.cwd(), 'dist/apps/records-api/src/main.js');
 const ROWS = 60_000;
 
-async function startApi(): Promise<{ child: ChildProcess; base: string }> {
+async function startApi(databaseUrl: string): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, [API], {
     env: {
       ...process.env,
+      DATABASE_URL: databaseUrl,
       PORT: String(port),
       AUTH_PORT: String(await freePort()),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
@@ -43,20 +42,22 @@ async function startApi(): Promise<{ child: ChildProcess; base: string }> {
 }
 
 describe('an import whose worker is killed', () => {
-  let ds: DataSource;
+  // A database of its own: no other suite's import worker can take this import.
+  const db = useEmptyDatabase('imports_crash');
   const children: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    ds = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 2)).initialize();
-  });
-  afterAll(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await ds?.destroy();
+  db.beforeDrop(async () => {
+    for (const child of children) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = new Promise((done) => child.once('exit', done));
+      child.kill('SIGKILL');
+      await exited;
+    }
   });
 
   it('is finished by the next worker after a SIGKILL mid-file, with every row exactly once', async () => {
+    const ds = db.ds;
     const ws = await newWorkspace(ds, 'imp-crash');
-    const first = await startApi();
+    const first = await startApi(db.url);
     children.push(first.child);
     const csv = ['name,domainName.primaryLinkUrl', ...Array.from({ length: ROWS }, (_, i) => `Crash ${i},crash-${i}.example`)].join('\n');
     const res = await fetch(`${first.base}/rest/imports?object=companies`, {
@@ -87,7 +88,7 @@ describe('an import whose worker is killed', () => {
     const committed = Number((await ds.query('SELECT count(*) AS n FROM companies WHERE workspace_id = $1', [ws.id]))[0].n);
     expect(committed).toBe(atDeath.done);
 
-    const second = await startApi();
+    const second = await startApi(db.url);
     children.push(second.child);
     let state: Record<string, unknown>;
     for (let i = 0; ; i++) {
@@ -108,6 +109,5 @@ describe('an import whose worker is killed', () => {
       'companies',
     ]);
     expect(stored).toBe(ROWS);
-    second.child.kill('SIGTERM');
   }, 180_000);
 });

@@ -29,6 +29,12 @@ class Stopped extends Error {}
 /** This process is shutting down: the import goes on in a new job, from its last committed batch. */
 class Interrupted extends Error {}
 
+interface Prepared {
+  rows: Ready[];
+  errors: { row: number; messages: string[] }[];
+  last: ImportItem;
+}
+
 /** A row ready to write: its position and its columns as `jsonb_populate_recordset` takes them. */
 interface Ready {
   row: number;
@@ -89,6 +95,15 @@ export class ImportRunner {
     let batchBytes = 0;
     let lastBytes = Number(imp.bytes_done);
     let overLimit = false;
+    // One batch is written while the next is parsed and checked (Postgres works on another core meanwhile);
+    // writes stay in file order, each after the previous one committed.
+    let writing: Promise<void> = Promise.resolve();
+    const flush = async (rows: ImportItem[]) => {
+      const prepared = await this.prepare(imp, def, rows);
+      await writing;
+      writing = this.write(imp, def, prepared, state);
+      writing.catch(() => undefined); // awaited by the next flush or at the end
+    };
     outer: for await (const items of batches) {
       for (const item of items) {
         if (item.row <= state.rowsDone) continue;
@@ -100,16 +115,20 @@ export class ImportRunner {
         batchBytes += item.bytes - lastBytes;
         lastBytes = item.bytes;
         if (batch.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) {
-          await this.commitBatch(imp, def, batch, state);
+          await flush(batch);
           batch = [];
           batchBytes = 0;
           // Other requests and imports of this process get their turn between batches.
           await yieldToEventLoop();
-          if (this.stopping) throw new Interrupted();
+          if (this.stopping) {
+            await writing;
+            throw new Interrupted();
+          }
         }
       }
     }
-    if (batch.length) await this.commitBatch(imp, def, batch, state);
+    if (batch.length) await flush(batch);
+    await writing;
     if (overLimit) {
       await this.finish(
         imp,
@@ -132,10 +151,13 @@ export class ImportRunner {
     }
   }
 
-  private async commitBatch(imp: ImportRow, def: ObjectDefinition, batch: ImportItem[], state: { rowsDone: number }): Promise<void> {
+  /** A batch checked: the rows to write (as recordset columns) and the rows refused so far. */
+  private async prepare(imp: ImportRow, def: ObjectDefinition, batch: ImportItem[]): Promise<Prepared> {
     const errors: { row: number; messages: string[] }[] = [];
     const ready: Ready[] = [];
-    for (const item of batch) {
+    for (const [i, item] of batch.entries()) {
+      // Checking a row takes tens of µs: requests of this process get a turn every few ms.
+      if (i % 200 === 199) await yieldToEventLoop();
       if (!item.body) {
         errors.push({ row: item.row, messages: item.problems ?? ['unreadable'] });
         continue;
@@ -149,7 +171,10 @@ export class ImportRunner {
     }
     const linked = await this.withLiveLinks(imp.workspace_id, def, ready, errors);
     const rows = linked.map((r) => ({ row: r.row, columns: recordsetColumns(def, r.columns) }));
-    const last = batch[batch.length - 1];
+    return { rows, errors, last: batch[batch.length - 1] };
+  }
+
+  private async write(imp: ImportRow, def: ObjectDefinition, { rows, errors, last }: Prepared, state: { rowsDone: number }): Promise<void> {
     await this.sql.transaction(async (tx) => {
       const created = await this.insert(tx, imp, def, rows, errors);
       if (errors.length) {
