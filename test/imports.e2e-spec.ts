@@ -1,5 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createWebhook } from '#webhooks/webhooks.js';
@@ -290,4 +294,45 @@ describe('imports', () => {
     expect(all.filter((t) => t === 'company.created')).toHaveLength(2);
     expect(all.filter((t) => t === 'import.completed')).toHaveLength(2);
   });
+
+  it('CLI: `import` uploads a file, shows a progress bar with rows/s, prints the summary and the refused rows; bad input exits 1', async () => {
+    const ws = await newWorkspace(ds, 'imp-cli');
+    const file = join(tmpdir(), `imp-cli-${process.pid}.csv`);
+    writeFileSync(
+      file,
+      [
+        'name,domainName.primaryLinkUrl',
+        ...Array.from({ length: 3000 }, (_, i) => (i === 1499 ? 'Cli 1500,not a domain' : `Cli ${i + 1},cli${i + 1}.com`)),
+      ].join('\n'),
+    );
+    const cli = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
+        execFile(
+          process.execPath,
+          [resolve(process.cwd(), 'dist/apps/cli/src/main.js'), ...args],
+          { timeout: 120_000 },
+          (err, stdout, stderr) => done({ code: err ? Number(err.code) : 0, stdout, stderr }),
+        ),
+      );
+    const run = await cli(['import', '--workspace', ws.name, '--object', 'companies', '--file', file]);
+    expect(run).toMatchObject({ code: 0 });
+    expect(run.stdout).toMatch(
+      /^Import [0-9a-f-]{36}: completed, 3000 rows read, 2999 created, 0 updated, 1 refused\.\n {2}row 1500: domainName\.primaryLinkUrl/,
+    );
+    expect(run.stderr).toMatch(/\[#+\] 100% {2}3,000 rows {2}[\d,]+ rows\/s {2}completed/);
+    expect(await count(ws)).toBe(2999);
+
+    const json = await cli(['import', '--workspace', ws.id, '--object', 'companies', '--file', file, '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'completed', created: 2999, failed: 1, errors: [{ row: 1500 }] });
+    expect(json.stderr).toBe('');
+
+    writeFileSync(file, 'name,revenue\nAcme,1\n');
+    const bad = await cli(['import', '--workspace', ws.id, '--object', 'companies', '--file', file]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^error: unknown column "revenue"/);
+    const missing = await cli(['import', '--workspace', ws.id, '--object', 'widgets', '--file', file]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/object must be one of companies, people, opportunities/);
+  }, 180_000);
 });

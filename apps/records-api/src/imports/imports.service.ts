@@ -85,7 +85,14 @@ export class ImportsService {
    * chunk's header row is checked before anything is written. The import is queued in the
    * transaction that closes the upload; an upload that fails leaves nothing behind.
    */
-  async start(principal: Principal, request: ImportRequest, body: AsyncIterable<Buffer>, declaredLength?: number): Promise<ImportSummary> {
+  async start(
+    principal: Principal,
+    request: ImportRequest,
+    body: AsyncIterable<Buffer>,
+    declaredLength?: number,
+    /** Who the import row names (the CLI says "operator (CLI)"). */
+    createdBy = `${principal.kind}:${principal.subjectId}`,
+  ): Promise<ImportSummary> {
     const def = await this.records.definitionFor(request.object, principal);
     assertCan(principal, def.object, 'create');
     if (request.mode === 'upsert') assertCan(principal, def.object, 'update');
@@ -103,15 +110,7 @@ export class ImportsService {
         const [row] = await this.sql.rows<{ id: string }>(
           `INSERT INTO imports (workspace_id, object, mode, match, format, record_events, created_by)
            VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-          [
-            principal.workspaceId,
-            def.object,
-            request.mode,
-            request.match,
-            request.format,
-            request.recordEvents,
-            `${principal.kind}:${principal.subjectId}`,
-          ],
+          [principal.workspaceId, def.object, request.mode, request.match, request.format, request.recordEvents, createdBy],
         );
         id = row.id;
       }
