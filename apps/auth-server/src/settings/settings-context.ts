@@ -34,6 +34,7 @@ export const SECTIONS: Section[] = [
   { key: 'apps', href: '/settings/apps', label: 'Server apps', requires: 'API_KEYS_AND_WEBHOOKS' },
   { key: 'webhooks', href: '/settings/webhooks', label: 'Webhooks', requires: 'API_KEYS_AND_WEBHOOKS' },
   { key: 'data-model', href: '/settings/data-model', label: 'Data model', requires: 'DATA_MODEL' },
+  { key: 'imports', href: '/settings/imports', label: 'Import', requires: 'MEMBER' },
   { key: 'roles', href: '/settings/roles', label: 'Roles', requires: 'ROLES' },
   { key: 'members', href: '/settings/members', label: 'Members', requires: 'WORKSPACE_MEMBERS' },
   { key: 'audit', href: '/settings/audit', label: 'Audit log', requires: 'ANY_SETTINGS' },

@@ -7,6 +7,10 @@ import { ServerAppsController } from './apps/apps.controller.js';
 import { ServerAppsService } from './apps/apps.service.js';
 import { DataModelController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
+import { Sql } from '#database/sql.js';
+import { DataModel } from '../../../records-api/src/records/data-model.js';
+import { ImportsService } from '../../../records-api/src/imports/imports.service.js';
+import { SettingsImportsController } from './imports/imports.controller.js';
 import { SettingsAssetsController, SettingsHomeController, SettingsNotFoundController } from './home.controller.js';
 import { InvitesController } from './members/invites.controller.js';
 import { MembersController } from './members/members.controller.js';
@@ -30,6 +34,7 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     WebhooksController,
     WebhooksApiController,
     DataModelController,
+    SettingsImportsController,
     RolesController,
     MembersController,
     InvitesController,
@@ -45,6 +50,10 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     MembersService,
     WebhooksService,
     DataModelService,
+    // Imports: the records API's service, on the same database (docs/settings.md).
+    Sql,
+    DataModel,
+    ImportsService,
   ],
 })
 export class SettingsModule {}

@@ -6,7 +6,7 @@ import { loadConfig } from '#config/config.js';
 import { Sql } from '#database/sql.js';
 import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { OBJECTS } from '#records/objects/index.js';
-import { RecordsService } from '../records/records.service.js';
+import { DataModel } from '../records/data-model.js';
 import { csvHeader } from './import-reader.js';
 import { IMPORT_TASK } from './import-runner.js';
 import { importSummary, type ImportRow, type ImportSummary } from './import-summary.js';
@@ -76,7 +76,7 @@ const tooLarge = (max: number) => new AppError(413, ErrorCode.PAYLOAD_TOO_LARGE,
 export class ImportsService {
   constructor(
     private readonly sql: Sql,
-    private readonly records: RecordsService,
+    private readonly dataModel: DataModel,
   ) {}
 
   /**
@@ -93,7 +93,7 @@ export class ImportsService {
     /** Who the import row names (the CLI says "operator (CLI)"). */
     createdBy = `${principal.kind}:${principal.subjectId}`,
   ): Promise<ImportSummary> {
-    const def = await this.records.definitionFor(request.object, principal);
+    const def = (await this.dataModel.of(principal)).definition(request.object);
     assertCan(principal, def.object, 'create');
     if (request.mode === 'upsert') assertCan(principal, def.object, 'update');
     const max = loadConfig().imports.maxBytes;
@@ -191,6 +191,15 @@ export class ImportsService {
     if (!cancelled) throw new ConflictError(`The import has already ended (${found.status})`);
     await this.sql.rows('DELETE FROM import_chunks WHERE workspace_id = $1 AND import_id = $2', [principal.workspaceId, id]);
     return importSummary(cancelled);
+  }
+
+  /** The workspace's latest imports, newest first (the settings page's list). */
+  async recent(principal: Principal, limit = 20): Promise<ImportSummary[]> {
+    const rows = await this.sql.rows<ImportRow>(
+      `SELECT * FROM imports WHERE workspace_id = $1 AND status <> 'uploading' ORDER BY created_at DESC LIMIT $2`,
+      [principal.workspaceId, limit],
+    );
+    return rows.map(importSummary);
   }
 
   /** The import, if it is the caller's workspace's and the caller may import that object (404, then 403). */
