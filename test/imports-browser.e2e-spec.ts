@@ -118,12 +118,14 @@ const SLOW = 180_000;
   );
 
   it(
-    'gives a Viewer, who cannot create records, no upload form',
+    'keeps a Viewer, who cannot create records, out of the panel, and hides its entry',
     async () => {
       const { people } = await workspaceWith(origin.ds, ['Viewer'], 'import-viewer');
       const page = await signedIn(people[0].email);
-      await page.goto(`${origin.url}/settings/imports`);
-      await expect(page.getByText('cannot create records, so it cannot import').count()).resolves.toBe(1);
+      expect(await page.getByRole('navigation', { name: 'Settings' }).getByRole('link').allTextContents()).toEqual(['Overview']);
+      const res = await page.goto(`${origin.url}/settings/imports`);
+      expect(res?.status()).toBe(403);
+      await expect(page.getByText(/does not include the create permission/).count()).resolves.toBe(1);
       await expect(page.getByRole('button', { name: 'Upload and import' }).count()).resolves.toBe(0);
     },
     SLOW,

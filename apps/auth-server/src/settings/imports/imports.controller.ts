@@ -7,7 +7,7 @@ import { ImportsService, parseImportRequest } from '../../../../records-api/src/
 import { importPage, importsPage } from '../../views/settings/imports.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
-import { CurrentSettings, SettingsGuard } from '../settings.guard.js';
+import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
 
 /** The signed-in member as the import service sees a caller: the workspace and the role's record permissions. */
 function principalOf(ctx: SettingsContext): Principal {
@@ -35,6 +35,7 @@ const SHOWN_ERRORS = 100;
 @Controller('settings/imports')
 @UseGuards(SettingsGuard)
 @UseFilters(SettingsExceptionFilter)
+@Requires('CREATE_RECORDS')
 export class SettingsImportsController {
   constructor(private readonly imports: ImportsService) {}
 
