@@ -112,7 +112,7 @@ describe('MCP protocol versions', () => {
       // The v1 client negotiates its latest; it may also be pinned to an older revision.
       if (version !== '2025-11-25') transport.setProtocolVersion(version);
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(16); // five per object: companies, people, opportunities; and aggregate_records
+      expect(tools).toHaveLength(19); // six per object (list, get, create, upsert, update, delete): companies, people, opportunities; and aggregate_records
       expect(tools.find((t) => t.name === 'delete_company')?.annotations).toMatchObject({ destructiveHint: true });
       const created = await client.callTool({ name: 'create_company', arguments: { name: `Made over ${version}` } });
       expect(created.isError).toBeFalsy();

@@ -248,7 +248,7 @@ describe('opportunities over GraphQL and MCP', () => {
     }
     const call = (secret: string, name: string, args: Vars) => mcp(secret, 'tools/call', { name, arguments: args });
 
-    it('lists the five opportunity tools for Admin and the two read tools for Viewer, with the declared schemas', async () => {
+    it('lists the six opportunity tools for Admin and the two read tools for Viewer, with the declared schemas', async () => {
       const ws = await newWorkspace(ds, 'mcp-opp');
       const admin = (await mcp(ws.keys.Admin, 'tools/list', {})).tools as {
         name: string;
@@ -260,7 +260,14 @@ describe('opportunities over GraphQL and MCP', () => {
         .filter((t) => t.name.endsWith('opportunity') || t.name.endsWith('opportunities'))
         .map((t) => t.name)
         .sort();
-      expect(opp).toEqual(['create_opportunity', 'delete_opportunity', 'get_opportunity', 'list_opportunities', 'update_opportunity']);
+      expect(opp).toEqual([
+        'create_opportunity',
+        'delete_opportunity',
+        'get_opportunity',
+        'list_opportunities',
+        'update_opportunity',
+        'upsert_opportunity',
+      ]);
       const create = admin.find((t) => t.name === 'create_opportunity')!;
       expect(create.inputSchema.required).toEqual(['name']);
       expect(create.inputSchema.additionalProperties).toBe(false);

@@ -614,12 +614,15 @@ describe('Webhooks', () => {
       expect(Object.keys(doc.webhooks).sort()).toEqual([
         'company.created',
         'company.deleted',
+        'company.restored',
         'company.updated',
         'opportunity.created',
         'opportunity.deleted',
+        'opportunity.restored',
         'opportunity.updated',
         'person.created',
         'person.deleted',
+        'person.restored',
         'person.updated',
       ]);
       const updated = doc.webhooks['person.updated'].post;

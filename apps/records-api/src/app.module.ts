@@ -11,7 +11,7 @@ import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
-import { MetadataController } from './rest/metadata.controller.js';
+import { MetadataController, UniqueFieldsController } from './rest/metadata.controller.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
@@ -35,6 +35,7 @@ import { ImportsWorker } from './imports/imports-worker.js';
     DocsController,
     ...OBJECT_CONTROLLERS,
     MetadataController,
+    UniqueFieldsController,
     McpController,
     ImportsController,
   ],

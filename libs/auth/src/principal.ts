@@ -1,4 +1,4 @@
-import type { ObjectPermissions, RecordAction, RecordObject, SettingsPermission } from '#database/entities/role.entity.js';
+import type { ObjectPermissions, RecordCapability, RecordObject, SettingsPermission } from '#database/entities/role.entity.js';
 import { ForbiddenError } from '#errors/errors.js';
 
 /** Whoever a bearer token stands for, with the role it acts under in one workspace. */
@@ -21,12 +21,12 @@ export interface Principal {
   };
 }
 
-export function can(principal: Principal, object: RecordObject, action: RecordAction): boolean {
+export function can(principal: Principal, object: RecordObject, action: RecordCapability): boolean {
   return principal.role.objectPermissions[object]?.[action] === true;
 }
 
 /** Object permissions are checked in the service layer, so REST, GraphQL and MCP share them. */
-export function assertCan(principal: Principal, object: RecordObject, action: RecordAction): void {
+export function assertCan(principal: Principal, object: RecordObject, action: RecordCapability): void {
   if (!can(principal, object, action)) {
     throw new ForbiddenError(`The role "${principal.role.name}" does not allow ${action} on ${object}`);
   }

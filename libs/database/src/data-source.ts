@@ -21,6 +21,8 @@ import { assertCheckValue, masterKey } from './master-key.js';
 import { AccountNotices1764500000200 } from './migrations/1764500000200-account-notices.js';
 import { IdempotencyPerCredential1764500000300 } from './migrations/1764500000300-idempotency-per-credential.js';
 import { CustomFields1764600000000 } from './migrations/1764600000000-custom-fields.js';
+import { UniqueFields1764650000000 } from './migrations/1764650000000-unique-fields.js';
+import { DestroyPermission1764660000000 } from './migrations/1764660000000-destroy-permission.js';
 import { Imports1764700000500 } from './migrations/1764700000500-imports.js';
 
 export const MIGRATIONS = [
@@ -39,6 +41,8 @@ export const MIGRATIONS = [
   AccountNotices1764500000200,
   IdempotencyPerCredential1764500000300,
   CustomFields1764600000000,
+  UniqueFields1764650000000,
+  DestroyPermission1764660000000,
   Imports1764700000500,
 ];
 

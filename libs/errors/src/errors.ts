@@ -54,6 +54,9 @@ export class AppError extends Error {
     super(messages.join('; '));
     this.name = new.target.name;
   }
+
+  /** Machine-readable facts about the error for GraphQL's `extensions.details` (REST keeps its fixed shape; the message says them). */
+  details?: Record<string, unknown>;
 }
 
 export class BadInputError extends AppError {
@@ -71,6 +74,25 @@ export class NotFoundError extends AppError {
 export class ConflictError extends AppError {
   constructor(message: string) {
     super(409, ErrorCode.CONFLICT, [message]);
+  }
+}
+
+/**
+ * A write that would give a unique field's value to a second live record (docs/data-model.md,
+ * "Unique fields"): the field and the record that holds the value, for a client to update
+ * that one instead.
+ */
+export class UniqueConflictError extends ConflictError {
+  constructor(
+    readonly singular: string,
+    readonly field: string,
+    readonly existingId: string | null,
+  ) {
+    super(
+      `${field}: another ${singular} already has this value` +
+        (existingId ? ` (id ${existingId}); update that one, or create with ?upsert=true` : ''),
+    );
+    this.details = { field, existingId };
   }
 }
 

@@ -24,8 +24,8 @@ import { hashSecret, newApiKeySecret } from './secrets.js';
 /** A data source, or the entity manager of a transaction the caller runs. */
 export type Db = DataSource | EntityManager;
 
-function allObjects(read: boolean, write: boolean): ObjectPermissions {
-  const actions = { read, create: write, update: write, delete: write };
+function allObjects(read: boolean, write: boolean, destroy = false): ObjectPermissions {
+  const actions = { read, create: write, update: write, delete: write, ...(destroy ? { destroy } : {}) };
   return Object.fromEntries(RECORD_OBJECTS.map((object) => [object, { ...actions }]));
 }
 
@@ -33,7 +33,8 @@ export const DEFAULT_ROLES = [
   {
     name: 'Admin',
     description: 'Everything, including workspace settings',
-    objectPermissions: allObjects(true, true),
+    // `destroy` (erasure: docs/rest.md "Erasure") is Admin's alone; other roles cannot hold it.
+    objectPermissions: allObjects(true, true, true),
     settingsPermissions: [...SETTINGS_PERMISSIONS],
     assignableToUsers: true,
     assignableToApiKeys: true,

@@ -26,7 +26,8 @@ export type AuditAction =
   | 'webhook.redeliver'
   | 'field.create'
   | 'field.update'
-  | 'field.delete';
+  | 'field.delete'
+  | 'field.unique';
 
 export interface AuditEntry {
   workspaceId: string;

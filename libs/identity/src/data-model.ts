@@ -6,8 +6,10 @@ import { loadConfig } from '#config/config.js';
 import { poolOf } from '#database/sql.js';
 import { isUuid } from '#records/query/filter.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
+import { makeNotUnique, makeUnique } from './unique-fields.js';
 import {
   checkFieldChange,
+  customUniqueField,
   checkNewField,
   indexedValue,
   indexKind,
@@ -148,6 +150,17 @@ export async function createField(db: Db, workspaceId: string, actor: Actor, bod
     );
     await bump(tx, workspaceId);
     const created = toField(rows[0]);
+    // A new field holds no value yet, so it is unique from the start without a check.
+    const unique = created.isUnique ? customUniqueField(created) : undefined;
+    if (unique) {
+      await tx.query('INSERT INTO unique_fields (workspace_id, object, field, source, compare) VALUES ($1, $2, $3, $4, $5)', [
+        workspaceId,
+        unique.object,
+        unique.field,
+        unique.source,
+        unique.normalize,
+      ]);
+    }
     await recordAudit(tx, {
       workspaceId,
       actor,
@@ -162,10 +175,31 @@ export async function createField(db: Db, workspaceId: string, actor: Actor, bod
 }
 
 export async function updateField(db: Db, workspaceId: string, actor: Actor, id: string, body: unknown): Promise<CustomField> {
+  // Uniqueness first, in transactions of its own (docs/data-model.md, "Unique fields"): it may
+  // refuse with the duplicates, and then nothing else of the change applies.
+  const current = await getField(db, workspaceId, id);
+  const asked = checkFieldChange(current, body);
+  const uniqueChange = asked.isUnique;
+  if (uniqueChange && asked.isActive === false) {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'isUnique: a field cannot become unique and inactive at once');
+  }
+  if (uniqueChange !== undefined) {
+    if (!isDataSource(db)) throw new Error('changing isUnique needs the data source');
+    if (uniqueChange && !current.isActive)
+      throw new ConflictError(`The field ${current.name} is inactive; activate it before making it unique`);
+    const unique = customUniqueField(current)!;
+    if (uniqueChange) await makeUnique(db, workspaceId, actor, unique);
+    else await makeNotUnique(db, workspaceId, actor, unique);
+  }
   return inTransaction(db, async (tx) => {
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
     const field = await getField(tx, workspaceId, id);
-    const change = checkFieldChange(field, body);
+    const { isUnique: _unique, ...change } = checkFieldChange(field, body);
+    if (change.isActive === false && field.isUnique) {
+      throw new ConflictError(
+        `The field ${field.name} is unique; make it not unique (PATCH with {"isUnique": false}) before deactivating it`,
+      );
+    }
     const table = tableOf(field.object);
     // Options removed: their values become null (SELECT) or leave the lists (MULTI_SELECT).
     if (change.options) {
@@ -203,7 +237,7 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
     if (change.settings !== undefined) set('settings', change.settings === null ? null : JSON.stringify(change.settings), '::jsonb');
     if (change.defaultValue !== undefined)
       set('default_value', change.defaultValue === null ? null : JSON.stringify(change.defaultValue), '::jsonb');
-    if (!sets.length) return field;
+    if (!sets.length) return uniqueChange === undefined ? field : getField(tx, workspaceId, id);
     // TypeORM answers an UPDATE with [rows, count].
     const [rows]: [FieldRow[], number] = await tx.query(
       `UPDATE custom_fields SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,

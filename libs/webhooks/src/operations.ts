@@ -2,7 +2,7 @@ import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { objectNamed } from '#records/objects/index.js';
 
-/** What an event says happened to a record (docs/webhooks.md). `restored` is reserved: records cannot be restored yet. */
+/** What an event says happened to a record (docs/webhooks.md). */
 export const WEBHOOK_ACTIONS = ['created', 'updated', 'deleted', 'restored'] as const;
 export type WebhookAction = (typeof WEBHOOK_ACTIONS)[number];
 

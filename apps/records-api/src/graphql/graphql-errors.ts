@@ -89,7 +89,12 @@ export function formatGraphqlError(formatted: GraphQLFormattedError, error: unkn
       message: original.message,
       locations,
       path,
-      extensions: { code: CODE_BY_STATUS[original.status], subCode: original.code, messages: original.messages },
+      extensions: {
+        code: CODE_BY_STATUS[original.status],
+        subCode: original.code,
+        messages: original.messages,
+        ...(original.details ? { details: original.details } : {}),
+      },
     };
   }
   return { message, locations, path, extensions: formatted.extensions };

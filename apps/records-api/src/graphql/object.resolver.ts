@@ -45,6 +45,15 @@ const LIST_ARGS = ['first', 'after', 'last', 'before', 'filter', 'orderBy'] as c
  * `<plural>`, `<singular>`, the four mutations, and the relation fields (`Person.company`,
  * `Company.people`, …) batched through the request's DataLoaders.
  */
+/** `upsert: true` on creates (docs/graphql.md, "Upsert"): match by id, then by the object's unique fields; update or create. */
+const UPSERT_ARG = {
+  type: () => Boolean,
+  nullable: true,
+  defaultValue: false,
+  description:
+    'true: a record matching a live one by id, then by a unique field, updates it with the fields given; otherwise it is created.',
+};
+
 export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   const { plural, singular, typeName, pluralType } = object;
   const types = GRAPHQL_TYPES.get(plural)!;
@@ -115,18 +124,20 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'create',
-    function (this: Self, principal: Principal, data: unknown) {
-      return this.service.create(principal, plain(data));
+    async function (this: Self, principal: Principal, data: unknown, upsert: boolean | null) {
+      if (!upsert) return this.service.create(principal, plain(data));
+      return (await this.service.upsertMany(principal, [plain(data)], null)).records[0];
     },
     [Mutation(() => types.object, { name: `create${typeName}`, complexity: singleRecordCost })],
-    [P, Args('data', { type: () => types.create })],
+    [P, Args('data', { type: () => types.create }), Args('upsert', UPSERT_ARG)],
   );
 
   method(
     cls,
     'createMany',
-    function (this: Self, principal: Principal, data: unknown) {
-      return this.service.createMany(principal, plain(data), 'data');
+    async function (this: Self, principal: Principal, data: unknown, upsert: boolean | null) {
+      if (!upsert) return this.service.createMany(principal, plain(data), 'data');
+      return (await this.service.upsertMany(principal, plain(data), 'data')).records;
     },
     [
       Mutation(() => [types.object], {
@@ -135,7 +146,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
         description: `All or none; 1 to 60 ${plural}.`,
       }),
     ],
-    [P, Args('data', { type: () => [types.create] })],
+    [P, Args('data', { type: () => [types.create] }), Args('upsert', UPSERT_ARG)],
   );
 
   method(
@@ -168,6 +179,22 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
       }),
     ],
     [P, Args('id', { type: () => UUIDScalar }), Info()],
+  );
+
+  method(
+    cls,
+    'restore',
+    function (this: Self, principal: Principal, id: string) {
+      return this.service.restore(principal, id);
+    },
+    [
+      Mutation(() => types.object, {
+        name: `restore${typeName}`,
+        complexity: singleRecordCost,
+        description: `Brings a soft-deleted ${singular} back (deletedAt null); a live one is a CONFLICT.`,
+      }),
+    ],
+    [P, Args('id', { type: () => UUIDScalar })],
   );
 
   // Person.company, Opportunity.pointOfContact, …: one batched read per relation and request.

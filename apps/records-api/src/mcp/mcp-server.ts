@@ -71,7 +71,9 @@ export function createMcpServer(options: {
     { instructions: INSTRUCTIONS },
   );
   for (const tool of options.tools) {
-    const allowed = (tool.objects ?? [tool.object]).some((object) => can(options.principal, object, tool.action));
+    const allowed = (tool.objects ?? [tool.object]).some(
+      (object) => can(options.principal, object, tool.action) && (!tool.alsoNeeds || can(options.principal, object, tool.alsoNeeds)),
+    );
     if (!allowed && !options.called.has(tool.name)) continue;
     server.registerTool(
       tool.name,

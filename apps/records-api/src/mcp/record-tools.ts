@@ -1,7 +1,7 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
-import { describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { BUILT_IN_UNIQUE_FIELDS, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '../records/embedded-text.js';
 import { definitionFor, type AnyRecord } from '../records/object-definitions.js';
 import type { WorkspaceModel } from '../records/data-model.js';
@@ -22,6 +22,8 @@ import {
   recordShape,
   recordWithEmbedded,
   updateInput,
+  upsertInput,
+  upsertOutput,
 } from './tool-schemas.js';
 
 /** What a tool hands back: the structured result and one line for people and models to read. */
@@ -40,6 +42,8 @@ export interface RecordTool {
   /** A tool over several objects (aggregate_records) is listed when the role may act on any of them. */
   objects?: readonly string[];
   action: 'read' | 'create' | 'update' | 'delete';
+  /** A second permission the tool needs on its object (upsert: create and update). */
+  alsoNeeds?: 'update';
   inputSchema: z.ZodObject;
   outputSchema: z.ZodObject;
   annotations: ToolAnnotations;
@@ -81,6 +85,7 @@ function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+const UPSERT: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 /** docs/mcp.md; docs/architecture.md: five tools per object, from its declaration, over the same services as REST and GraphQL. */
@@ -155,6 +160,32 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
       async run(principal, args) {
         const record = await service.create(principal, args);
         return { structured: { [singular]: record }, summary: `Created ${label(record)}.` };
+      },
+    },
+    {
+      name: `upsert_${singular}`,
+      title: `Create or update ${a}`,
+      description:
+        `Creates ${a}, or updates the live one it matches: by id, then by a unique field ` +
+        `(${[...BUILT_IN_UNIQUE_FIELDS.filter((u) => u.object === plural).map((u) => u.field), 'unique custom fields'].join(', ')}), ` +
+        'or only by the field named in match. ' +
+        'A match is updated with the fields given; no match is created (then the fields a create needs are required). ' +
+        'Says which happened. Safe to repeat: the same call twice gives one record.' +
+        customNote,
+      object: plural,
+      action: 'create',
+      alsoNeeds: 'update',
+      inputSchema: upsertInput(object, custom),
+      outputSchema: upsertOutput(singular, plain),
+      annotations: { ...UPSERT, title: `Create or update ${a}` },
+      async run(principal, { match, ...body }) {
+        const result = await service.upsertMany(principal, [body], null, match === undefined ? undefined : String(match));
+        const record = result.records[0];
+        const outcome = result.created.length ? 'created' : 'updated';
+        return {
+          structured: { [singular]: record, outcome },
+          summary: `${outcome === 'created' ? 'Created' : 'Updated'} ${label(record)}.`,
+        };
       },
     },
     {

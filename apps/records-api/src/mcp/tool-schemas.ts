@@ -140,6 +140,24 @@ export function updateInput(object: ObjectDeclaration, custom: readonly CustomFi
   return z.strictObject({ id: idInput(object.singular), ...fields, ...extra });
 }
 
+/** Upsert: every field optional (a match is updated with what is given), an id to match on, and `match`. */
+export function upsertInput(object: ObjectDeclaration, custom: readonly CustomField[] = []) {
+  const fields = Object.fromEntries(object.fields.map((f) => [f.name, fieldInput(f, 'update')]));
+  const extra = Object.fromEntries(custom.map((f) => [f.name, customFieldInput(f, 'update')]));
+  return z.strictObject({
+    id: z
+      .string()
+      .optional()
+      .meta({ description: `UUID of the ${object.singular} to update; created with this id when there is none.` }),
+    ...fields,
+    ...extra,
+    match: z
+      .string()
+      .optional()
+      .meta({ description: 'The one unique field (or "id") to match on; without it: id, then every unique field.' }),
+  });
+}
+
 const depthInput = (embedded: string) =>
   z
     .literal([0, 1])
@@ -299,6 +317,13 @@ export function listOutput<K extends string>(plural: K, record: z.ZodType) {
 
 export function recordOutput<K extends string>(singular: K, record: z.ZodType) {
   return z.object({ [singular]: record } as Record<K, z.ZodType>);
+}
+
+export function upsertOutput<K extends string>(singular: K, record: z.ZodType) {
+  return z.object({
+    [singular]: record,
+    outcome: z.enum(['created', 'updated']).meta({ description: 'Whether the record was created or a match was updated.' }),
+  } as Record<K, z.ZodType>);
 }
 
 export const deletedOutput = z.object({ id: z.string().meta({ description: 'The id of the deleted record (soft delete).' }) });

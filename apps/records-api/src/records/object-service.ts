@@ -1,11 +1,11 @@
 import { Injectable, type Type } from '@nestjs/common';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS } from '#records/objects/index.js';
-import type { ObjectSchema } from '#records/query/types.js';
+import type { FilterNode, ObjectSchema } from '#records/query/types.js';
 import type { ListArgs, ListResult } from './records.service.js';
 import type { AnyRecord } from './object-definitions.js';
 import type { AggregateGroup, GroupByArgs } from './group-by.js';
-import { RecordsService } from './records.service.js';
+import { RecordsService, type ChangedByFilter, type UpsertResult } from './records.service.js';
 
 /**
  * A handle on RecordsService with one object fixed, not a layer of its own: each method is
@@ -49,8 +49,29 @@ export class ObjectService {
     return this.records.createMany(this.object, principal, bodies, listName);
   }
 
+  /** `listName` null: one record (a single create's body). */
+  upsertMany(principal: Principal, bodies: unknown, listName: string | null = '', match?: string): Promise<UpsertResult> {
+    return this.records.upsertMany(this.object, principal, bodies, listName, match);
+  }
+
   update(principal: Principal, id: string, body: unknown): Promise<AnyRecord> {
     return this.records.update(this.object, principal, id, body);
+  }
+
+  updateByFilter(principal: Principal, filter: FilterNode | undefined, body: unknown): Promise<ChangedByFilter> {
+    return this.records.updateByFilter(this.object, principal, filter, body);
+  }
+
+  deleteByFilter(principal: Principal, filter: FilterNode | undefined): Promise<ChangedByFilter> {
+    return this.records.deleteByFilter(this.object, principal, filter);
+  }
+
+  restore(principal: Principal, id: string): Promise<AnyRecord> {
+    return this.records.restore(this.object, principal, id);
+  }
+
+  destroy(principal: Principal, id: string): Promise<{ id: string }> {
+    return this.records.destroy(this.object, principal, id);
   }
 
   delete(principal: Principal, id: string): Promise<{ id: string }> {

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { assertCan, can, type Principal } from '#auth/principal.js';
-import { Sql } from '#database/sql.js';
-import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
+import { Sql, type SqlTx } from '#database/sql.js';
+import { BadInputError, ConflictError, ErrorCode, NotFoundError, UniqueConflictError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
 import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
@@ -13,6 +13,7 @@ import {
   OBJECTS,
   type ObjectDeclaration,
   type RelationField,
+  uniqueValueIn,
 } from '#records/objects/index.js';
 import { CountCache } from './count-cache.js';
 import { DataModel } from './data-model.js';
@@ -100,6 +101,45 @@ function mapDbError(err: { code?: string; detail?: string }, def: RecordDefiniti
     }
   }
   throw err;
+}
+
+/** At most this many records change in one call by filter. */
+export const MAX_BY_FILTER = 10_000;
+
+export interface ChangedByFilter {
+  count: number;
+  ids: string[];
+}
+
+export interface UpsertResult {
+  /** In the order given. */
+  records: AnyRecord[];
+  created: string[];
+  updated: string[];
+}
+
+/** How many times an upsert starts again when a concurrent write took its key or its match. */
+const UPSERT_ATTEMPTS = 3;
+
+class RetryUpsert extends Error {}
+
+/** How messages name the i-th record of a list (`data[2]`, `[2]`), or '' for a single record. */
+function itemName(listName: string | null, i: number): string {
+  return listName === null ? '' : `${listName}[${i}]`;
+}
+
+/** The unique field and value a failed write gave a second live record (the `record_keys` primary key, 23505). */
+function keyConflict(err: unknown): { object: string; field: string; value: string } | undefined {
+  const e = err as { code?: string; constraint?: string; detail?: string };
+  if (e?.code !== '23505' || e.constraint !== 'record_keys_pkey' || !e.detail) return undefined;
+  const found = /^Key \(workspace_id, object, field, value\)=\([0-9a-f-]{36}, ([a-z_]+), ([^,]+), (.*)\) already exists\.$/s.exec(e.detail);
+  return found ? { object: found[1], field: found[2], value: found[3] } : undefined;
+}
+
+/** A key conflict on one of `fields`. */
+function isKeyConflict(err: unknown, fields: { field: string }[]): boolean {
+  const key = keyConflict(err);
+  return key !== undefined && fields.some((f) => f.field === key.field);
 }
 
 /**
@@ -429,16 +469,179 @@ export class RecordsService {
   ): Promise<AnyRecord[]> {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'create');
-    if (!Array.isArray(bodies)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'body must be a JSON array of records');
-    if (bodies.length === 0 || bodies.length > MAX_BATCH) {
-      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `a batch holds 1 to ${MAX_BATCH} records; got ${bodies.length}`);
-    }
-    const columnSets = bodies.map((body, i) => this.columnsToWrite(def, body, 'create', listName === null ? '' : `${listName}[${i}]`));
+    const list = this.batch(bodies);
+    const columnSets = list.map((body, i) => this.columnsToWrite(def, body, 'create', itemName(listName, i)));
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
-    const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
     await this.assertRelationsExist(def, principal.workspaceId, columnSets);
-    // One INSERT statement: all records or none.
+    return this.sql
+      .transaction((tx) => this.insertRows(tx, def, principal, columnSets))
+      .catch((err) => this.mapDbError(err, def, principal.workspaceId));
+  }
+
+  /**
+   * Create or update by natural key (docs/rest.md, "Upsert"): each record matches a live record
+   * by `id`, then by the object's unique fields (or only by `match`); a match is updated with
+   * the fields sent, no match is created. All or none, in one transaction; a concurrent
+   * upsert of the same key makes this one retry, and then it finds the record it made.
+   */
+  async upsertMany(
+    plural: string,
+    principal: Principal,
+    bodies: unknown,
+    listName: string | null = '',
+    match?: string,
+  ): Promise<UpsertResult> {
+    const def = await this.definitionFor(plural, principal);
+    assertCan(principal, def.object, 'create');
+    assertCan(principal, def.object, 'update');
+    const list = this.batch(bodies);
+    const unique = await this.sql.rows<{ field: string; normalize: string }>(
+      'SELECT field, compare AS normalize FROM unique_fields WHERE workspace_id = $1 AND object = $2 ORDER BY created_at, field',
+      [principal.workspaceId, def.object],
+      { prepared: true },
+    );
+    let keys = unique;
+    if (match !== undefined) {
+      const named = unique.find((u) => u.field === match || u.field.split('.')[0] === match);
+      if (match !== 'id' && !named) {
+        throw new BadInputError(
+          ErrorCode.VALIDATION_FAILED,
+          `match: ${match} is not a unique field of ${def.object}; unique fields: ${['id', ...unique.map((u) => u.field)].join(', ')}`,
+        );
+      }
+      keys = named ? [named] : [];
+    }
+    // What each record gives to match on: its id (unless another field is named), then its unique values.
+    const wanted = list.map((body, i) => {
+      const plain = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+      const id = (match === undefined || match === 'id') && typeof plain.id === 'string' && isUUID(plain.id) ? plain.id : undefined;
+      const values = keys.map((k) => ({ ...k, raw: uniqueValueIn(plain, k.field) })).filter((k) => k.raw !== undefined);
+      if (match !== undefined && !id && !values.length) {
+        throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${itemName(listName, i) || 'body'}: the match field ${match} is missing`);
+      }
+      return { id, values: values as { field: string; normalize: string; raw: string }[] };
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.sql.transaction(async (tx) => {
+          const found = await this.matches(tx, def, principal.workspaceId, wanted);
+          const seen = new Set<string>();
+          found.forEach((id, i) => {
+            if (!id) return;
+            if (seen.has(id))
+              throw new ConflictError(`${itemName(listName, i) || 'body'}: the batch matches the ${def.singular} ${id} twice`);
+            seen.add(id);
+          });
+          const creates: { index: number; columns: Record<string, unknown> }[] = [];
+          const updates: { index: number; id: string; columns: Record<string, unknown> }[] = [];
+          list.forEach((body, i) => {
+            const id = found[i];
+            if (!id) creates.push({ index: i, columns: this.columnsToWrite(def, body, 'create', itemName(listName, i)) });
+            else {
+              const { id: given, ...rest } = body as Record<string, unknown>;
+              if (given !== undefined && given !== id) {
+                throw new ConflictError(
+                  `${itemName(listName, i) || 'body'}: id ${String(given)} is not the ${def.singular} ${id} that ${match ?? 'its unique values'} match`,
+                );
+              }
+              updates.push({ index: i, id, columns: this.columnsToWrite(def, rest, 'update', itemName(listName, i)) });
+            }
+          });
+          await this.assertRelationsExist(
+            def,
+            principal.workspaceId,
+            [...creates, ...updates].map((c) => c.columns),
+            tx,
+          );
+          const records: AnyRecord[] = new Array(list.length);
+          if (creates.length) {
+            const made = await this.insertRows(
+              tx,
+              def,
+              principal,
+              creates.map((c) => c.columns),
+            );
+            creates.forEach((c, k) => (records[c.index] = made[k]));
+          }
+          for (const u of updates) {
+            const record = await this.updateRow(tx, def, principal, u.id, u.columns);
+            // Deleted since it was matched: start again, and then it is created.
+            if (!record) throw new RetryUpsert();
+            records[u.index] = record;
+          }
+          return {
+            records,
+            created: creates.map((c) => records[c.index].id),
+            updated: updates.map((u) => u.id),
+          };
+        });
+      } catch (err) {
+        const retry = err instanceof RetryUpsert || isKeyConflict(err, keys);
+        if (retry && attempt < UPSERT_ATTEMPTS) continue;
+        if (err instanceof RetryUpsert) throw new ConflictError(`The ${def.singular} changed while it was upserted; try again`);
+        return this.mapDbError(err, def, principal.workspaceId);
+      }
+    }
+  }
+
+  /** For each wanted record, the id of the live record it matches (by id, then its unique values in order), or undefined. */
+  private async matches(
+    tx: SqlTx,
+    def: ObjectDefinition,
+    workspaceId: string,
+    wanted: { id?: string; values: { field: string; normalize: string; raw: string }[] }[],
+  ): Promise<(string | undefined)[]> {
+    const ids = [...new Set(wanted.map((w) => w.id).filter((id): id is string => Boolean(id)))];
+    const live = new Set(
+      ids.length
+        ? (
+            await tx.rows<{ id: string }>(
+              `SELECT id FROM ${def.schema.table} WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
+              [workspaceId, ids],
+            )
+          ).map((r) => r.id)
+        : [],
+    );
+    const probes = wanted.flatMap((w, i) => w.values.map((v) => ({ i, ...v })));
+    const byKey = new Map<string, string>();
+    if (probes.length) {
+      const rows = await tx.rows<{ i: number; field: string; record_id: string }>(
+        `SELECT q.i, q.field, k.record_id
+           FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS q(i, field, how, raw)
+           JOIN record_keys k ON k.workspace_id = $1 AND k.object = $6 AND k.field = q.field
+                             AND k.value = record_key_value(q.how, q.raw)`,
+        [
+          workspaceId,
+          probes.map((p) => p.i),
+          probes.map((p) => p.field),
+          probes.map((p) => p.normalize),
+          probes.map((p) => p.raw),
+          def.object,
+        ],
+      );
+      for (const row of rows) byKey.set(`${row.i}:${row.field}`, row.record_id);
+    }
+    return wanted.map((w, i) => {
+      if (w.id && live.has(w.id)) return w.id;
+      const hits = [...new Set(w.values.map((v) => byKey.get(`${i}:${v.field}`)).filter((id): id is string => Boolean(id)))];
+      if (hits.length > 1) {
+        throw new ConflictError(
+          `record ${i}: its unique values match different ${def.object} (${hits.join(', ')}); send one of them as id`,
+        );
+      }
+      return hits[0];
+    });
+  }
+
+  /** One INSERT of checked column sets, and their `created` events, in the caller's transaction. */
+  private async insertRows(
+    tx: SqlTx,
+    def: ObjectDefinition,
+    principal: Principal,
+    columnSets: Record<string, unknown>[],
+  ): Promise<AnyRecord[]> {
+    const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
     const params: unknown[] = [principal.workspaceId];
     const values = columnSets.map(
       // `$1` alone when no column is given (a person created from `{}`).
@@ -446,54 +649,88 @@ export class RecordsService {
     );
     const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
-    const records = await this.sql
-      .transaction(async (tx) => {
-        // The text follows which columns were given and how many records: prepared within a bound.
-        const created = (await tx.rows(sql, params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
-        await recordEvents(
-          tx,
-          principal.workspaceId,
-          created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })),
-        );
-        return created;
-      })
-      .catch((err) => mapDbError(err, def));
-    return records;
+    // The text follows which columns were given and how many records: prepared within a bound.
+    const created = (await tx.rows(sql, params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
+    await recordEvents(
+      tx,
+      principal.workspaceId,
+      created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })),
+    );
+    return created;
+  }
+
+  /** Sets checked columns of one live record and records its `updated` event; undefined when there is no such record. */
+  private async updateRow(
+    tx: SqlTx,
+    def: ObjectDefinition,
+    principal: Principal,
+    id: string,
+    written: Record<string, unknown>,
+  ): Promise<AnyRecord | undefined> {
+    const { custom, ...columns } = written;
+    const [before] = await tx.rows(
+      `SELECT ${def.columns.join(', ')} FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      [principal.workspaceId, id],
+      { prepared: true },
+    );
+    if (!before) return undefined;
+    if (!Object.keys(columns).length && custom === undefined) return def.toRecord(before);
+    const params: unknown[] = [principal.workspaceId, id];
+    const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
+    if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
+    const [row] = await tx.rows(
+      `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
+        WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
+      params,
+      { prepared: 'bounded-write' },
+    );
+    const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
+    await recordEvents(tx, principal.workspaceId, [
+      { object: def.object, action: 'updated', record, previous: changedFields(previous, record) },
+    ]);
+    return record as AnyRecord;
   }
 
   async update(plural: string, principal: Principal, id: string, body: unknown): Promise<AnyRecord> {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'update');
     this.assertId(id);
-    const { custom, ...columns } = this.columnsToWrite(def, body, 'update', '');
+    const written = this.columnsToWrite(def, body, 'update', '');
+    const { custom, ...columns } = written;
     if (!Object.keys(columns).length && custom === undefined) return this.getOne(def, principal, id);
     await this.assertRelationsExist(def, principal.workspaceId, [columns]);
-    const params: unknown[] = [principal.workspaceId, id];
-    const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
-    if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
     const updated = await this.sql
-      .transaction(async (tx) => {
-        const [before] = await tx.rows(
-          `SELECT ${def.columns.join(', ')} FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
-          [principal.workspaceId, id],
-          { prepared: true },
-        );
-        if (!before) return undefined;
-        const [row] = await tx.rows(
-          `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
-            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
-          params,
-          { prepared: 'bounded-write' },
-        );
-        const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
-        await recordEvents(tx, principal.workspaceId, [
-          { object: def.object, action: 'updated', record, previous: changedFields(previous, record) },
-        ]);
-        return record as AnyRecord;
-      })
-      .catch((err) => mapDbError(err, def));
+      .transaction((tx) => this.updateRow(tx, def, principal, id, written))
+      .catch((err) => this.mapDbError(err, def, principal.workspaceId));
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return updated;
+  }
+
+  /** A batch body checked for shape and size (1 to 60 records). */
+  private batch(bodies: unknown): unknown[] {
+    if (!Array.isArray(bodies)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'body must be a JSON array of records');
+    if (bodies.length === 0 || bodies.length > MAX_BATCH) {
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `a batch holds 1 to ${MAX_BATCH} records; got ${bodies.length}`);
+    }
+    return bodies;
+  }
+
+  /**
+   * Postgres error codes mapped to client errors (Appendix A, PostgreSQL docs). A unique
+   * field's value held by another live record names the field and that record; a foreign
+   * key violation (a linked record deleted between the check and the write) names the
+   * declared relation whose column the database names.
+   */
+  private async mapDbError(err: unknown, def: RecordDefinition<unknown, unknown, unknown>, workspaceId: string): Promise<never> {
+    const key = keyConflict(err);
+    if (key) {
+      const [row] = await this.sql.rows<{ record_id: string }>(
+        'SELECT record_id FROM record_keys WHERE workspace_id = $1 AND object = $2 AND field = $3 AND value = $4',
+        [workspaceId, key.object, key.field, key.value],
+      );
+      throw new UniqueConflictError(def.singular, key.field, row?.record_id ?? null);
+    }
+    return mapDbError(err as { code?: string; detail?: string }, def);
   }
 
   async delete(plural: string, principal: Principal, id: string): Promise<{ id: string }> {
@@ -514,6 +751,174 @@ export class RecordsService {
       return row;
     });
     if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+    return { id };
+  }
+
+  /**
+   * Changes by filter (docs/rest.md, "Changes by filter"): every live record the filter keeps,
+   * at most 10 000, in one transaction, one `updated` event each. The rows are locked in id
+   * order, so two such calls never deadlock each other.
+   */
+  async updateByFilter(plural: string, principal: Principal, filter: FilterNode | undefined, body: unknown): Promise<ChangedByFilter> {
+    const def = await this.definitionFor(plural, principal);
+    assertCan(principal, def.object, 'update');
+    const where = this.requireFilter(filter);
+    const written = this.columnsToWrite(def, body, 'update', '');
+    const { custom, ...columns } = written;
+    if (!Object.keys(columns).length && custom === undefined)
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'the body sets no field');
+    await this.assertRelationsExist(def, principal.workspaceId, [columns]);
+    return this.sql
+      .transaction(async (tx) => {
+        const before = await this.lockMatching(tx, def, principal.workspaceId, where);
+        if (!before.length) return { count: 0, ids: [] };
+        const params: unknown[] = [principal.workspaceId, before.map((row) => row.id)];
+        const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
+        if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
+        const rows = await tx.rows(
+          `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
+            WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING ${def.columns.join(', ')}`,
+          params,
+        );
+        const previous = new Map(before.map((row) => [row.id as string, def.toRecord(row) as Record<string, unknown>]));
+        await recordEvents(
+          tx,
+          principal.workspaceId,
+          rows.map((row) => {
+            const record = def.toRecord(row) as Record<string, unknown>;
+            return { object: def.object, action: 'updated', record, previous: changedFields(previous.get(record.id as string)!, record) };
+          }),
+        );
+        return { count: rows.length, ids: rows.map((row) => row.id as string) };
+      })
+      .catch((err) => this.mapDbError(err, def, principal.workspaceId));
+  }
+
+  /** Soft-deletes every live record the filter keeps, at most 10 000, in one transaction, one `deleted` event each. */
+  async deleteByFilter(plural: string, principal: Principal, filter: FilterNode | undefined): Promise<ChangedByFilter> {
+    const def = await this.definitionFor(plural, principal);
+    assertCan(principal, def.object, 'delete');
+    const where = this.requireFilter(filter);
+    return this.sql.transaction(async (tx) => {
+      const before = await this.lockMatching(tx, def, principal.workspaceId, where);
+      if (!before.length) return { count: 0, ids: [] };
+      const rows = await tx.rows(
+        `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
+          WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING ${def.columns.join(', ')}`,
+        [principal.workspaceId, before.map((row) => row.id)],
+      );
+      await recordEvents(
+        tx,
+        principal.workspaceId,
+        rows.map((row) => ({ object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> })),
+      );
+      return { count: rows.length, ids: rows.map((row) => row.id as string) };
+    });
+  }
+
+  private requireFilter(filter: FilterNode | undefined): FilterNode {
+    if (!filter) {
+      throw new BadInputError(
+        ErrorCode.VALIDATION_FAILED,
+        'a filter is required to change records by filter (to change every record, say so: filter=id[is]:NOT_NULL)',
+      );
+    }
+    return filter;
+  }
+
+  /** The live records `filter` keeps, locked in id order; more than MAX_BY_FILTER is 400 with the count. */
+  private async lockMatching(
+    tx: SqlTx,
+    def: ObjectDefinition,
+    workspaceId: string,
+    filter: FilterNode,
+  ): Promise<Record<string, unknown>[]> {
+    const params: unknown[] = [workspaceId];
+    const scope = `${this.scope(def, filter, params)} AND t.deleted_at IS NULL`;
+    const rows = await tx.rows(
+      `SELECT ${def.columns.map((c) => `t.${c}`).join(', ')} FROM ${def.schema.table} t WHERE ${scope}
+        ORDER BY t.id LIMIT ${MAX_BY_FILTER + 1} FOR UPDATE`,
+      params,
+    );
+    if (rows.length > MAX_BY_FILTER) {
+      const [{ n }] = await tx.rows<{ n: string }>(`SELECT count(*)::bigint AS n FROM ${def.schema.table} t WHERE ${scope}`, params);
+      throw new BadInputError(
+        ErrorCode.VALIDATION_FAILED,
+        `the filter matches ${n} ${def.object}; one call changes at most ${MAX_BY_FILTER}: narrow the filter, or make several calls`,
+      );
+    }
+    return rows;
+  }
+
+  /** Brings a soft-deleted record back (docs/rest.md, "Restore"), with a `restored` event; a live one is 409. */
+  async restore(plural: string, principal: Principal, id: string): Promise<AnyRecord> {
+    const def = await this.definitionFor(plural, principal);
+    // Undoing a delete needs what the delete needed.
+    assertCan(principal, def.object, 'delete');
+    this.assertId(id);
+    const restored = await this.sql
+      .transaction(async (tx) => {
+        const [row] = await tx.rows(
+          `UPDATE ${def.schema.table} SET deleted_at = NULL, updated_at = now()
+            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NOT NULL RETURNING ${def.columns.join(', ')}`,
+          [principal.workspaceId, id],
+        );
+        if (!row) return undefined;
+        const record = def.toRecord(row) as Record<string, unknown>;
+        await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'restored', record }]);
+        return record as AnyRecord;
+      })
+      .catch((err) => this.mapDbError(err, def, principal.workspaceId));
+    if (restored) return restored;
+    const [live] = await this.sql.rows(`SELECT 1 FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2`, [
+      principal.workspaceId,
+      id,
+    ]);
+    if (live) throw new ConflictError(`The ${def.singular} ${id} is not deleted; only a deleted ${def.singular} can be restored`);
+    throw new NotFoundError(`No ${def.singular} with id ${id}`);
+  }
+
+  /**
+   * Erasure (docs/rest.md, "Erasure"): the record's row, live or soft-deleted, and every stored
+   * webhook event that carries it (with their deliveries and attempts) and every stored
+   * idempotent answer that holds it, in one transaction. Needs `destroy` (Admin only). A record
+   * other records still link to is 409: unlink or erase those first. The `deleted` event it
+   * sends carries the id only.
+   */
+  async destroy(plural: string, principal: Principal, id: string): Promise<{ id: string }> {
+    const def = await this.definitionFor(plural, principal);
+    assertCan(principal, def.object, 'destroy');
+    this.assertId(id);
+    const linked = inversesOf(plural);
+    const erased = await this.sql.transaction(async (tx) => {
+      const [row] = await tx.rows<{ id: string; deleted_at: unknown }>(
+        `SELECT id, deleted_at FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+        [principal.workspaceId, id],
+      );
+      if (!row) return false;
+      const holders: string[] = [];
+      for (const { source, field } of linked) {
+        const [{ n }] = await tx.rows<{ n: string }>(
+          `SELECT count(*)::bigint AS n FROM ${source.table} WHERE workspace_id = $1 AND ${field.column} = $2`,
+          [principal.workspaceId, id],
+        );
+        if (Number(n)) holders.push(`${n} ${Number(n) === 1 ? source.singular : source.plural}`);
+      }
+      if (holders.length) {
+        throw new ConflictError(`${holders.join(' and ')} (live or deleted) link to this ${def.singular}; unlink or erase them first`);
+      }
+      await tx.rows(`DELETE FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2`, [principal.workspaceId, id]);
+      await tx.rows(`DELETE FROM webhook_events WHERE workspace_id = $1 AND payload->'data'->'record'->>'id' = $2`, [
+        principal.workspaceId,
+        id,
+      ]);
+      await tx.rows(`DELETE FROM idempotency_keys WHERE workspace_id = $1 AND strpos(body, $2) > 0`, [principal.workspaceId, id]);
+      if (row.deleted_at === null) {
+        await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'deleted', record: { id } }]);
+      }
+      return true;
+    });
+    if (!erased) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
   }
 
@@ -643,11 +1048,12 @@ export class RecordsService {
     def: RecordDefinition<unknown, unknown, unknown>,
     workspaceId: string,
     columnSets: Record<string, unknown>[],
+    runner: Pick<SqlTx, 'rows'> = this.sql,
   ): Promise<void> {
     for (const { field, targetTable, targetSingular } of def.relations) {
       const ids = [...new Set(columnSets.map((c) => c[field.column]).filter((id): id is string => typeof id === 'string'))];
       if (!ids.length) continue;
-      const rows = await this.sql.rows<{ id: string }>(
+      const rows = await runner.rows<{ id: string }>(
         `SELECT id FROM ${targetTable} WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
         [workspaceId, ids],
         { prepared: true },

@@ -114,3 +114,42 @@ export function parseRestGroupByQuery(query: Record<string, unknown>, schema: Ob
     filter: parseFilter(query.filter, schema),
   };
 }
+
+/** `?upsert=true[&match=field]` on a create (docs/rest.md, "Upsert"); other parameters are left alone, as before. */
+export function parseUpsertQuery(query: Record<string, unknown>): { upsert: boolean; match?: string } {
+  const { upsert, match } = query;
+  if (upsert !== undefined && upsert !== 'true' && upsert !== 'false') {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'upsert must be true or false');
+  }
+  if (match !== undefined && (typeof match !== 'string' || !match))
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'match must be given once');
+  if (match !== undefined && upsert !== 'true') throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'match needs upsert=true');
+  return { upsert: upsert === 'true', ...(match !== undefined ? { match: match as string } : {}) };
+}
+
+/** `?filter=` of a change by filter (docs/rest.md, "Changes by filter"); nothing else is taken. */
+export function parseFilterQuery(query: Record<string, unknown>, schema: ObjectSchema): ListArgs['filter'] {
+  const unknown = Object.keys(query).filter((key) => key !== 'filter');
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: filter)`,
+    );
+  }
+  return parseFilter(query.filter, schema);
+}
+
+/** `?hard=true` on a delete (docs/rest.md, "Erasure"). */
+export function parseHardQuery(query: Record<string, unknown>): boolean {
+  const unknown = Object.keys(query).filter((key) => key !== 'hard');
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: hard)`,
+    );
+  }
+  if (query.hard !== undefined && query.hard !== 'true' && query.hard !== 'false') {
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'hard must be true or false');
+  }
+  return query.hard === 'true';
+}

@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { createField, deleteField, getField, listFields, updateField, type Actor } from '#identity/data-model.js';
+import { listUniqueFields, makeNotUnique, makeUnique, resolveUniqueField } from '#identity/unique-fields.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 
 /** Who the audit log names for a bearer credential: the person, or the key's or app's name. */
@@ -25,6 +26,15 @@ async function actorOf(sql: Sql, principal: Principal): Promise<Actor> {
     principal.subjectId,
   ]);
   return { userId: null, email: `server app "${row?.name ?? principal.subjectId}"` };
+}
+
+function onlyObjectParameter(query: Record<string, unknown>): string | undefined {
+  const unknown = Object.keys(query).filter((key) => key !== 'object');
+  if (unknown.length)
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown query parameter ${unknown.join(', ')}; allowed: object`);
+  if (query.object !== undefined && typeof query.object !== 'string')
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'object must be given once');
+  return query.object as string | undefined;
 }
 
 function assertDataModel(principal: Principal): void {
@@ -49,12 +59,7 @@ export class MetadataController {
   @Get()
   async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
     assertDataModel(principal);
-    const unknown = Object.keys(query).filter((key) => key !== 'object');
-    if (unknown.length)
-      throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown query parameter ${unknown.join(', ')}; allowed: object`);
-    if (query.object !== undefined && typeof query.object !== 'string')
-      throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'object must be given once');
-    return { data: { fields: await listFields(this.dataSource, principal.workspaceId, query.object as string | undefined) } };
+    return { data: { fields: await listFields(this.dataSource, principal.workspaceId, onlyObjectParameter(query)) } };
   }
 
   @Get(':id')
@@ -83,5 +88,43 @@ export class MetadataController {
     assertDataModel(principal);
     const actor = await actorOf(this.sql, principal);
     return { data: { deleteField: await deleteField(this.dataSource, principal.workspaceId, actor, id) } };
+  }
+}
+
+/**
+ * Which fields are unique (docs/data-model.md, "Unique fields"): built-in ones switched on or
+ * off here, custom ones here or by `isUnique` on the field. Making a field unique while
+ * duplicates exist is 409 with up to 10 of them.
+ */
+@ApiExcludeController()
+@Controller('rest/metadata/unique-fields')
+export class UniqueFieldsController {
+  constructor(
+    private readonly sql: Sql,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  @Get()
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
+    assertDataModel(principal);
+    return { data: { uniqueFields: await listUniqueFields(this.dataSource, principal.workspaceId, onlyObjectParameter(query)) } };
+  }
+
+  @Put(':object/:field')
+  async add(@CurrentPrincipal() principal: Principal, @Param('object') object: string, @Param('field') path: string) {
+    assertDataModel(principal);
+    const field = await resolveUniqueField(this.dataSource, principal.workspaceId, object, path);
+    const actor = await actorOf(this.sql, principal);
+    return { data: { uniqueField: await makeUnique(this.dataSource, principal.workspaceId, actor, field) } };
+  }
+
+  @Delete(':object/:field')
+  @HttpCode(200)
+  async remove(@CurrentPrincipal() principal: Principal, @Param('object') object: string, @Param('field') path: string) {
+    assertDataModel(principal);
+    const field = await resolveUniqueField(this.dataSource, principal.workspaceId, object, path);
+    const actor = await actorOf(this.sql, principal);
+    await makeNotUnique(this.dataSource, principal.workspaceId, actor, field);
+    return { data: { uniqueField: { ...field, unique: false } } };
   }
 }

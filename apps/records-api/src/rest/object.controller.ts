@@ -1,9 +1,18 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, type Type } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res, type Type } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from './list-query.js';
+import {
+  parseFilterQuery,
+  parseHardQuery,
+  parseRestGroupByQuery,
+  parseRestListQuery,
+  parseRestReadQuery,
+  parseUpsertQuery,
+  pickFields,
+} from './list-query.js';
 import {
   ApiBatchBody,
   ApiDataResponse,
@@ -16,6 +25,10 @@ import {
   ApiListQuery,
   ApiListResponse,
   ApiRecordBody,
+  ApiUpsertQuery,
+  ApiHardQuery,
+  ApiFilterOnlyQuery,
+  ApiChangedResponse,
   DeletedModel,
   SHARED_MODELS,
 } from './open-api-decorators.js';
@@ -111,12 +124,17 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'create',
-    async function (this: { service: ObjectService }, principal: Principal, body: unknown) {
-      return { data: { [`create${typeName}`]: await this.service.create(principal, body) } };
+    async function (this: { service: ObjectService }, principal: Principal, body: unknown, query: Record<string, unknown>, res: Response) {
+      const { upsert, match } = parseUpsertQuery(query);
+      if (!upsert) return { data: { [`create${typeName}`]: await this.service.create(principal, body) } };
+      const result = await this.service.upsertMany(principal, [body], null, match);
+      if (result.updated.length) res.status(200);
+      return { data: { [`create${typeName}`]: result.records[0] }, meta: { created: result.created, updated: result.updated } };
     },
     [
       Post(plural),
       HttpCode(201),
+      ApiUpsertQuery(),
       ApiOperation({
         operationId: `create${typeName}`,
         summary: `Create ${a}`,
@@ -124,26 +142,39 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
       }),
       ApiRecordBody(create),
       ApiDataResponse(201, `The created ${singular}.`, `create${typeName}`, model),
+      ApiDataResponse(200, `With upsert=true: the ${singular} matched and updated.`, `create${typeName}`, model),
       ApiErrors(400, 401, 403, 409, 413, 415, 429),
     ],
-    [P, Body()],
+    [P, Body(), Query(), Res({ passthrough: true })],
   );
 
   method(
     cls,
     'createMany',
-    async function (this: { service: ObjectService }, principal: Principal, body: unknown) {
-      return { data: { [`create${pluralType}`]: await this.service.createMany(principal, body) } };
+    async function (this: { service: ObjectService }, principal: Principal, body: unknown, query: Record<string, unknown>, res: Response) {
+      const { upsert, match } = parseUpsertQuery(query);
+      if (!upsert) return { data: { [`create${pluralType}`]: await this.service.createMany(principal, body) } };
+      const result = await this.service.upsertMany(principal, body, '', match);
+      if (result.updated.length) res.status(200);
+      return { data: { [`create${pluralType}`]: result.records }, meta: { created: result.created, updated: result.updated } };
     },
     [
       Post(`batch/${plural}`),
       HttpCode(201),
+      ApiUpsertQuery(),
       ApiOperation({ operationId: `create${pluralType}`, summary: `Create up to 60 ${plural}, all or none` }),
       ApiBatchBody(create),
       ApiDataResponse(201, `The created ${plural}, in the order given.`, `create${pluralType}`, model, true),
+      ApiDataResponse(
+        200,
+        `With upsert=true and at least one match: the ${plural}, in the order given.`,
+        `create${pluralType}`,
+        model,
+        true,
+      ),
       ApiErrors(400, 401, 403, 409, 413, 415, 429),
     ],
-    [P, Body()],
+    [P, Body(), Query(), Res({ passthrough: true })],
   );
 
   method(
@@ -171,8 +202,9 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'delete',
-    async function (this: { service: ObjectService }, principal: Principal, id: string) {
-      return { data: { [`delete${typeName}`]: await this.service.delete(principal, id) } };
+    async function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
+      const hard = parseHardQuery(query);
+      return { data: { [`delete${typeName}`]: await (hard ? this.service.destroy(principal, id) : this.service.delete(principal, id)) } };
     },
     [
       Delete(`${plural}/:id`),
@@ -182,8 +214,76 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
         ...(object.docs.deleteNote ? { description: object.docs.deleteNote } : {}),
       }),
       ApiIdParam(singular),
+      ApiHardQuery(),
       ApiDataResponse(200, `The id of the deleted ${singular}.`, `delete${typeName}`, DeletedModel),
-      ApiErrors(400, 401, 403, 404, 429),
+      ApiErrors(400, 401, 403, 404, 409, 429),
+    ],
+    [P, Param('id'), Query()],
+    [Object, String, Object],
+  );
+
+  method(
+    cls,
+    'updateByFilter',
+    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>, body: unknown) {
+      const filter = parseFilterQuery(query, await this.service.schema(principal));
+      return { data: { [`update${pluralType}`]: await this.service.updateByFilter(principal, filter, body) } };
+    },
+    [
+      Patch(plural),
+      ApiOperation({
+        operationId: `update${pluralType}`,
+        summary: `Update every ${singular} a filter keeps`,
+        description:
+          'Sets the fields of the body on every live record the (required) filter keeps, at most 10 000, in one transaction, ' +
+          'with one webhook event each. More matches → 400 with the count.',
+      }),
+      ApiFilterOnlyQuery(schema),
+      ApiRecordBody(update),
+      ApiChangedResponse(`update${pluralType}`),
+      ApiErrors(400, 401, 403, 409, 413, 415, 429),
+    ],
+    [P, Query(), Body()],
+  );
+
+  method(
+    cls,
+    'deleteByFilter',
+    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
+      const filter = parseFilterQuery(query, await this.service.schema(principal));
+      return { data: { [`delete${pluralType}`]: await this.service.deleteByFilter(principal, filter) } };
+    },
+    [
+      Delete(plural),
+      ApiOperation({
+        operationId: `delete${pluralType}`,
+        summary: `Delete every ${singular} a filter keeps (soft delete)`,
+        description: 'At most 10 000 live records the (required) filter keeps, in one transaction, with one webhook event each.',
+      }),
+      ApiFilterOnlyQuery(schema),
+      ApiChangedResponse(`delete${pluralType}`),
+      ApiErrors(400, 401, 403, 429),
+    ],
+    [P, Query()],
+  );
+
+  method(
+    cls,
+    'restore',
+    async function (this: { service: ObjectService }, principal: Principal, id: string) {
+      return { data: { [`restore${typeName}`]: await this.service.restore(principal, id) } };
+    },
+    [
+      Patch(`restore/${plural}/:id`),
+      ApiOperation({
+        operationId: `restore${typeName}`,
+        summary: `Restore a deleted ${singular}`,
+        description:
+          'Brings a soft-deleted record back (a `restored` webhook event). A live record → 409; a unique value now held by another → 409.',
+      }),
+      ApiIdParam(singular),
+      ApiDataResponse(200, `The restored ${singular}.`, `restore${typeName}`, model),
+      ApiErrors(400, 401, 403, 404, 409, 429),
     ],
     [P, Param('id')],
     [Object, String],

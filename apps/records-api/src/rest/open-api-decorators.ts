@@ -296,3 +296,72 @@ export function ApiGroupByResponse() {
     },
   });
 }
+
+/** `upsert` and `match` on creates (docs/rest.md, "Upsert"). */
+export function ApiUpsertQuery() {
+  return applyDecorators(
+    ApiQuery({
+      name: 'upsert',
+      required: false,
+      description:
+        'true: a record that matches a live one by `id`, then by a unique field (`emails.primaryEmail`, `domainName.primaryLinkUrl`, ' +
+        'unique custom fields), updates it with the fields sent; no match creates. 201 when all were created, else 200; ' +
+        '`meta.created` and `meta.updated` list the ids.',
+      schema: { type: 'boolean', default: false },
+    }),
+    ApiQuery({
+      name: 'match',
+      required: false,
+      description: 'With upsert=true: the one unique field (or `id`) to match on. Not unique → 400.',
+      schema: { type: 'string' },
+      example: 'emails.primaryEmail',
+    }),
+  );
+}
+
+/** `hard=true` on a delete (docs/rest.md, "Erasure"). */
+export const ApiHardQuery = () =>
+  ApiQuery({
+    name: 'hard',
+    required: false,
+    description:
+      'true: erase the record (live or deleted) and every stored webhook event carrying it, for erasure requests. ' +
+      'Needs the destroy permission (Admin only). Records other records link to → 409.',
+    schema: { type: 'boolean', default: false },
+  });
+
+/** The required `filter` of a change by filter. */
+export const ApiFilterOnlyQuery = (schema: ObjectSchema) =>
+  ApiQuery({
+    name: 'filter',
+    required: true,
+    description: `Required; the list syntax (docs/rest.md). Fields: ${Object.keys(schema.fields).join(', ')}.`,
+    schema: { type: 'string' },
+    example: 'id[in]:[0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10]',
+  });
+
+/** `{data: {<key>: {count, ids}}}`. */
+export function ApiChangedResponse(key: string) {
+  return ApiResponse({
+    status: 200,
+    description: 'How many records changed, and their ids.',
+    headers: REQUEST_ID,
+    schema: {
+      type: 'object',
+      required: ['data'],
+      properties: {
+        data: {
+          type: 'object',
+          required: [key],
+          properties: {
+            [key]: {
+              type: 'object',
+              required: ['count', 'ids'],
+              properties: { count: { type: 'integer' }, ids: { type: 'array', items: { type: 'string', format: 'uuid' } } },
+            },
+          },
+        },
+      },
+    },
+  });
+}

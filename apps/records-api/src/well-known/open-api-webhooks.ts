@@ -2,8 +2,8 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
 import { eventObjectOf } from '#webhooks/operations.js';
 
-/** Actions that happen today; `restored` is reserved in docs/webhooks.md but nothing restores a record yet. */
-const ACTIONS = ['created', 'updated', 'deleted'] as const;
+/** What happens to a record (docs/webhooks.md, "Event types"). */
+const ACTIONS = ['created', 'updated', 'deleted', 'restored'] as const;
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -48,8 +48,10 @@ export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
             ...record,
             description:
               action === 'deleted'
-                ? `The ${singular} as it was deleted (deletedAt set).`
-                : `The ${singular} as REST returns it, after the change.`,
+                ? `The ${singular} as it was deleted (deletedAt set); an erasure (hard delete) sends only its id.`
+                : action === 'restored'
+                  ? `The ${singular} as it was restored (deletedAt null).`
+                  : `The ${singular} as REST returns it, after the change.`,
           },
           ...(action === 'updated'
             ? {

@@ -6,7 +6,9 @@ export const RECORD_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural);
 export type RecordObject = string;
 export const RECORD_ACTIONS = ['read', 'create', 'update', 'delete'] as const;
 export type RecordAction = (typeof RECORD_ACTIONS)[number];
-export type ObjectPermissions = Record<RecordObject, Record<RecordAction, boolean>>;
+/** `destroy` (hard delete, for erasure requests) is held by the built-in Admin role only; roles made by users never have it. */
+export type RecordCapability = RecordAction | 'destroy';
+export type ObjectPermissions = Record<RecordObject, Record<RecordAction, boolean> & { destroy?: boolean }>;
 
 export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL'] as const;
 export type SettingsPermission = (typeof SETTINGS_PERMISSIONS)[number];

@@ -231,6 +231,9 @@ function checkSettings(type: CustomFieldType, raw: unknown, problems: string[]):
   return decimals === undefined ? {} : { decimals: decimals as number };
 }
 
+/** Types a custom field may be unique with (docs/data-model.md, "Unique fields"). */
+export const UNIQUE_TYPES: readonly CustomFieldType[] = ['TEXT', 'NUMBER', 'EMAILS', 'LINKS'];
+
 export interface FieldChange {
   label?: string;
   description?: string | null;
@@ -239,6 +242,7 @@ export interface FieldChange {
   options?: SelectOption[];
   settings?: CustomField['settings'];
   isActive?: boolean;
+  isUnique?: boolean;
 }
 
 export type NewField = Omit<CustomField, 'id' | 'createdAt' | 'updatedAt'>;
@@ -291,8 +295,11 @@ export function checkNewField(
     if (typeof value !== 'boolean') problems.push(`${key} must be true or false`);
     bools[key] = value === true;
   }
-  if (bools.isUnique) {
-    problems.push('isUnique: unique custom fields are not available yet; create the field without isUnique');
+  if (bools.isUnique && !UNIQUE_TYPES.includes(type as CustomFieldType)) {
+    problems.push(`isUnique: only ${UNIQUE_TYPES.join(', ')} fields can be unique`);
+  }
+  if (bools.isUnique && body.defaultValue !== undefined && body.defaultValue !== null) {
+    problems.push('isUnique: a unique field cannot have a default value (every new record would hold the same one)');
   }
   let options: SelectOption[] | null = null;
   if (fieldType === 'SELECT' || fieldType === 'MULTI_SELECT') options = checkOptions(body.options, problems) ?? null;
@@ -307,7 +314,7 @@ export function checkNewField(
     type: fieldType,
     isNullable: bools.isNullable,
     defaultValue: null,
-    isUnique: false,
+    isUnique: bools.isUnique,
     options,
     settings,
     isActive: bools.isActive,
@@ -331,14 +338,17 @@ function checkDefault(field: Pick<CustomField, 'type' | 'options' | 'isNullable'
 export function checkFieldChange(field: CustomField, body: unknown): FieldChange {
   if (!isPlain(body)) throw bad('body must be a JSON object');
   const problems: string[] = [];
+  const change: FieldChange = {};
   for (const key of Object.keys(body)) {
     if (['name', 'type', 'object'].includes(key)) {
       if (body[key] !== field[key as 'name']) problems.push(`${key} cannot change; create a new field instead`);
     } else if (key === 'isUnique') {
-      if (body.isUnique !== field.isUnique) problems.push('isUnique: unique custom fields are not available yet');
+      if (typeof body.isUnique !== 'boolean') problems.push('isUnique must be true or false');
+      else if (body.isUnique && !UNIQUE_TYPES.includes(field.type))
+        problems.push(`isUnique: only ${UNIQUE_TYPES.join(', ')} fields can be unique`);
+      else if (body.isUnique !== field.isUnique) change.isUnique = body.isUnique;
     } else if (!UPDATE_KEYS.includes(key)) problems.push(`${key} is not a known field`);
   }
-  const change: FieldChange = {};
   if (body.label !== undefined) change.label = text(body.label, 'label', MAX_LABEL, problems, true) ?? undefined;
   if (body.description !== undefined) change.description = text(body.description, 'description', MAX_DESCRIPTION, problems, false) ?? null;
   for (const key of ['isNullable', 'isActive'] as const) {

@@ -15,3 +15,4 @@ export function objectNamed(plural: string): ObjectDeclaration {
   return found;
 }
 export * from './custom-fields.js';
+export * from './unique-fields.js';

@@ -25,6 +25,7 @@ const ACTIONS: Record<string, string> = {
   'field.create': 'Added field',
   'field.update': 'Changed field',
   'field.delete': 'Deleted field',
+  'field.unique': 'Changed uniqueness of field',
 };
 
 const HIDDEN = new Set(['inviteId']);

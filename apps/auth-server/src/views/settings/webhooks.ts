@@ -18,7 +18,7 @@ function disabledBox(w: WebhookSummary): Html {
 function operationsHint(eventTypes: string[]): Html {
   return html`<p class="hint" id="wh-ops-hint">
     Comma-separated patterns <code>&lt;object&gt;.&lt;action&gt;</code>; <code>*</code> stands for any part: <code>*.*</code> (everything),
-    <code>person.*</code>, <code>company.created</code>. Events: ${eventTypes.filter((t) => !t.endsWith('.restored')).join(', ')}.
+    <code>person.*</code>, <code>company.created</code>. Events: ${eventTypes.join(', ')}.
   </p>`;
 }
 
