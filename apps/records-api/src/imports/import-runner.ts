@@ -1,9 +1,10 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ImportSettings } from '#config/config.js';
 import { Sql, type SqlTx } from '#database/sql.js';
-import { AppError } from '#errors/errors.js';
-import { composite } from '#records/objects/index.js';
-import { recordEvents, recordImportCompleted } from '#webhooks/webhook-outbox.js';
+import { isUUID } from 'class-validator';
+import { AppError, BadInputError, ConflictError, ErrorCode } from '#errors/errors.js';
+import { composite, compositeSubFields, fullComposite, uniqueValueIn } from '#records/objects/index.js';
+import { changedFields, recordEvents, recordImportCompleted, type RecordChange } from '#webhooks/webhook-outbox.js';
 import type { DataModel } from '../records/data-model.js';
 import type { AnyRecord, ObjectDefinition } from '../records/object-definitions.js';
 import type { RecordsService } from '../records/records.service.js';
@@ -28,6 +29,8 @@ const ROW_ERROR_CLASSES = ['23', '22'];
 class Stopped extends Error {}
 /** This process is shutting down: the import goes on in a new job, from its last committed batch. */
 class Interrupted extends Error {}
+
+type RowError = { row: number; messages: string[] };
 
 interface Prepared {
   rows: Ready[];
@@ -88,6 +91,7 @@ export class ImportRunner {
 
   private async runRows(imp: ImportRow): Promise<void> {
     const def = (await this.dataModel.read(imp.workspace_id)).definition(imp.object);
+    const keys = imp.mode === 'upsert' ? await this.records.upsertKeys(def, imp.workspace_id, imp.match ?? undefined) : [];
     const chunks = this.chunks(imp);
     const batches = imp.format === 'csv' ? csvItems(chunks, def) : ndjsonItems(chunks);
     const state = { rowsDone: Number(imp.rows_done) };
@@ -99,9 +103,10 @@ export class ImportRunner {
     // writes stay in file order, each after the previous one committed.
     let writing: Promise<void> = Promise.resolve();
     const flush = async (rows: ImportItem[]) => {
-      const prepared = await this.prepare(imp, def, rows);
+      // Upsert matches inside the writing transaction, after the previous batch committed (a key may repeat across batches).
+      const prepared = imp.mode === 'upsert' ? undefined : await this.prepare(imp, def, rows);
       await writing;
-      writing = this.write(imp, def, prepared, state);
+      writing = prepared ? this.write(imp, def, prepared, state) : this.writeUpsert(imp, def, keys, rows, state);
       writing.catch(() => undefined); // awaited by the next flush or at the end
     };
     outer: for await (const items of batches) {
@@ -177,20 +182,8 @@ export class ImportRunner {
   private async write(imp: ImportRow, def: ObjectDefinition, { rows, errors, last }: Prepared, state: { rowsDone: number }): Promise<void> {
     await this.sql.transaction(async (tx) => {
       const created = await this.insert(tx, imp, def, rows, errors);
-      if (errors.length) {
-        await tx.rows(
-          `INSERT INTO import_errors (workspace_id, import_id, row_no, messages)
-           SELECT $1, $2, e.row_no, e.messages FROM jsonb_to_recordset($3::jsonb) AS e(row_no bigint, messages jsonb)
-           ON CONFLICT DO NOTHING`,
-          [imp.workspace_id, imp.id, JSON.stringify(errors.map((e) => ({ row_no: e.row, messages: e.messages })))],
-        );
-      }
-      const moved = await tx.rows(
-        `UPDATE imports SET rows_done = $3, bytes_done = $4, created = created + $5, failed = failed + $6, updated_at = now()
-          WHERE workspace_id = $1 AND id = $2 AND rows_done = $7 AND status = 'running' RETURNING id`,
-        [imp.workspace_id, imp.id, last.row, last.bytes, created.count, errors.length, state.rowsDone],
-      );
-      if (!moved.length) throw new Stopped();
+      await this.saveErrors(tx, imp, errors);
+      await this.advance(tx, imp, last, state, { created: created.count, updated: 0, unchanged: 0, failed: errors.length });
       if (imp.record_events && created.records.length) {
         await recordEvents(
           tx,
@@ -200,6 +193,238 @@ export class ImportRunner {
       }
     });
     state.rowsDone = last.row;
+  }
+
+  /** Refused rows of a batch, in its transaction. */
+  private async saveErrors(tx: SqlTx, imp: ImportRow, errors: RowError[]): Promise<void> {
+    if (!errors.length) return;
+    await tx.rows(
+      `INSERT INTO import_errors (workspace_id, import_id, row_no, messages)
+       SELECT $1, $2, e.row_no, e.messages FROM jsonb_to_recordset($3::jsonb) AS e(row_no bigint, messages jsonb)
+       ON CONFLICT DO NOTHING`,
+      [imp.workspace_id, imp.id, JSON.stringify(errors.map((e) => ({ row_no: e.row, messages: e.messages })))],
+    );
+  }
+
+  /** The resume point and counters, moved in the batch's transaction; guarded so a cancelled or taken-over run commits nothing. */
+  private async advance(
+    tx: SqlTx,
+    imp: ImportRow,
+    last: ImportItem,
+    state: { rowsDone: number },
+    n: { created: number; updated: number; unchanged: number; failed: number },
+  ): Promise<void> {
+    const moved = await tx.rows(
+      `UPDATE imports SET rows_done = $3, bytes_done = $4, created = created + $5, updated = updated + $6, unchanged = unchanged + $7,
+              failed = failed + $8, updated_at = now()
+        WHERE workspace_id = $1 AND id = $2 AND rows_done = $9 AND status = 'running' RETURNING id`,
+      [imp.workspace_id, imp.id, last.row, last.bytes, n.created, n.updated, n.unchanged, n.failed, state.rowsDone],
+    );
+    if (!moved.length) throw new Stopped();
+  }
+
+  /**
+   * An upsert batch, in one transaction: each row matches a live record by \`id\`, then by the
+   * object's unique fields (or only \`match\`), as REST upsert does (RecordsService.matches). A
+   * match is updated with the columns the row gives, and only when a value differs, so the
+   * same file imported again writes nothing; no match is created. A row matching the record
+   * an earlier row of the same batch matched, or two records at once, is refused.
+   */
+  private async writeUpsert(
+    imp: ImportRow,
+    def: ObjectDefinition,
+    keys: { field: string; normalize: string }[],
+    batch: ImportItem[],
+    state: { rowsDone: number },
+  ): Promise<void> {
+    const errors: RowError[] = [];
+    const refuse = (row: number, err: unknown) => {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      errors.push({ row, messages: err.messages });
+    };
+    const items = batch.filter((item) => {
+      if (!item.body) errors.push({ row: item.row, messages: item.problems ?? ['unreadable'] });
+      return Boolean(item.body);
+    });
+    const wanted = items.map((item) => {
+      const body = item.body!;
+      const id = (imp.match === null || imp.match === 'id') && typeof body.id === 'string' && isUUID(body.id) ? body.id : undefined;
+      const values = keys.map((k) => ({ ...k, raw: uniqueValueIn(body, k.field) })).filter((k) => k.raw !== undefined);
+      return { id, values: values as { field: string; normalize: string; raw: string }[] };
+    });
+    const last = batch[batch.length - 1];
+    await this.sql.transaction(async (tx) => {
+      let found: (string | undefined | null)[];
+      try {
+        found = await this.records.matches(tx, def, imp.workspace_id, wanted);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        // One row's values match two records: find which, one row at a time.
+        found = [];
+        for (const [i, w] of wanted.entries()) {
+          try {
+            found.push((await this.records.matches(tx, def, imp.workspace_id, [w]))[0]);
+          } catch (one) {
+            refuse(items[i].row, one);
+            found.push(null);
+          }
+        }
+      }
+      const creates: Ready[] = [];
+      const updates: (Ready & { id: string })[] = [];
+      const matchedBy = new Map<string, number>();
+      items.forEach((item, i) => {
+        const id = found[i];
+        if (id === null) return;
+        try {
+          if (id === undefined) {
+            if (imp.match !== null && !wanted[i].id && !wanted[i].values.length)
+              throw new BadInputError(ErrorCode.VALIDATION_FAILED, `the match field ${imp.match} is missing`);
+            creates.push({ row: item.row, columns: this.records.checkBody(def, item.body, 'create') });
+            return;
+          }
+          const earlier = matchedBy.get(id);
+          if (earlier !== undefined)
+            throw new ConflictError(`matches the ${def.singular} ${id}, as row ${earlier} does; a record is upserted once per batch`);
+          matchedBy.set(id, item.row);
+          const { id: given, ...rest } = item.body!;
+          if (given !== undefined && given !== id)
+            throw new ConflictError(`id ${String(given)} is not the ${def.singular} ${id} that ${imp.match ?? 'its unique values'} match`);
+          updates.push({ row: item.row, id, columns: this.records.checkBody(def, rest, 'update') });
+        } catch (err) {
+          refuse(item.row, err);
+        }
+      });
+      const linkedCreates = await this.withLiveLinks(imp.workspace_id, def, creates, errors);
+      const linkedUpdates = (await this.withLiveLinks(imp.workspace_id, def, updates, errors)) as (Ready & { id: string })[];
+      const created = await this.insert(
+        tx,
+        imp,
+        def,
+        linkedCreates.map((r) => ({ row: r.row, columns: recordsetColumns(def, r.columns) })),
+        errors,
+      );
+      const updated = await this.update(tx, imp, def, linkedUpdates, errors);
+      await this.saveErrors(tx, imp, errors);
+      await this.advance(tx, imp, last, state, {
+        created: created.count,
+        updated: updated.changed,
+        unchanged: updated.unchanged,
+        failed: errors.length,
+      });
+      if (imp.record_events) {
+        await recordEvents(tx, imp.workspace_id, [
+          ...created.records.map((record) => ({
+            object: def.object,
+            action: 'created' as const,
+            record: record as Record<string, unknown>,
+          })),
+          ...updated.events,
+        ]);
+      }
+    });
+    state.rowsDone = last.row;
+  }
+
+  /**
+   * Matched rows written set-based: the records locked, each row's custom values merged into
+   * its record's (a composite given in part keeps its other sub-fields, as PATCH does), then
+   * one UPDATE … FROM jsonb_populate_recordset per set of columns, touching only records
+   * whose values differ. A constraint error isolates the rows one by one.
+   */
+  private async update(
+    tx: SqlTx,
+    imp: ImportRow,
+    def: ObjectDefinition,
+    rows: (Ready & { id: string })[],
+    errors: RowError[],
+  ): Promise<{ changed: number; unchanged: number; events: RecordChange[] }> {
+    const events: RecordChange[] = [];
+    if (!rows.length) return { changed: 0, unchanged: 0, events };
+    const before = new Map(
+      (
+        await tx.rows(
+          `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
+            WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
+          [imp.workspace_id, rows.map((r) => r.id)],
+        )
+      ).map((row) => [row.id as string, row]),
+    );
+    const groups = new Map<string, { row: number; columns: Record<string, unknown> }[]>();
+    for (const r of rows) {
+      const old = before.get(r.id);
+      if (!old) {
+        errors.push({ row: r.row, messages: [`the ${def.singular} ${r.id} it matched was deleted meanwhile`] });
+        continue;
+      }
+      const columns: Record<string, unknown> = { ...recordsetColumns(def, { ...r.columns, custom: undefined }), id: r.id };
+      delete columns.custom;
+      if (r.columns.custom !== undefined) columns.custom = mergedCustom(def, old.custom, r.columns.custom as Record<string, unknown>);
+      const key = Object.keys(columns)
+        .filter((c) => c !== 'id')
+        .sort()
+        .join(',');
+      const group = groups.get(key);
+      if (group) group.push({ row: r.row, columns });
+      else groups.set(key, [{ row: r.row, columns }]);
+    }
+    let changed = 0;
+    let matched = 0;
+    for (const [key, group] of groups) {
+      const columns = key ? key.split(',') : [];
+      matched += group.length;
+      if (!columns.length) continue;
+      const sql = `UPDATE ${def.schema.table} t SET ${columns.map((c) => `${c} = r.${c}`).join(', ')}, updated_at = now()
+                     FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
+                    WHERE t.workspace_id = $1 AND t.id = r.id AND t.deleted_at IS NULL
+                      AND ROW(${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM ROW(${columns.map((c) => `r.${c}`).join(', ')})
+                RETURNING ${def.columns.map((c) => `t.${c}`).join(', ')}`;
+      const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
+      changed += written.length;
+      matched -= written.refused;
+      if (imp.record_events) {
+        for (const row of written) {
+          const record = def.toRecord(row) as Record<string, unknown>;
+          const previous = def.toRecord(before.get(record.id as string)!) as Record<string, unknown>;
+          events.push({ object: def.object, action: 'updated', record, previous: changedFields(previous, record) });
+        }
+      }
+    }
+    return { changed, unchanged: matched - changed, events };
+  }
+
+  /** One statement over the whole group under a savepoint; on a constraint error, the same statement row by row. */
+  private async inSavepoints(
+    tx: SqlTx,
+    def: ObjectDefinition,
+    sql: string,
+    workspaceId: string,
+    group: { row: number; columns: Record<string, unknown> }[],
+    errors: RowError[],
+  ): Promise<Record<string, unknown>[] & { refused: number }> {
+    const out = Object.assign([] as Record<string, unknown>[], { refused: 0 });
+    await tx.rows('SAVEPOINT import_batch');
+    try {
+      out.push(...(await tx.rows(sql, [workspaceId, JSON.stringify(group.map((r) => r.columns))])));
+      await tx.rows('RELEASE SAVEPOINT import_batch');
+      return out;
+    } catch (err) {
+      if (!isRowError(err)) throw err;
+      await tx.rows('ROLLBACK TO SAVEPOINT import_batch');
+    }
+    for (const r of group) {
+      await tx.rows('SAVEPOINT import_row');
+      try {
+        out.push(...(await tx.rows(sql, [workspaceId, JSON.stringify([r.columns])])));
+        await tx.rows('RELEASE SAVEPOINT import_row');
+      } catch (err) {
+        if (!isRowError(err)) throw err;
+        await tx.rows('ROLLBACK TO SAVEPOINT import_row');
+        out.refused++;
+        errors.push({ row: r.row, messages: [await this.rowErrorMessage(err as PgError, def, workspaceId)] });
+      }
+    }
+    return out;
   }
 
   /** One INSERT per set of columns given; on a constraint error, the same rows one by one. */
@@ -224,32 +449,30 @@ export class ImportRunner {
       const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                    SELECT $1${columns.map((c) => `, r.${c}`).join('')} FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
                    RETURNING ${imp.record_events ? def.columns.join(', ') : 'id'}`;
-      await tx.rows('SAVEPOINT import_batch');
-      try {
-        const written = await tx.rows(sql, [imp.workspace_id, JSON.stringify(group.map((r) => r.columns))]);
-        await tx.rows('RELEASE SAVEPOINT import_batch');
-        count += written.length;
-        if (imp.record_events) records.push(...written.map((row) => def.toRecord(row)));
-        continue;
-      } catch (err) {
-        if (!isRowError(err)) throw err;
-        await tx.rows('ROLLBACK TO SAVEPOINT import_batch');
-      }
-      for (const r of group) {
-        await tx.rows('SAVEPOINT import_row');
-        try {
-          const written = await tx.rows(sql, [imp.workspace_id, JSON.stringify([r.columns])]);
-          await tx.rows('RELEASE SAVEPOINT import_row');
-          count += written.length;
-          if (imp.record_events) records.push(...written.map((row) => def.toRecord(row)));
-        } catch (err) {
-          if (!isRowError(err)) throw err;
-          await tx.rows('ROLLBACK TO SAVEPOINT import_row');
-          errors.push({ row: r.row, messages: [rowErrorMessage(err as PgError, def)] });
-        }
-      }
+      const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
+      count += written.length;
+      if (imp.record_events) records.push(...written.map((row) => def.toRecord(row)));
     }
     return { count, records };
+  }
+
+  /** A database refusal of one row, said as REST says it (a unique value names the record holding it); never the statement. */
+  private async rowErrorMessage(err: PgError, def: ObjectDefinition, workspaceId: string): Promise<string> {
+    if (err.code === '23505' && err.constraint === 'record_keys_pkey') {
+      try {
+        await this.records.explainConflict(err, def, workspaceId);
+      } catch (explained) {
+        if (explained instanceof AppError) return explained.messages.join('; ');
+      }
+    }
+    if (err.code === '23505') return `a ${def.singular} with this id already exists`;
+    if (err.code === '23503') {
+      const relation = def.relations.find((r) => err.detail?.includes(r.field.column));
+      return relation
+        ? `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`
+        : 'a linked record does not exist';
+    }
+    return `the database refused the row: ${err.message.slice(0, 200)}`;
   }
 
   /** Rows whose links name no live record of the workspace are refused (as REST create refuses them); one query per relation. */
@@ -308,22 +531,6 @@ function isRowError(err: unknown): boolean {
   return typeof code === 'string' && ROW_ERROR_CLASSES.includes(code.slice(0, 2));
 }
 
-/** A database refusal of one row, said as REST says it; never the statement or another workspace's data. */
-function rowErrorMessage(err: PgError, def: ObjectDefinition): string {
-  if (err.code === '23505') {
-    return err.constraint?.endsWith('_pkey')
-      ? `a ${def.singular} with this id already exists`
-      : `a ${def.singular} with this value already exists (${err.constraint})`;
-  }
-  if (err.code === '23503') {
-    const relation = def.relations.find((r) => err.detail?.includes(r.field.column));
-    return relation
-      ? `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`
-      : 'a linked record does not exist';
-  }
-  return `the database refused the row: ${err.message.slice(0, 200)}`;
-}
-
 /**
  * Column values as `jsonb_populate_recordset` reads them: the JSON columns (lists, custom
  * values) as JSON, where a REST write passes them as JSON text.
@@ -349,4 +556,23 @@ function jsonColumnsOf(def: ObjectDefinition): string[] {
     jsonColumns.set(def.object, found);
   }
   return found;
+}
+
+/** A record's custom values after a row's are applied: scalars replace, a composite given in part keeps its other sub-fields, null clears. */
+function mergedCustom(def: ObjectDefinition, stored: unknown, given: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(stored && typeof stored === 'object' ? (stored as Record<string, unknown>) : {}) };
+  for (const [name, value] of Object.entries(given)) {
+    const field = def.custom?.find((f) => f.name === name);
+    const old = out[name];
+    out[name] =
+      field && compositeSubFields(field.type) && value !== null && typeof value === 'object'
+        ? {
+            ...(old && typeof old === 'object'
+              ? (old as Record<string, unknown>)
+              : (fullComposite(field.type, {}) as Record<string, unknown>)),
+            ...value,
+          }
+        : value;
+  }
+  return out;
 }

@@ -14,6 +14,7 @@ export interface ImportRow {
   bytes_done: string;
   created: string;
   updated: string;
+  unchanged: string;
   failed: string;
   error: string | null;
   created_at: string;
@@ -35,6 +36,8 @@ export function importSummary(row: ImportRow) {
     rowsRead: Number(row.rows_done),
     created: Number(row.created),
     updated: Number(row.updated),
+    /** Upsert: rows that matched a record already holding their values (nothing written). */
+    unchanged: Number(row.unchanged),
     failed: Number(row.failed),
     progress: ended ? 1 : bytes > 0 ? Math.min(1, Math.round((Number(row.bytes_done) / bytes) * 1000) / 1000) : 0,
     bytes,

@@ -6,7 +6,7 @@ import { loadConfig } from '#config/config.js';
 import { Sql } from '#database/sql.js';
 import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { OBJECTS } from '#records/objects/index.js';
-import { DataModel } from '../records/data-model.js';
+import { RecordsService } from '../records/records.service.js';
 import { csvHeader } from './import-reader.js';
 import { IMPORT_TASK } from './import-runner.js';
 import { importSummary, type ImportRow, type ImportSummary } from './import-summary.js';
@@ -54,7 +54,6 @@ export function parseImportRequest(query: Record<string, unknown>, headers: Inco
   if (events !== undefined && events !== 'records')
     problems.push(`events must be "records" (one event per record) or left out; got "${events.slice(0, 100)}"`);
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
-  if (mode === 'upsert') throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'mode=upsert is not yet supported; use mode=create');
   const type = (headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   const format = FORMATS[type];
   if (!format) {
@@ -62,7 +61,7 @@ export function parseImportRequest(query: Record<string, unknown>, headers: Inco
       `Content-Type must be text/csv or application/x-ndjson; got "${(headers['content-type'] ?? 'none').slice(0, 100)}"`,
     ]);
   }
-  return { object: object!, mode: mode as 'create', match, recordEvents: events === 'records', format };
+  return { object: object!, mode: mode as 'create' | 'upsert', match, recordEvents: events === 'records', format };
 }
 
 const tooLarge = (max: number) => new AppError(413, ErrorCode.PAYLOAD_TOO_LARGE, [`The file is larger than the ${max}-byte import limit`]);
@@ -76,7 +75,7 @@ const tooLarge = (max: number) => new AppError(413, ErrorCode.PAYLOAD_TOO_LARGE,
 export class ImportsService {
   constructor(
     private readonly sql: Sql,
-    private readonly dataModel: DataModel,
+    private readonly records: RecordsService,
   ) {}
 
   /**
@@ -93,9 +92,13 @@ export class ImportsService {
     /** Who the import row names (the CLI says "operator (CLI)"). */
     createdBy = `${principal.kind}:${principal.subjectId}`,
   ): Promise<ImportSummary> {
-    const def = (await this.dataModel.of(principal)).definition(request.object);
+    const def = await this.records.definitionFor(request.object, principal);
     assertCan(principal, def.object, 'create');
-    if (request.mode === 'upsert') assertCan(principal, def.object, 'update');
+    if (request.mode === 'upsert') {
+      assertCan(principal, def.object, 'update');
+      // match= names `id` or a unique field of the object (400 otherwise), before anything is stored.
+      await this.records.upsertKeys(def, principal.workspaceId, request.match ?? undefined);
+    }
     const max = loadConfig().imports.maxBytes;
     if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
 

@@ -30,6 +30,7 @@ export class Imports1764700000500 implements MigrationInterface {
         bytes_done bigint NOT NULL DEFAULT 0,
         created bigint NOT NULL DEFAULT 0,
         updated bigint NOT NULL DEFAULT 0,
+        unchanged bigint NOT NULL DEFAULT 0,
         failed bigint NOT NULL DEFAULT 0,
         error text,
         created_by text NOT NULL,
