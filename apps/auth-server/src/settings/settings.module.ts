@@ -8,7 +8,9 @@ import { ServerAppsService } from './apps/apps.service.js';
 import { DataModelController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
 import { Sql } from '#database/sql.js';
+import { CountCache } from '../../../records-api/src/records/count-cache.js';
 import { DataModel } from '../../../records-api/src/records/data-model.js';
+import { RecordsService } from '../../../records-api/src/records/records.service.js';
 import { ImportsService } from '../../../records-api/src/imports/imports.service.js';
 import { SettingsImportsController } from './imports/imports.controller.js';
 import { SettingsAssetsController, SettingsHomeController, SettingsNotFoundController } from './home.controller.js';
@@ -52,7 +54,9 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     DataModelService,
     // Imports: the records API's service, on the same database (docs/settings.md).
     Sql,
+    CountCache,
     DataModel,
+    RecordsService,
     ImportsService,
   ],
 })
