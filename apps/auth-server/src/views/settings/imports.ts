@@ -42,8 +42,12 @@ export function importsPage(ctx: SettingsContext, o: { objects: string[]; import
                 <label for="import-mode">Mode</label>
                 <select id="import-mode" name="mode" aria-describedby="import-mode-hint">
                   <option value="create">Create a record for every row</option>
+                  <option value="upsert">Upsert: update the records that match, create the others</option>
                 </select>
-                <p class="hint" id="import-mode-hint">Upsert (update the records that match, create the others) is not available yet.</p>
+                <p class="hint" id="import-mode-hint">
+                  Upsert matches a row by its <code>id</code>, then by the object's unique fields (such as a company's domain); a match is
+                  updated with the columns the file gives, only when a value differs.
+                </p>
                 <label for="import-file">File (.csv, .ndjson or .jsonl, up to 512 MB)</label>
                 <input id="import-file" name="file" type="file" accept=".csv,.ndjson,.jsonl,text/csv,application/x-ndjson" required />
                 <p class="hint" id="import-upload-status" role="status"></p>
