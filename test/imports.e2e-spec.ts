@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createWebhook } from '#webhooks/webhooks.js';
+import { MAX_UPLOADS } from '../apps/records-api/src/imports/imports.service.js';
 import { bearer, newWorkspace, type TestWorkspace } from './factories.js';
 import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
 import { client, expectError, UUID, type Http } from './rest-helpers.js';
@@ -451,5 +452,33 @@ describe('imports', () => {
     const [error] = await importErrors(http, ws.keys.Admin, id);
     expect(error.row).toBe(1);
     expect(error.messages.join(' ')).toContain(acme);
+  });
+
+  it('takes at most 4 uploads streaming in at once (slow clients hold no more): the next is 503 with Retry-After, the slow ones then finish', async () => {
+    const ws = await newWorkspace(ds, 'imp-slow');
+    const slow = Array.from({ length: MAX_UPLOADS }, (_, i) => {
+      const req = request(http)
+        .post('/rest/imports?object=companies')
+        .set(bearer(ws.keys.Admin))
+        .set('Content-Type', 'text/csv')
+        .ok(() => true);
+      req.write(`name\nSlow ${i}\n`);
+      return req;
+    });
+    for (
+      let i = 0;
+      i < 100 && Number((await ds.query('SELECT count(*) AS n FROM imports WHERE workspace_id = $1', [ws.id]))[0].n) < MAX_UPLOADS;
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 50));
+    const refused = await upload(http, ws.keys.Admin, '?object=companies', 'name\nFast\n');
+    expect(expectError(refused, 503, 'SERVICE_UNAVAILABLE')).toMatch(/uploads are already streaming/);
+    expect(refused.headers['retry-after']).toBeDefined();
+    const answers = await Promise.all(
+      slow.map((req) => new Promise<request.Response>((done, fail) => req.end((err, res) => (err ? fail(err) : done(res))))),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(MAX_UPLOADS).fill(202));
+    for (const a of answers) await waitForImport(http, ws.keys.Admin, a.body.data.import.id);
+    expect(await count(ws)).toBe(MAX_UPLOADS);
   });
 });

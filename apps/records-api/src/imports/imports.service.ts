@@ -6,6 +6,7 @@ import { loadConfig } from '#config/config.js';
 import { Sql } from '#database/sql.js';
 import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { OBJECTS } from '#records/objects/index.js';
+import type { ObjectDefinition } from '../records/object-definitions.js';
 import { RecordsService } from '../records/records.service.js';
 import { csvHeader } from './import-reader.js';
 import { IMPORT_TASK } from './import-runner.js';
@@ -15,6 +16,11 @@ import { importSummary, type ImportRow, type ImportSummary } from './import-summ
 export const CHUNK_BYTES = 1024 * 1024;
 /** A failed job is retried this many times in all (with graphile-worker's backoff) before the import ends `failed`. */
 const MAX_ATTEMPTS = 5;
+/**
+ * Uploads streaming into one process at once: each holds up to a chunk (1 MB) in memory, so
+ * this bounds what uploads take of the records API's memory; one more is 503 with Retry-After.
+ */
+export const MAX_UPLOADS = 4;
 /** Refused rows per page of `GET /rest/imports/{id}/errors`, read by keyset. */
 const ERRORS_PAGE = 1000;
 
@@ -73,6 +79,8 @@ const tooLarge = (max: number) => new AppError(413, ErrorCode.PAYLOAD_TOO_LARGE,
  */
 @Injectable()
 export class ImportsService {
+  private uploads = 0;
+
   constructor(
     private readonly sql: Sql,
     private readonly records: RecordsService,
@@ -101,7 +109,27 @@ export class ImportsService {
     }
     const max = loadConfig().imports.maxBytes;
     if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
+    if (this.uploads >= MAX_UPLOADS) {
+      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, [
+        `${MAX_UPLOADS} uploads are already streaming into this instance; retry shortly`,
+      ]);
+    }
+    this.uploads++;
+    try {
+      return await this.store(principal, request, def, body, max, createdBy);
+    } finally {
+      this.uploads--;
+    }
+  }
 
+  private async store(
+    principal: Principal,
+    request: ImportRequest,
+    def: ObjectDefinition,
+    body: AsyncIterable<Buffer>,
+    max: number,
+    createdBy: string,
+  ): Promise<ImportSummary> {
     let id: string | undefined;
     let seq = 0;
     let total = 0;
