@@ -477,4 +477,47 @@ describe('imports', () => {
     for (const a of answers) await waitForImport(http, ws.keys.Admin, a.body.data.import.id);
     expect(await count(ws)).toBe(MAX_UPLOADS);
   });
+
+  it('imports at most IMPORT_MAX_ROWS rows: the rest are not imported and the import ends failed, saying why', async () => {
+    const ws = await newWorkspace(ds, 'imp-max-rows');
+    const saved = process.env.IMPORT_MAX_ROWS;
+    process.env.IMPORT_MAX_ROWS = '1500';
+    try {
+      const id = await started(ws, '?object=companies', ['name', ...Array.from({ length: 2000 }, (_, i) => `Row ${i}`)].join('\n'));
+      expect(await waitForImport(http, ws.keys.Admin, id)).toMatchObject({
+        status: 'failed',
+        rowsRead: 1500,
+        created: 1500,
+        error: 'the file holds more than 1500 rows; the first 1500 were imported',
+      });
+    } finally {
+      if (saved === undefined) delete process.env.IMPORT_MAX_ROWS;
+      else process.env.IMPORT_MAX_ROWS = saved;
+    }
+    expect(await count(ws)).toBe(1500);
+  });
+
+  it('cancelling a running import keeps the rows it committed, and no more', async () => {
+    const ws = await newWorkspace(ds, 'imp-cancel-running');
+    const id = await started(ws, '?object=companies', ['name', ...Array.from({ length: 40_000 }, (_, i) => `Run ${i}`)].join('\n'));
+    const done = async () =>
+      Number((await ds.query('SELECT rows_done AS n FROM imports WHERE workspace_id = $1 AND id = $2', [ws.id, id]))[0].n);
+    for (let i = 0; (await done()) === 0; i++) {
+      if (i > 1000) throw new Error('the import did not start');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const cancelled = await client(http, ws.keys.Admin).delete(`/rest/imports/${id}`);
+    expect(cancelled.status).toBe(200);
+    const state = await waitForImport(http, ws.keys.Admin, id);
+    await new Promise((r) => setTimeout(r, 1000)); // a batch in flight when it was cancelled has ended by now
+    expect(state.status).toBe('cancelled');
+    const kept = await count(ws);
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(40_000);
+    expect(kept).toBe(await done());
+    expect((await client(http, ws.keys.Admin).get(`/rest/imports/${id}`)).body.data.import).toMatchObject({
+      status: 'cancelled',
+      created: kept,
+    });
+  });
 });

@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { ImportSettings } from '#config/config.js';
+import { loadConfig } from '#config/config.js';
 import { Sql, type SqlTx } from '#database/sql.js';
 import { isUUID } from 'class-validator';
 import { AppError, BadInputError, ConflictError, ErrorCode } from '#errors/errors.js';
@@ -58,7 +58,6 @@ export class ImportRunner {
     private readonly sql: Sql,
     private readonly records: RecordsService,
     private readonly dataModel: DataModel,
-    private readonly settings: ImportSettings,
   ) {}
 
   /** Set on shutdown: running imports stop after their current batch and are queued again. */
@@ -95,6 +94,8 @@ export class ImportRunner {
     const chunks = this.chunks(imp);
     const batches = imp.format === 'csv' ? csvItems(chunks, def) : ndjsonItems(chunks);
     const state = { rowsDone: Number(imp.rows_done) };
+    // Read at each run, as the upload limit is at each upload.
+    const maxRows = loadConfig().imports.maxRows;
     let batch: ImportItem[] = [];
     let batchBytes = 0;
     let lastBytes = Number(imp.bytes_done);
@@ -112,7 +113,7 @@ export class ImportRunner {
     outer: for await (const items of batches) {
       for (const item of items) {
         if (item.row <= state.rowsDone) continue;
-        if (item.row > this.settings.maxRows) {
+        if (item.row > maxRows) {
           overLimit = true;
           break outer;
         }
@@ -135,11 +136,7 @@ export class ImportRunner {
     if (batch.length) await flush(batch);
     await writing;
     if (overLimit) {
-      await this.finish(
-        imp,
-        'failed',
-        `the file holds more than ${this.settings.maxRows} rows; the first ${this.settings.maxRows} were imported`,
-      );
+      await this.finish(imp, 'failed', `the file holds more than ${maxRows} rows; the first ${maxRows} were imported`);
     } else await this.finish(imp, 'completed', null);
   }
 

@@ -47,7 +47,7 @@ export class ImportsWorker implements OnApplicationBootstrap, OnApplicationShutd
     const url = (this.ds.options as { url?: string }).url;
     this.pool = new pg.Pool({ connectionString: url, max: settings.concurrency + 2, options: sessionOptions() });
     this.pool.on('error', (err) => this.log.warn(`queue connection: ${err.message}`));
-    const runner = new ImportRunner(this.sql, this.records, this.dataModel, settings);
+    const runner = new ImportRunner(this.sql, this.records, this.dataModel);
     this.importRunner = runner;
     const log = this.log;
     const events: WorkerEvents = new EventEmitter();
