@@ -4,7 +4,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { createReadStream, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Principal } from '#auth/principal.js';
-import { dataSourceOptions, resolveDatabaseUrl } from '#database/data-source.js';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { Sql } from '#database/sql.js';
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { findRole, findWorkspace } from '#identity/accounts.js';
@@ -12,7 +13,6 @@ import { ImportsWorker } from '../../records-api/src/imports/imports-worker.js';
 import { ImportsService, parseImportRequest } from '../../records-api/src/imports/imports.service.js';
 import { importSummary, type ImportRow, type ImportSummary } from '../../records-api/src/imports/import-summary.js';
 import { RecordsModule } from '../../records-api/src/records/records.module.js';
-import { withDatabase } from './run.js';
 
 /** The records API's import service and worker, without its HTTP side. */
 @Module({
@@ -42,10 +42,20 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary & { 
   const type = TYPES[extname(opts.file).toLowerCase()];
   if (!type) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `--file must end in .csv, .ndjson or .jsonl; got "${opts.file}"`);
   const size = statSync(opts.file).size;
-  const principal = await withDatabase(async (ds): Promise<Principal> => {
+  const request = parseImportRequest(
+    { object: opts.object, mode: opts.mode, ...(opts.match ? { match: opts.match } : {}) },
+    { 'content-type': type },
+  );
+  process.env.IMPORTS_WORKER = 'on';
+  process.env.IMPORTS_CONCURRENCY ||= '1';
+  // One database connection for everything (the embedded Postgres, when it is used, is started once and stopped at the end).
+  const app = await NestFactory.createApplicationContext(ImportCliModule, { logger: ['error', 'warn'] });
+  try {
+    const ds = app.get(DataSource);
+    await runMigrations(ds);
     const workspace = await findWorkspace(ds, opts.workspace);
     const role = await findRole(ds, workspace.id, 'Admin');
-    return {
+    const principal: Principal = {
       kind: 'user',
       subjectId: 'operator',
       workspaceId: workspace.id,
@@ -56,15 +66,6 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary & { 
         settingsPermissions: role.settingsPermissions,
       },
     };
-  });
-  const request = parseImportRequest(
-    { object: opts.object, mode: opts.mode, ...(opts.match ? { match: opts.match } : {}) },
-    { 'content-type': type },
-  );
-  process.env.IMPORTS_WORKER = 'on';
-  process.env.IMPORTS_CONCURRENCY ||= '1';
-  const app = await NestFactory.createApplicationContext(ImportCliModule, { logger: ['error', 'warn'] });
-  try {
     const service = app.get(ImportsService);
     const sql = app.get(Sql);
     const started = await service.start(principal, request, createReadStream(opts.file), size, 'operator (CLI)');
@@ -90,7 +91,7 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary & { 
     return { ...state, errors };
   } finally {
     await app.close();
-    (await resolveDatabaseUrl()).embedded?.stop();
+    await (await resolveDatabaseUrl()).embedded?.stop();
   }
 }
 
