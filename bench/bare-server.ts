@@ -3,6 +3,18 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BARE_GROUP_BY_SQL, BARE_RELATION_WHERE } from './aggregates.js';
 import pg from 'pg';
+import {
+  searchQueries,
+  searchStatement,
+  typoCandidates,
+  typoCandidatesStatement,
+  typoProbe,
+  WORDS_STATEMENT,
+  expandable,
+  expansionsOf,
+  expansionsStatement,
+} from '../apps/records-api/src/records/search.service.js';
+import { personObject } from '#records/objects/person.object.js';
 
 /**
  * The floor of this stack: `node:http` + `pg`, no framework, no authentication, one SQL
@@ -204,6 +216,59 @@ export function createBareServer(
       const p = await page('people', PERSON_COLUMNS, `${live} AND last_name = $2`, [m[1]], url);
       return [200, { data: { people: p.rows.map(person) }, totalCount: p.totalCount, pageInfo: pageInfo(p) }];
     }
+    if (req.method === 'GET' && url.pathname === '/rest/search') {
+      // The records API's statements for a people search (records/search.service.ts), without its checks and caches.
+      const limit = Number(url.searchParams.get('limit') ?? 20);
+      const { rows: w } = await pool.query(WORDS_STATEMENT, [url.searchParams.get('q') ?? '']);
+      const words: string[] = w[0].words;
+      const expand = async (prefixes: string[]) => {
+        const asked = [...new Set(prefixes.filter(expandable))];
+        return asked.length ? expansionsOf((await pool.query(expansionsStatement, [workspaceId, ['people'], asked])).rows) : new Map();
+      };
+      const expansions = await expand(words);
+      let queries = searchQueries(words, undefined, expansions);
+      const run = (match: string, typo = false) =>
+        pool
+          .query(searchStatement([personObject], false, limit + 1, typo), [
+            workspaceId,
+            match,
+            queries.exact,
+            queries.prefix,
+            queries.typoWhole ?? queries.exact,
+          ])
+          .then((r) => r.rows);
+      let found = await run(queries.prefix);
+      const probe = typoProbe(words);
+      if (found.length <= limit && probe.spellings.length) {
+        const { rows: candidates } = await pool.query(typoCandidatesStatement, [
+          workspaceId,
+          ['people'],
+          probe.spellings,
+          probe.wordIndexes,
+        ]);
+        const chosen = typoCandidates(words, candidates);
+        queries = searchQueries(words, chosen, new Map([...expansions, ...(await expand(chosen.flat()))]));
+        if (queries.typo) found = await run(queries.typo, true);
+      }
+      const page = found.slice(0, limit);
+      const { rows } = await pool.query(`SELECT ${PERSON_COLUMNS} FROM people WHERE ${live} AND id = ANY($2::uuid[])`, [
+        workspaceId,
+        page.map((r) => r.id),
+      ]);
+      const byId = new Map(rows.map((r) => [r.id, person(r)]));
+      return [
+        200,
+        {
+          data: {
+            search: page.map((r) => {
+              const p = byId.get(r.id)!;
+              return { object: 'people', id: r.id, label: `${p.name.firstName} ${p.name.lastName}`, score: Number(r.score), record: p };
+            }),
+          },
+          pageInfo: { hasNextPage: found.length > limit },
+        },
+      ];
+    }
     const byId = /^\/rest\/companies\/([0-9a-f-]{36})$/.exec(url.pathname);
     if (req.method === 'GET' && byId) {
       const { rows } = await pool.query(`SELECT ${COMPANY_COLUMNS} FROM companies WHERE ${live} AND id = $2`, [workspaceId, byId[1]]);
@@ -223,6 +288,15 @@ export function createBareServer(
         ],
       );
       return [201, { data: { createPerson: person(rows[0]) } }];
+    }
+    if (req.method === 'POST' && url.pathname === '/rest/companies') {
+      const input = JSON.parse(body);
+      const { rows } = await pool.query(
+        `INSERT INTO companies (workspace_id, name, domain_primary_link_url, domain_primary_link_label)
+         VALUES ($1, $2, $3, $4) RETURNING ${COMPANY_COLUMNS}`,
+        [workspaceId, input.name ?? null, input.domainName?.primaryLinkUrl ?? null, input.domainName?.primaryLinkLabel ?? null],
+      );
+      return [201, { data: { createCompany: company(rows[0]) } }];
     }
     if (req.method === 'POST' && url.pathname === '/graphql') {
       // Answers `{ companies(first:60){ totalCount edges { node { id name } } } }` whatever the body says.

@@ -36,7 +36,8 @@ import {
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
- * --webhooks, --import [--import-rows N] (other benches: bench/webhooks.ts, bench/import.ts).
+ * --webhooks, --writes, --export, --search, --import (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
+ * bench/search.ts, bench/import.ts with --import [--import-rows N]; --export also prints the single-create figures of --writes: 1 and 16 writers beside the bare server).
  */
 
 const CONNECTIONS = 16;
@@ -77,7 +78,10 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--mixed') args.mixed = count(flag, value(), CONNECTIONS);
     else if (flag === '--no-mixed') args.mixed = 0;
     else if (flag === '--no-custom-index') args.customIndex = false;
-    else throw new Error(`unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks)`);
+    else
+      throw new Error(
+        `unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks, --writes, --export, --search)`,
+      );
   }
   return args;
 }
@@ -91,6 +95,8 @@ interface Scenario {
   bodies?: string[];
   /** The same request for PostGraphile (its own schema), which then runs this scenario too. */
   postgraphileBody?: string;
+  /** Concurrent connections (writers); CONNECTIONS when not given. */
+  connections?: number;
   /** SQL run before each server's run, so each starts from the same state. */
   before?: string;
   /** Headers of another workspace's key (the custom-field scenarios), instead of the main workspace's. */
@@ -381,7 +387,7 @@ async function measure(
   const rotate = s.paths.length > 1 || (s.bodies?.length ?? 0) > 1;
   const options = {
     url: target.base + s.paths[0],
-    connections: CONNECTIONS,
+    connections: s.connections ?? CONNECTIONS,
     method: s.method,
     headers,
     body: s.bodies?.[0],
@@ -752,8 +758,20 @@ function compareWithDefaultSize(
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--webhooks')) return (await import('./webhooks.js')).webhookBench();
-  if (process.argv.includes('--import')) return (await import('./import.js')).importBench();
+  // The dedicated benches, in this order, each run that is named; data in and out also show the single-create figures.
+  const dedicated: [string, () => Promise<void>][] = [
+    ['--webhooks', async () => (await import('./webhooks.js')).webhookBench()],
+    ['--writes', async () => (await import('./writes.js')).writesBench()],
+    ['--export', async () => (await import('./export.js')).exportBench()],
+    ['--search', async () => (await import('./search.js')).searchBench()],
+    ['--import', async () => (await import('./import.js')).importBench()],
+  ];
+  const named = dedicated.filter(([flag]) => process.argv.includes(flag));
+  if (named.some(([flag]) => flag === '--export') && !named.some(([flag]) => flag === '--writes')) named.unshift(dedicated[1]);
+  if (named.length) {
+    for (const [, run] of named) await run();
+    return;
+  }
   const args = parseArgs(process.argv.slice(2));
   const database = benchDatabaseName(args.rows);
   const cpus = os.availableParallelism();
@@ -852,6 +870,13 @@ async function main(): Promise<void> {
     const rssAfterDeepWalk = rssOf(processes);
     log(`  RSS after the walk: ${rssLine(processes, rssAfterDeepWalk)}`);
 
+    const createPersonBodies = data.companyIds.map((companyId, i) =>
+      JSON.stringify({
+        name: { firstName: 'Bench', lastName: CREATED_MARK },
+        emails: { primaryEmail: `bench.created${i}@example.com` },
+        companyId,
+      }),
+    );
     const scenarios: Scenario[] = [
       { key: 'listCompanies', label: 'list companies, first page', method: 'GET', paths: [firstPage] },
       {
@@ -922,15 +947,19 @@ async function main(): Promise<void> {
         label: 'create person',
         method: 'POST',
         paths: ['/rest/people'],
-        // Every insert updates the one record_counts row of (workspace, people): start each run with it vacuumed.
+        // Every insert updates a record_counts row of (workspace, people): start each run with them vacuumed.
         before: 'VACUUM record_counts',
-        bodies: data.companyIds.map((companyId, i) =>
-          JSON.stringify({
-            name: { firstName: 'Bench', lastName: CREATED_MARK },
-            emails: { primaryEmail: `bench.created${i}@example.com` },
-            companyId,
-          }),
-        ),
+        bodies: createPersonBodies,
+      },
+      {
+        // The same creates one at a time: the latency of a single create, not the throughput of many.
+        key: 'createPerson1',
+        label: 'create person, 1 writer',
+        method: 'POST',
+        paths: ['/rest/people'],
+        connections: 1,
+        before: 'VACUUM record_counts',
+        bodies: createPersonBodies,
       },
     ];
 
@@ -958,7 +987,7 @@ async function main(): Promise<void> {
         const answer = await call(target.base, s, headers);
         if (answer.status >= 300) throw new Error(`${target.label}, ${s.label}: ${describe(answer.status, answer.json)}`);
         const [a, b] = [idsOf(ours.json), idsOf(answer.json)];
-        if (s.key !== 'createPerson' && a && b && a.join() !== b.join())
+        if (!s.key.startsWith('createPerson') && a && b && a.join() !== b.join())
           log(`  ! ${s.label}: ${target.label} returns other records than the records API`);
         if (s.sameJson) {
           const differs = [

@@ -36,7 +36,7 @@ const SEED_VERSION = 4;
 /** People made by the create-person run carry this last name and are removed on the next run. */
 export const CREATED_MARK = 'Bench-Created';
 
-const FIRST_NAMES = [
+export const FIRST_NAMES = [
   'Emma',
   'Liam',
   'Olivia',
@@ -77,7 +77,7 @@ const FIRST_NAMES = [
   'Paul',
 ];
 /** 64 names drawn uniformly: each last name matches about 1.6% of people. */
-const LAST_NAMES = [
+export const LAST_NAMES = [
   'Smith',
   'Martin',
   'Garcia',
@@ -300,8 +300,8 @@ async function seedPeople(db: pg.ClientBase, workspaceId: string, rows: number):
 async function liveCounts(db: pg.Pool): Promise<Map<string, { companies: number; people: number }>> {
   const { rows } = await db.query(
     `SELECT w.name,
-            coalesce(max(rc.live_count) FILTER (WHERE rc.object = 'companies'), 0)::int AS companies,
-            coalesce(max(rc.live_count) FILTER (WHERE rc.object = 'people'), 0)::int AS people
+            coalesce(sum(rc.live_count) FILTER (WHERE rc.object = 'companies'), 0)::int AS companies,
+            coalesce(sum(rc.live_count) FILTER (WHERE rc.object = 'people'), 0)::int AS people
        FROM workspaces w LEFT JOIN record_counts rc ON rc.workspace_id = w.id
       GROUP BY w.name`,
   );

@@ -13,13 +13,17 @@ import { createWebhook } from '#webhooks/webhooks.js';
  * (worker on, in its own process) takes POST /rest/companies from autocannon at 16
  * connections; every create is an event delivered to a receiver in a third process. The
  * latency of an event is its arrival at the receiver minus its `occurredAt` (taken inside
- * the writing transaction, just before COMMIT). Database: records_bench_webhooks.
+ * the writing transaction, just before COMMIT), and its arrival minus the create's answer.
+ * BENCH_SEPARATE_WORKER=1 delivers from a second records API process instead (the one under
+ * load has WEBHOOKS_WORKER=off). Database: records_bench_webhooks.
  */
-const CONNECTIONS = 16;
+/** BENCH_CONNECTIONS=<n> writers (default 16). */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) || 16;
 const DURATION_S = Number(process.env.BENCH_DURATION) || 10;
 /** `BENCH_RATE=<creates per second>` paces the writers (autocannon's overallRate); unset: as fast as they go. */
 const RATE = Number(process.env.BENCH_RATE) || undefined;
-const DB = 'records_bench_webhooks';
+/** BENCH_WEBHOOKS_DB=<name> for another (two checkouts whose migrations differ). */
+const DB = process.env.BENCH_WEBHOOKS_DB || 'records_bench_webhooks';
 const log = (m: string) => console.log(m);
 
 function startChild<M>(file: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: M }> {
@@ -40,13 +44,18 @@ export async function webhookBench(): Promise<void> {
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${DB}`);
+  // Emptied below rather than dropped: DROP DATABASE waits for every backend of the server to
+  // answer a barrier, which one stuck on a slow client never does.
+  if (!/^[a-z_][a-z0-9_]*$/.test(DB)) throw new Error(`unexpected database name "${DB}"`);
+  const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DB]);
+  if (!found.rowCount) await client.query(`CREATE DATABASE ${DB}`);
   await client.end();
 
   const ds = new DataSource(dataSourceOptions(dbUrl.toString(), 2));
   await ds.initialize();
   await runMigrations(ds);
+  await ds.query('TRUNCATE workspaces, users CASCADE');
+  await ds.query('TRUNCATE graphile_worker._private_jobs CASCADE');
   const workspace = await createWorkspace(ds, 'Bench Webhooks');
   const role = await findRole(ds, workspace.id, 'Admin');
   const key = await createApiKey(ds, { workspaceId: workspace.id, role, name: 'bench', expiresAt: new Date(Date.now() + 86_400_000) });
@@ -61,19 +70,22 @@ export async function webhookBench(): Promise<void> {
       { url: `http://127.0.0.1:${receiver.message.port}/hook`, operations: ['company.created'] },
       { allowPrivate: true },
     );
-    const api = await startChild<{ port: number }>('./api-server.js', {
-      DATABASE_URL: dbUrl.toString(),
-      WEBHOOKS_ALLOW_PRIVATE: '1',
-      LOG_LEVEL: 'warn',
-    });
+    // BENCH_SEPARATE_WORKER=1: the records API under load only writes (WEBHOOKS_WORKER=off) and a
+    // second records API process, which takes no requests, delivers.
+    const separate = process.env.BENCH_SEPARATE_WORKER === '1';
+    const apiEnv = { DATABASE_URL: dbUrl.toString(), WEBHOOKS_ALLOW_PRIVATE: '1', LOG_LEVEL: 'warn' };
+    const api = await startChild<{ port: number }>('./api-server.js', { ...apiEnv, ...(separate ? { WEBHOOKS_WORKER: 'off' } : {}) });
     children.push(api.child);
+    if (separate) children.push((await startChild<{ port: number }>('./api-server.js', apiEnv)).child);
     log(
-      `Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections${RATE ? `, ${RATE} per second in all,` : ''} for ${DURATION_S} s; one webhook on company.created; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`,
+      `Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections${RATE ? `, ${RATE} per second in all,` : ''} for ${DURATION_S} s; one webhook on company.created; ` +
+        `delivered by ${separate ? 'another records API process (BENCH_SEPARATE_WORKER=1)' : 'the same process'}; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`,
     );
     const loadBefore = os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(', ');
+    const answeredAt = new Map<string, number>();
     const result = await autocannon({
       url: `http://127.0.0.1:${api.message.port}/rest/companies`,
       method: 'POST',
@@ -82,6 +94,14 @@ export async function webhookBench(): Promise<void> {
       ...(RATE ? { overallRate: RATE } : {}),
       headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench Hooks' }),
+      requests: [
+        {
+          // When each create's answer arrived, by record id: its transaction had committed by then.
+          onResponse: (status, body) => {
+            if (status === 201) answeredAt.set(JSON.parse(body).data.createCompany.id, Date.now());
+          },
+        },
+      ],
     });
     // Requests still in flight when autocannon stops commit a moment later: count after a pause.
     await new Promise((r) => setTimeout(r, 1000));
@@ -112,6 +132,19 @@ export async function webhookBench(): Promise<void> {
     log(
       `Delivery latency, commit → receipt: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms.`,
     );
+    // From the create's answer instead: what a client sees, without the time between occurredAt
+    // (taken before the outbox statement) and the COMMIT, which includes waiting for other
+    // writers' commits (Postgres serialises the commits of transactions that NOTIFY, as
+    // graphile_worker.add_job does).
+    const afterAnswer = receipts
+      .map((r) => r.receivedAt - (answeredAt.get(JSON.parse(r.body).data.record.id) ?? NaN))
+      .filter((ms) => !Number.isNaN(ms))
+      .sort((a, b) => a - b);
+    if (afterAnswer.length)
+      log(
+        `Delivery latency, the create's answer → receipt (${afterAnswer.length} events): p50 ${percentile(afterAnswer, 50)} ms, ` +
+          `p90 ${percentile(afterAnswer, 90)} ms, p99 ${percentile(afterAnswer, 99)} ms, max ${afterAnswer[afterAnswer.length - 1]} ms.`,
+      );
     const sample = receipts[receipts.length - 1];
     if (sample) {
       const h = sample.headers;

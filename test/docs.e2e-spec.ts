@@ -219,14 +219,21 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         '/rest/batch/opportunities',
         '/rest/batch/people',
         '/rest/companies',
+        '/rest/companies/export',
         '/rest/companies/groupBy',
         '/rest/companies/{id}',
         '/rest/opportunities',
+        '/rest/opportunities/export',
         '/rest/opportunities/groupBy',
         '/rest/opportunities/{id}',
         '/rest/people',
+        '/rest/people/export',
         '/rest/people/groupBy',
         '/rest/people/{id}',
+        '/rest/restore/companies/{id}',
+        '/rest/restore/opportunities/{id}',
+        '/rest/restore/people/{id}',
+        '/rest/search',
       ]);
     });
 
@@ -239,9 +246,15 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'createOpportunity',
         'createPeople',
         'createPerson',
+        'deleteCompanies',
         'deleteCompany',
+        'deleteOpportunities',
         'deleteOpportunity',
+        'deletePeople',
         'deletePerson',
+        'exportCompanies',
+        'exportOpportunities',
+        'exportPeople',
         'getCompany',
         'getOpportunity',
         'getPerson',
@@ -251,8 +264,15 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'listCompanies',
         'listOpportunities',
         'listPeople',
+        'restoreCompany',
+        'restoreOpportunity',
+        'restorePerson',
+        'search',
+        'updateCompanies',
         'updateCompany',
+        'updateOpportunities',
         'updateOpportunity',
+        'updatePeople',
         'updatePerson',
       ]);
       for (const op of ops) {
@@ -303,18 +323,40 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'POST /rest/opportunities': { name: 'Created from the document', amount: { amountMicros: 1_000_000, currencyCode: 'USD' } },
         'POST /rest/batch/opportunities': [{ name: 'Batch deal', stage: 'MEETING' }],
         'PATCH /rest/opportunities/{id}': { companyId: ids.companies, pointOfContactId: ids.people },
+        'PATCH /rest/companies': { name: 'Renamed by filter' },
+        'PATCH /rest/people': { name: { lastName: 'By filter' } },
+        'PATCH /rest/opportunities': { name: 'Renamed by filter' },
       };
+      // Restore needs a deleted record of each object.
+      const deleted: Record<string, string> = {};
+      for (const [object, body] of [
+        ['companies', { name: 'To restore' }],
+        ['people', {}],
+        ['opportunities', { name: 'To restore' }],
+      ] as const) {
+        const made = await request(http).post(`/rest/${object}`).set(bearer(ws.keys.Admin)).send(body);
+        deleted[object] = Object.values<{ id: string }>(made.body.data)[0].id;
+        await request(http).delete(`/rest/${object}/${deleted[object]}`).set(bearer(ws.keys.Admin));
+      }
       // Deletes last, so the ids stay readable for the other calls.
       const calls = Object.entries<Record<string, any>>(doc.paths)
         .flatMap(([path, item]) => Object.keys(item).map((method) => ({ path, method })))
         .sort((a, b) => Number(a.method === 'delete') - Number(b.method === 'delete'));
       for (const { path, method } of calls) {
         const object = path.includes('compan') ? 'companies' : path.includes('opportunit') ? 'opportunities' : 'people';
-        const url = path.replace('{id}', ids[object]);
+        // GET /rest/search (docs/rest.md) needs its q; restore needs a deleted record.
+        const url =
+          path === '/rest/search'
+            ? '/rest/search?q=open'
+            : path.replace('{id}', path.startsWith('/rest/restore/') ? deleted[object] : ids[object]);
         const key = `${method.toUpperCase()} ${path}`;
         let req = (request(http) as any)[method](url).set(bearer(ws.keys.Admin));
+        // Changes by filter: a filter that keeps nothing, so the records stay for the other calls.
+        if ((method === 'patch' || method === 'delete') && !path.includes('{id}')) req = req.query({ filter: `id[eq]:${randomUUID()}` });
         if (method === 'get' && path.endsWith('/groupBy')) req = req.query({ group_by: 'createdAt:month', aggregate: 'count' });
-        else if (method === 'get' && !path.endsWith('{id}')) req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
+        else if (method === 'get' && path.endsWith('/export')) req = req.query({ format: 'csv', filter: 'createdAt[gte]:"2000-01-01"' });
+        else if (method === 'get' && !path.endsWith('{id}') && path !== '/rest/search')
+          req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
         if (bodies[key] !== undefined) req = req.send(bodies[key]);
         const res = await req;
         expect({ key, status: res.status }).toEqual({

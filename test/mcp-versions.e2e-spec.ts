@@ -17,6 +17,7 @@ const READ_TOOLS = [
   'list_companies',
   'list_opportunities',
   'list_people',
+  'search_records',
 ];
 
 describe('MCP protocol versions', () => {
@@ -112,7 +113,7 @@ describe('MCP protocol versions', () => {
       // The v1 client negotiates its latest; it may also be pinned to an older revision.
       if (version !== '2025-11-25') transport.setProtocolVersion(version);
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(19); // six per object (list, get, create, upsert, update, delete): companies, people, opportunities; and aggregate_records
+      expect(tools).toHaveLength(20); // six per object (list, get, create, upsert, update, delete): companies, people, opportunities; aggregate_records and search_records
       expect(tools.find((t) => t.name === 'delete_company')?.annotations).toMatchObject({ destructiveHint: true });
       const created = await client.callTool({ name: 'create_company', arguments: { name: `Made over ${version}` } });
       expect(created.isError).toBeFalsy();

@@ -30,10 +30,15 @@ const ALL_TOOLS = [
   'list_companies',
   'list_opportunities',
   'list_people',
+  'search_records',
   'update_company',
   'update_opportunity',
   'update_person',
+  'upsert_company',
+  'upsert_opportunity',
+  'upsert_person',
 ];
+// search_records (docs/mcp.md): read-only, listed for every role that reads an object.
 const READ_TOOLS = [
   'aggregate_records',
   'get_company',
@@ -42,6 +47,7 @@ const READ_TOOLS = [
   'list_companies',
   'list_opportunities',
   'list_people',
+  'search_records',
 ];
 
 /**
@@ -191,6 +197,7 @@ describe('MCP at /mcp (Streamable HTTP, official SDK client)', () => {
     expect(Object.keys(list.inputSchema.properties ?? {}).sort()).toEqual([
       'depth',
       'ending_before',
+      'fields',
       'filter',
       'limit',
       'order_by',

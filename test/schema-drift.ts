@@ -49,6 +49,8 @@ function systemColumns(object: ObjectDeclaration): ExpectedColumn[] {
     { owner, column: 'updated_at', ...TIMESTAMP, notNull: true },
     { owner, column: 'deleted_at', ...TIMESTAMP, notNull: false },
     { owner, column: 'custom', ...JSONB, notNull: true, optional: true },
+    // Kept by a trigger for search (docs/decisions/0030-search.md); optional for the same reason as custom.
+    { owner, column: 'search_vector', types: ['tsvector'], label: 'tsvector', notNull: true, optional: true },
   ];
 }
 

@@ -12,6 +12,7 @@ import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { MetadataController, UniqueFieldsController } from './rest/metadata.controller.js';
+import { SearchController } from './rest/search.controller.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
@@ -36,6 +37,7 @@ import { ImportsWorker } from './imports/imports-worker.js';
     ...OBJECT_CONTROLLERS,
     MetadataController,
     UniqueFieldsController,
+    SearchController,
     McpController,
     ImportsController,
   ],

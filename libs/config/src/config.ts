@@ -65,8 +65,19 @@ export interface AppConfig {
   cimdFetchTimeoutMs: number;
   /** Both apps' HTTP servers: how long a client may take to send (ms; 0 = no limit). */
   httpTimeouts: HttpTimeouts;
+  /** Exports (docs/rest.md "Exports"; docs/decisions/0033-streamed-exports.md). */
+  exports: ExportLimits;
   /** Imports (docs/rest.md "Imports"). */
   imports: ImportSettings;
+}
+
+export interface ExportLimits {
+  /** Exports of one workspace running at once, across every instance; one more → 429. */
+  perWorkspace: number;
+  /** Exports running at once on one records API process, each on a connection of its own pool (not the request pool). */
+  perInstance: number;
+  /** An export whose client reads nothing for this long is ended and its query stopped (ms; 0 = no limit). */
+  stallTimeoutMs: number;
 }
 
 export interface ImportSettings {
@@ -185,6 +196,11 @@ export function loadConfig(): AppConfig {
     graphqlFastPath: (process.env.GRAPHQL_FAST_PATH ?? 'on') !== 'off',
     cimdFetchTimeoutMs: intFrom('CIMD_FETCH_TIMEOUT_MS', 10_000),
     httpTimeouts: httpTimeoutsFrom(),
+    exports: {
+      perWorkspace: positive('EXPORTS_PER_WORKSPACE', 2),
+      perInstance: positive('EXPORTS_PER_INSTANCE', 4),
+      stallTimeoutMs: intFrom('EXPORT_STALL_TIMEOUT_MS', 30_000),
+    },
     imports: {
       maxBytes: intFrom('IMPORT_MAX_BYTES', 512 * 1024 * 1024),
       maxRows: intFrom('IMPORT_MAX_ROWS', 1_000_000),
@@ -193,6 +209,12 @@ export function loadConfig(): AppConfig {
       heartbeatMs: Math.max(100, intFrom('IMPORTS_HEARTBEAT_MS', 10_000)),
     },
   };
+}
+
+function positive(name: string, fallback: number): number {
+  const value = intFrom(name, fallback);
+  if (value === 0) throw new ConfigError(`${name} must be at least 1, got "0"`);
+  return value;
 }
 
 function onOff(name: string): boolean {

@@ -23,7 +23,10 @@ import { IdempotencyPerCredential1764500000300 } from './migrations/176450000030
 import { CustomFields1764600000000 } from './migrations/1764600000000-custom-fields.js';
 import { UniqueFields1764650000000 } from './migrations/1764650000000-unique-fields.js';
 import { DestroyPermission1764660000000 } from './migrations/1764660000000-destroy-permission.js';
-import { Imports1764700000500 } from './migrations/1764700000500-imports.js';
+import { Search1764700000000 } from './migrations/1764700000000-search.js';
+import { CountSlots1764800000000 } from './migrations/1764800000000-count-slots.js';
+import { UnwatchedWrites1764800000100 } from './migrations/1764800000100-unwatched-writes.js';
+import { Imports1764900000000 } from './migrations/1764900000000-imports.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -43,7 +46,10 @@ export const MIGRATIONS = [
   CustomFields1764600000000,
   UniqueFields1764650000000,
   DestroyPermission1764660000000,
-  Imports1764700000500,
+  Search1764700000000,
+  CountSlots1764800000000,
+  UnwatchedWrites1764800000100,
+  Imports1764900000000,
 ];
 
 /**

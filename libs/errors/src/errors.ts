@@ -102,6 +102,16 @@ export class UnauthenticatedError extends AppError {
   }
 }
 
+/** Too many at once (429): the client may try again after `retryAfterSeconds` (the REST filter sends it as Retry-After). */
+export class TooManyRequestsError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, ErrorCode.RATE_LIMITED, [message]);
+  }
+}
+
 export class ForbiddenError extends AppError {
   constructor(message: string) {
     super(403, ErrorCode.FORBIDDEN, [message]);

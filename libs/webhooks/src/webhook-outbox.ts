@@ -85,6 +85,23 @@ async function storeEvents(tx: TxRunner, workspaceId: string, events: WebhookEve
   );
 }
 
+/** SQLSTATE of the guard of `unwatched`: an enabled webhook of the workspace selects the event type. */
+export const WATCHED_SQLSTATE = 'WH002';
+
+/**
+ * `sql`, one INSERT, UPDATE or DELETE … RETURNING in workspace `$1`, as a statement that needs
+ * no outbox: it returns the written rows while no enabled webhook of the workspace selects
+ * `eventType` (the outbox statement of recordEvents would store nothing), and otherwise fails
+ * with WATCHED_SQLSTATE having written nothing (migration 1764800000100). Run on its own, it
+ * is its own transaction: one round trip instead of BEGIN, the write, recordEvents, COMMIT.
+ */
+export function unwatched(sql: string, params: unknown[], eventType: string): { sql: string; params: unknown[] } {
+  return {
+    sql: `WITH written AS (${sql}) SELECT * FROM written WHERE webhook_events_unwatched($1, $${params.length + 1})`,
+    params: [...params, eventType],
+  };
+}
+
 /**
  * The fields of `after` whose value differs from `before`, with `before`'s values: the
  * `previous` of an update. Composite fields (`name`, `emails`, `domainName`) are compared

@@ -7,6 +7,7 @@ import type { DocumentNode } from 'graphql';
 import { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { loadConfig } from '#config/config.js';
 import { OBJECT_RESOLVERS } from './object.resolver.js';
+import { SearchResolver } from './search.resolver.js';
 import { RecordsService } from '../records/records.service.js';
 import { RecordsModule } from '../records/records.module.js';
 import { graphqlContextFactory } from './graphql-context.js';
@@ -78,6 +79,6 @@ function graphqlOptions(
       useFactory: graphqlOptions,
     }),
   ],
-  providers: [...OBJECT_RESOLVERS],
+  providers: [...OBJECT_RESOLVERS, SearchResolver],
 })
 export class GraphqlApiModule {}

@@ -4,6 +4,7 @@ import { isMcpPath } from '#auth/auth.guard.js';
 import { MCP_RESOURCE_PATH, MCP_SCOPE, wwwAuthenticate } from '#auth/www-authenticate.js';
 import { loadConfig } from '#config/config.js';
 import { redactPath } from '#ops/logging.js';
+import { TooManyRequestsError } from '#errors/errors.js';
 import { errorHeaders, toErrorBody, type ErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
 
@@ -30,6 +31,7 @@ export class RestExceptionFilter implements ExceptionFilter {
       );
     }
     res.set(errorHeaders(body));
+    if (exception instanceof TooManyRequestsError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
     if (body.statusCode >= 500 && isMcpPath(req.path)) {
       res.status(body.statusCode).json(jsonRpcError(body, req.body));
       return;

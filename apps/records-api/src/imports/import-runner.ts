@@ -45,7 +45,7 @@ interface Ready {
 }
 
 /**
- * Runs one import job (docs/decisions/0032-imports.md). The file is read again from its chunks
+ * Runs one import job (docs/decisions/0035-imports.md). The file is read again from its chunks
  * and parsed from the start; the rows up to `rows_done` were committed by an earlier run and are
  * skipped unread. Each batch is one transaction: its records (set-based INSERT … SELECT FROM
  * jsonb_populate_recordset, one statement per set of columns given), its refused rows, and

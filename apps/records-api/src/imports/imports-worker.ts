@@ -17,7 +17,7 @@ const UNKNOWN_WORKER_GRACE_MS = 60_000;
 
 /**
  * Runs imports from graphile-worker's queue in this process unless `IMPORTS_WORKER=off`
- * (docs/decisions/0032-imports.md): at most IMPORTS_CONCURRENCY at once here, and one per
+ * (docs/decisions/0035-imports.md): at most IMPORTS_CONCURRENCY at once here, and one per
  * workspace anywhere (each workspace's imports share a named queue). A runner of its own, so
  * long imports never take the webhook deliveries' slots. Like the webhook worker, it sends a
  * heartbeat every IMPORTS_HEARTBEAT_MS and releases the imports of workers that stopped

@@ -73,7 +73,7 @@ export function parseImportRequest(query: Record<string, unknown>, headers: Inco
 const tooLarge = (max: number) => new AppError(413, ErrorCode.PAYLOAD_TOO_LARGE, [`The file is larger than the ${max}-byte import limit`]);
 
 /**
- * Imports (docs/rest.md "Imports"; docs/decisions/0032-imports.md): the upload streamed into
+ * Imports (docs/rest.md "Imports"; docs/decisions/0035-imports.md): the upload streamed into
  * `import_chunks` as it arrives, then one job on the queue; status, refused rows and cancel.
  * Every statement is scoped by the caller's workspace: another workspace's import is missing.
  */

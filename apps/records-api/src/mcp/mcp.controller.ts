@@ -14,6 +14,8 @@ import { databaseUnavailableBody, errorHeaders } from '../http/error-body.js';
 import { jsonRpcError } from '../http/rest-exception.filter.js';
 import { authInfoFor, callOf, calledTools, createMcpServer, type McpCall } from './mcp-server.js';
 import { recordTools, workspaceTools, type RecordTool } from './record-tools.js';
+import { searchTool } from './search-tool.js';
+import { SearchService } from '../records/search.service.js';
 import { DataModel } from '../records/data-model.js';
 import { LRUCache } from 'lru-cache';
 
@@ -43,8 +45,9 @@ export class McpController implements OnApplicationShutdown {
   constructor(
     private readonly services: ObjectServices,
     private readonly models: DataModel,
+    private readonly searchService: SearchService,
   ) {
-    this.tools = recordTools(...services.all);
+    this.tools = [...recordTools(...services.all), searchTool(searchService)];
     // One server per request, built for the principal the request carries (SDK: "factory keyed off authInfo").
     this.modern = createMcpHandler((ctx) => this.serverFor(callOf(ctx.authInfo)), {
       legacy: 'reject',
@@ -76,7 +79,7 @@ export class McpController implements OnApplicationShutdown {
     if (model.hasActiveFields) {
       const key = model.key;
       tools = this.workspaceTools.get(key);
-      if (!tools) this.workspaceTools.set(key, (tools = workspaceTools(this.services.all, model)));
+      if (!tools) this.workspaceTools.set(key, (tools = [...workspaceTools(this.services.all, model), searchTool(this.searchService)]));
     }
     const call: McpCall = {
       principal,

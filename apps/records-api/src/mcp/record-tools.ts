@@ -7,7 +7,7 @@ import { definitionFor, type AnyRecord } from '../records/object-definitions.js'
 import type { WorkspaceModel } from '../records/data-model.js';
 import type { ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
-import { parseRestGetQuery, parseRestGroupByQuery, parseRestListQuery } from '../rest/list-query.js';
+import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from '../rest/list-query.js';
 import type { ListResult } from '../records/records.service.js';
 import {
   aggregateInput,
@@ -39,7 +39,7 @@ export interface RecordTool {
   description: string;
   /** The permission the tool needs; tools the caller's role lacks are not listed. */
   object: string;
-  /** A tool over several objects (aggregate_records) is listed when the role may act on any of them. */
+  /** A tool over several objects (aggregate_records, search_records) is listed when the role may act on any of them. */
   objects?: readonly string[];
   action: 'read' | 'create' | 'update' | 'delete';
   /** A second permission the tool needs on its object (upsert: create and update). */
@@ -106,7 +106,11 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
     ...object.fields.flatMap((f) => (f.kind === 'relation' ? [f.relation] : [])),
     ...inversesOf(plural).map((inv) => inv.field.inverse),
   ];
-  const withEmbedded = recordWithEmbedded(object, customOf);
+  // With `fields`, a record holds only the fields named and id: every other property is optional.
+  const withEmbedded = recordWithEmbedded(object, customOf)
+    .partial()
+    .required({ id: true })
+    .meta({ description: 'The record; with fields, only the fields named (and id).' });
   const plain = recordShape(object, customOf);
   const label = (record: AnyRecord) => labelOf(object, record);
   return [
@@ -115,7 +119,7 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
       title: `List ${plural}`,
       description:
         `Lists the ${plural} of the workspace, a page at a time, with the REST list syntax: filter, order_by, limit, ` +
-        'cursors (starting_after / ending_before) and depth. Returns the page, totalCount (matching the filter) and pageInfo.' +
+        'cursors (starting_after / ending_before), depth and fields. Returns the page, totalCount (matching the filter) and pageInfo.' +
         customNote,
       object: plural,
       action: 'read',
@@ -126,10 +130,11 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
       outputSchema: listOutput(plural, withEmbedded),
       annotations: { ...READ, title: `List ${plural}` },
       async run(principal, args) {
-        const { depth, ...list } = parseRestListQuery(asQuery(args), await service.schema(principal));
+        const { depth, ...list } = parseRestListQuery(asQuery(args), await service.schema(principal), await service.fieldNames(principal));
         const page = await service.list(principal, list, depth);
+        const records = list.fields ? page.records.map((r) => pickFields(r, list.fields)) : page.records;
         return {
-          structured: { [plural]: page.records, totalCount: page.totalCount, pageInfo: page.pageInfo },
+          structured: { [plural]: records, totalCount: page.totalCount, pageInfo: page.pageInfo },
           summary: listSummary(page, plural),
         };
       },
@@ -144,7 +149,8 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
       outputSchema: recordOutput(singular, withEmbedded),
       annotations: { ...READ, title: `Get ${a}` },
       async run(principal, { id, ...query }) {
-        const record = await service.get(principal, String(id), parseRestGetQuery(asQuery(query)));
+        const { depth, fields } = parseRestReadQuery(asQuery(query), await service.fieldNames(principal));
+        const record = pickFields(await service.get(principal, String(id), depth, fields), fields);
         return { structured: { [singular]: record }, summary: `Found ${label(record)}.` };
       },
     },

@@ -12,7 +12,15 @@ import {
   type SubField,
   type TextField,
 } from '#records/objects/index.js';
-import { MAX_LIMIT, DEFAULT_LIMIT, DIRECTIONS, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
+import {
+  MAX_LIMIT,
+  DEFAULT_LIMIT,
+  DIRECTIONS,
+  OPS_BY_TYPE,
+  relationFilterNote,
+  sortableFields,
+  type ObjectSchema,
+} from '#records/query/index.js';
 import { EMBEDDED_PER_RECORD } from '../records/constants.js';
 
 /*
@@ -164,8 +172,19 @@ const depthInput = (embedded: string) =>
     .optional()
     .meta({ description: `0 (default): relation ids only. 1: embed ${embedded}.` });
 
+/** REST's `fields=` (docs/rest.md): a comma list of field names. */
+const fieldsInput = (embedded: string) =>
+  z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'Comma list of field names, as REST fields= (e.g. "name,domainName"; custom fields too): only those fields, and id, are read ' +
+        `and returned. With depth 1, name the embedded relations to keep as well (${embedded}). An unknown name is INVALID_FIELDS.`,
+    });
+
 export function getInput(singular: string, embedded: string) {
-  return z.strictObject({ id: idInput(singular), depth: depthInput(embedded) });
+  return z.strictObject({ id: idInput(singular), depth: depthInput(embedded), fields: fieldsInput(embedded) });
 }
 
 export function deleteInput(singular: string) {
@@ -218,7 +237,7 @@ export function listInput(schema: ObjectSchema, embedded: string, examples: List
           'Conditions field[op]:value; a comma list means AND; and(…), or(…), not(…) nest. ' +
           'Strings are double-quoted ("Acme"); in and containsAny take a list ["a","b"]; is takes NULL or NOT_NULL; ' +
           'dates are ISO 8601 (2024-01-31 or 2024-01-31T12:00:00Z); like/ilike use % and _. ' +
-          `Fields (operators): ${filterFields(schema)}. ` +
+          `Fields (operators): ${filterFields(schema)}. ${relationFilterNote(schema)}${schema.relations ? ' ' : ''}` +
           'Deleted records are listed only when the filter mentions deletedAt, e.g. deletedAt[is]:NOT_NULL.',
         examples: examples.filter,
       }),
@@ -231,6 +250,7 @@ export function listInput(schema: ObjectSchema, embedded: string, examples: List
       .optional()
       .meta({ description: 'pageInfo.startCursor of the previous result: reads the page before it (same filter and order_by).' }),
     depth: depthInput(embedded),
+    fields: fieldsInput(embedded),
   });
 }
 

@@ -4,9 +4,10 @@ const MAX_ENTRIES = 5000;
 
 /**
  * Exact counts of filtered lists, valid while the (workspace, object) write version they
- * were taken at is current. The version lives in `record_counts` and moves with every
- * insert, update or delete (statement triggers), so a cached count is never stale on any
- * instance: a write anywhere changes the version every instance reads with the page.
+ * were taken at is current. The version is the sum of the (workspace, object)'s slot rows
+ * in `record_counts`, one of which every insert, update or delete moves (statement
+ * triggers), so a cached count is never stale on any instance: a write anywhere changes the
+ * version every instance reads with the page.
  */
 @Injectable()
 export class CountCache {

@@ -7,6 +7,8 @@ import { CountCache } from './count-cache.js';
 import { DataModel } from './data-model.js';
 import { IdempotencyStore } from '../http/idempotency.js';
 import { RecordsService } from './records.service.js';
+import { ExportsService } from './exports.service.js';
+import { SearchService } from './search.service.js';
 
 /**
  * The records layer the REST (rest/), GraphQL (graphql/) and MCP (mcp/) transports import:
@@ -20,6 +22,8 @@ import { RecordsService } from './records.service.js';
     CountCache,
     DataModel,
     RecordsService,
+    ExportsService,
+    SearchService,
     ...OBJECT_SERVICES,
     OBJECT_SERVICES_PROVIDER,
     CredentialCache,
@@ -30,6 +34,8 @@ import { RecordsService } from './records.service.js';
     Sql,
     DataModel,
     RecordsService,
+    ExportsService,
+    SearchService,
     ...OBJECT_SERVICES,
     OBJECT_SERVICES_PROVIDER,
     CredentialCache,

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { assertCan, can, type Principal } from '#auth/principal.js';
-import { Sql, type SqlTx } from '#database/sql.js';
+import { Sql, type SqlTx, type StatementOptions } from '#database/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError, UniqueConflictError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
-import { changedFields, recordEvents } from '#webhooks/webhook-outbox.js';
+import { eventObjectOf, type WebhookAction } from '#webhooks/operations.js';
+import { changedFields, recordEvents, unwatched, WATCHED_SQLSTATE } from '#webhooks/webhook-outbox.js';
 import {
   checkCustomValues,
   compositeSubFields,
@@ -89,6 +90,10 @@ function mentions(node: FilterNode | undefined, field: string): boolean {
  * violation (a linked record deleted between the check and the write) names the declared
  * relation whose column the database names.
  */
+/** How long a workspace seen with a webhook that selects its writes' events has its writes go straight to a transaction. */
+const WATCHED_TTL_MS = 60_000;
+const MAX_WATCHED = 10_000;
+
 function mapDbError(err: { code?: string; detail?: string }, def: RecordDefinition<unknown, unknown, unknown>): never {
   if (err.code === '23505') throw new ConflictError(`A ${def.singular} with this id already exists`);
   if (err.code === '23503') {
@@ -183,6 +188,9 @@ export function inversesOf(plural: string): InverseRelation[] {
  */
 @Injectable()
 export class RecordsService {
+  /** Workspaces seen with a webhook that selects a write's event, and until when (ms) their writes go straight to a transaction. */
+  private readonly watched = new Map<string, number>();
+
   constructor(
     private readonly sql: Sql,
     private readonly counts: CountCache,
@@ -265,13 +273,14 @@ export class RecordsService {
     const objectParam = `$${params.length}`;
 
     // One row with the stored count, its version and the other side, then the page's rows
-    // (whose head columns are NULL, and so cost nothing to send or parse).
+    // (whose head columns are NULL, and so cost nothing to send or parse). The count and the
+    // version are the sums of the (workspace, object)'s slot rows (migration 1764800000000).
     const columns = this.columns(def, args, order);
     const sql = `
       SELECT ${columns.map((col) => `NULL AS ${col}`).join(', ')},
              coalesce(rc.live_count, 0) AS __live_count, coalesce(rc.version, 0) AS __version, ${otherSide} AS __other_side
-        FROM (SELECT 1) one
-        LEFT JOIN record_counts rc ON rc.workspace_id = $1 AND rc.object = ${objectParam}
+        FROM (SELECT sum(live_count)::bigint AS live_count, sum(version)::bigint AS version
+                FROM record_counts WHERE workspace_id = $1 AND object = ${objectParam}) rc
       UNION ALL
       (SELECT ${columns.map((col) => `t.${col}`).join(', ')}, NULL, NULL, NULL
          FROM ${def.schema.table} t
@@ -474,9 +483,14 @@ export class RecordsService {
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
     await this.assertRelationsExist(def, principal.workspaceId, columnSets);
-    return this.sql
-      .transaction((tx) => this.insertRows(tx, def, principal, columnSets))
-      .catch((err) => this.mapDbError(err, def, principal.workspaceId));
+    return this.writeWithEvents(
+      principal.workspaceId,
+      def.object,
+      'created',
+      { ...this.insertStatement(def, principal.workspaceId, columnSets), prepared: 'bounded-write' },
+      (rows) => rows.map((row) => def.toRecord(row)),
+      () => this.sql.transaction((tx) => this.insertRows(tx, def, principal, columnSets)),
+    ).catch((err) => this.mapDbError(err, def, principal.workspaceId));
   }
 
   /**
@@ -640,6 +654,30 @@ export class RecordsService {
     });
   }
 
+  /** One INSERT of checked column sets, returning the records' columns. */
+  private insertStatement(def: ObjectDefinition, workspaceId: string, columnSets: Record<string, unknown>[]) {
+    const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
+    const params: unknown[] = [workspaceId];
+    const values = columnSets.map(
+      // `$1` alone when no column is given (a person created from `{}`).
+      (set) => `($1${columns.map((col) => `, ${col in set ? `$${params.push(set[col])}` : 'DEFAULT'}`).join('')})`,
+    );
+    const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
+                 VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
+    return { sql, params };
+  }
+
+  /** The UPDATE of checked columns of one live record, returning its columns. */
+  private updateStatement(def: ObjectDefinition, workspaceId: string, id: string, written: Record<string, unknown>) {
+    const { custom, ...columns } = written;
+    const params: unknown[] = [workspaceId, id];
+    const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
+    if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
+    const sql = `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
+                  WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`;
+    return { sql, params };
+  }
+
   /** One INSERT of checked column sets, and their `created` events, in the caller's transaction. */
   private async insertRows(
     tx: SqlTx,
@@ -647,14 +685,7 @@ export class RecordsService {
     principal: Principal,
     columnSets: Record<string, unknown>[],
   ): Promise<AnyRecord[]> {
-    const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
-    const params: unknown[] = [principal.workspaceId];
-    const values = columnSets.map(
-      // `$1` alone when no column is given (a person created from `{}`).
-      (set) => `($1${columns.map((col) => `, ${col in set ? `$${params.push(set[col])}` : 'DEFAULT'}`).join('')})`,
-    );
-    const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
-                 VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
+    const { sql, params } = this.insertStatement(def, principal.workspaceId, columnSets);
     // The text follows which columns were given and how many records: prepared within a bound.
     const created = (await tx.rows(sql, params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
     await recordEvents(
@@ -681,15 +712,8 @@ export class RecordsService {
     );
     if (!before) return undefined;
     if (!Object.keys(columns).length && custom === undefined) return def.toRecord(before);
-    const params: unknown[] = [principal.workspaceId, id];
-    const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
-    if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
-    const [row] = await tx.rows(
-      `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
-        WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
-      params,
-      { prepared: 'bounded-write' },
-    );
+    const { sql, params } = this.updateStatement(def, principal.workspaceId, id, written);
+    const [row] = await tx.rows(sql, params, { prepared: 'bounded-write' });
     const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
     await recordEvents(tx, principal.workspaceId, [
       { object: def.object, action: 'updated', record, previous: changedFields(previous, record) },
@@ -705,9 +729,16 @@ export class RecordsService {
     const { custom, ...columns } = written;
     if (!Object.keys(columns).length && custom === undefined) return this.getOne(def, principal, id);
     await this.assertRelationsExist(def, principal.workspaceId, [columns]);
-    const updated = await this.sql
-      .transaction((tx) => this.updateRow(tx, def, principal, id, written))
-      .catch((err) => this.mapDbError(err, def, principal.workspaceId));
+    const statement = this.updateStatement(def, principal.workspaceId, id, written);
+    const updated = await this.writeWithEvents(
+      principal.workspaceId,
+      def.object,
+      'updated',
+      { ...statement, prepared: 'bounded-write' },
+      (rows) => (rows.length ? (def.toRecord(rows[0]) as AnyRecord) : undefined),
+      // With events, the record as it was is read (and locked) first, for the event's `previous`.
+      () => this.sql.transaction((tx) => this.updateRow(tx, def, principal, id, written)),
+    ).catch((err) => this.mapDbError(err, def, principal.workspaceId));
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return updated;
   }
@@ -743,19 +774,25 @@ export class RecordsService {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'delete');
     this.assertId(id);
-    const deleted = await this.sql.transaction(async (tx) => {
-      const [row] = await tx.rows(
-        `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
-          WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`,
-        [principal.workspaceId, id],
-        { prepared: true },
-      );
-      if (row)
-        await recordEvents(tx, principal.workspaceId, [
-          { object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> },
-        ]);
-      return row;
-    });
+    const sql = `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
+                  WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`;
+    const params = [principal.workspaceId, id];
+    const deleted = await this.writeWithEvents(
+      principal.workspaceId,
+      def.object,
+      'deleted',
+      { sql, params, prepared: true },
+      (rows) => rows[0],
+      () =>
+        this.sql.transaction(async (tx) => {
+          const [row] = await tx.rows(sql, params, { prepared: true });
+          if (row)
+            await recordEvents(tx, principal.workspaceId, [
+              { object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> },
+            ]);
+          return row;
+        }),
+    );
     if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
   }
@@ -939,6 +976,37 @@ export class RecordsService {
    */
   checkBody(def: ObjectDefinition, body: unknown, mode: 'create' | 'update'): Record<string, unknown> {
     return this.columnsToWrite(def, body, mode, '');
+  }
+
+  /**
+   * A write and its webhook events, all or none (libs/webhooks/src/webhook-outbox.ts). While no
+   * enabled webhook of the workspace selects the write's event, the write is its one statement,
+   * in its own implicit transaction: one round trip instead of four (BEGIN, the write, the
+   * outbox statement, COMMIT). A guard in that statement makes it fail, having written nothing,
+   * when such a webhook exists by then (whichever instance made it); the write then runs as
+   * `inTransaction`, with its events, and so do the workspace's writes for WATCHED_TTL_MS.
+   */
+  private async writeWithEvents<R>(
+    workspaceId: string,
+    object: string,
+    action: WebhookAction,
+    statement: { sql: string; params: unknown[]; prepared: StatementOptions['prepared'] },
+    result: (rows: Record<string, unknown>[]) => R,
+    inTransaction: () => Promise<R>,
+  ): Promise<R> {
+    const until = this.watched.get(workspaceId);
+    if (until === undefined || until < Date.now()) {
+      const guarded = unwatched(statement.sql, statement.params, `${eventObjectOf(object)}.${action}`);
+      try {
+        return result(await this.sql.rows(guarded.sql, guarded.params, { prepared: statement.prepared }));
+      } catch (err) {
+        if ((err as { code?: string }).code !== WATCHED_SQLSTATE) throw err;
+        this.watched.delete(workspaceId);
+        if (this.watched.size >= MAX_WATCHED) this.watched.delete(this.watched.keys().next().value!);
+        this.watched.set(workspaceId, Date.now() + WATCHED_TTL_MS);
+      }
+    }
+    return inTransaction();
   }
 
   /**

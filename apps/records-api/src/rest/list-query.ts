@@ -2,6 +2,7 @@ import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs } from '../records/records.service.js';
+import type { ExportArgs } from '../records/exports.service.js';
 import { parseAggregates, parseGroupBy, type GroupByArgs } from '../records/group-by.js';
 
 const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_before', 'depth', 'fields'];
@@ -112,6 +113,36 @@ export function parseRestGroupByQuery(query: Record<string, unknown>, schema: Ob
     groupBy: parseGroupBy(single(query, 'group_by'), schema),
     aggregates: parseAggregates(single(query, 'aggregate'), schema),
     filter: parseFilter(query.filter, schema),
+  };
+}
+
+const EXPORT_PARAMS = ['format', 'filter', 'fields'];
+const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+
+/**
+ * `GET /rest/<plural>/export` parameters (docs/rest.md "Exports"): `format` (required), and
+ * the list's `filter` and `fields` with their rules and codes. Unknown parameters are
+ * refused, the list's paging ones too: an export is every matching record.
+ */
+export function parseRestExportQuery(query: Record<string, unknown>, schema: ObjectSchema, names: FieldNames): ExportArgs {
+  const unknown = Object.keys(query).filter((key) => !EXPORT_PARAMS.includes(key));
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${EXPORT_PARAMS.join(', ')})`,
+    );
+  }
+  const format = single(query, 'format');
+  if (!EXPORT_FORMATS.includes(format as (typeof EXPORT_FORMATS)[number])) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `format must be ${EXPORT_FORMATS.join(' or ')}; got ${format === undefined ? 'nothing' : JSON.stringify(format.slice(0, 40))}`,
+    );
+  }
+  return {
+    format: format as ExportArgs['format'],
+    filter: parseFilter(query.filter, schema),
+    fields: parseFields(query.fields, names, 0),
   };
 }
 

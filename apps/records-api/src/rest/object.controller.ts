@@ -1,12 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res, type Type } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Res, type Type } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { sendExport } from './export-response.js';
 import {
   parseFilterQuery,
   parseHardQuery,
+  parseRestExportQuery,
   parseRestGroupByQuery,
   parseRestListQuery,
   parseRestReadQuery,
@@ -18,6 +20,8 @@ import {
   ApiDataResponse,
   ApiDepthQuery,
   ApiErrors,
+  ApiExportQuery,
+  ApiExportResponses,
   ApiFieldsQuery,
   ApiGroupByQuery,
   ApiGroupByResponse,
@@ -34,6 +38,7 @@ import {
 } from './open-api-decorators.js';
 import { classDecorators, method, serviceHolder } from '../records/decorate.js';
 import { embeddedText } from '../records/embedded-text.js';
+import { ExportsService } from '../records/exports.service.js';
 import { definitionFor } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { restClasses } from '../records/rest-classes.js';
@@ -51,6 +56,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   const allOptional = !object.fields.some((f) => f.kind === 'text' && f.required);
 
   const cls = serviceHolder<ObjectService>(`${pluralType}Controller`, serviceFor(plural));
+  Inject(ExportsService)(cls.prototype, 'exports');
   const P = CurrentPrincipal();
 
   method(
@@ -100,6 +106,33 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     [P, Query()],
   );
 
+  // Before `:id` too.
+  method(
+    cls,
+    'export',
+    async function (this: { exports: ExportsService }, principal: Principal, query: Record<string, unknown>, res: Response) {
+      const running = await this.exports.start(plural, principal, (workspaceSchema, names) =>
+        parseRestExportQuery(query, workspaceSchema, names),
+      );
+      await sendExport(res, running, this.exports.limits.stallTimeoutMs);
+    },
+    [
+      Get(`${plural}/export`),
+      ApiOperation({
+        operationId: `export${pluralType}`,
+        summary: `Export ${plural} as CSV or NDJSON`,
+        description:
+          'Streams every live record the filter keeps (custom fields included), oldest first, as a file download. ' +
+          'Needs read permission. A workspace runs at most EXPORTS_PER_WORKSPACE (2) exports at once; one more is 429 with Retry-After. ' +
+          'Unknown query parameters are refused (400).',
+      }),
+      ApiExportQuery(),
+      ApiExportResponses(),
+      ApiErrors(400, 401, 403),
+    ],
+    [P, Query(), Res()],
+  );
+
   method(
     cls,
     'get',
@@ -142,7 +175,6 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
       }),
       ApiRecordBody(create),
       ApiDataResponse(201, `The created ${singular}.`, `create${typeName}`, model),
-      ApiDataResponse(200, `With upsert=true: the ${singular} matched and updated.`, `create${typeName}`, model),
       ApiErrors(400, 401, 403, 409, 413, 415, 429),
     ],
     [P, Body(), Query(), Res({ passthrough: true })],
@@ -165,13 +197,6 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
       ApiOperation({ operationId: `create${pluralType}`, summary: `Create up to 60 ${plural}, all or none` }),
       ApiBatchBody(create),
       ApiDataResponse(201, `The created ${plural}, in the order given.`, `create${pluralType}`, model, true),
-      ApiDataResponse(
-        200,
-        `With upsert=true and at least one match: the ${plural}, in the order given.`,
-        `create${pluralType}`,
-        model,
-        true,
-      ),
       ApiErrors(400, 401, 403, 409, 413, 415, 429),
     ],
     [P, Body(), Query(), Res({ passthrough: true })],

@@ -1,7 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiProperty, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ErrorCode } from '#errors/errors.js';
-import { DEFAULT_LIMIT, DIRECTIONS, MAX_LIMIT, OPS_BY_TYPE, sortableFields, type ObjectSchema } from '#records/query/index.js';
+import {
+  DEFAULT_LIMIT,
+  DIRECTIONS,
+  MAX_LIMIT,
+  OPS_BY_TYPE,
+  relationFilterNote,
+  sortableFields,
+  type ObjectSchema,
+} from '#records/query/index.js';
 import { MAX_BATCH } from '../records/records.service.js';
 import type { AnyClass } from '../records/decorate.js';
 
@@ -194,7 +202,8 @@ export function ApiListQuery(
       description:
         '`field[op]:value` conditions; a comma list is AND; `and(…)`, `or(…)`, `not(…)` nest. Strings are double-quoted; ' +
         '`in`/`containsAny` take `["a","b"]`; `is` takes `NULL` or `NOT_NULL`; dates are ISO 8601. ' +
-        `Fields (operators): ${fields}. Deleted records are listed only when the filter mentions \`deletedAt\`.`,
+        `Fields (operators): ${fields}. ${relationFilterNote(schema)}${schema.relations ? ' ' : ''}` +
+        'Deleted records are listed only when the filter mentions `deletedAt`.',
       schema: { type: 'string' },
       examples: asExamples(examples.filter),
     }),
@@ -364,4 +373,61 @@ export function ApiChangedResponse(key: string) {
       },
     },
   });
+}
+
+/** `GET /rest/<plural>/export` parameters (docs/rest.md "Exports"). */
+export function ApiExportQuery() {
+  return applyDecorators(
+    ApiQuery({
+      name: 'format',
+      required: true,
+      description: '`csv` (RFC 4180, UTF-8, LF line ends, a header row of field paths) or `ndjson` (one REST record per line).',
+      schema: { type: 'string', enum: ['csv', 'ndjson'] },
+    }),
+    ApiQuery({
+      name: 'filter',
+      required: false,
+      description:
+        'The list filter (docs/rest.md): only the records it keeps are exported. Exports hold live records only, ' +
+        'whatever the filter says about `deletedAt`.',
+      schema: { type: 'string' },
+    }),
+    ApiQuery({
+      name: 'fields',
+      required: false,
+      description:
+        'Comma list of field names (custom fields included): only those fields, and `id`, are written. ' +
+        'An unknown name → 400 INVALID_FIELDS.',
+      schema: { type: 'string' },
+      example: 'id,name',
+    }),
+  );
+}
+
+/** The streamed file, and the 429 of the concurrency limit. */
+export function ApiExportResponses() {
+  return applyDecorators(
+    ApiResponse({
+      status: 200,
+      description:
+        'Every matching live record, oldest first (createdAt, then id), streamed. A transfer that breaks off ' +
+        '(no final chunk) is an incomplete export: retry it.',
+      headers: {
+        ...REQUEST_ID,
+        'Content-Disposition': { description: 'attachment; filename="<object>-<YYYY-MM-DD>.<format>"', schema: { type: 'string' } },
+      },
+      content: {
+        'text/csv': { schema: { type: 'string', description: 'A header row of field paths, then one row per record.' } },
+        'application/x-ndjson': {
+          schema: { type: 'string', description: 'One JSON record per line, as GET /rest/<plural>/{id} returns it.' },
+        },
+      },
+    }),
+    ApiResponse({
+      status: 429,
+      description: 'RATE_LIMITED: too many requests for this credential, or too many exports of this workspace running at once.',
+      headers: { ...REQUEST_ID, 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+      schema: { $ref: getSchemaPath(ErrorModel) },
+    }),
+  );
 }

@@ -106,6 +106,24 @@ function fieldList(schema: ObjectSchema): string {
 }
 
 /**
+ * The relation filters of an object as one sentence for parameter and tool descriptions
+ * (docs/rest.md, "Relation filters"): each relation and an example on a text field of its
+ * target. Empty when the object has no relation a filter may cross.
+ */
+export function relationFilterNote(schema: ObjectSchema): string {
+  const relations = Object.entries(schema.relations ?? {});
+  if (!relations.length) return '';
+  const examples = relations.map(([name, relation]) => {
+    const text = Object.values(relation.target.fields).find((f) => f.type === 'text' && !f.path.startsWith('id'));
+    return `${name}.${text?.path ?? 'id'}[eq]:"…"`;
+  });
+  return (
+    `Across one relation: ${relations.map(([name, r]) => `${name}.<field of ${r.target.name}>`).join(', ')} ` +
+    `(e.g. ${examples.join(', ')}); a record matches when at least one of its linked live records does; one hop only.`
+  );
+}
+
+/**
  * A condition's field that crosses a relation (`company.name`, `opportunities.stage`): the
  * relation and the target's field. One hop only (docs/rest.md): `company.people.name` is refused.
  * Undefined when the field is not behind a relation.

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Imports (docs/rest.md "Imports"; docs/decisions/0032-imports.md). The uploaded file is kept
+ * Imports (docs/rest.md "Imports"; docs/decisions/0035-imports.md). The uploaded file is kept
  * in Postgres as ~1 MB chunks while the request streams in, so any instance's queue worker
  * can read it and no instance holds it whole. `rows_done` is the resume point: each batch of
  * rows commits together with it, so a worker that dies mid-import is followed by one that
@@ -9,8 +9,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * same transaction as their batch. `uploading` is the state while the body streams in; such
  * a row whose upload died with its instance is swept after an hour.
  */
-export class Imports1764700000500 implements MigrationInterface {
-  name = 'Imports1764700000500';
+export class Imports1764900000000 implements MigrationInterface {
+  name = 'Imports1764900000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import {
+  MAX_QUERY_LENGTH,
+  MAX_SEARCH_LIMIT,
+  DEFAULT_SEARCH_LIMIT,
+  SEARCHABLE_OBJECTS,
+  type SearchService,
+} from '../records/search.service.js';
+import type { RecordTool } from './record-tools.js';
+
+const inputSchema = z.object({
+  q: z
+    .string()
+    .meta({ description: `1 to ${MAX_QUERY_LENGTH} characters. Every word matches by prefix; words of 4+ letters also with one typo.` }),
+  objects: z
+    .array(z.enum(SEARCHABLE_OBJECTS as [string, ...string[]]))
+    .optional()
+    .meta({ description: 'The objects to search; default: every object your role can read. Naming one it cannot read is FORBIDDEN.' }),
+  limit: z
+    .number()
+    .int()
+    .optional()
+    .meta({ description: `1 to ${MAX_SEARCH_LIMIT}; default ${DEFAULT_SEARCH_LIMIT}.` }),
+  starting_after: z.string().optional().meta({ description: 'pageInfo.endCursor of the previous result of the same search.' }),
+});
+
+const outputSchema = z.object({
+  search: z.array(
+    z.object({
+      object: z.string(),
+      id: z.string(),
+      label: z.string(),
+      score: z.number().meta({ description: '3 + rank: every word exact; 2 + rank: by prefix; 1.5 or 1: with a typo.' }),
+      record: z.record(z.string(), z.unknown()).meta({ description: 'The record as get_<object> returns it.' }),
+    }),
+  ),
+  pageInfo: z.object({
+    hasNextPage: z.boolean(),
+    hasPreviousPage: z.boolean(),
+    startCursor: z.string().nullable(),
+    endCursor: z.string().nullable().meta({ description: 'Pass as starting_after to read the next page.' }),
+  }),
+});
+
+/** `search_records` (docs/mcp.md): read-only, listed when the role can read at least one searchable object. */
+export function searchTool(service: SearchService): RecordTool {
+  return {
+    name: 'search_records',
+    title: 'Search records',
+    description:
+      `Finds companies, people and opportunities by name, e-mail, domain, phone or custom text fields: every word of q by prefix, ` +
+      'any case, with or without accents, one typo allowed in words of 4+ letters. Best first (exact, then prefix, then typo). ' +
+      'Then read or change a result with get_<object> / update_<object> and its id.',
+    object: SEARCHABLE_OBJECTS[0],
+    action: 'read',
+    objects: SEARCHABLE_OBJECTS,
+    inputSchema,
+    outputSchema,
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, title: 'Search records' },
+    async run(principal, args) {
+      const result = await service.search(principal, {
+        q: args.q,
+        objects: args.objects as string[] | undefined,
+        limit: args.limit as number | undefined,
+        after: (args.starting_after as string | undefined) || undefined,
+        afterParam: 'starting_after',
+      });
+      const search = result.hits.map(({ object, id, label, score, record }) => ({ object, id, label, score, record }));
+      const more = result.pageInfo.hasNextPage ? ' More: pass pageInfo.endCursor as starting_after.' : '';
+      const lines = search.map((h) => `${h.object} "${h.label}" (id ${h.id})`).join('; ');
+      return {
+        structured: { search, pageInfo: result.pageInfo },
+        summary: `${search.length} result${search.length === 1 ? '' : 's'}${lines ? `: ${lines}` : ''}.${more}`,
+      };
+    },
+  };
+}

@@ -1,0 +1,135 @@
+import pg from 'pg';
+import { composite, compositeSubFields, type CustomField } from '#records/objects/index.js';
+import type { ObjectDefinition } from './object-definitions.js';
+
+/*
+ * What an export writes per record, as SQL over the table alias `t`, so that Postgres
+ * writes the bytes and the records API only passes them on (docs/rest.md "Exports";
+ * docs/decisions/0033-streamed-exports.md). Both formats follow the REST record
+ * (object-definitions.ts `toRecord`, data-model.ts for custom fields): the same fields in
+ * the same order (id, the declared fields, createdAt, updatedAt, deletedAt, then the
+ * workspace's custom fields), the same values.
+ *
+ * - NDJSON: one JSON object per line, built as text with `||` (no argument limit, unlike
+ *   json_build_object's 100) and to_json for every string, so escaping is Postgres's.
+ * - CSV: one column per leaf: a composite's sub-fields as `domainName.primaryLinkUrl`,
+ *   lists (and multi-selects) as their JSON text in one cell, no value as an empty cell.
+ */
+
+/** A column of the CSV: its header (the field path) and its text. */
+export interface ExportColumn {
+  path: string;
+  sql: string;
+}
+
+/** One field of the record: its JSON value as SQL text, and its CSV columns. */
+interface ExportField {
+  name: string;
+  json: string;
+  columns: ExportColumn[];
+}
+
+const lit = (text: string) => pg.escapeLiteral(text);
+const orNull = (jsonText: string) => `coalesce(${jsonText}, 'null')`;
+/** A text value as JSON: a string (escaped by Postgres), or null. */
+const jsonString = (sql: string) => orNull(`to_json(${sql})::text`);
+/** A value whose text never needs escaping in JSON (a uuid, an enum value, an ISO timestamp): quoted as it is, which is cheaper. */
+const jsonPlain = (sql: string, nullable = true) => (nullable ? orNull(`'"' || ${sql} || '"'`) : `'"' || ${sql} || '"'`);
+/** A timestamptz as the API writes it: ISO 8601 in UTC with milliseconds (libs/database/src/sql.ts). */
+const isoOf = (sql: string) => `to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** A jsonb list as its JSON text; a missing list reads as `[]`, as the API shows it. */
+const listText = (sql: string) => `coalesce(nullif(${sql}, 'null'::jsonb), '[]'::jsonb)::text`;
+
+function scalar(name: string, path: string, text: string, json: string): ExportField {
+  return { name, json, columns: [{ path, sql: text }] };
+}
+
+/** `{"a":…,"b":…}` from each part's JSON text, in order. */
+function objectOf(parts: { key: string; json: string }[]): string {
+  return parts.map((p, i) => `${lit(`${i ? ',' : '{'}${JSON.stringify(p.key)}:`)} || ${p.json}`).join(' || ') + ` || '}'`;
+}
+
+function compositeField(name: string, subs: { name: string; kind: string; text: string; json: string }[]): ExportField {
+  return {
+    name,
+    json: objectOf(subs.map((s) => ({ key: s.name, json: s.json }))),
+    columns: subs.map((s) => ({ path: `${name}.${s.name}`, sql: s.text })),
+  };
+}
+
+function builtInFields(def: ObjectDefinition): ExportField[] {
+  const fields: ExportField[] = [scalar('id', 'id', 't.id', jsonPlain('t.id', false))];
+  for (const field of def.declaration.fields) {
+    switch (field.kind) {
+      case 'text':
+        fields.push(scalar(field.name, field.name, `t.${field.column}`, jsonString(`t.${field.column}`)));
+        break;
+      case 'enum':
+      case 'relation':
+        fields.push(scalar(field.name, field.name, `t.${field.column}`, jsonPlain(`t.${field.column}`)));
+        break;
+      case 'timestamp':
+        fields.push(scalar(field.name, field.name, isoOf(`t.${field.column}`), jsonPlain(isoOf(`t.${field.column}`))));
+        break;
+      case 'composite':
+        fields.push(
+          compositeField(
+            field.name,
+            composite(field.type).subFields.map((sub) => {
+              const col = `t.${field.columns[sub.name]}`;
+              if (sub.kind === 'textList' || sub.kind === 'linkList') return { ...sub, text: listText(col), json: listText(col) };
+              if (sub.kind === 'bigint') return { ...sub, text: col, json: orNull(`${col}::text`) };
+              return { ...sub, text: col, json: jsonString(col) };
+            }),
+          ),
+        );
+        break;
+    }
+  }
+  for (const [name, column] of [
+    ['createdAt', 'created_at'],
+    ['updatedAt', 'updated_at'],
+  ]) {
+    fields.push(scalar(name, name, isoOf(`t.${column}`), jsonPlain(isoOf(`t.${column}`), false)));
+  }
+  // An export holds live records only (exports.service.ts): deletedAt is always null.
+  fields.push(scalar('deletedAt', 'deletedAt', 'NULL', `'null'`));
+  return fields;
+}
+
+/** A custom field as data-model.ts's toRecord shows it: its stored JSON value, a multi-select `[]` and a composite every sub-field when empty. */
+function customField(field: CustomField): ExportField {
+  const value = `(t.custom->${lit(field.name)})`;
+  const subs = compositeSubFields(field.type);
+  if (field.type === 'MULTI_SELECT') return scalar(field.name, field.name, listText(value), listText(value));
+  if (!subs) return scalar(field.name, field.name, `(t.custom->>${lit(field.name)})`, orNull(`${value}::text`));
+  return compositeField(
+    field.name,
+    subs.map((sub) => {
+      const subValue = `(${value}->${lit(sub.name)})`;
+      if (sub.kind === 'textList' || sub.kind === 'linkList') return { ...sub, text: listText(subValue), json: listText(subValue) };
+      return { ...sub, text: `(${value}->>${lit(sub.name)})`, json: orNull(`${subValue}::text`) };
+    }),
+  );
+}
+
+/** The record's fields in the REST record's order, only those of `selected` (`fields=`; `id` always) when given. */
+function exportFields(def: ObjectDefinition, selected?: ReadonlySet<string>): ExportField[] {
+  const all = [...builtInFields(def), ...(def.custom ?? []).map(customField)];
+  return selected ? all.filter((f) => f.name === 'id' || selected.has(f.name)) : all;
+}
+
+/** The CSV's columns: header paths and their SQL, in order. */
+export function csvColumns(def: ObjectDefinition, selected?: ReadonlySet<string>): ExportColumn[] {
+  return exportFields(def, selected).flatMap((f) => f.columns);
+}
+
+/** The SQL of one NDJSON line (without its newline): the record as the REST API writes it, compact. */
+export function ndjsonLine(def: ObjectDefinition, selected?: ReadonlySet<string>): string {
+  return objectOf(exportFields(def, selected).map((f) => ({ key: f.name, json: f.json })));
+}
+
+/** A CSV header row (RFC 4180): the paths, quoted only when they need it (they never do: names are identifiers). */
+export function csvHeader(columns: readonly ExportColumn[]): string {
+  return columns.map((c) => (/[",\r\n]/.test(c.path) ? `"${c.path.replace(/"/g, '""')}"` : c.path)).join(',') + '\n';
+}

@@ -1,0 +1,444 @@
+import type { INestApplication } from '@nestjs/common';
+import { parse as parseCsv } from 'csv-parse/sync';
+import http, { type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { OBJECTS } from '#records/objects/index.js';
+import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { allPermissions, client, expectError, keyWithRole, type Client, type Http } from './rest-helpers.js';
+
+/** Exports (docs/rest.md "Exports"): streamed CSV and NDJSON of every matching live record, bounded per workspace. */
+describe('exports', () => {
+  let app: INestApplication;
+  let ds: DataSource;
+  let api: Http;
+
+  beforeAll(async () => {
+    ({ app, ds, http: api } = await startApi());
+  });
+  afterAll(() => app.close());
+
+  const FIELDS = [
+    {
+      object: 'companies',
+      name: 'tier',
+      label: 'Tier',
+      type: 'SELECT',
+      options: [
+        { value: 'GOLD', label: 'Gold' },
+        { value: 'SILVER', label: 'Silver' },
+      ],
+    },
+    {
+      object: 'companies',
+      name: 'tags',
+      label: 'Tags',
+      type: 'MULTI_SELECT',
+      options: [
+        { value: 'A', label: 'A' },
+        { value: 'B', label: 'B' },
+      ],
+    },
+    { object: 'companies', name: 'arr', label: 'ARR', type: 'NUMBER' },
+    { object: 'companies', name: 'active', label: 'Active', type: 'BOOLEAN' },
+    { object: 'companies', name: 'renewal', label: 'Renewal', type: 'DATE' },
+    { object: 'companies', name: 'seen', label: 'Seen', type: 'DATE_TIME' },
+    { object: 'companies', name: 'note', label: 'Note', type: 'TEXT' },
+    { object: 'companies', name: 'budget', label: 'Budget', type: 'CURRENCY' },
+    { object: 'companies', name: 'site', label: 'Site', type: 'LINKS' },
+    { object: 'companies', name: 'contact', label: 'Contact', type: 'EMAILS' },
+  ];
+
+  /** Values that break naive CSV and JSON writers: separators, quotes, line breaks, non-ASCII, formulas. */
+  const AWKWARD = [
+    'Acme, Inc.',
+    'The "Best" Co',
+    'Line one\nLine two',
+    'CR\r\nLF',
+    'Zürich Größe — 日本語 🚀',
+    '=HYPERLINK("http://x","y")',
+    '  padded  ',
+    'back\\slash \\N',
+    '\\.',
+    "it's",
+  ];
+
+  async function workspaceWithFields(label: string): Promise<{ ws: TestWorkspace; rest: Client }> {
+    const ws = await newWorkspace(ds, label);
+    const rest = client(api, ws.keys.Admin);
+    for (const field of FIELDS) expect((await rest.post('/rest/metadata/fields', field)).status).toBe(201);
+    return { ws, rest };
+  }
+
+  const exportOf = (secret: string | undefined, plural: string, query: Record<string, string>) => {
+    const req = request(api).get(`/rest/${plural}/export`).query(query);
+    if (secret) req.set('Authorization', `Bearer ${secret}`);
+    // The body as text whatever its type (supertest parses only JSON).
+    return req.buffer(true).parse((res, done) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      // Errors are JSON, as everywhere (docs/rest.md).
+      res.on('end', () => done(null, /^application\/json/.test(res.headers['content-type'] ?? '') ? JSON.parse(text) : text));
+    });
+  };
+  const lines = (text: string) => text.split('\n').filter((l) => l !== '');
+  const ndjson = (text: string) => lines(text).map((l) => JSON.parse(l));
+
+  /** Every record of a list, page by page, as REST returns it. */
+  async function listAll(rest: Client, plural: string, query: Record<string, string> = {}): Promise<any[]> {
+    const out: any[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const res = await rest.get(`/rest/${plural}`, { limit: 200, ...query, ...(after ? { starting_after: after } : {}) });
+      expect(res.status).toBe(200);
+      out.push(...res.body.data[plural]);
+      if (!res.body.pageInfo.hasNextPage) return out;
+      after = res.body.pageInfo.endCursor;
+    }
+  }
+
+  /** A REST record as CSV cells by field path: lists as JSON, no value as an empty cell. */
+  function cells(record: Record<string, unknown>): Record<string, string> {
+    const out: Record<string, string> = {};
+    const cell = (value: unknown) => (value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+    for (const [key, value] of Object.entries(record)) {
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        for (const [sub, subValue] of Object.entries(value)) out[`${key}.${sub}`] = cell(subValue);
+      } else out[key] = cell(value);
+    }
+    return out;
+  }
+
+  /** CSV cells that hold JSON compare as JSON (Postgres writes `["a", "b"]`, JSON.stringify `["a","b"]`). */
+  const normalise = (row: Record<string, string>) =>
+    Object.fromEntries(Object.entries(row).map(([k, v]) => [k, /^[[{]/.test(v) ? JSON.parse(v) : v]));
+
+  it('CSV: a header row of field paths (custom fields included), one row per live record, as REST shows it', async () => {
+    const { ws, rest } = await workspaceWithFields('csv');
+    const made = await rest.post('/rest/batch/companies', [
+      {
+        name: 'Acme',
+        domainName: {
+          primaryLinkUrl: 'acme.com',
+          primaryLinkLabel: 'Site',
+          secondaryLinks: [{ url: 'https://a.example', label: 'a, "b"' }],
+        },
+        tier: 'GOLD',
+        tags: ['A', 'B'],
+        arr: 1234.5,
+        active: false,
+        renewal: '2027-01-31',
+        seen: '2026-05-01T10:00:00Z',
+        note: 'x,y\n"z"',
+        budget: { amountMicros: 9007199254740991, currencyCode: 'EUR' },
+        site: { primaryLinkUrl: 'https://acme.example', secondaryLinks: [] },
+        contact: { primaryEmail: 'a@acme.example', additionalEmails: ['b@acme.example'] },
+      },
+      { name: 'Bare' },
+    ]);
+    expect(made.status).toBe(201);
+
+    const res = await exportOf(ws.keys.Admin, 'companies', { format: 'csv' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
+    expect(res.headers['content-disposition']).toMatch(/^attachment; filename="companies-\d{4}-\d{2}-\d{2}\.csv"$/);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const text: string = res.body;
+    expect(text.split('\n')[0]).toBe(
+      'id,name,domainName.primaryLinkUrl,domainName.primaryLinkLabel,domainName.secondaryLinks,createdAt,updatedAt,deletedAt,' +
+        'tier,tags,arr,active,renewal,seen,note,budget.amountMicros,budget.currencyCode,' +
+        'site.primaryLinkUrl,site.primaryLinkLabel,site.secondaryLinks,contact.primaryEmail,contact.additionalEmails',
+    );
+    const rows = parseCsv(text, { columns: true }) as Record<string, string>[];
+    const records = await listAll(rest, 'companies');
+    expect(rows.map(normalise)).toEqual(records.map((r) => normalise(cells(r))));
+    expect(rows.find((r) => r.name === 'Bare')).toMatchObject({ tier: '', tags: '[]', 'budget.amountMicros': '', deletedAt: '' });
+  });
+
+  it('NDJSON: each line is the record GET /rest/<plural>/{id} returns, for every declared object', async () => {
+    const { ws, rest } = await workspaceWithFields('ndjson');
+    const acme = (
+      await rest.post('/rest/companies', {
+        name: AWKWARD[1],
+        tier: 'SILVER',
+        tags: ['B'],
+        budget: { amountMicros: -5, currencyCode: 'USD' },
+        note: AWKWARD.join('|'),
+        seen: '2026-01-02T03:04:05.678Z',
+      })
+    ).body.data.createCompany;
+    const ada = (await rest.post('/rest/people', { name: { firstName: 'Ada', lastName: AWKWARD[4] }, companyId: acme.id })).body.data
+      .createPerson;
+    await rest.post('/rest/opportunities', {
+      name: 'Deal',
+      stage: 'MEETING',
+      amount: { amountMicros: 1500000, currencyCode: 'USD' },
+      closeDate: '2026-03-10T00:00:00Z',
+      companyId: acme.id,
+      pointOfContactId: ada.id,
+    });
+    for (const object of OBJECTS) {
+      const res = await exportOf(ws.keys.Admin, object.plural, { format: 'ndjson' });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
+      expect(res.headers['content-disposition']).toMatch(
+        new RegExp(`^attachment; filename="${object.plural}-\\d{4}-\\d{2}-\\d{2}\\.ndjson"$`),
+      );
+      const exported = ndjson(res.body);
+      expect(exported).toHaveLength(1);
+      for (const record of exported) {
+        const one = await rest.get(`/rest/${object.plural}/${record.id}`);
+        expect(record).toEqual(one.body.data[object.singular]);
+        // The same keys in the same order, too.
+        expect(Object.keys(record)).toEqual(Object.keys(one.body.data[object.singular]));
+      }
+    }
+  });
+
+  it('filter and fields as the list takes them: the same records, only the named fields (and id)', async () => {
+    const { ws, rest } = await workspaceWithFields('filter');
+    const names = ['Alpha', 'Beta', 'Gamma', "O'Brien \\ Sons", 'Alpha 2', '100% _real_'];
+    const made = await rest.post(
+      '/rest/batch/companies',
+      names.map((name, i) => ({ name, tier: i % 2 ? 'GOLD' : 'SILVER', arr: i * 10, budget: { amountMicros: i, currencyCode: 'USD' } })),
+    );
+    expect(made.status).toBe(201);
+    const ids = made.body.data.createCompanies.map((c: { id: string }) => c.id);
+    await rest.post('/rest/people', { name: { firstName: 'P' }, emails: { primaryEmail: 'p@x.example' }, companyId: ids[1] });
+    const filters = [
+      'name[startsWith]:"Alpha"',
+      'name[eq]:"O\'Brien \\\\ Sons"',
+      'name[ilike]:"%\'%"',
+      'name[endsWith]:"_real_"',
+      'tier[eq]:"GOLD"',
+      'tier[in]:["GOLD","SILVER"]',
+      'arr[gte]:"20"',
+      'budget.amountMicros[lt]:"3"',
+      `id[in]:["${ids[0]}","${ids[2]}"]`,
+      'or(name[eq]:"Beta",not(tier[eq]:"GOLD"))',
+      'people.emails.primaryEmail[eq]:"p@x.example"',
+      'createdAt[gte]:"2000-01-01"',
+    ];
+    for (const filter of filters) {
+      const listed = (await listAll(rest, 'companies', { filter })).map((r) => r.id);
+      const res = await exportOf(ws.keys.Admin, 'companies', { format: 'ndjson', filter });
+      expect({ filter, status: res.status }).toEqual({ filter, status: 200 });
+      expect({ filter, ids: ndjson(res.body).map((r) => r.id) }).toEqual({ filter, ids: listed });
+      expect(listed.length).toBeGreaterThan(0);
+    }
+    const csv = await exportOf(ws.keys.Admin, 'companies', { format: 'csv', filter: 'tier[eq]:"GOLD"', fields: 'budget,name' });
+    expect(csv.status).toBe(200);
+    expect(lines(csv.body)[0]).toBe('id,name,budget.amountMicros,budget.currencyCode');
+    expect((parseCsv(csv.body, { columns: true }) as Record<string, string>[]).map((r) => r.name).sort()).toEqual([
+      '100% _real_',
+      'Beta',
+      "O'Brien \\ Sons",
+    ]);
+    const json = await exportOf(ws.keys.Admin, 'companies', { format: 'ndjson', fields: 'tier' });
+    expect(ndjson(json.body).map((r) => Object.keys(r))).toEqual(names.map(() => ['id', 'tier']));
+  });
+
+  it('round-trips commas, quotes, line breaks, backslashes and non-ASCII text through a CSV parser, and leaves formulas as they are', async () => {
+    const ws = await newWorkspace(ds, 'awkward');
+    const rest = client(api, ws.keys.Admin);
+    const made = await rest.post(
+      '/rest/batch/companies',
+      // Domains are unique in a workspace (docs/data-model.md): one each.
+      AWKWARD.map((name, i) => ({ name, domainName: { primaryLinkUrl: `x${i}.example`, primaryLinkLabel: name } })),
+    );
+    expect(made.status).toBe(201);
+    const res = await exportOf(ws.keys.Admin, 'companies', { format: 'csv', fields: 'name,domainName' });
+    const rows = parseCsv(res.body, { columns: true }) as Record<string, string>[];
+    // One batch is one INSERT: the same createdAt, so the order among them is by id.
+    expect(rows.map((r) => [r.name, r['domainName.primaryLinkLabel']]).sort()).toEqual(AWKWARD.map((n) => [n, n]).sort());
+    // Empty cell = no value; "" = empty text.
+    expect(rows[0]['domainName.secondaryLinks']).toBe('[]');
+    const json = ndjson((await exportOf(ws.keys.Admin, 'companies', { format: 'ndjson' })).body);
+    expect(json.map((r) => r.name).sort()).toEqual([...AWKWARD].sort());
+  });
+
+  it('a stable order past many pages: createdAt, then id (ties included), the same as the list walked page by page', async () => {
+    const ws = await newWorkspace(ds, 'order');
+    const rest = client(api, ws.keys.Admin);
+    // 1 500 companies, a third of them on one timestamp, so id breaks the ties.
+    await ds.query(
+      `INSERT INTO companies (workspace_id, name, created_at)
+       SELECT $1, 'Co ' || g, CASE WHEN g % 3 = 0 THEN timestamptz '2025-01-01' ELSE timestamptz '2024-01-01' + g * interval '1 minute' END
+         FROM generate_series(1, 1500) g`,
+      [ws.id],
+    );
+    const first = ndjson((await exportOf(ws.keys.Admin, 'companies', { format: 'ndjson', fields: 'createdAt' })).body);
+    const again = ndjson((await exportOf(ws.keys.Admin, 'companies', { format: 'ndjson', fields: 'createdAt' })).body);
+    expect(first).toHaveLength(1500);
+    expect(again).toEqual(first);
+    const sorted = [...first].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1));
+    expect(first).toEqual(sorted);
+    expect(first.map((r) => r.id)).toEqual((await listAll(rest, 'companies')).map((r) => r.id));
+  });
+
+  it("never holds soft-deleted records, nor another workspace's", async () => {
+    const mine = await newWorkspace(ds, 'mine');
+    const theirs = await newWorkspace(ds, 'theirs');
+    const rest = client(api, mine.keys.Admin);
+    const kept = (await rest.post('/rest/companies', { name: 'Kept' })).body.data.createCompany;
+    const gone = (await rest.post('/rest/companies', { name: 'Gone' })).body.data.createCompany;
+    expect((await rest.delete(`/rest/companies/${gone.id}`)).status).toBe(200);
+    const other = (await client(api, theirs.keys.Admin).post('/rest/companies', { name: 'Kept' })).body.data.createCompany;
+
+    const all = ndjson((await exportOf(mine.keys.Admin, 'companies', { format: 'ndjson' })).body).map((r) => r.id);
+    expect(all).toEqual([kept.id]);
+    // Exports hold live records only, whatever the filter says about deletedAt.
+    const deleted = await exportOf(mine.keys.Admin, 'companies', { format: 'ndjson', filter: 'deletedAt[is]:NOT_NULL' });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toBe('');
+    // Another workspace's id behaves as missing.
+    const csv = await exportOf(mine.keys.Admin, 'companies', { format: 'csv', filter: `id[eq]:"${other.id}"` });
+    expect(lines(csv.body)).toHaveLength(1);
+    expect(csv.body).not.toContain(other.id);
+  });
+
+  it('refuses before sending anything: 401 without a credential, 403 without read, 400 for bad parameters', async () => {
+    const ws = await newWorkspace(ds, 'refuse');
+    expectError(await exportOf(undefined, 'companies', { format: 'csv' }), 401, 'UNAUTHENTICATED');
+    expectError(await exportOf('wrs_not_a_key', 'companies', { format: 'csv' }), 401, 'UNAUTHENTICATED');
+    const noRead = await keyWithRole(ds, ws.id, 'No company read', {
+      ...allPermissions(),
+      companies: { read: false, create: true, update: true, delete: true },
+    });
+    const forbidden = await exportOf(noRead.secret, 'companies', { format: 'csv' });
+    expectError(forbidden, 403, 'FORBIDDEN');
+    expect(forbidden.headers['content-disposition']).toBeUndefined();
+    // Read on people is enough for people.
+    expect((await exportOf(noRead.secret, 'people', { format: 'csv' })).status).toBe(200);
+
+    const bad: [Record<string, string>, string, RegExp][] = [
+      [{}, 'VALIDATION_FAILED', /format must be csv or ndjson; got nothing/],
+      [{ format: 'xml' }, 'VALIDATION_FAILED', /format must be csv or ndjson; got "xml"/],
+      [{ format: 'CSV' }, 'VALIDATION_FAILED', /format must be csv or ndjson/],
+      [{ format: 'csv', limit: '10' }, 'VALIDATION_FAILED', /unknown query parameter "limit" \(allowed: format, filter, fields\)/],
+      [{ format: 'csv', filter: 'nme[eq]:"x"' }, 'INVALID_FILTER', /unknown field "nme"/],
+      [{ format: 'csv', filter: 'name[eq]:' }, 'INVALID_FILTER', /missing value/],
+      [{ format: 'csv', fields: 'name,nope' }, 'INVALID_FIELDS', /unknown field "nope"/],
+      [{ format: 'csv', fields: 'people' }, 'INVALID_FIELDS', /unknown field "people"/],
+    ];
+    for (const [query, code, message] of bad) {
+      const res = await exportOf(ws.keys.Admin, 'companies', query);
+      expect({ query, message: expectError(res, 400, code) }).toEqual({ query, message: expect.stringMatching(message) });
+    }
+    const twice = await request(api).get('/rest/companies/export?format=csv&format=ndjson').set('Authorization', `Bearer ${ws.keys.Admin}`);
+    expectError(twice, 400, 'VALIDATION_FAILED');
+  });
+
+  it('is in the OpenAPI document, before the :id route', async () => {
+    const doc = (await request(api).get('/rest/open-api').expect(200)).body;
+    for (const object of OBJECTS) {
+      const operation = doc.paths[`/rest/${object.plural}/export`]?.get;
+      expect(operation?.operationId).toBe(`export${object.pluralType}`);
+      expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['format', 'filter', 'fields']);
+      expect(Object.keys(operation.responses['200'].content)).toEqual(['text/csv', 'application/x-ndjson']);
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '429']);
+    }
+  });
+
+  describe('with readers that stop', () => {
+    let big: TestWorkspace;
+    let base: string;
+
+    beforeAll(async () => {
+      // About 30 MB of CSV: far more than the socket buffers between Postgres, the API and a client hold.
+      big = await newWorkspace(ds, 'big');
+      // Set-based, and without the test pool's statement timeout: the write triggers make it take a few seconds on a busy machine.
+      await ds.transaction(async (tx) => {
+        await tx.query('SET LOCAL statement_timeout = 0');
+        await tx.query(
+          `INSERT INTO companies (workspace_id, name) SELECT $1, 'Co ' || g || repeat('x', 3000) FROM generate_series(1, 10000) g`,
+          [big.id],
+        );
+      });
+      await new Promise<void>((resolve) => (api as http.Server).listen(0, '127.0.0.1', resolve));
+      base = `http://127.0.0.1:${((api as http.Server).address() as AddressInfo).port}`;
+    });
+
+    /** An export whose reader takes the headers and then reads nothing. */
+    function stalledExport(secret: string, origin = base): Promise<{ res: IncomingMessage; stop: () => void }> {
+      return new Promise((resolve, reject) => {
+        const req = http.get(`${origin}/rest/companies/export?format=csv`, { headers: { Authorization: `Bearer ${secret}` } }, (res) => {
+          res.pause();
+          resolve({ res, stop: () => req.destroy() });
+        });
+        req.on('error', reject);
+      });
+    }
+
+    /** Statements of the workspace's exports that Postgres is running (the workspace id is written into the COPY). */
+    const runningExports = async (workspaceId: string) =>
+      (
+        await ds.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE application_name = 'records export' AND state = 'active' AND query LIKE 'COPY%' AND strpos(query, $1) > 0`,
+          [workspaceId],
+        )
+      )[0].n as number;
+
+    async function eventually(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+      for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) if (await check()) return true;
+      return check();
+    }
+
+    it('runs 2 exports of a workspace at once: a third is 429 with Retry-After, other workspaces go on, and aborted exports stop their statements', async () => {
+      const readers = [await stalledExport(big.keys.Admin), await stalledExport(big.keys.Admin)];
+      for (const { res } of readers) expect(res.statusCode).toBe(200);
+      expect(await runningExports(big.id)).toBe(2);
+
+      const third = await exportOf(big.keys.Admin, 'companies', { format: 'csv' });
+      expect(expectError(third, 429, 'RATE_LIMITED')).toMatch(/2 exports of this workspace are running/);
+      expect(third.headers['retry-after']).toBe('10');
+      // Another workspace is not held up by this one.
+      const other = await newWorkspace(ds, 'other');
+      await client(api, other.keys.Admin).post('/rest/companies', { name: 'Other' });
+      const otherExport = await exportOf(other.keys.Admin, 'companies', { format: 'csv' });
+      expect(otherExport.status).toBe(200);
+      expect(lines(otherExport.body)).toHaveLength(2);
+
+      // The clients go away mid-stream: their statements end within a few seconds.
+      for (const reader of readers) reader.stop();
+      expect(await eventually(async () => (await runningExports(big.id)) === 0, 5000)).toBe(true);
+      // And the slots are free again: a whole export goes through.
+      const whole = await exportOf(big.keys.Admin, 'companies', { format: 'csv', fields: 'id' });
+      expect(whole.status).toBe(200);
+      expect(lines(whole.body)).toHaveLength(10001);
+    });
+
+    it('answers HEAD with the headers alone and does not run the statement to its end', async () => {
+      const res = await request(api).head('/rest/companies/export?format=ndjson').set('Authorization', `Bearer ${big.keys.Admin}`);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-disposition']).toMatch(/^attachment; filename="companies-.*\.ndjson"$/);
+      expect(await eventually(async () => (await runningExports(big.id)) === 0, 3000)).toBe(true);
+    });
+
+    it('ends an export whose reader reads nothing for EXPORT_STALL_TIMEOUT_MS, and stops its statement', async () => {
+      process.env.EXPORT_STALL_TIMEOUT_MS = '1500';
+      const strict = await startApi();
+      delete process.env.EXPORT_STALL_TIMEOUT_MS;
+      try {
+        const server = strict.http as http.Server;
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const reader = await stalledExport(big.keys.Admin, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+        expect(reader.res.statusCode).toBe(200);
+        expect(await runningExports(big.id)).toBe(1);
+        expect(await eventually(async () => (await runningExports(big.id)) === 0, 8000)).toBe(true);
+        // What the reader had is an incomplete transfer, not a file that looks whole.
+        const ended = new Promise<boolean>((resolve) => {
+          reader.res.on('error', () => resolve(reader.res.complete));
+          reader.res.on('close', () => resolve(reader.res.complete));
+        });
+        reader.res.resume();
+        expect(await ended).toBe(false);
+      } finally {
+        await strict.app.close();
+      }
+    });
+  });
+});
