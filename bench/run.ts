@@ -36,8 +36,8 @@ import {
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
- * --webhooks, --writes, --export, --search (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
- * bench/search.ts; --export also prints the single-create figures of --writes: 1 and 16 writers beside the bare server).
+ * --webhooks, --writes, --export, --search, --import (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
+ * bench/search.ts, bench/import.ts with --import [--import-rows N]; --export also prints the single-create figures of --writes: 1 and 16 writers beside the bare server).
  */
 
 const CONNECTIONS = 16;
@@ -764,6 +764,7 @@ async function main(): Promise<void> {
     ['--writes', async () => (await import('./writes.js')).writesBench()],
     ['--export', async () => (await import('./export.js')).exportBench()],
     ['--search', async () => (await import('./search.js')).searchBench()],
+    ['--import', async () => (await import('./import.js')).importBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   if (named.some(([flag]) => flag === '--export') && !named.some(([flag]) => flag === '--writes')) named.unshift(dedicated[1]);

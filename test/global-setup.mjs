@@ -76,6 +76,9 @@ export default async function globalSetup() {
   // run delivery workers (all with the same settings, TEST_WORKER_ENV in test/webhook-receiver.ts),
   // so no other suite's records API takes their jobs with other settings.
   process.env.WEBHOOKS_WORKER = 'off';
+  // The same for imports: only the import suites run import workers, so they know which
+  // process runs an import (the crash test kills it).
+  process.env.IMPORTS_WORKER = 'off';
   // Every process the suite starts talks to DATABASE_URL, so each needs the master key that
   // wraps webhook secrets (README "Configuration"). A fixed test-only key: a database kept
   // between runs (a developer's DATABASE_URL) must be opened with the key it was set up with.

@@ -320,7 +320,8 @@ const SLOW = 120_000;
       await guest.getByRole('button', { name: 'Create account and join' }).click();
       await guest.waitForURL(`${url}/settings?joined=${workspace.id}`);
       await guest.getByText(`Welcome to ${workspace.name}: you joined as Member.`).waitFor();
-      expect(await guest.getByRole('navigation', { name: 'Settings' }).getByRole('link').allTextContents()).toEqual(['Overview']);
+      // A Member creates records, so it may import them (docs/settings.md); nothing else of the settings.
+      expect(await guest.getByRole('navigation', { name: 'Settings' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Import']);
 
       // The link was for one person.
       const other = await newPage();

@@ -616,6 +616,8 @@ describe('Webhooks', () => {
         'company.deleted',
         'company.restored',
         'company.updated',
+        // One per import (docs/rest.md "Imports").
+        'import.completed',
         'opportunity.created',
         'opportunity.deleted',
         'opportunity.restored',

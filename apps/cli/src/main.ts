@@ -22,6 +22,7 @@ import { splitOperations } from '#webhooks/operations.js';
 import { webhookSettings } from '#webhooks/settings.js';
 import { createWebhook, deleteWebhookById, listWebhooks } from '#webhooks/webhooks.js';
 import { describeError, reportError, runCommand, type OutputOptions } from './run.js';
+import { runImport, type ImportOptions } from './import.js';
 
 const program = new Command()
   .name('npm run cli --')
@@ -271,6 +272,24 @@ command('webhook:delete', 'Delete a webhook (pending retries are dropped)')
       (r) => [`Deleted webhook ${r.id}.`],
     ),
   );
+
+command('import', 'Import a CSV or NDJSON file of records into a workspace, with a progress bar (docs/rest.md "Imports")')
+  .requiredOption(...workspaceOption)
+  .requiredOption('--object <plural>', 'companies, people or opportunities')
+  .requiredOption('--file <path>', 'a .csv file (header row of field paths) or .ndjson/.jsonl file (one JSON object a line)')
+  .option('--mode <mode>', 'create (or upsert)', 'create')
+  .option('--match <field>', 'upsert: the unique field to match on')
+  .action(async (opts: OutputOptions & ImportOptions) => {
+    const result = await runImport(opts);
+    const lines = [
+      `Import ${result.id}: ${result.status}, ${result.rowsRead} rows read, ${result.created} created, ${result.updated} updated, ${result.failed} refused.`,
+      ...(result.error ? [result.error] : []),
+      ...result.errors.map((e) => `  row ${e.row}: ${e.messages.join('; ')}`),
+      ...(result.failed > result.errors.length ? [`  … every refused row: GET /rest/imports/${result.id}/errors`] : []),
+    ];
+    process.stdout.write((opts.json ? JSON.stringify(result) : lines.join('\n')) + '\n');
+    if (result.status !== 'completed') process.exitCode = 1;
+  });
 
 command('oauth:rotate-key', 'Add a new signing key for access tokens (auth servers sign with it after their next start)').action(
   (opts: OutputOptions) =>

@@ -16,6 +16,9 @@ import { SearchController } from './rest/search.controller.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
+import { ImportsController } from './imports/imports.controller.js';
+import { ImportsService } from './imports/imports.service.js';
+import { ImportsWorker } from './imports/imports-worker.js';
 
 @Module({
   imports: [
@@ -36,10 +39,13 @@ import { WebhooksWorker } from './webhooks/webhooks-worker.js';
     UniqueFieldsController,
     SearchController,
     McpController,
+    ImportsController,
   ],
   providers: [
     RateLimitPool.provider(),
     WebhooksWorker,
+    ImportsService,
+    ImportsWorker,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],

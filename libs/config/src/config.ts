@@ -67,6 +67,8 @@ export interface AppConfig {
   httpTimeouts: HttpTimeouts;
   /** Exports (docs/rest.md "Exports"; docs/decisions/0033-streamed-exports.md). */
   exports: ExportLimits;
+  /** Imports (docs/rest.md "Imports"). */
+  imports: ImportSettings;
 }
 
 export interface ExportLimits {
@@ -76,6 +78,19 @@ export interface ExportLimits {
   perInstance: number;
   /** An export whose client reads nothing for this long is ended and its query stopped (ms; 0 = no limit). */
   stallTimeoutMs: number;
+}
+
+export interface ImportSettings {
+  /** `IMPORT_MAX_BYTES`: the largest upload; a longer body is 413. */
+  maxBytes: number;
+  /** `IMPORT_MAX_ROWS`: rows past this many are not imported and the import ends `failed`. */
+  maxRows: number;
+  /** `IMPORTS_WORKER=off` keeps this process from running imports (another instance does). */
+  worker: boolean;
+  /** Imports run at once by this process (each workspace has at most one running anywhere). */
+  concurrency: number;
+  /** How often the import worker records that it is alive and releases the imports of workers that stopped (silent for 3 intervals). */
+  heartbeatMs: number;
 }
 
 export interface HttpTimeouts {
@@ -186,6 +201,13 @@ export function loadConfig(): AppConfig {
       perInstance: positive('EXPORTS_PER_INSTANCE', 4),
       stallTimeoutMs: intFrom('EXPORT_STALL_TIMEOUT_MS', 30_000),
     },
+    imports: {
+      maxBytes: intFrom('IMPORT_MAX_BYTES', 512 * 1024 * 1024),
+      maxRows: intFrom('IMPORT_MAX_ROWS', 1_000_000),
+      worker: onOff('IMPORTS_WORKER'),
+      concurrency: Math.max(1, intFrom('IMPORTS_CONCURRENCY', 2)),
+      heartbeatMs: Math.max(100, intFrom('IMPORTS_HEARTBEAT_MS', 10_000)),
+    },
   };
 }
 
@@ -193,6 +215,12 @@ function positive(name: string, fallback: number): number {
   const value = intFrom(name, fallback);
   if (value === 0) throw new ConfigError(`${name} must be at least 1, got "0"`);
   return value;
+}
+
+function onOff(name: string): boolean {
+  const raw = (process.env[name] || 'on').toLowerCase();
+  if (raw !== 'on' && raw !== 'off') throw new ConfigError(`${name} must be on or off, got "${process.env[name]}"`);
+  return raw === 'on';
 }
 
 /**

@@ -26,6 +26,7 @@ import { DestroyPermission1764660000000 } from './migrations/1764660000000-destr
 import { Search1764700000000 } from './migrations/1764700000000-search.js';
 import { CountSlots1764800000000 } from './migrations/1764800000000-count-slots.js';
 import { UnwatchedWrites1764800000100 } from './migrations/1764800000100-unwatched-writes.js';
+import { Imports1764900000000 } from './migrations/1764900000000-imports.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -48,6 +49,7 @@ export const MIGRATIONS = [
   Search1764700000000,
   CountSlots1764800000000,
   UnwatchedWrites1764800000100,
+  Imports1764900000000,
 ];
 
 /**

@@ -16,9 +16,12 @@ export function eventObjects(): string[] {
   return RECORD_OBJECTS.map(eventObjectOf);
 }
 
-/** Every event type, e.g. `company.created`. */
+/** Events about something other than one record: one per import when it ends (docs/rest.md "Imports"). */
+export const OTHER_EVENT_TYPES = ['import.completed'] as const;
+
+/** Every event type, e.g. `company.created`, then `import.completed`. */
 export function eventTypes(): string[] {
-  return eventObjects().flatMap((object) => WEBHOOK_ACTIONS.map((action) => `${object}.${action}`));
+  return [...eventObjects().flatMap((object) => WEBHOOK_ACTIONS.map((action) => `${object}.${action}`)), ...OTHER_EVENT_TYPES];
 }
 
 const MAX_OPERATIONS = 50;
@@ -40,21 +43,18 @@ export function parseOperations(value: unknown, field = 'operations'): string[] 
   if (list.length > MAX_OPERATIONS)
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} holds at most ${MAX_OPERATIONS} patterns; got ${list.length}`);
   const objects = eventObjects();
+  const types = eventTypes();
   const problems: string[] = [];
   for (const op of list) {
     if (typeof op !== 'string') {
       problems.push(`${field}: every pattern must be a string`);
       continue;
     }
-    const [object, action, ...rest] = op.split('.');
-    if (
-      rest.length ||
-      action === undefined ||
-      !(object === '*' || objects.includes(object)) ||
-      !(action === '*' || (WEBHOOK_ACTIONS as readonly string[]).includes(action))
-    ) {
+    const [, action, ...rest] = op.split('.');
+    // Each part `*` or a name, and the pattern selects at least one event type (`import.created` selects none).
+    if (rest.length || action === undefined || !types.some((type) => operationsMatch([op], type))) {
       problems.push(
-        `${field}: unknown pattern "${op.slice(0, 100)}"; use <object>.<action> with object one of ${objects.join(', ')} or *, action one of ${WEBHOOK_ACTIONS.join(', ')} or *`,
+        `${field}: unknown pattern "${op.slice(0, 100)}"; use <object>.<action> with object one of ${objects.join(', ')} or *, action one of ${WEBHOOK_ACTIONS.join(', ')} or *, or ${OTHER_EVENT_TYPES.join(', ')}`,
       );
     }
   }

@@ -23,7 +23,8 @@ export interface WebhookEventBody {
   type: string;
   workspaceId: string;
   occurredAt: string;
-  data: { record: Record<string, unknown>; previous?: Record<string, unknown> };
+  /** A record event: `{record, previous?}`; `import.completed`: `{import}` (docs/webhooks.md). */
+  data: { record: Record<string, unknown>; previous?: Record<string, unknown> } | { import: Record<string, unknown> };
 }
 
 export const DELIVER_TASK = 'webhook_deliver';
@@ -39,13 +40,27 @@ export const DELIVER_TASK = 'webhook_deliver';
 export async function recordEvents(tx: TxRunner, workspaceId: string, changes: RecordChange[]): Promise<void> {
   if (!changes.length) return;
   const occurredAt = new Date().toISOString();
-  const events: WebhookEventBody[] = changes.map((c) => ({
-    id: randomUUID(),
-    type: `${eventObjectOf(c.object)}.${c.action}`,
+  await storeEvents(
+    tx,
     workspaceId,
-    occurredAt,
-    data: c.previous ? { record: c.record, previous: c.previous } : { record: c.record },
-  }));
+    changes.map((c) => ({
+      id: randomUUID(),
+      type: `${eventObjectOf(c.object)}.${c.action}`,
+      workspaceId,
+      occurredAt,
+      data: c.previous ? { record: c.record, previous: c.previous } : { record: c.record },
+    })),
+  );
+}
+
+/** The one `import.completed` event of an import (docs/rest.md "Imports"), in the transaction that ends it. */
+export async function recordImportCompleted(tx: TxRunner, workspaceId: string, summary: Record<string, unknown>): Promise<void> {
+  await storeEvents(tx, workspaceId, [
+    { id: randomUUID(), type: 'import.completed', workspaceId, occurredAt: new Date().toISOString(), data: { import: summary } },
+  ]);
+}
+
+async function storeEvents(tx: TxRunner, workspaceId: string, events: WebhookEventBody[]): Promise<void> {
   await tx.rows(
     `WITH input AS (
        SELECT e.ord, (e.body->>'id')::uuid AS id, e.body->>'type' AS type, e.body AS body

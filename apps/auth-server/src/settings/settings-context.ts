@@ -2,8 +2,11 @@ import type { Request } from 'express';
 import type { SettingsPermission } from '#database/entities/index.js';
 import type { RolePermissions } from '#identity/roles.js';
 
-/** What a settings page or action needs: one settings permission, any of them, or just membership. */
-export type Requirement = SettingsPermission | 'ANY_SETTINGS' | 'MEMBER';
+/**
+ * What a settings page or action needs: one settings permission, any of them, the create
+ * permission on at least one record object (imports), or just membership.
+ */
+export type Requirement = SettingsPermission | 'ANY_SETTINGS' | 'CREATE_RECORDS' | 'MEMBER';
 
 /** The signed-in member the settings pages act for, in the current workspace. */
 export interface SettingsContext {
@@ -34,13 +37,15 @@ export const SECTIONS: Section[] = [
   { key: 'apps', href: '/settings/apps', label: 'Server apps', requires: 'API_KEYS_AND_WEBHOOKS' },
   { key: 'webhooks', href: '/settings/webhooks', label: 'Webhooks', requires: 'API_KEYS_AND_WEBHOOKS' },
   { key: 'data-model', href: '/settings/data-model', label: 'Data model', requires: 'DATA_MODEL' },
+  { key: 'imports', href: '/settings/imports', label: 'Import', requires: 'CREATE_RECORDS' },
   { key: 'roles', href: '/settings/roles', label: 'Roles', requires: 'ROLES' },
   { key: 'members', href: '/settings/members', label: 'Members', requires: 'WORKSPACE_MEMBERS' },
   { key: 'audit', href: '/settings/audit', label: 'Audit log', requires: 'ANY_SETTINGS' },
 ];
 
-export function allows(role: Pick<RolePermissions, 'settingsPermissions'>, requirement: Requirement): boolean {
+export function allows(role: Pick<RolePermissions, 'settingsPermissions' | 'objectPermissions'>, requirement: Requirement): boolean {
   if (requirement === 'MEMBER') return true;
+  if (requirement === 'CREATE_RECORDS') return Object.values(role.objectPermissions).some((actions) => actions?.create === true);
   if (requirement === 'ANY_SETTINGS') return role.settingsPermissions.length > 0;
   return role.settingsPermissions.includes(requirement);
 }

@@ -69,7 +69,9 @@ export class SettingsGuard implements CanActivate {
       const needed =
         requirement === 'ANY_SETTINGS'
           ? 'any settings'
-          : `"${SETTINGS_PERMISSION_LABELS[requirement as keyof typeof SETTINGS_PERMISSION_LABELS]}"`;
+          : requirement === 'CREATE_RECORDS'
+            ? 'create'
+            : `"${SETTINGS_PERMISSION_LABELS[requirement as keyof typeof SETTINGS_PERMISSION_LABELS]}"`;
       throw new ForbiddenError(
         `Your role "${membership.role.name}" in ${membership.workspace.name} does not include the ${needed} permission`,
       );

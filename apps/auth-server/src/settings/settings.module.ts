@@ -7,6 +7,12 @@ import { ServerAppsController } from './apps/apps.controller.js';
 import { ServerAppsService } from './apps/apps.service.js';
 import { DataModelController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
+import { Sql } from '#database/sql.js';
+import { CountCache } from '../../../records-api/src/records/count-cache.js';
+import { DataModel } from '../../../records-api/src/records/data-model.js';
+import { RecordsService } from '../../../records-api/src/records/records.service.js';
+import { ImportsService } from '../../../records-api/src/imports/imports.service.js';
+import { SettingsImportsController } from './imports/imports.controller.js';
 import { SettingsAssetsController, SettingsHomeController, SettingsNotFoundController } from './home.controller.js';
 import { InvitesController } from './members/invites.controller.js';
 import { MembersController } from './members/members.controller.js';
@@ -30,6 +36,7 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     WebhooksController,
     WebhooksApiController,
     DataModelController,
+    SettingsImportsController,
     RolesController,
     MembersController,
     InvitesController,
@@ -45,6 +52,12 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     MembersService,
     WebhooksService,
     DataModelService,
+    // Imports: the records API's service, on the same database (docs/settings.md).
+    Sql,
+    CountCache,
+    DataModel,
+    RecordsService,
+    ImportsService,
   ],
 })
 export class SettingsModule {}

@@ -3,6 +3,7 @@ import { verifyJsonDepth } from '#net/json-depth.js';
 import { AppError, ErrorCode } from '#errors/errors.js';
 import { errorHeaders, toErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
+import { isImportUpload } from '../imports/import-route.js';
 
 export const BODY_LIMIT = '1mb';
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -17,13 +18,14 @@ function hasBody(req: Request): boolean {
 }
 
 /**
- * JSON bodies only, at most 1 MB: a body of another type is 415, a larger one 413, broken
+ * JSON bodies only (except an import's upload, docs/rest.md "Imports"), at most 1 MB: a body of another type is 415, a larger one 413, broken
  * JSON or JSON nested deeper than MAX_JSON_DEPTH 400; each in the documented error shape
  * (body-parser errors never reach Nest's filters).
  */
 export function jsonBodies() {
   const parse = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: verifyJsonDepth });
   return (req: RequestWithId, res: Response, next: NextFunction) => {
+    if (isImportUpload(req)) return next(); // a CSV or NDJSON stream, read by the imports service
     if (WRITE_METHODS.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
       return sendError(
         req,

@@ -8,6 +8,7 @@ import { Sql } from '#database/sql.js';
 import { AppError, ErrorCode } from '#errors/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
+import { isImportUpload } from '../imports/import-route.js';
 
 /**
  * `Idempotency-Key` (Stripe's semantics; docs/rest): the first response to a write is kept
@@ -150,7 +151,8 @@ const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService) {
   return async (req: RequestWithId & AuthenticatedRequest, res: Response, next: NextFunction) => {
     const key = req.headers[IDEMPOTENCY_HEADER];
-    if (!WRITE_METHODS.has(req.method) || key === undefined) return next();
+    // An import's upload is a stream the fingerprint cannot cover; it is not replayed (docs/rest.md "Imports").
+    if (!WRITE_METHODS.has(req.method) || key === undefined || isImportUpload(req)) return next();
     try {
       if (typeof key !== 'string' || !isValidKey(key)) throw invalidKey();
       try {

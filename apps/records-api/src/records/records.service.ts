@@ -510,22 +510,7 @@ export class RecordsService {
     assertCan(principal, def.object, 'create');
     assertCan(principal, def.object, 'update');
     const list = this.batch(bodies);
-    const unique = await this.sql.rows<{ field: string; normalize: string }>(
-      'SELECT field, compare AS normalize FROM unique_fields WHERE workspace_id = $1 AND object = $2 ORDER BY created_at, field',
-      [principal.workspaceId, def.object],
-      { prepared: true },
-    );
-    let keys = unique;
-    if (match !== undefined) {
-      const named = unique.find((u) => u.field === match || u.field.split('.')[0] === match);
-      if (match !== 'id' && !named) {
-        throw new BadInputError(
-          ErrorCode.VALIDATION_FAILED,
-          `match: ${match} is not a unique field of ${def.object}; unique fields: ${['id', ...unique.map((u) => u.field)].join(', ')}`,
-        );
-      }
-      keys = named ? [named] : [];
-    }
+    const keys = await this.upsertKeys(def, principal.workspaceId, match);
     // What each record gives to match on: its id (unless another field is named), then its unique values.
     const wanted = list.map((body, i) => {
       const plain = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
@@ -599,8 +584,29 @@ export class RecordsService {
     }
   }
 
-  /** For each wanted record, the id of the live record it matches (by id, then its unique values in order), or undefined. */
-  private async matches(
+  /**
+   * The unique fields an upsert of `def` matches on: all of the object's, or only `match`
+   * (`id` or a unique field; another name is a 400 listing them). Imports check `match=` with it too.
+   */
+  async upsertKeys(def: ObjectDefinition, workspaceId: string, match?: string): Promise<{ field: string; normalize: string }[]> {
+    const unique = await this.sql.rows<{ field: string; normalize: string }>(
+      'SELECT field, compare AS normalize FROM unique_fields WHERE workspace_id = $1 AND object = $2 ORDER BY created_at, field',
+      [workspaceId, def.object],
+      { prepared: true },
+    );
+    if (match === undefined) return unique;
+    const named = unique.find((u) => u.field === match || u.field.split('.')[0] === match);
+    if (match !== 'id' && !named) {
+      throw new BadInputError(
+        ErrorCode.VALIDATION_FAILED,
+        `match: ${match} is not a unique field of ${def.object}; unique fields: ${['id', ...unique.map((u) => u.field)].join(', ')}`,
+      );
+    }
+    return named ? [named] : [];
+  }
+
+  /** For each wanted record, the id of the live record it matches (by id, then its unique values in order), or undefined (imports match with it too). */
+  async matches(
     tx: SqlTx,
     def: ObjectDefinition,
     workspaceId: string,
@@ -957,6 +963,19 @@ export class RecordsService {
     });
     if (!erased) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return { id };
+  }
+
+  /** A database error of a write, thrown as REST reports it (a unique value names the record holding it); imports word refused rows with it. */
+  explainConflict(err: unknown, def: ObjectDefinition, workspaceId: string): Promise<never> {
+    return this.mapDbError(err, def, workspaceId);
+  }
+
+  /**
+   * One record body checked into the columns a create (or an update) writes, with the same
+   * rules and messages as REST; a problem is a BadInputError. Imports check each row with it.
+   */
+  checkBody(def: ObjectDefinition, body: unknown, mode: 'create' | 'update'): Record<string, unknown> {
+    return this.columnsToWrite(def, body, mode, '');
   }
 
   /**

@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { sessionOptions } from '#database/data-source.js';
+import { beatAndReleaseDead } from '#database/job-queue.js';
 import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
 import { webhookSettings, type WebhookSettings } from '#webhooks/settings.js';
 import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
@@ -75,28 +76,14 @@ export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShut
     const pool = this.pool;
     if (!pool) return;
     try {
-      await pool.query(
-        `INSERT INTO webhook_workers (process_id, worker_ids, alive_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
-         ON CONFLICT (process_id) DO UPDATE SET worker_ids = EXCLUDED.worker_ids, alive_until = EXCLUDED.alive_until`,
-        [this.processId, [...this.workerIds], 3 * settings.heartbeatMs],
-      );
-      const [{ released }] = (
-        await pool.query<{ released: number }>(
-          `WITH stranded AS (
-             SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
-              WHERE j.locked_by IS NOT NULL AND j.task_identifier = $1
-                AND NOT EXISTS (SELECT 1 FROM webhook_workers w WHERE j.locked_by = ANY (w.worker_ids) AND w.alive_until > now())
-                AND (EXISTS (SELECT 1 FROM webhook_workers w WHERE j.locked_by = ANY (w.worker_ids))
-                     OR j.locked_at < now() - $2 * interval '1 millisecond')
-           ), unlocked AS (
-             SELECT graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM stranded HAVING count(*) > 0
-           )
-           SELECT (SELECT count(*) FROM stranded)::int AS released, (SELECT count(*) FROM unlocked) AS done`,
-          [DELIVER_TASK, UNKNOWN_WORKER_GRACE_MS],
-        )
-      ).rows;
+      const released = await beatAndReleaseDead(pool, {
+        processId: this.processId,
+        workerIds: [...this.workerIds],
+        heartbeatMs: settings.heartbeatMs,
+        taskIdentifier: DELIVER_TASK,
+        unknownGraceMs: UNKNOWN_WORKER_GRACE_MS,
+      });
       if (released) this.log.warn(`released the webhook jobs of ${released} worker(s) that stopped sending heartbeats`);
-      await pool.query(`DELETE FROM webhook_workers WHERE alive_until < now() - interval '1 day'`);
     } catch (err) {
       this.log.warn(`webhook worker heartbeat: ${(err as Error).message}`);
     }

@@ -92,5 +92,66 @@ export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
       };
     }
   }
+  addImportCompleted(schemas as Record<string, unknown>, webhooks, publicUrl);
   (document as unknown as { webhooks: Record<string, unknown> }).webhooks = webhooks;
+}
+
+/** `import.completed`: one per import when it ends, with its summary (docs/rest.md "Imports"). */
+function addImportCompleted(schemas: Record<string, unknown>, webhooks: Record<string, unknown>, publicUrl: string): void {
+  const count = { type: 'integer', minimum: 0 };
+  const at = { type: ['string', 'null'], format: 'date-time' };
+  schemas.ImportCompletedEvent = {
+    type: 'object',
+    description: 'Sent once when an import ends, completed or failed.',
+    required: ['id', 'type', 'workspaceId', 'occurredAt', 'data'],
+    properties: {
+      id: { type: 'string', format: 'uuid', description: 'The event id (also the webhook-id header).' },
+      type: { type: 'string', const: 'import.completed' },
+      workspaceId: { type: 'string', format: 'uuid' },
+      occurredAt: { type: 'string', format: 'date-time' },
+      data: {
+        type: 'object',
+        required: ['import'],
+        properties: {
+          import: {
+            type: 'object',
+            description: 'The import as GET /rest/imports/{id} gives it.',
+            properties: {
+              id: { type: 'string', format: 'uuid' },
+              object: { type: 'string' },
+              mode: { type: 'string', enum: ['create', 'upsert'] },
+              match: { type: ['string', 'null'] },
+              format: { type: 'string', enum: ['csv', 'ndjson'] },
+              status: { type: 'string', enum: ['completed', 'failed'] },
+              rowsRead: count,
+              created: count,
+              updated: count,
+              unchanged: count,
+              failed: { ...count, description: 'Rows refused; GET /rest/imports/{id}/errors lists them.' },
+              progress: { type: 'number', minimum: 0, maximum: 1 },
+              bytes: count,
+              error: { type: ['string', 'null'], description: 'Why a failed import stopped.' },
+              createdAt: { type: 'string', format: 'date-time' },
+              startedAt: at,
+              finishedAt: at,
+            },
+          },
+        },
+      },
+    },
+  };
+  webhooks['import.completed'] = {
+    post: {
+      summary: 'Import completed',
+      description: `POSTed to each enabled webhook of the workspace whose operations select \`import.completed\` when an import ends. Guide: ${publicUrl}/docs/rest#imports`,
+      operationId: 'webhook_import_completed',
+      tags: ['webhooks'],
+      parameters: HEADERS.map((h) => ({ in: 'header', required: true, ...h })),
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImportCompletedEvent' } } } },
+      responses: {
+        '200': { description: 'Any 2xx marks the event delivered.' },
+        default: { description: 'Anything else, a timeout or a refused connection is retried.' },
+      },
+    },
+  };
 }

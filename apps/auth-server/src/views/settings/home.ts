@@ -9,6 +9,7 @@ const BLURBS: Record<string, string> = {
   'api-keys': 'Create and revoke keys for scripts and integrations.',
   apps: 'Register server apps that get OAuth tokens with client credentials.',
   'data-model': 'Custom fields on companies, people and opportunities.',
+  imports: 'Load records from a CSV or NDJSON file and follow the import.',
   roles: 'What each role may do with records and settings.',
   members: 'Who is in the workspace, their roles, invite links.',
   webhooks: 'Get a signed POST at your URL whenever records change.',

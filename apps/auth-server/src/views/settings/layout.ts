@@ -105,4 +105,53 @@ for (const button of document.querySelectorAll('[data-copy]')) {
   });
 }
 for (const field of document.querySelectorAll('.secret input')) field.addEventListener('focus', () => field.select());
+
+// The Import panel (views/settings/imports.ts): the file goes as the request body, then its page follows it.
+const importForm = document.getElementById('import-form');
+if (importForm) {
+  const submit = document.getElementById('import-submit');
+  const status = document.getElementById('import-upload-status');
+  const problem = document.getElementById('import-error');
+  submit.disabled = false;
+  importForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const file = document.getElementById('import-file').files[0];
+    if (!file) return;
+    const type = /\\.(ndjson|jsonl)$/i.test(file.name) ? 'application/x-ndjson' : 'text/csv';
+    const query = new URLSearchParams({ object: document.getElementById('import-object').value, mode: document.getElementById('import-mode').value });
+    submit.disabled = true;
+    problem.hidden = true;
+    status.textContent = 'Uploading ' + file.name + '…';
+    try {
+      const res = await fetch('/settings/imports?' + query, { method: 'POST', body: file, headers: { 'content-type': type, 'x-csrf-token': importForm.dataset.csrf } });
+      const body = await res.json();
+      if (res.ok) return void (location.href = body.location);
+      problem.textContent = body.messages.join(' ');
+    } catch {
+      problem.textContent = 'The upload did not reach the server; try again.';
+    }
+    status.textContent = '';
+    problem.hidden = false;
+    submit.disabled = false;
+  });
+}
+const followed = document.getElementById('import-progress');
+if (followed && followed.dataset.running === 'true') {
+  const poll = async () => {
+    try {
+      const res = await fetch('/settings/imports/' + followed.dataset.importId + '/status');
+      if (res.ok) {
+        const s = (await res.json()).data.import;
+        document.getElementById('import-bar').value = s.progress;
+        followed.querySelector('[data-import-status]').textContent = s.status;
+        followed.querySelector('[data-import-counts]').textContent =
+          s.rowsRead.toLocaleString('en-US') + ' rows read, ' + s.created.toLocaleString('en-US') + ' created, ' +
+          s.updated.toLocaleString('en-US') + ' updated, ' + s.failed.toLocaleString('en-US') + ' refused';
+        if (!['queued', 'running'].includes(s.status)) return void location.reload();
+      }
+    } catch {}
+    setTimeout(poll, 700);
+  };
+  setTimeout(poll, 300);
+}
 `;

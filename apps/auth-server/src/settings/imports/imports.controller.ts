@@ -1,0 +1,97 @@
+import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { Principal } from '#auth/principal.js';
+import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
+import { AppError } from '#errors/errors.js';
+import { ImportsService, parseImportRequest } from '../../../../records-api/src/imports/imports.service.js';
+import { importPage, importsPage } from '../../views/settings/imports.js';
+import type { SettingsContext } from '../settings-context.js';
+import { SettingsExceptionFilter } from '../settings-exception.filter.js';
+import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
+
+/** The signed-in member as the import service sees a caller: the workspace and the role's record permissions. */
+function principalOf(ctx: SettingsContext): Principal {
+  return {
+    kind: 'user',
+    subjectId: ctx.userId,
+    workspaceId: ctx.workspace.id,
+    role: {
+      id: ctx.role.id,
+      name: ctx.role.name,
+      objectPermissions: ctx.role.objectPermissions,
+      settingsPermissions: ctx.role.settingsPermissions,
+    },
+  };
+}
+
+const SHOWN_ERRORS = 100;
+
+/**
+ * /settings/imports (docs/settings.md): upload a CSV or NDJSON file and follow the import
+ * (the same service as `POST /rest/imports`), for members whose role may create records of
+ * the object. The upload is the file as the request body, sent by the page's script with
+ * the CSRF token in a header; the import's page follows progress through `status`.
+ */
+@Controller('settings/imports')
+@UseGuards(SettingsGuard)
+@UseFilters(SettingsExceptionFilter)
+@Requires('CREATE_RECORDS')
+export class SettingsImportsController {
+  constructor(private readonly imports: ImportsService) {}
+
+  private objects(ctx: SettingsContext): string[] {
+    return RECORD_OBJECTS.filter((o) => ctx.role.objectPermissions[o]?.create === true);
+  }
+
+  @Get()
+  async list(@CurrentSettings() ctx: SettingsContext, @Res() res: Response) {
+    res.send(importsPage(ctx, { objects: this.objects(ctx), imports: await this.imports.recent(principalOf(ctx)) }));
+  }
+
+  /** The file as the body (text/csv or application/x-ndjson); answers JSON for the page's script: the import, or the error. */
+  @Post()
+  async upload(
+    @CurrentSettings() ctx: SettingsContext,
+    @Query() query: Record<string, unknown>,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    try {
+      const request = parseImportRequest(query, req.headers);
+      const length = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+      const started = await this.imports.start(principalOf(ctx), request, req, length);
+      res.status(202).json({ data: { import: started }, location: `/settings/imports/${started.id}` });
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      res.status(err.status).json({ code: err.code, messages: err.messages });
+    } finally {
+      if (!req.readableEnded) req.resume();
+    }
+  }
+
+  @Get(':id')
+  async show(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
+    const principal = principalOf(ctx);
+    const summary = await this.imports.get(principal, id);
+    const errors: { row: number; messages: string[] }[] = [];
+    await this.imports.errors(principal, id, async (line) => {
+      errors.push(JSON.parse(line));
+      return errors.length < SHOWN_ERRORS;
+    });
+    res.send(importPage(ctx, { summary, errors }));
+  }
+
+  @Get(':id/status')
+  async status(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string) {
+    return { data: { import: await this.imports.get(principalOf(ctx), id) } };
+  }
+
+  @Post(':id/cancel')
+  async cancel(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
+    await this.imports.cancel(principalOf(ctx), id).catch((err) => {
+      // Ended meanwhile: the page shows how.
+      if (!(err instanceof AppError) || err.status !== 409) throw err;
+    });
+    res.redirect(303, `/settings/imports/${id}`);
+  }
+}

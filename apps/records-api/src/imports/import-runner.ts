@@ -1,0 +1,575 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { loadConfig } from '#config/config.js';
+import { Sql, type SqlTx } from '#database/sql.js';
+import { isUUID } from 'class-validator';
+import { AppError, BadInputError, ConflictError, ErrorCode } from '#errors/errors.js';
+import { composite, compositeSubFields, fullComposite, uniqueValueIn } from '#records/objects/index.js';
+import { changedFields, recordEvents, recordImportCompleted, type RecordChange } from '#webhooks/webhook-outbox.js';
+import type { DataModel } from '../records/data-model.js';
+import type { AnyRecord, ObjectDefinition } from '../records/object-definitions.js';
+import type { RecordsService } from '../records/records.service.js';
+import { csvItems, ndjsonItems, type ImportItem } from './import-reader.js';
+import { importSummary, type ImportRow } from './import-summary.js';
+
+export const IMPORT_TASK = 'import_run';
+
+export interface ImportJob {
+  workspaceId: string;
+  importId: string;
+}
+
+/** Rows per transaction, and the source bytes that end a batch sooner (rows of up to 1 MB each). */
+const BATCH_ROWS = 1000;
+const BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Database refusals that belong to one row (unique, foreign key, check, bad value), isolated row by row. */
+const ROW_ERROR_CLASSES = ['23', '22'];
+
+/** The import was cancelled, or another worker took it over: stop without touching it. */
+class Stopped extends Error {}
+/** This process is shutting down: the import goes on in a new job, from its last committed batch. */
+class Interrupted extends Error {}
+
+type RowError = { row: number; messages: string[] };
+
+interface Prepared {
+  rows: Ready[];
+  errors: { row: number; messages: string[] }[];
+  last: ImportItem;
+}
+
+/** A row ready to write: its position and its columns as `jsonb_populate_recordset` takes them. */
+interface Ready {
+  row: number;
+  columns: Record<string, unknown>;
+}
+
+/**
+ * Runs one import job (docs/decisions/0035-imports.md). The file is read again from its chunks
+ * and parsed from the start; the rows up to `rows_done` were committed by an earlier run and are
+ * skipped unread. Each batch is one transaction: its records (set-based INSERT … SELECT FROM
+ * jsonb_populate_recordset, one statement per set of columns given), its refused rows, and
+ * the new `rows_done`, guarded by the old one and by `status = 'running'`, so a run that was
+ * cancelled or presumed dead (and taken over) commits nothing more. A batch whose INSERT fails
+ * on a constraint is written again row by row, each under a savepoint, to isolate the rows at fault.
+ */
+export class ImportRunner {
+  constructor(
+    private readonly sql: Sql,
+    private readonly records: RecordsService,
+    private readonly dataModel: DataModel,
+  ) {}
+
+  /** Set on shutdown: running imports stop after their current batch and are queued again. */
+  stopping = false;
+
+  async run(job: ImportJob, attempt: { attempts: number; maxAttempts: number }): Promise<void> {
+    const [imp] = await this.sql.rows<ImportRow>(
+      `UPDATE imports SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'running') RETURNING *`,
+      [job.workspaceId, job.importId],
+    );
+    if (!imp) return; // cancelled, or already ended
+    try {
+      await this.runRows(imp);
+    } catch (err) {
+      if (err instanceof Stopped) return;
+      if (err instanceof Interrupted) {
+        await this.sql.rows(
+          `SELECT graphile_worker.add_job($1, json_build_object('workspaceId', $2::uuid, 'importId', $3::uuid),
+                                          queue_name => 'imports:' || $2, max_attempts => $4)`,
+          [IMPORT_TASK, imp.workspace_id, imp.id, attempt.maxAttempts],
+        );
+        return;
+      }
+      // graphile-worker retries with backoff; the last attempt ends the import as failed.
+      if (attempt.attempts >= attempt.maxAttempts) await this.finish(imp, 'failed', `the import stopped: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  private async runRows(imp: ImportRow): Promise<void> {
+    const def = (await this.dataModel.read(imp.workspace_id)).definition(imp.object);
+    const keys = imp.mode === 'upsert' ? await this.records.upsertKeys(def, imp.workspace_id, imp.match ?? undefined) : [];
+    const chunks = this.chunks(imp);
+    const batches = imp.format === 'csv' ? csvItems(chunks, def) : ndjsonItems(chunks);
+    const state = { rowsDone: Number(imp.rows_done) };
+    // Read at each run, as the upload limit is at each upload.
+    const maxRows = loadConfig().imports.maxRows;
+    let batch: ImportItem[] = [];
+    let batchBytes = 0;
+    let lastBytes = Number(imp.bytes_done);
+    let overLimit = false;
+    // One batch is written while the next is parsed and checked (Postgres works on another core meanwhile);
+    // writes stay in file order, each after the previous one committed.
+    let writing: Promise<void> = Promise.resolve();
+    const flush = async (rows: ImportItem[]) => {
+      // Upsert matches inside the writing transaction, after the previous batch committed (a key may repeat across batches).
+      const prepared = imp.mode === 'upsert' ? undefined : await this.prepare(imp, def, rows);
+      await writing;
+      writing = prepared ? this.write(imp, def, prepared, state) : this.writeUpsert(imp, def, keys, rows, state);
+      writing.catch(() => undefined); // awaited by the next flush or at the end
+    };
+    outer: for await (const items of batches) {
+      for (const item of items) {
+        if (item.row <= state.rowsDone) continue;
+        if (item.row > maxRows) {
+          overLimit = true;
+          break outer;
+        }
+        batch.push(item);
+        batchBytes += item.bytes - lastBytes;
+        lastBytes = item.bytes;
+        if (batch.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) {
+          await flush(batch);
+          batch = [];
+          batchBytes = 0;
+          // Other requests and imports of this process get their turn between batches.
+          await yieldToEventLoop();
+          if (this.stopping) {
+            await writing;
+            throw new Interrupted();
+          }
+        }
+      }
+    }
+    if (batch.length) await flush(batch);
+    await writing;
+    if (overLimit) {
+      await this.finish(imp, 'failed', `the file holds more than ${maxRows} rows; the first ${maxRows} were imported`);
+    } else await this.finish(imp, 'completed', null);
+  }
+
+  /** The file's chunks in order, one statement each; a missing chunk means the import was cancelled (its chunks go then). */
+  private async *chunks(imp: ImportRow): AsyncGenerator<Buffer> {
+    for (let seq = 0; seq < imp.chunks; seq++) {
+      const [chunk] = await this.sql.rows<{ data: Buffer }>(
+        'SELECT data FROM import_chunks WHERE workspace_id = $1 AND import_id = $2 AND seq = $3',
+        [imp.workspace_id, imp.id, seq],
+        { prepared: true },
+      );
+      if (!chunk) throw new Stopped();
+      yield chunk.data;
+    }
+  }
+
+  /** A batch checked: the rows to write (as recordset columns) and the rows refused so far. */
+  private async prepare(imp: ImportRow, def: ObjectDefinition, batch: ImportItem[]): Promise<Prepared> {
+    const errors: { row: number; messages: string[] }[] = [];
+    const ready: Ready[] = [];
+    for (const [i, item] of batch.entries()) {
+      // Checking a row takes tens of µs: requests of this process get a turn every few ms.
+      if (i % 200 === 199) await yieldToEventLoop();
+      if (!item.body) {
+        errors.push({ row: item.row, messages: item.problems ?? ['unreadable'] });
+        continue;
+      }
+      try {
+        ready.push({ row: item.row, columns: this.records.checkBody(def, item.body, 'create') });
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status !== 400) throw err;
+        errors.push({ row: item.row, messages: err.messages });
+      }
+    }
+    const linked = await this.withLiveLinks(imp.workspace_id, def, ready, errors);
+    const rows = linked.map((r) => ({ row: r.row, columns: recordsetColumns(def, r.columns) }));
+    return { rows, errors, last: batch[batch.length - 1] };
+  }
+
+  private async write(imp: ImportRow, def: ObjectDefinition, { rows, errors, last }: Prepared, state: { rowsDone: number }): Promise<void> {
+    await this.sql.transaction(async (tx) => {
+      const created = await this.insert(tx, imp, def, rows, errors);
+      await this.saveErrors(tx, imp, errors);
+      await this.advance(tx, imp, last, state, { created: created.count, updated: 0, unchanged: 0, failed: errors.length });
+      if (imp.record_events && created.records.length) {
+        await recordEvents(
+          tx,
+          imp.workspace_id,
+          created.records.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })),
+        );
+      }
+    });
+    state.rowsDone = last.row;
+  }
+
+  /** Refused rows of a batch, in its transaction. */
+  private async saveErrors(tx: SqlTx, imp: ImportRow, errors: RowError[]): Promise<void> {
+    if (!errors.length) return;
+    await tx.rows(
+      `INSERT INTO import_errors (workspace_id, import_id, row_no, messages)
+       SELECT $1, $2, e.row_no, e.messages FROM jsonb_to_recordset($3::jsonb) AS e(row_no bigint, messages jsonb)
+       ON CONFLICT DO NOTHING`,
+      [imp.workspace_id, imp.id, JSON.stringify(errors.map((e) => ({ row_no: e.row, messages: e.messages })))],
+    );
+  }
+
+  /** The resume point and counters, moved in the batch's transaction; guarded so a cancelled or taken-over run commits nothing. */
+  private async advance(
+    tx: SqlTx,
+    imp: ImportRow,
+    last: ImportItem,
+    state: { rowsDone: number },
+    n: { created: number; updated: number; unchanged: number; failed: number },
+  ): Promise<void> {
+    const moved = await tx.rows(
+      `UPDATE imports SET rows_done = $3, bytes_done = $4, created = created + $5, updated = updated + $6, unchanged = unchanged + $7,
+              failed = failed + $8, updated_at = now()
+        WHERE workspace_id = $1 AND id = $2 AND rows_done = $9 AND status = 'running' RETURNING id`,
+      [imp.workspace_id, imp.id, last.row, last.bytes, n.created, n.updated, n.unchanged, n.failed, state.rowsDone],
+    );
+    if (!moved.length) throw new Stopped();
+  }
+
+  /**
+   * An upsert batch, in one transaction: each row matches a live record by \`id\`, then by the
+   * object's unique fields (or only \`match\`), as REST upsert does (RecordsService.matches). A
+   * match is updated with the columns the row gives, and only when a value differs, so the
+   * same file imported again writes nothing; no match is created. A row matching the record
+   * an earlier row of the same batch matched, or two records at once, is refused.
+   */
+  private async writeUpsert(
+    imp: ImportRow,
+    def: ObjectDefinition,
+    keys: { field: string; normalize: string }[],
+    batch: ImportItem[],
+    state: { rowsDone: number },
+  ): Promise<void> {
+    const errors: RowError[] = [];
+    const refuse = (row: number, err: unknown) => {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      errors.push({ row, messages: err.messages });
+    };
+    const items = batch.filter((item) => {
+      if (!item.body) errors.push({ row: item.row, messages: item.problems ?? ['unreadable'] });
+      return Boolean(item.body);
+    });
+    const wanted = items.map((item) => {
+      const body = item.body!;
+      const id = (imp.match === null || imp.match === 'id') && typeof body.id === 'string' && isUUID(body.id) ? body.id : undefined;
+      const values = keys.map((k) => ({ ...k, raw: uniqueValueIn(body, k.field) })).filter((k) => k.raw !== undefined);
+      return { id, values: values as { field: string; normalize: string; raw: string }[] };
+    });
+    const last = batch[batch.length - 1];
+    await this.sql.transaction(async (tx) => {
+      let found: (string | undefined | null)[];
+      try {
+        found = await this.records.matches(tx, def, imp.workspace_id, wanted);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        // One row's values match two records: find which, one row at a time.
+        found = [];
+        for (const [i, w] of wanted.entries()) {
+          try {
+            found.push((await this.records.matches(tx, def, imp.workspace_id, [w]))[0]);
+          } catch (one) {
+            refuse(items[i].row, one);
+            found.push(null);
+          }
+        }
+      }
+      const creates: Ready[] = [];
+      const updates: (Ready & { id: string })[] = [];
+      const matchedBy = new Map<string, number>();
+      items.forEach((item, i) => {
+        const id = found[i];
+        if (id === null) return;
+        try {
+          if (id === undefined) {
+            if (imp.match !== null && !wanted[i].id && !wanted[i].values.length)
+              throw new BadInputError(ErrorCode.VALIDATION_FAILED, `the match field ${imp.match} is missing`);
+            creates.push({ row: item.row, columns: this.records.checkBody(def, item.body, 'create') });
+            return;
+          }
+          const earlier = matchedBy.get(id);
+          if (earlier !== undefined)
+            throw new ConflictError(`matches the ${def.singular} ${id}, as row ${earlier} does; a record is upserted once per batch`);
+          matchedBy.set(id, item.row);
+          const { id: given, ...rest } = item.body!;
+          if (given !== undefined && given !== id)
+            throw new ConflictError(`id ${String(given)} is not the ${def.singular} ${id} that ${imp.match ?? 'its unique values'} match`);
+          updates.push({ row: item.row, id, columns: this.records.checkBody(def, rest, 'update') });
+        } catch (err) {
+          refuse(item.row, err);
+        }
+      });
+      const linkedCreates = await this.withLiveLinks(imp.workspace_id, def, creates, errors);
+      const linkedUpdates = (await this.withLiveLinks(imp.workspace_id, def, updates, errors)) as (Ready & { id: string })[];
+      const created = await this.insert(
+        tx,
+        imp,
+        def,
+        linkedCreates.map((r) => ({ row: r.row, columns: recordsetColumns(def, r.columns) })),
+        errors,
+      );
+      const updated = await this.update(tx, imp, def, linkedUpdates, errors);
+      await this.saveErrors(tx, imp, errors);
+      await this.advance(tx, imp, last, state, {
+        created: created.count,
+        updated: updated.changed,
+        unchanged: updated.unchanged,
+        failed: errors.length,
+      });
+      if (imp.record_events) {
+        await recordEvents(tx, imp.workspace_id, [
+          ...created.records.map((record) => ({
+            object: def.object,
+            action: 'created' as const,
+            record: record as Record<string, unknown>,
+          })),
+          ...updated.events,
+        ]);
+      }
+    });
+    state.rowsDone = last.row;
+  }
+
+  /**
+   * Matched rows written set-based: the records locked, each row's custom values merged into
+   * its record's (a composite given in part keeps its other sub-fields, as PATCH does), then
+   * one UPDATE … FROM jsonb_populate_recordset per set of columns, touching only records
+   * whose values differ. A constraint error isolates the rows one by one.
+   */
+  private async update(
+    tx: SqlTx,
+    imp: ImportRow,
+    def: ObjectDefinition,
+    rows: (Ready & { id: string })[],
+    errors: RowError[],
+  ): Promise<{ changed: number; unchanged: number; events: RecordChange[] }> {
+    const events: RecordChange[] = [];
+    if (!rows.length) return { changed: 0, unchanged: 0, events };
+    const before = new Map(
+      (
+        await tx.rows(
+          `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
+            WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
+          [imp.workspace_id, rows.map((r) => r.id)],
+        )
+      ).map((row) => [row.id as string, row]),
+    );
+    const groups = new Map<string, { row: number; columns: Record<string, unknown> }[]>();
+    for (const r of rows) {
+      const old = before.get(r.id);
+      if (!old) {
+        errors.push({ row: r.row, messages: [`the ${def.singular} ${r.id} it matched was deleted meanwhile`] });
+        continue;
+      }
+      const columns: Record<string, unknown> = { ...recordsetColumns(def, { ...r.columns, custom: undefined }), id: r.id };
+      delete columns.custom;
+      if (r.columns.custom !== undefined) columns.custom = mergedCustom(def, old.custom, r.columns.custom as Record<string, unknown>);
+      const key = Object.keys(columns)
+        .filter((c) => c !== 'id')
+        .sort()
+        .join(',');
+      const group = groups.get(key);
+      if (group) group.push({ row: r.row, columns });
+      else groups.set(key, [{ row: r.row, columns }]);
+    }
+    let changed = 0;
+    let matched = 0;
+    for (const [key, group] of groups) {
+      const columns = key ? key.split(',') : [];
+      matched += group.length;
+      if (!columns.length) continue;
+      const sql = `UPDATE ${def.schema.table} t SET ${columns.map((c) => `${c} = r.${c}`).join(', ')}, updated_at = now()
+                     FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
+                    WHERE t.workspace_id = $1 AND t.id = r.id AND t.deleted_at IS NULL
+                      AND ROW(${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM ROW(${columns.map((c) => `r.${c}`).join(', ')})
+                RETURNING ${def.columns.map((c) => `t.${c}`).join(', ')}`;
+      const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
+      changed += written.length;
+      matched -= written.refused;
+      if (imp.record_events) {
+        for (const row of written) {
+          const record = def.toRecord(row) as Record<string, unknown>;
+          const previous = def.toRecord(before.get(record.id as string)!) as Record<string, unknown>;
+          events.push({ object: def.object, action: 'updated', record, previous: changedFields(previous, record) });
+        }
+      }
+    }
+    return { changed, unchanged: matched - changed, events };
+  }
+
+  /** One statement over the whole group under a savepoint; on a constraint error, the same statement row by row. */
+  private async inSavepoints(
+    tx: SqlTx,
+    def: ObjectDefinition,
+    sql: string,
+    workspaceId: string,
+    group: { row: number; columns: Record<string, unknown> }[],
+    errors: RowError[],
+  ): Promise<Record<string, unknown>[] & { refused: number }> {
+    const out = Object.assign([] as Record<string, unknown>[], { refused: 0 });
+    await tx.rows('SAVEPOINT import_batch');
+    try {
+      out.push(...(await tx.rows(sql, [workspaceId, JSON.stringify(group.map((r) => r.columns))])));
+      await tx.rows('RELEASE SAVEPOINT import_batch');
+      return out;
+    } catch (err) {
+      if (!isRowError(err)) throw err;
+      await tx.rows('ROLLBACK TO SAVEPOINT import_batch');
+    }
+    for (const r of group) {
+      await tx.rows('SAVEPOINT import_row');
+      try {
+        out.push(...(await tx.rows(sql, [workspaceId, JSON.stringify([r.columns])])));
+        await tx.rows('RELEASE SAVEPOINT import_row');
+      } catch (err) {
+        if (!isRowError(err)) throw err;
+        await tx.rows('ROLLBACK TO SAVEPOINT import_row');
+        out.refused++;
+        errors.push({ row: r.row, messages: [await this.rowErrorMessage(err as PgError, def, workspaceId)] });
+      }
+    }
+    return out;
+  }
+
+  /** One INSERT per set of columns given; on a constraint error, the same rows one by one. */
+  private async insert(
+    tx: SqlTx,
+    imp: ImportRow,
+    def: ObjectDefinition,
+    rows: Ready[],
+    errors: { row: number; messages: string[] }[],
+  ): Promise<{ count: number; records: AnyRecord[] }> {
+    const groups = new Map<string, Ready[]>();
+    for (const r of rows) {
+      const key = Object.keys(r.columns).sort().join(',');
+      const group = groups.get(key);
+      if (group) group.push(r);
+      else groups.set(key, [r]);
+    }
+    let count = 0;
+    const records: AnyRecord[] = [];
+    for (const [key, group] of groups) {
+      const columns = key ? key.split(',') : [];
+      const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
+                   SELECT $1${columns.map((c) => `, r.${c}`).join('')} FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
+                   RETURNING ${imp.record_events ? def.columns.join(', ') : 'id'}`;
+      const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
+      count += written.length;
+      if (imp.record_events) records.push(...written.map((row) => def.toRecord(row)));
+    }
+    return { count, records };
+  }
+
+  /** A database refusal of one row, said as REST says it (a unique value names the record holding it); never the statement. */
+  private async rowErrorMessage(err: PgError, def: ObjectDefinition, workspaceId: string): Promise<string> {
+    if (err.code === '23505' && err.constraint === 'record_keys_pkey') {
+      try {
+        await this.records.explainConflict(err, def, workspaceId);
+      } catch (explained) {
+        if (explained instanceof AppError) return explained.messages.join('; ');
+      }
+    }
+    if (err.code === '23505') return `a ${def.singular} with this id already exists`;
+    if (err.code === '23503') {
+      const relation = def.relations.find((r) => err.detail?.includes(r.field.column));
+      return relation
+        ? `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`
+        : 'a linked record does not exist';
+    }
+    return `the database refused the row: ${err.message.slice(0, 200)}`;
+  }
+
+  /** Rows whose links name no live record of the workspace are refused (as REST create refuses them); one query per relation. */
+  private async withLiveLinks(
+    workspaceId: string,
+    def: ObjectDefinition,
+    ready: Ready[],
+    errors: { row: number; messages: string[] }[],
+  ): Promise<Ready[]> {
+    let kept = ready;
+    for (const { field, targetTable, targetSingular } of def.relations) {
+      const ids = [...new Set(kept.map((r) => r.columns[field.column]).filter((id): id is string => typeof id === 'string'))];
+      if (!ids.length) continue;
+      const found = new Set(
+        (
+          await this.sql.rows<{ id: string }>(
+            `SELECT id FROM ${targetTable} WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
+            [workspaceId, ids],
+          )
+        ).map((r) => r.id),
+      );
+      kept = kept.filter((r) => {
+        const id = r.columns[field.column];
+        if (typeof id !== 'string' || found.has(id)) return true;
+        errors.push({ row: r.row, messages: [`${field.name}: no ${targetSingular} with id ${id} in this workspace`] });
+        return false;
+      });
+    }
+    return kept;
+  }
+
+  /** Ends the import (unless it was cancelled meanwhile), with its one `import.completed` event; its chunks go. */
+  private async finish(imp: ImportRow, status: 'completed' | 'failed', error: string | null): Promise<void> {
+    await this.sql.transaction(async (tx) => {
+      const [ended] = await tx.rows<ImportRow>(
+        `UPDATE imports SET status = $3, error = $4, finished_at = now(), updated_at = now(),
+                bytes_done = CASE WHEN $3 = 'completed' THEN bytes ELSE bytes_done END
+          WHERE workspace_id = $1 AND id = $2 AND status = 'running' RETURNING *`,
+        [imp.workspace_id, imp.id, status, error],
+      );
+      if (ended) await recordImportCompleted(tx, imp.workspace_id, importSummary(ended));
+    });
+    await this.sql.rows('DELETE FROM import_chunks WHERE workspace_id = $1 AND import_id = $2', [imp.workspace_id, imp.id]);
+  }
+}
+
+interface PgError {
+  code?: string;
+  constraint?: string;
+  detail?: string;
+  message: string;
+}
+
+function isRowError(err: unknown): boolean {
+  const code = (err as PgError)?.code;
+  return typeof code === 'string' && ROW_ERROR_CLASSES.includes(code.slice(0, 2));
+}
+
+/**
+ * Column values as `jsonb_populate_recordset` reads them: the JSON columns (lists, custom
+ * values) as JSON, where a REST write passes them as JSON text.
+ */
+function recordsetColumns(def: ObjectDefinition, columns: Record<string, unknown>): Record<string, unknown> {
+  for (const column of jsonColumnsOf(def)) {
+    const value = columns[column];
+    if (typeof value === 'string') columns[column] = JSON.parse(value);
+  }
+  return columns;
+}
+
+const jsonColumns = new Map<string, string[]>();
+function jsonColumnsOf(def: ObjectDefinition): string[] {
+  let found = jsonColumns.get(def.object);
+  if (!found) {
+    found = ['custom'];
+    for (const field of def.declaration.fields) {
+      if (field.kind !== 'composite') continue;
+      for (const sub of composite(field.type).subFields)
+        if (sub.kind === 'textList' || sub.kind === 'linkList') found.push(field.columns[sub.name]);
+    }
+    jsonColumns.set(def.object, found);
+  }
+  return found;
+}
+
+/** A record's custom values after a row's are applied: scalars replace, a composite given in part keeps its other sub-fields, null clears. */
+function mergedCustom(def: ObjectDefinition, stored: unknown, given: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(stored && typeof stored === 'object' ? (stored as Record<string, unknown>) : {}) };
+  for (const [name, value] of Object.entries(given)) {
+    const field = def.custom?.find((f) => f.name === name);
+    const old = out[name];
+    out[name] =
+      field && compositeSubFields(field.type) && value !== null && typeof value === 'object'
+        ? {
+            ...(old && typeof old === 'object'
+              ? (old as Record<string, unknown>)
+              : (fullComposite(field.type, {}) as Record<string, unknown>)),
+            ...value,
+          }
+        : value;
+  }
+  return out;
+}

@@ -1,0 +1,62 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
+import { bearer } from './factories.js';
+import type { Http } from './rest-helpers.js';
+
+/** Shared helpers of the import suites (docs/rest.md "Imports"). */
+
+/** A records API that runs imports (the suite's default is IMPORTS_WORKER=off, test/global-setup.mjs); env applies while it starts. */
+export async function importingApi(env: Record<string, string> = {}): Promise<{ app: INestApplication; ds: DataSource; http: Http }> {
+  const saved = { ...process.env };
+  Object.assign(process.env, { IMPORTS_WORKER: 'on', IMPORTS_HEARTBEAT_MS: '500', ...env });
+  try {
+    const app = await createRecordsApi();
+    await app.init();
+    return { app, ds: app.get(DataSource), http: app.getHttpServer() };
+  } finally {
+    process.env = saved;
+  }
+}
+
+export function upload(http: Http, key: string | undefined, query: string, body: string | Buffer, type = 'text/csv') {
+  const req = request(http).post(`/rest/imports${query}`).set('Content-Type', type);
+  if (key) req.set(bearer(key));
+  return req.send(body);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `GET /rest/imports/{id}` until the import has ended; returns its last state. */
+export async function waitForImport(http: Http, key: string, id: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await request(http).get(`/rest/imports/${id}`).set(bearer(key));
+    expect(res.status).toBe(200);
+    const state = res.body.data.import;
+    if (['completed', 'failed', 'cancelled'].includes(state.status)) return state;
+    if (Date.now() > until) throw new Error(`import ${id} still ${state.status} after ${timeoutMs} ms: ${JSON.stringify(state)}`);
+    await sleep(100);
+  }
+}
+
+/** `GET /rest/imports/{id}/errors`, parsed. */
+export async function importErrors(http: Http, key: string, id: string): Promise<{ row: number; messages: string[] }[]> {
+  const res = await request(http)
+    .get(`/rest/imports/${id}/errors`)
+    .set(bearer(key))
+    .buffer(true)
+    .parse((r, done) => {
+      let text = '';
+      r.setEncoding('utf8');
+      r.on('data', (c: string) => (text += c));
+      r.on('end', () => done(null, text));
+    });
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
+  return (res.body as string)
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
