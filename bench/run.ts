@@ -767,7 +767,9 @@ async function main(): Promise<void> {
     ['--import', async () => (await import('./import.js')).importBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
-  if (named.some(([flag]) => flag === '--export') && !named.some(([flag]) => flag === '--writes')) named.unshift(dedicated[1]);
+  // Data in and out (--import, --export) also print the single-create figures of --writes.
+  const dataInOut = named.some(([flag]) => flag === '--import' || flag === '--export');
+  if (dataInOut && !named.some(([flag]) => flag === '--writes')) named.unshift(dedicated[1]);
   if (named.length) {
     for (const [, run] of named) await run();
     return;
