@@ -37,7 +37,8 @@ import {
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
  * --webhooks, --writes, --export, --search, --import (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
- * bench/search.ts, bench/import.ts with --import [--import-rows N]; --export also prints the single-create figures of --writes: 1 and 16 writers beside the bare server).
+ * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
+ * figures of --writes: 1 and 16 writers beside the bare server).
  */
 
 const CONNECTIONS = 16;
