@@ -1,5 +1,7 @@
-import graphileWorker from 'graphile-worker';
-import type { Pool } from 'pg';
+import graphileWorker, { type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import pg, { type Pool } from 'pg';
 
 /**
  * graphile-worker's schema (`graphile_worker`): the Postgres job queue behind webhook
@@ -46,4 +48,92 @@ export async function beatAndReleaseDead(
   ).rows;
   await pool.query(`DELETE FROM webhook_workers WHERE alive_until < now() - interval '1 day'`);
   return released;
+}
+
+/** A locked job whose worker never sent a heartbeat (it died in its first moments) is released after this. */
+const UNKNOWN_WORKER_GRACE_MS = 60_000;
+
+export interface QueueWorkerOptions {
+  /** How log lines name this worker ("webhook", "import") and its jobs ("webhook jobs", "imports"). */
+  name: string;
+  jobs: string;
+  /** The pool's connection: the application's URL and session options. */
+  connection: pg.PoolConfig;
+  concurrency: number;
+  heartbeatMs: number;
+  /** The one task this worker runs (its jobs are the ones released when their worker dies). */
+  taskIdentifier: string;
+  taskList: (pool: Pool) => TaskList;
+  log: { warn(message: string): void; error(message: string): void };
+  /** More upkeep with each heartbeat, on the worker's pool. */
+  afterBeat?: (pool: Pool) => Promise<void>;
+}
+
+/**
+ * A graphile-worker runner of one task on a pool of its own, with the heartbeat that makes a
+ * dead worker's jobs come back within seconds (beatAndReleaseDead): at start, then every
+ * `heartbeatMs`. `stop` stops taking jobs, waits for those running, removes this process's
+ * heartbeat row and closes the pool. The webhook and import workers are each one of these.
+ */
+export class QueueWorker {
+  private readonly processId = randomUUID();
+  private readonly workerIds = new Set<string>();
+  private heartbeat?: NodeJS.Timeout;
+  private runner?: Runner;
+
+  private constructor(
+    private readonly o: QueueWorkerOptions,
+    private readonly pool: Pool,
+  ) {}
+
+  static async start(o: QueueWorkerOptions): Promise<QueueWorker> {
+    const pool = new pg.Pool({ ...o.connection, max: o.concurrency + 2 });
+    pool.on('error', (err) => o.log.warn(`queue connection: ${err.message}`));
+    const worker = new QueueWorker(o, pool);
+    const events: WorkerEvents = new EventEmitter();
+    events.on('worker:create', ({ worker: w }) => worker.workerIds.add(w.workerId));
+    events.on('worker:stop', ({ worker: w }) => worker.workerIds.delete(w.workerId));
+    worker.runner = await graphileWorker.run({
+      pgPool: pool,
+      concurrency: o.concurrency,
+      noHandleSignals: true,
+      pollInterval: 2000,
+      events,
+      logger: new graphileWorker.Logger(() => (level, message) => {
+        if (level === 'error') o.log.error(message);
+        else if (level === 'warning') o.log.warn(message);
+      }),
+      taskList: o.taskList(pool),
+    });
+    await worker.beat();
+    worker.heartbeat = setInterval(() => void worker.beat(), o.heartbeatMs);
+    worker.heartbeat.unref();
+    return worker;
+  }
+
+  /** Records this process as alive, then releases the jobs of workers that are not. */
+  private async beat(): Promise<void> {
+    try {
+      const released = await beatAndReleaseDead(this.pool, {
+        processId: this.processId,
+        workerIds: [...this.workerIds],
+        heartbeatMs: this.o.heartbeatMs,
+        taskIdentifier: this.o.taskIdentifier,
+        unknownGraceMs: UNKNOWN_WORKER_GRACE_MS,
+      });
+      if (released) this.o.log.warn(`released the ${this.o.jobs} of ${released} worker(s) that stopped sending heartbeats`);
+      await this.o.afterBeat?.(this.pool);
+    } catch (err) {
+      this.o.log.warn(`${this.o.name} worker heartbeat: ${(err as Error).message}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.heartbeat);
+    const runner = this.runner;
+    this.runner = undefined;
+    await runner?.stop().catch((err) => this.o.log.warn(`stopping the ${this.o.name} worker: ${err.message}`));
+    await this.pool.query('DELETE FROM webhook_workers WHERE process_id = $1', [this.processId]).catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
 }

@@ -1,19 +1,12 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import graphileWorker, { type Runner, type WorkerEvents } from 'graphile-worker';
-import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
-import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '#config/config.js';
 import { sessionOptions } from '#database/data-source.js';
-import { beatAndReleaseDead } from '#database/job-queue.js';
+import { QueueWorker } from '#database/job-queue.js';
 import { Sql } from '#database/sql.js';
 import { DataModel } from '../records/data-model.js';
 import { RecordsService } from '../records/records.service.js';
 import { IMPORT_TASK, ImportRunner, type ImportJob } from './import-runner.js';
-
-/** A locked import whose worker never sent a heartbeat (it died in its first moments) is released after this. */
-const UNKNOWN_WORKER_GRACE_MS = 60_000;
 
 /**
  * Runs imports from graphile-worker's queue in this process unless `IMPORTS_WORKER=off`
@@ -27,12 +20,8 @@ const UNKNOWN_WORKER_GRACE_MS = 60_000;
 @Injectable()
 export class ImportsWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('imports');
-  private runner?: Runner;
+  private worker?: QueueWorker;
   private importRunner?: ImportRunner;
-  private pool?: pg.Pool;
-  private heartbeat?: NodeJS.Timeout;
-  private readonly processId = randomUUID();
-  private readonly workerIds = new Set<string>();
 
   constructor(
     private readonly ds: DataSource,
@@ -44,62 +33,31 @@ export class ImportsWorker implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationBootstrap(): Promise<void> {
     const settings = loadConfig().imports;
     if (!settings.worker) return;
-    const url = (this.ds.options as { url?: string }).url;
-    this.pool = new pg.Pool({ connectionString: url, max: settings.concurrency + 2, options: sessionOptions() });
-    this.pool.on('error', (err) => this.log.warn(`queue connection: ${err.message}`));
     const runner = new ImportRunner(this.sql, this.records, this.dataModel);
     this.importRunner = runner;
-    const log = this.log;
-    const events: WorkerEvents = new EventEmitter();
-    events.on('worker:create', ({ worker }) => this.workerIds.add(worker.workerId));
-    events.on('worker:stop', ({ worker }) => this.workerIds.delete(worker.workerId));
-    this.runner = await graphileWorker.run({
-      pgPool: this.pool,
+    this.worker = await QueueWorker.start({
+      name: 'import',
+      jobs: 'imports',
+      connection: { connectionString: (this.ds.options as { url?: string }).url, options: sessionOptions() },
       concurrency: settings.concurrency,
-      noHandleSignals: true,
-      pollInterval: 2000,
-      events,
-      logger: new graphileWorker.Logger(() => (level, message) => {
-        if (level === 'error') log.error(message);
-        else if (level === 'warning') log.warn(message);
-      }),
-      taskList: {
+      heartbeatMs: settings.heartbeatMs,
+      taskIdentifier: IMPORT_TASK,
+      taskList: () => ({
         [IMPORT_TASK]: (payload, helpers) =>
           runner.run(payload as ImportJob, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts }),
+      }),
+      log: this.log,
+      // An upload whose instance died mid-request left an `uploading` import and its chunks.
+      afterBeat: async (pool) => {
+        await pool.query(`DELETE FROM imports WHERE status = 'uploading' AND updated_at < now() - interval '1 hour'`);
       },
     });
-    await this.beat(settings.heartbeatMs);
-    this.heartbeat = setInterval(() => void this.beat(settings.heartbeatMs), settings.heartbeatMs);
-    this.heartbeat.unref();
-  }
-
-  private async beat(heartbeatMs: number): Promise<void> {
-    const pool = this.pool;
-    if (!pool) return;
-    try {
-      const released = await beatAndReleaseDead(pool, {
-        processId: this.processId,
-        workerIds: [...this.workerIds],
-        heartbeatMs,
-        taskIdentifier: IMPORT_TASK,
-        unknownGraceMs: UNKNOWN_WORKER_GRACE_MS,
-      });
-      if (released) this.log.warn(`released the imports of ${released} worker(s) that stopped sending heartbeats`);
-      // An upload whose instance died mid-request left an `uploading` import and its chunks.
-      await pool.query(`DELETE FROM imports WHERE status = 'uploading' AND updated_at < now() - interval '1 hour'`);
-    } catch (err) {
-      this.log.warn(`import worker heartbeat: ${(err as Error).message}`);
-    }
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.heartbeat);
     if (this.importRunner) this.importRunner.stopping = true;
-    const runner = this.runner;
-    this.runner = undefined;
-    await runner?.stop().catch((err) => this.log.warn(`stopping the import worker: ${err.message}`));
-    await this.pool?.query('DELETE FROM webhook_workers WHERE process_id = $1', [this.processId]).catch(() => undefined);
-    await this.pool?.end().catch(() => undefined);
-    this.pool = undefined;
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.stop();
   }
 }
