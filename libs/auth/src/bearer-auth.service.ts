@@ -22,6 +22,7 @@ interface ApiKeyRow {
   role_name: string;
   object_permissions: Principal['role']['objectPermissions'];
   settings_permissions: Principal['role']['settingsPermissions'];
+  field_permissions: Principal['role']['fieldPermissions'];
   data_model_version: string;
 }
 
@@ -39,6 +40,7 @@ interface RoleRow {
   role_name: string;
   object_permissions: Principal['role']['objectPermissions'];
   settings_permissions: Principal['role']['settingsPermissions'];
+  field_permissions: Principal['role']['fieldPermissions'];
   data_model_version: string;
 }
 
@@ -100,7 +102,7 @@ export class BearerAuthService {
     const isApp = claims.client_id !== undefined && claims.sub === claims.client_id;
     const rows = isApp
       ? await this.sql.rows<RoleRow>(
-          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
+          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions, r.field_permissions,
               (SELECT w.data_model_version FROM workspaces w WHERE w.id = r.workspace_id) AS data_model_version
              FROM server_apps a JOIN roles r ON r.workspace_id = a.workspace_id AND r.id = a.role_id
             WHERE a.client_id = $1 AND a.workspace_id = $2`,
@@ -108,7 +110,7 @@ export class BearerAuthService {
           { prepared: true },
         )
       : await this.sql.rows<RoleRow>(
-          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
+          `SELECT r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions, r.field_permissions,
               (SELECT w.data_model_version FROM workspaces w WHERE w.id = r.workspace_id) AS data_model_version,
                   g.id IS NOT NULL AS granted, (extract(epoch FROM g.expires_at) * 1000)::bigint AS grant_expires_ms
              FROM workspace_members m JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
@@ -133,6 +135,7 @@ export class BearerAuthService {
         name: rows[0].role_name,
         objectPermissions: rows[0].object_permissions,
         settingsPermissions: rows[0].settings_permissions,
+        fieldPermissions: rows[0].field_permissions,
       },
     };
     const grantExpires = rows[0].grant_expires_ms ? Number(rows[0].grant_expires_ms) : Infinity;
@@ -146,7 +149,7 @@ export class BearerAuthService {
       `SELECT k.workspace_id, k.id, k.revoked_at IS NOT NULL AS revoked, k.expires_at <= now() AS expired,
               (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms,
               (k.last_used_at IS NULL OR k.last_used_at < now() - interval '${KEY_USE_RESOLUTION_MS} milliseconds') AS use_stale,
-              r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
+              r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions, r.field_permissions,
               (SELECT w.data_model_version FROM workspaces w WHERE w.id = r.workspace_id) AS data_model_version
          FROM api_keys k JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
         WHERE k.secret_hash = $1`,
@@ -167,6 +170,7 @@ export class BearerAuthService {
         name: key.role_name,
         objectPermissions: key.object_permissions,
         settingsPermissions: key.settings_permissions,
+        fieldPermissions: key.field_permissions,
       },
     };
     if (key.use_stale) this.touchKey(principal);

@@ -5,3 +5,4 @@ export * from './credential-cache.js';
 export * from './principal.js';
 export * from '#identity/secrets.js';
 export * from './www-authenticate.js';
+export * from './field-access.js';

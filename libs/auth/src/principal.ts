@@ -1,4 +1,10 @@
-import type { ObjectPermissions, RecordCapability, RecordObject, SettingsPermission } from '#database/entities/role.entity.js';
+import type {
+  FieldPermissions,
+  ObjectPermissions,
+  RecordCapability,
+  RecordObject,
+  SettingsPermission,
+} from '#database/entities/role.entity.js';
 import { ForbiddenError } from '#errors/errors.js';
 
 /** Whoever a bearer token stands for, with the role it acts under in one workspace. */
@@ -18,6 +24,8 @@ export interface Principal {
     name: string;
     objectPermissions: ObjectPermissions;
     settingsPermissions: SettingsPermission[];
+    /** Fields the role may not read or update (field-access.ts); unset or `{}`: none. */
+    fieldPermissions?: FieldPermissions;
   };
 }
 

@@ -21,7 +21,8 @@ export interface Member {
 
 export async function membershipOf(db: Db, userId: string, workspaceId: string): Promise<Membership | undefined> {
   const rows = await db.query(
-    `SELECT w.id AS workspace_id, w.name AS workspace_name, r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions
+    `SELECT w.id AS workspace_id, w.name AS workspace_name, r.id AS role_id, r.name AS role_name, r.object_permissions, r.settings_permissions,
+            r.field_permissions
        FROM workspace_members m
        JOIN workspaces w ON w.id = m.workspace_id
        JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
@@ -33,7 +34,13 @@ export async function membershipOf(db: Db, userId: string, workspaceId: string):
   return {
     userId,
     workspace: { id: r.workspace_id, name: r.workspace_name },
-    role: { id: r.role_id, name: r.role_name, objectPermissions: r.object_permissions, settingsPermissions: r.settings_permissions },
+    role: {
+      id: r.role_id,
+      name: r.role_name,
+      objectPermissions: r.object_permissions,
+      settingsPermissions: r.settings_permissions,
+      fieldPermissions: r.field_permissions,
+    },
   };
 }
 

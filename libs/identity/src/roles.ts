@@ -4,6 +4,7 @@ import {
   RECORD_OBJECTS,
   RoleEntity,
   SETTINGS_PERMISSIONS,
+  type FieldPermissions,
   type ObjectPermissions,
   type SettingsPermission,
 } from '#database/entities/index.js';
@@ -29,13 +30,17 @@ export interface RoleInput {
   name: string;
   description: string;
   objectPermissions: ObjectPermissions;
+  /** Fields the role may not read or update (docs/authentication.md, "Field permissions"); absent: none. */
+  fieldPermissions?: FieldPermissions;
   settingsPermissions: SettingsPermission[];
   assignableToUsers: boolean;
   assignableToApiKeys: boolean;
 }
 
 /** What a role allows, enough to compare two roles. */
-export type RolePermissions = Pick<RoleEntity, 'name' | 'objectPermissions' | 'settingsPermissions'>;
+export type RolePermissions = Pick<RoleEntity, 'name' | 'objectPermissions' | 'settingsPermissions'> & {
+  fieldPermissions?: FieldPermissions;
+};
 
 export interface RoleUsage {
   members: number;
@@ -49,8 +54,107 @@ const NAME_MAX = 50;
 const SPARSE = new Set(OBJECTS.filter((o) => o.sparsePermissions).map((o) => o.plural));
 const DESCRIPTION_MAX = 200;
 
-/** Trimmed and checked; every problem is reported at once. */
-export function validateRoleInput(input: RoleInput): RoleInput {
+/** Fields every record has, which a role can never hide or protect: records would not be records without them. */
+export const SYSTEM_FIELDS: readonly string[] = ['id', 'createdAt', 'updatedAt', 'deletedAt'];
+/** More field names than any object has: a body naming more is refused before its names are looked at. */
+const MAX_FIELD_RULES = 500;
+/** Problems reported for one body, at most (a body of 10 000 unknown names is one message, not 10 000). */
+const MAX_FIELD_PROBLEMS = 10;
+
+/** The fields a role may restrict on each object: built-in fields other than links (decision 36). */
+const RESTRICTABLE: ReadonlyMap<string, ReadonlySet<string>> = new Map(
+  OBJECTS.map((o) => [o.plural, new Set(o.fields.filter((f) => f.kind !== 'relation').map((f) => f.name))]),
+);
+const LINKS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
+  OBJECTS.map((o) => [o.plural, new Set(o.fields.filter((f) => f.kind === 'relation').map((f) => f.name))]),
+);
+
+/** A workspace's custom field names by object (active or not): what its roles' field permissions may name besides built-in fields. */
+export type CustomFieldNames = ReadonlyMap<string, ReadonlySet<string>>;
+
+export async function customFieldNames(db: Db, workspaceId: string): Promise<CustomFieldNames> {
+  const rows: { object: string; name: string }[] = await db.query('SELECT object, name FROM custom_fields WHERE workspace_id = $1', [
+    workspaceId,
+  ]);
+  const names = new Map<string, Set<string>>();
+  for (const row of rows) names.set(row.object, (names.get(row.object) ?? new Set()).add(row.name));
+  return names;
+}
+
+const isPlain = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Field permissions checked against the objects, their built-in fields and the workspace's
+ * custom fields, and reduced to restrictions (`{read: true, update: true}` is the default
+ * and is not stored). Problems go to `problems`.
+ */
+function checkFieldPermissions(raw: unknown, custom: CustomFieldNames, problems: string[]): FieldPermissions {
+  const result: FieldPermissions = {};
+  if (raw === undefined || raw === null) return result;
+  if (!isPlain(raw)) {
+    problems.push('fieldPermissions must be an object: {object: {field: {read, update}}}');
+    return result;
+  }
+  const found: string[] = [];
+  for (const [object, fields] of Object.entries(raw)) {
+    if (!RECORD_OBJECTS.includes(object)) {
+      found.push(`fieldPermissions: unknown object ${JSON.stringify(object.slice(0, 64))}; objects: ${RECORD_OBJECTS.join(', ')}`);
+      continue;
+    }
+    if (!isPlain(fields)) {
+      found.push(`fieldPermissions.${object} must be an object of fields`);
+      continue;
+    }
+    const names = Object.keys(fields);
+    if (names.length > MAX_FIELD_RULES) {
+      found.push(`fieldPermissions.${object} names ${names.length} fields; at most ${MAX_FIELD_RULES}`);
+      continue;
+    }
+    for (const name of names) {
+      if (found.length > MAX_FIELD_PROBLEMS) break;
+      const rule = fields[name];
+      const at = `fieldPermissions.${object}.${name.slice(0, 64)}`;
+      if (SYSTEM_FIELDS.includes(name)) {
+        found.push(`${at}: ${name} is on every record and cannot be restricted`);
+        continue;
+      }
+      if (LINKS.get(object)!.has(name)) {
+        found.push(`${at}: links are governed by the permissions on the linked object, not per field`);
+        continue;
+      }
+      if (!RESTRICTABLE.get(object)!.has(name) && !custom.get(object)?.has(name)) {
+        found.push(`${at}: ${object} has no field ${JSON.stringify(name.slice(0, 64))} in this workspace`);
+        continue;
+      }
+      if (!isPlain(rule) || Object.keys(rule).some((k) => k !== 'read' && k !== 'update')) {
+        found.push(`${at} must be {read?: boolean, update?: boolean}`);
+        continue;
+      }
+      if ((rule.read !== undefined && typeof rule.read !== 'boolean') || (rule.update !== undefined && typeof rule.update !== 'boolean')) {
+        found.push(`${at}: read and update must be true or false`);
+        continue;
+      }
+      const read = rule.read !== false;
+      const update = rule.update !== false;
+      // Changing what one cannot see makes no sense, as for objects.
+      if (!read && rule.update === true) {
+        found.push(`${at}: update needs read`);
+        continue;
+      }
+      if (read && update) continue;
+      (result[object] ??= {})[name] = { read, update: read && update };
+    }
+  }
+  if (found.length > MAX_FIELD_PROBLEMS) found.splice(MAX_FIELD_PROBLEMS, found.length, 'fieldPermissions: more problems not shown');
+  problems.push(...found);
+  return result;
+}
+
+/**
+ * Trimmed and checked; every problem is reported at once. Field permissions may name the
+ * workspace's custom fields given in `custom` (roleInputFor reads them).
+ */
+export function validateRoleInput(input: RoleInput, custom: CustomFieldNames = new Map()): RoleInput {
   const name = String(input.name ?? '').trim();
   const description = String(input.description ?? '').trim();
   const problems: string[] = [];
@@ -66,6 +170,11 @@ export function validateRoleInput(input: RoleInput): RoleInput {
     // Left out only when the input does not name it: a role saved on the roles page names every object.
     if (SPARSE.has(object) && !input.objectPermissions?.[object] && !read && !create && !update && !del) delete objectPermissions[object];
   }
+  const fieldPermissions = checkFieldPermissions(input.fieldPermissions, custom, problems);
+  if (input.settingsPermissions !== undefined && !Array.isArray(input.settingsPermissions)) {
+    problems.push('settingsPermissions must be a list of permission names');
+    input = { ...input, settingsPermissions: [] };
+  }
   const unknown = (input.settingsPermissions ?? []).filter((p) => !SETTINGS_PERMISSIONS.includes(p));
   if (unknown.length) problems.push(`settingsPermissions: unknown ${unknown.join(', ')}; allowed: ${SETTINGS_PERMISSIONS.join(', ')}`);
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
@@ -73,10 +182,17 @@ export function validateRoleInput(input: RoleInput): RoleInput {
     name,
     description,
     objectPermissions,
+    fieldPermissions,
     settingsPermissions: SETTINGS_PERMISSIONS.filter((p) => input.settingsPermissions?.includes(p)),
     assignableToUsers: input.assignableToUsers === true,
     assignableToApiKeys: input.assignableToApiKeys === true,
   };
+}
+
+/** validateRoleInput with the workspace's custom fields, which field permissions may name. */
+export async function roleInputFor(db: Db, workspaceId: string, input: RoleInput): Promise<RoleInput> {
+  const custom = input.fieldPermissions && Object.keys(input.fieldPermissions).length ? await customFieldNames(db, workspaceId) : new Map();
+  return validateRoleInput(input, custom);
 }
 
 export async function findRoleById(db: Db, workspaceId: string, id: string): Promise<RoleEntity> {
@@ -127,7 +243,7 @@ async function assertNameFree(db: Db, workspaceId: string, name: string, exceptI
 }
 
 export async function createRole(db: Db, workspaceId: string, raw: RoleInput): Promise<RoleEntity> {
-  const input = validateRoleInput(raw);
+  const input = await roleInputFor(db, workspaceId, raw);
   await assertNameFree(db, workspaceId, input.name);
   const repo = db.getRepository(RoleEntity);
   try {
@@ -150,7 +266,7 @@ export async function updateRole(
 ): Promise<{ before: RoleEntity; after: RoleEntity }> {
   const before = await findRoleById(db, workspaceId, id);
   assertEditable(before);
-  const input = validateRoleInput(raw);
+  const input = await roleInputFor(db, workspaceId, raw);
   await assertNameFree(db, workspaceId, input.name, id);
   const usage = (await roleUsage(db, workspaceId)).get(id);
   if (!input.assignableToApiKeys && usage && usage.apiKeys + usage.serverApps > 0) {
@@ -202,7 +318,25 @@ export function permissionsBeyond(actor: RolePermissions, target: RolePermission
       if (target.objectPermissions[object]?.[action] && !held) extra.push(`${object}.${action}`);
     }
   }
+  extra.push(...fieldsBeyond(actor, target));
   if (compareSettings) extra.push(...target.settingsPermissions.filter((p) => !actor.settingsPermissions.includes(p)));
+  return extra;
+}
+
+/**
+ * Fields `target` lets read or update on an object it may read (or write) where `actor` may
+ * not: "opportunities.amount.read". Nothing to compare when the actor has no restriction.
+ */
+function fieldsBeyond(actor: RolePermissions, target: RolePermissions): string[] {
+  const extra: string[] = [];
+  for (const [object, fields] of Object.entries(actor.fieldPermissions ?? {})) {
+    const held = target.objectPermissions[object];
+    for (const [name, rule] of Object.entries(fields)) {
+      const theirs = target.fieldPermissions?.[object]?.[name];
+      if (!rule.read && held?.read && theirs?.read !== false) extra.push(`${object}.${name}.read`);
+      else if (!rule.update && (held?.create || held?.update) && !(theirs && !theirs.update)) extra.push(`${object}.${name}.update`);
+    }
+  }
   return extra;
 }
 

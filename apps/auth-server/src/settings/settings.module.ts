@@ -19,6 +19,7 @@ import { MembersController } from './members/members.controller.js';
 import { MembersService } from './members/members.service.js';
 import { OneTimeSecrets } from './one-time-secrets.js';
 import { RolesController } from './roles/roles.controller.js';
+import { RolesApiController } from './roles/roles.api.controller.js';
 import { RolesService } from './roles/roles.service.js';
 import { SettingsGuard } from './settings.guard.js';
 import { WebhooksApiController } from './webhooks/webhooks.api.controller.js';
@@ -38,6 +39,7 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     DataModelController,
     SettingsImportsController,
     RolesController,
+    RolesApiController,
     MembersController,
     InvitesController,
     SettingsNotFoundController,

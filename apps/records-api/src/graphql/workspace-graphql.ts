@@ -12,6 +12,8 @@ import { DataModel } from '../records/data-model.js';
 import { RecordsModule } from '../records/records.module.js';
 import type { GraphqlContext, GraphqlRequest } from './graphql-context.js';
 import { workspaceSchema } from './workspace-schema.js';
+import { restrictionsKey } from '#auth/field-access.js';
+import { restrictedSchema } from './restricted-schema.js';
 
 /** Workspace schemas served at once; the least recently used one is stopped. */
 const MAX_SERVERS = 50;
@@ -24,7 +26,8 @@ interface Served {
 }
 
 /**
- * `POST /graphql` for a workspace with custom fields (docs/data-model.md): the same Apollo
+ * `POST /graphql` for a workspace with custom fields (docs/data-model.md), or for a role
+ * that cannot read some fields (restricted-schema.ts): the same Apollo
  * configuration as the base server (plugins, limits, errors, context) over that
  * workspace's schema, one server per workspace and data-model version, made on first use
  * and kept in a bounded cache. Requests of other workspaces, and any request without a
@@ -71,11 +74,13 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       let served: Served;
       try {
         const model = await this.models.of(principal);
-        if (!model.hasActiveFields) return next();
-        const key = model.key;
+        // A role that cannot read some fields gets its own schema (restricted-schema.ts), per restrictions.
+        const restrictions = restrictionsKey(principal, 'read');
+        if (!model.hasActiveFields && !restrictions) return next();
+        const key = restrictions ? `${model.key}:${restrictions}` : model.key;
         let entry = this.servers.get(key);
         if (!entry) {
-          entry = this.start(workspaceSchema(baseSchema, model));
+          entry = this.start(restrictedSchema(workspaceSchema(baseSchema, model), principal));
           this.servers.set(key, entry);
           entry.catch(() => this.servers.delete(key));
         }

@@ -1,7 +1,9 @@
+import { StringDecoder } from 'node:string_decoder';
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isUUID } from 'class-validator';
 import { assertCan, type Principal } from '#auth/principal.js';
+import { assertUpdatableFields, fieldAccess } from '#auth/field-access.js';
 import { loadConfig } from '#config/config.js';
 import { Sql } from '#database/sql.js';
 import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
@@ -135,9 +137,16 @@ export class ImportsService {
     let total = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
+    const protectedFields = fieldAccess(principal, def.object) && ndjsonKeysCheck(principal, def.object);
     const write = async (chunk: Buffer) => {
       if (id === undefined) {
-        if (request.format === 'csv') csvHeader(chunk, def);
+        // A column the role cannot update is 403 before anything is stored (docs/rest.md, "Imports").
+        if (request.format === 'csv')
+          assertUpdatableFields(
+            principal,
+            def.object,
+            csvHeader(chunk, def).map((c) => c.path[0]),
+          );
         const [row] = await this.sql.rows<{ id: string }>(
           `INSERT INTO imports (workspace_id, object, mode, match, format, record_events, created_by)
            VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
@@ -156,6 +165,7 @@ export class ImportsService {
       for await (const piece of body) {
         total += piece.length;
         if (total > max) throw tooLarge(max);
+        if (protectedFields && request.format === 'ndjson') protectedFields(piece);
         pending.push(piece);
         pendingBytes += piece.length;
         while (pendingBytes >= CHUNK_BYTES) {
@@ -166,6 +176,7 @@ export class ImportsService {
         }
       }
       if (total === 0) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'the file is empty');
+      if (protectedFields && request.format === 'ndjson') protectedFields(undefined);
       if (pendingBytes) await write(Buffer.concat(pending, pendingBytes));
       const uploaded = id!;
       const [queued] = await this.sql.transaction(async (tx) => {
@@ -245,4 +256,31 @@ export class ImportsService {
     assertCan(principal, row.object, 'create');
     return row;
   }
+}
+
+/**
+ * For a role that cannot update some fields of the object: each NDJSON line's keys as the
+ * upload arrives (a line may span pieces; `undefined` ends the file). A line setting such a
+ * field is 403 and the upload is dropped, so nothing is written; a line that is not JSON is
+ * left to the import, which refuses it as a row.
+ */
+function ndjsonKeysCheck(principal: Principal, object: string): (piece: Buffer | undefined) => void {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  const check = (line: string) => {
+    if (!line.trim()) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) assertUpdatableFields(principal, object, Object.keys(parsed));
+  };
+  return (piece) => {
+    const text = rest + (piece ? decoder.write(piece) : decoder.end());
+    const lines = text.split('\n');
+    rest = piece ? lines.pop()! : '';
+    lines.forEach(check);
+  };
 }

@@ -6,6 +6,7 @@ import type { Response } from 'express';
 import { CurrentPrincipal, type AuthenticatedRequest } from '#auth/auth.guard.js';
 import { bearerToken } from '#auth/bearer-auth.service.js';
 import type { Principal } from '#auth/principal.js';
+import { restrictionsKey } from '#auth/field-access.js';
 import type { RequestWithId } from '../http/request-id.js';
 import { ObjectServices } from '../records/object-service.js';
 import { packageVersion } from '../well-known/docs-pages.js';
@@ -75,11 +76,16 @@ export class McpController implements OnApplicationShutdown {
     let unavailable = false;
     answer503WhenUnavailable(req, res, () => unavailable);
     const model = await this.models.of(principal);
+    // A role with field restrictions: tools without the fields it may not read or update, kept per restrictions.
+    const restrictions = restrictionsKey(principal);
     let tools: RecordTool[] | undefined;
-    if (model.hasActiveFields) {
-      const key = model.key;
+    if (model.hasActiveFields || restrictions) {
+      const key = restrictions ? `${model.key}:${restrictions}` : model.key;
       tools = this.workspaceTools.get(key);
-      if (!tools) this.workspaceTools.set(key, (tools = [...workspaceTools(this.services.all, model), searchTool(this.searchService)]));
+      if (!tools) {
+        tools = [...workspaceTools(this.services.all, model, restrictions ? principal : undefined), searchTool(this.searchService)];
+        this.workspaceTools.set(key, tools);
+      }
     }
     const call: McpCall = {
       principal,

@@ -1,6 +1,8 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
+import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
+import type { ObjectSchema } from '#records/query/types.js';
 import { BUILT_IN_UNIQUE_FIELDS, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '../records/embedded-text.js';
 import { definitionFor, type AnyRecord } from '../records/object-definitions.js';
@@ -24,6 +26,8 @@ import {
   updateInput,
   upsertInput,
   upsertOutput,
+  without,
+  type HiddenOf,
 } from './tool-schemas.js';
 
 /** What a tool hands back: the structured result and one line for people and models to read. */
@@ -89,11 +93,20 @@ const UPSERT: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, id
 const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 /** docs/mcp.md; docs/architecture.md: five tools per object, from its declaration, over the same services as REST and GraphQL. */
-export function objectTools(object: ObjectDeclaration, service: ObjectService, model?: WorkspaceModel): RecordTool[] {
+export function objectTools(
+  object: ObjectDeclaration,
+  service: ObjectService,
+  model?: WorkspaceModel,
+  /** A role's field restrictions (by object): its tools neither show nor take the fields it may not read or update. */
+  accessOf?: (plural: string) => FieldAccess | undefined,
+): RecordTool[] {
   const { plural, singular } = object;
-  const schema = (model?.definition(plural) ?? definitionFor(plural)).schema;
-  const customOf = (name: string) => model?.active(name) ?? [];
+  const access = accessOf?.(plural);
+  const schema = visibleSchema((model?.definition(plural) ?? definitionFor(plural)).schema, access?.hidden);
+  const hiddenOf: HiddenOf | undefined = accessOf && ((name) => accessOf(name)?.hidden);
+  const customOf = (name: string) => (model?.active(name) ?? []).filter((f) => !accessOf?.(name)?.hidden.has(f.name));
   const custom = customOf(plural);
+  const writable = (model?.active(plural) ?? []).filter((f) => !access?.readOnly.has(f.name));
   // The workspace's own fields, named in the descriptions an agent reads (docs/data-model.md).
   const customNote = custom.length
     ? ` This workspace's custom fields (top-level properties, filtered and ordered like built-in ones): ${custom.map(describeField).join('; ')}.`
@@ -107,11 +120,11 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
     ...inversesOf(plural).map((inv) => inv.field.inverse),
   ];
   // With `fields`, a record holds only the fields named and id: every other property is optional.
-  const withEmbedded = recordWithEmbedded(object, customOf)
+  const withEmbedded = recordWithEmbedded(object, customOf, hiddenOf)
     .partial()
     .required({ id: true })
     .meta({ description: 'The record; with fields, only the fields named (and id).' });
-  const plain = recordShape(object, customOf);
+  const plain = recordShape(object, customOf, hiddenOf);
   const label = (record: AnyRecord) => labelOf(object, record);
   return [
     {
@@ -160,7 +173,7 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
       description: object.docs.createTool + customNote,
       object: plural,
       action: 'create',
-      inputSchema: createInput(object, custom),
+      inputSchema: without(createInput(object, writable), access?.readOnly),
       outputSchema: recordOutput(singular, plain),
       annotations: { ...CREATE, title: `Create ${a}` },
       async run(principal, args) {
@@ -181,7 +194,7 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
       object: plural,
       action: 'create',
       alsoNeeds: 'update',
-      inputSchema: upsertInput(object, custom),
+      inputSchema: without(upsertInput(object, writable), access?.readOnly),
       outputSchema: upsertOutput(singular, plain),
       annotations: { ...UPSERT, title: `Create or update ${a}` },
       async run(principal, { match, ...body }) {
@@ -200,7 +213,7 @@ export function objectTools(object: ObjectDeclaration, service: ObjectService, m
       description: object.docs.updateTool + customNote,
       object: plural,
       action: 'update',
-      inputSchema: updateInput(object, custom),
+      inputSchema: without(updateInput(object, writable), access?.readOnly),
       outputSchema: recordOutput(singular, plain),
       annotations: { ...UPDATE, title: `Update ${a}` },
       async run(principal, { id, ...changes }) {
@@ -270,7 +283,23 @@ export function recordTools(...services: ObjectService[]): RecordTool[] {
   return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service)), aggregateTool(services)];
 }
 
-/** The tools as a workspace with custom fields sees them (its fields in their schemas and descriptions). */
-export function workspaceTools(services: readonly ObjectService[], model: WorkspaceModel): RecordTool[] {
-  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service, model)), aggregateTool(services, model)];
+/**
+ * The tools as a workspace with custom fields sees them (its fields in their schemas and
+ * descriptions), and as a role with field restrictions sees them (`principal`: without the
+ * fields it may not read, or update on writes).
+ */
+export function workspaceTools(services: readonly ObjectService[], model: WorkspaceModel, principal?: Principal): RecordTool[] {
+  const accessOf = principal && ((plural: string) => fieldAccess(principal, plural));
+  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service, model, accessOf)), aggregateTool(services, model)];
+}
+
+/** The schema a list tool describes: without the leaves of fields the role cannot read. */
+function visibleSchema(schema: ObjectSchema, hidden: ReadonlySet<string> | undefined): ObjectSchema {
+  if (!hidden?.size) return schema;
+  const top = (path: string) => path.split('.')[0];
+  return {
+    ...schema,
+    fields: Object.fromEntries(Object.entries(schema.fields).filter(([path]) => !hidden.has(top(path)))),
+    compositeSort: Object.fromEntries(Object.entries(schema.compositeSort).filter(([name]) => !hidden.has(name))),
+  };
 }

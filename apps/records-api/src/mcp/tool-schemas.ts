@@ -277,8 +277,20 @@ const outputs = new Map<string, z.ZodObject>();
 export type CustomFieldsOf = (plural: string) => readonly CustomField[];
 const NO_FIELDS: CustomFieldsOf = () => [];
 
+/** Fields a principal's role cannot read, by object (docs/authentication.md, "Field permissions"); none: every field. */
+export type HiddenOf = (plural: string) => ReadonlySet<string> | undefined;
+
+/** `schema` without the keys named (those it has): a tool schema without fields the caller may not use. */
+export function without<T extends z.ZodObject>(schema: T, names: ReadonlySet<string> | undefined): T {
+  const present = [...(names ?? [])].filter((name) => Object.hasOwn(schema.shape, name));
+  const mask = Object.fromEntries(present.map((name) => [name, true])) as Record<string, true> & Record<number, never>;
+  return present.length ? (schema.omit(mask) as unknown as T) : schema;
+}
+
 /** A record of the object, as list/get/create/update return it (depth 0), with the workspace's custom fields. */
-export function recordShape(object: ObjectDeclaration, customOf: CustomFieldsOf = NO_FIELDS): z.ZodObject {
+export function recordShape(object: ObjectDeclaration, customOf: CustomFieldsOf = NO_FIELDS, hiddenOf?: HiddenOf): z.ZodObject {
+  const hidden = hiddenOf?.(object.plural);
+  if (hidden?.size) return without(recordShape(object, customOf), hidden);
   const custom = customOf(object.plural);
   if (custom.length) return recordShape(object).extend(Object.fromEntries(custom.map((f) => [f.name, customFieldOutput(f)])));
   let found = outputs.get(object.plural);
@@ -298,12 +310,12 @@ export function recordShape(object: ObjectDeclaration, customOf: CustomFieldsOf 
 }
 
 /** The record with what depth 1 embeds: linked records, and the inverse lists declared for depth 1. */
-export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFieldsOf = NO_FIELDS): z.ZodObject {
+export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFieldsOf = NO_FIELDS, hiddenOf?: HiddenOf): z.ZodObject {
   const extra: Record<string, z.ZodType> = {};
   for (const field of object.fields) {
     if (field.kind !== 'relation') continue;
     const target = OBJECTS.find((o) => o.plural === field.target)!;
-    extra[field.relation] = recordShape(target, customOf)
+    extra[field.relation] = recordShape(target, customOf, hiddenOf)
       .nullable()
       .optional()
       .meta({ description: `With depth 1: the linked ${target.singular}, or null.` });
@@ -312,12 +324,12 @@ export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFi
     for (const field of source.fields) {
       if (field.kind !== 'relation' || field.target !== object.plural) continue;
       extra[field.inverse] = z
-        .array(recordShape(source, customOf))
+        .array(recordShape(source, customOf, hiddenOf))
         .optional()
         .meta({ description: `With depth 1: the ${object.singular}'s oldest ${EMBEDDED_PER_RECORD} ${source.plural}.` });
     }
   }
-  return recordShape(object, customOf).extend(extra);
+  return recordShape(object, customOf, hiddenOf).extend(extra);
 }
 
 const pageInfoOutput = z.object({

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
 import { assertCan, type Principal } from '#auth/principal.js';
+import { hasFieldRestrictions } from '#auth/field-access.js';
 import { loadConfig, type ExportLimits } from '#config/config.js';
 import { poolOf } from '#database/sql.js';
 import { inlineParams } from '#database/inline-params.js';
@@ -103,11 +104,15 @@ export class ExportsService implements OnModuleDestroy {
   async start(
     plural: string,
     principal: Principal,
-    parse: (schema: ObjectSchema, names: { own: string[]; embedded: string[] }) => ExportArgs,
+    parse: (schema: ObjectSchema, names: { own: string[]; embedded: string[]; hidden?: string[] }) => ExportArgs,
   ): Promise<RunningExport> {
     const def = await this.records.definitionFor(plural, principal);
     assertCan(principal, def.object, 'read');
-    const args = parse(def.schema, { own: (await this.records.fieldNames(plural, principal)).own, embedded: [] });
+    const { own, hidden } = await this.records.fieldNames(plural, principal);
+    const args = parse(def.schema, { own, embedded: [], hidden });
+    // A field the role cannot read is not a column of its exports; naming it in fields= was a 403.
+    if (hidden) args.fields ??= new Set(own);
+    if (hasFieldRestrictions(principal)) this.records.assertCanUse(principal, def, args.filter);
 
     const params: unknown[] = [principal.workspaceId];
     // Live records only, whatever the filter says about deletedAt (docs/rest.md "Exports").

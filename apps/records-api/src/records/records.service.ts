@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { assertCan, can, type Principal } from '#auth/principal.js';
+import { assertReadableField, assertUpdatableFields, fieldAccess, hasFieldRestrictions, withoutHidden } from '#auth/field-access.js';
 import { Sql, type SqlTx, type StatementOptions } from '#database/sql.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError, UniqueConflictError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
@@ -225,6 +226,11 @@ export class RecordsService {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'read');
     const args = parse(def.schema);
+    if (hasFieldRestrictions(principal)) {
+      this.assertCanUse(principal, def, args.filter);
+      for (const term of args.groupBy) assertReadableField(principal, def.object, term.field, 'group by');
+      for (const term of args.aggregates) if (term.field) assertReadableField(principal, def.object, term.field, 'aggregate');
+    }
     const params: unknown[] = [principal.workspaceId];
     const scope = this.scope(def, args.filter, params);
     const rows = await this.sql.rows(groupByStatement(args, def.schema, scope), params);
@@ -232,19 +238,19 @@ export class RecordsService {
   }
 
   /** The names REST's `fields=` takes for `plural` in `principal`'s workspace (docs/rest.md). */
-  async fieldNames(plural: string, principal: Principal): Promise<{ own: string[]; embedded: string[] }> {
+  async fieldNames(plural: string, principal: Principal): Promise<{ own: string[]; embedded: string[]; hidden?: string[] }> {
     const def = await this.definitionFor(plural, principal);
-    return {
-      own: [
-        'id',
-        ...def.declaration.fields.map((f) => f.name),
-        'createdAt',
-        'updatedAt',
-        'deletedAt',
-        ...(def.custom ?? []).map((f) => f.name),
-      ],
-      embedded: this.embeddedNames(plural),
-    };
+    const own = [
+      'id',
+      ...def.declaration.fields.map((f) => f.name),
+      'createdAt',
+      'updatedAt',
+      'deletedAt',
+      ...(def.custom ?? []).map((f) => f.name),
+    ];
+    const hidden = fieldAccess(principal, plural)?.hidden;
+    if (!hidden?.size) return { own, embedded: this.embeddedNames(plural) };
+    return { own: own.filter((name) => !hidden.has(name)), embedded: this.embeddedNames(plural), hidden: [...hidden] };
   }
 
   /** What depth=1 embeds on a record of `plural`: its links, then the lists that link to it. */
@@ -254,6 +260,7 @@ export class RecordsService {
 
   private async listOf<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, args: ListArgs): Promise<ListResult<T>> {
     assertCan(principal, def.object, 'read');
+    if (hasFieldRestrictions(principal)) this.assertCanUse(principal, def, args.filter, args.orderBy);
     const { order, backwards, cursor } = this.position(def, args);
 
     const params: unknown[] = [principal.workspaceId];
@@ -305,7 +312,11 @@ export class RecordsService {
     // Cursors are made on demand: REST shows two, GraphQL one per edge only when selected.
     const cursorAt = (index: number) => encodeCursor(this.positionOf(page[index], order, def), args.orderBy);
     return {
-      records: page.map((row) => def.toRecord(row)),
+      records: this.visible(
+        principal,
+        def.object,
+        page.map((row) => def.toRecord(row)),
+      ),
       cursorAt,
       totalCount,
       pageInfo: {
@@ -331,6 +342,7 @@ export class RecordsService {
   ): Promise<Map<string, ListResult<AnyRecord>>> {
     const def = await this.definitionFor(source, principal);
     assertCan(principal, def.object, 'read');
+    if (hasFieldRestrictions(principal)) this.assertCanUse(principal, def, args.filter, args.orderBy);
     const { order, backwards, cursor } = this.position(def, args);
 
     const params: unknown[] = [principal.workspaceId];
@@ -379,7 +391,11 @@ export class RecordsService {
       const other = Boolean(mine[0]?.__other_side);
       const cursorAt = (index: number) => encodeCursor(this.positionOf(page[index], order, def), args.orderBy);
       result.set(parent, {
-        records: page.map((row) => def.toRecord(row)),
+        records: this.visible(
+          principal,
+          def.object,
+          page.map((row) => def.toRecord(row)),
+        ),
         cursorAt,
         totalCount: args.withCount === false ? null : (counts.get(parent) ?? 0),
         pageInfo: {
@@ -414,7 +430,7 @@ export class RecordsService {
       { prepared: true },
     );
     if (!rows.length) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-    return def.toRecord(rows[0]);
+    return this.visibleOne(principal, def.object, def.toRecord(rows[0]));
   }
 
   /** Live records of `target` by id, in one query (needs read on the target). */
@@ -428,7 +444,11 @@ export class RecordsService {
         WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
       [workspaceId, ids],
     );
-    return rows.map((row: Record<string, unknown>) => def.toRecord(row));
+    return this.visible(
+      principal,
+      target,
+      rows.map((row: Record<string, unknown>) => def.toRecord(row)),
+    );
   }
 
   /** Up to 60 live `source` records per parent id through `parentColumn`, oldest first, in one query (no N+1). */
@@ -457,7 +477,7 @@ export class RecordsService {
     for (const row of rows) {
       const key = row[parentColumn] as string;
       const entry = result.get(key) ?? { records: [], total: Number(row.__total) };
-      entry.records.push(def.toRecord(row));
+      entry.records.push(this.visibleOne(principal, source, def.toRecord(row)));
       result.set(key, entry);
     }
     return result;
@@ -479,6 +499,7 @@ export class RecordsService {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'create');
     const list = this.batch(bodies);
+    this.assertCanWrite(principal, def, list);
     const columnSets = list.map((body, i) => this.columnsToWrite(def, body, 'create', itemName(listName, i)));
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
@@ -490,7 +511,9 @@ export class RecordsService {
       { ...this.insertStatement(def, principal.workspaceId, columnSets), prepared: 'bounded-write' },
       (rows) => rows.map((row) => def.toRecord(row)),
       () => this.sql.transaction((tx) => this.insertRows(tx, def, principal, columnSets)),
-    ).catch((err) => this.mapDbError(err, def, principal.workspaceId));
+    )
+      .catch((err) => this.mapDbError(err, def, principal.workspaceId))
+      .then((records) => this.visible(principal, def.object, records));
   }
 
   /**
@@ -510,6 +533,8 @@ export class RecordsService {
     assertCan(principal, def.object, 'create');
     assertCan(principal, def.object, 'update');
     const list = this.batch(bodies);
+    this.assertCanWrite(principal, def, list);
+    if (match !== undefined && hasFieldRestrictions(principal)) assertReadableField(principal, def.object, match, 'match on');
     const keys = await this.upsertKeys(def, principal.workspaceId, match);
     // What each record gives to match on: its id (unless another field is named), then its unique values.
     const wanted = list.map((body, i) => {
@@ -570,7 +595,7 @@ export class RecordsService {
             records[u.index] = record;
           }
           return {
-            records,
+            records: this.visible(principal, def.object, records),
             created: creates.map((c) => records[c.index].id),
             updated: updates.map((u) => u.id),
           };
@@ -725,6 +750,7 @@ export class RecordsService {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'update');
     this.assertId(id);
+    this.assertCanWrite(principal, def, [body]);
     const written = this.columnsToWrite(def, body, 'update', '');
     const { custom, ...columns } = written;
     if (!Object.keys(columns).length && custom === undefined) return this.getOne(def, principal, id);
@@ -740,7 +766,7 @@ export class RecordsService {
       () => this.sql.transaction((tx) => this.updateRow(tx, def, principal, id, written)),
     ).catch((err) => this.mapDbError(err, def, principal.workspaceId));
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-    return updated;
+    return this.visibleOne(principal, def.object, updated);
   }
 
   /** A batch body checked for shape and size (1 to 60 records). */
@@ -806,6 +832,8 @@ export class RecordsService {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'update');
     const where = this.requireFilter(filter);
+    if (hasFieldRestrictions(principal)) this.assertCanUse(principal, def, where);
+    this.assertCanWrite(principal, def, [body]);
     const written = this.columnsToWrite(def, body, 'update', '');
     const { custom, ...columns } = written;
     if (!Object.keys(columns).length && custom === undefined)
@@ -842,6 +870,7 @@ export class RecordsService {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'delete');
     const where = this.requireFilter(filter);
+    if (hasFieldRestrictions(principal)) this.assertCanUse(principal, def, where);
     return this.sql.transaction(async (tx) => {
       const before = await this.lockMatching(tx, def, principal.workspaceId, where);
       if (!before.length) return { count: 0, ids: [] };
@@ -912,7 +941,7 @@ export class RecordsService {
         return record as AnyRecord;
       })
       .catch((err) => this.mapDbError(err, def, principal.workspaceId));
-    if (restored) return restored;
+    if (restored) return this.visibleOne(principal, def.object, restored);
     const [live] = await this.sql.rows(`SELECT 1 FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2`, [
       principal.workspaceId,
       id,
@@ -1007,6 +1036,58 @@ export class RecordsService {
       }
     }
     return inTransaction();
+  }
+
+  /**
+   * 403 when a filter condition (relation filters: against the target's fields) or an order
+   * term names a field the role cannot read (docs/authentication.md, "Field permissions").
+   * Callers skip it for roles without restrictions; exports call it too.
+   */
+  assertCanUse(
+    principal: Principal,
+    def: RecordDefinition<unknown, unknown, unknown>,
+    filter: FilterNode | undefined,
+    orderBy?: readonly OrderTerm[],
+  ): void {
+    const walk = (node: FilterNode | undefined, object: string, schema: ObjectSchema): void => {
+      if (!node) return;
+      switch (node.kind) {
+        case 'cond':
+          return assertReadableField(principal, object, node.field, 'filter on');
+        case 'not':
+          return walk(node.child, object, schema);
+        case 'relation': {
+          const target = schema.relations?.[node.relation]?.target;
+          if (target) walk(node.child, target.name, target);
+          return;
+        }
+        default:
+          for (const child of node.children) walk(child, object, schema);
+      }
+    };
+    walk(filter, def.object, def.schema);
+    for (const term of orderBy ?? []) assertReadableField(principal, def.object, term.field, 'order by');
+  }
+
+  /** 403 naming the fields a write sets that the role cannot update, before anything is checked or written. */
+  private assertCanWrite(principal: Principal, def: ObjectDefinition, bodies: readonly unknown[]): void {
+    if (!fieldAccess(principal, def.object)) return;
+    for (const body of bodies) {
+      if (body !== null && typeof body === 'object' && !Array.isArray(body))
+        assertUpdatableFields(principal, def.object, Object.keys(body));
+    }
+  }
+
+  /** Records as the role may see them: without the fields it cannot read (the same array when nothing is hidden). */
+  private visible<T>(principal: Principal, object: string, records: T[]): T[] {
+    const hidden = fieldAccess(principal, object)?.hidden;
+    if (!hidden?.size) return records;
+    return records.map((record) => withoutHidden(record as object, hidden) as T);
+  }
+
+  private visibleOne<T>(principal: Principal, object: string, record: T): T {
+    const hidden = fieldAccess(principal, object)?.hidden;
+    return hidden?.size ? (withoutHidden(record as object, hidden) as T) : record;
   }
 
   /**

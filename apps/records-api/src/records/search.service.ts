@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { can, assertCan, type Principal } from '#auth/principal.js';
+import { fieldAccess, hasFieldRestrictions } from '#auth/field-access.js';
 import { Sql } from '#database/sql.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
@@ -225,22 +226,50 @@ export const SEARCH_CANDIDATES = 300;
  * ordered by score, then object, then id, after the cursor. Exported so the bench's bare
  * server runs the very same SQL.
  */
-export function searchStatement(objects: readonly ObjectDeclaration[], withCursor: boolean, rows: number, typo = false): string {
+export function searchStatement(
+  objects: readonly ObjectDeclaration[],
+  withCursor: boolean,
+  rows: number,
+  typo = false,
+  /** Objects matched on some weights only (searchWeights): plural → weights. */
+  weights?: ReadonlyMap<string, readonly Weight[]>,
+): string {
   // $1 workspace, $2 match, $3 exact, $4 prefix, $5 typo without prefixes; with a cursor $6 score, $7 object, $8 id.
-  const candidates = (table: string, query: string) =>
-    `(SELECT t.id, t.search_vector FROM ${table} t
+  const candidates = (o: ObjectDeclaration, query: string) => {
+    const only = weights?.get(o.plural);
+    // The index finds the rows; the filtered vector decides, and ranks, with the readable fields' words only.
+    if (only) {
+      const vector = `ts_filter(t.search_vector, '{${only.join(',')}}')`;
+      return `(SELECT t.id, ${vector} AS search_vector FROM ${o.table} t
+       WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery AND ${vector} @@ ${query}::tsquery
+       LIMIT ${SEARCH_CANDIDATES})`;
+    }
+    return `(SELECT t.id, t.search_vector FROM ${o.table} t
        WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery LIMIT ${SEARCH_CANDIDATES})`;
+  };
   const parts = objects.map(
     (o) => `SELECT DISTINCT '${o.plural}'::text AS object, c.id,
               round((CASE WHEN c.search_vector @@ $3::tsquery THEN 3 + ts_rank(c.search_vector, $4::tsquery, 32)
                           WHEN c.search_vector @@ $4::tsquery THEN 2 + ts_rank(c.search_vector, $4::tsquery, 32)
                           WHEN c.search_vector @@ $5::tsquery THEN 1.5 ELSE 1 END)::numeric, 4) AS score
-         FROM (${[candidates(o.table, '$3'), ...(typo ? [candidates(o.table, '$4')] : []), candidates(o.table, '$2')].join(' UNION ALL ')}) c`,
+         FROM (${[candidates(o, '$3'), ...(typo ? [candidates(o, '$4')] : []), candidates(o, '$2')].join(' UNION ALL ')}) c`,
   );
   const keyset = withCursor ? `WHERE s.score < $6::numeric OR (s.score = $6::numeric AND (s.object, s.id) > ($7::text, $8::uuid))` : '';
   return `SELECT s.object, s.id, s.score::text AS score FROM (${parts.join('\n UNION ALL ')}) s ${keyset}
            ORDER BY s.score DESC, s.object, s.id LIMIT ${rows}`;
 }
+
+/** The weights of the search vector (the search migration): names A, e-mails, domains and links B, custom text C. */
+export type Weight = 'a' | 'b' | 'c';
+const WEIGHTS: readonly Weight[] = ['a', 'b', 'c'];
+/** Which built-in field feeds which weight. */
+const FIELD_WEIGHTS: Record<string, Record<string, Weight>> = {
+  companies: { name: 'a', domainName: 'b' },
+  people: { name: 'a', emails: 'b' },
+  opportunities: { name: 'a' },
+};
+/** Custom field types whose values the index holds (weight C). */
+const SEARCHED_CUSTOM_TYPES = ['TEXT', 'EMAILS', 'LINKS', 'PHONES'];
 
 function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
   for (const path of object.label) {
@@ -301,7 +330,10 @@ export class SearchService {
         `limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}; got ${JSON.stringify(args.limit)}`,
       );
     }
-    const objects = this.objectsFor(principal, args.objects);
+    let objects = this.objectsFor(principal, args.objects);
+    const weights = hasFieldRestrictions(principal) ? await this.searchWeights(principal, objects, args.objects !== undefined) : undefined;
+    if (weights) objects = objects.filter((o) => weights.get(o.plural)?.length !== 0);
+    if (!objects.length) throw new ForbiddenError(`The role "${principal.role.name}" cannot read the fields search matches on`);
     const words = await this.wordsOf(q);
     if (!words.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'q holds no word to search (letters or digits)');
     if (words.length > MAX_WORDS) {
@@ -317,12 +349,12 @@ export class SearchService {
 
     // Exact and prefix matches first; the typo query only when they do not fill the page, with the
     // one-edit spellings of each word that exist in the workspace's lexicon (at most TYPO_MAX_CANDIDATES).
-    let found = await this.run(principal, objects, queries.prefix, queries, cursor, limit, false);
+    let found = await this.run(principal, objects, queries.prefix, queries, cursor, limit, false, weights);
     if (found.length <= limit && words.some(typoTolerant)) {
       const candidates = await this.typoCandidates(principal.workspaceId, objects, words);
       const more = await this.expansions(principal.workspaceId, objects, candidates.flat());
       queries = searchQueries(words, candidates, new Map([...expansions, ...more]));
-      if (queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit, true);
+      if (queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit, true, weights);
     }
 
     const hasMore = found.length > limit;
@@ -412,10 +444,48 @@ export class SearchService {
     cursor: Position | undefined,
     limit: number,
     typo: boolean,
+    weights?: ReadonlyMap<string, readonly Weight[]>,
   ): Promise<Position[]> {
     const params: unknown[] = [principal.workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact];
     if (cursor) params.push(cursor.score, cursor.object, cursor.id);
-    return this.sql.rows<Position>(searchStatement(objects, Boolean(cursor), limit + 1, typo), params, { prepared: 'bounded' });
+    return this.sql.rows<Position>(searchStatement(objects, Boolean(cursor), limit + 1, typo, weights), params, {
+      prepared: 'bounded',
+    });
+  }
+
+  /**
+   * Field permissions in search (docs/decisions/0036-field-permissions.md): a record is never
+   * found by the words of a field its role cannot read. Each object is matched on the weights
+   * whose fields the role can all read (plural → those weights; absent: all). An object left
+   * with no weight is not searched; named in `objects`, it is 403 naming the fields.
+   */
+  private async searchWeights(
+    principal: Principal,
+    objects: readonly ObjectDeclaration[],
+    named: boolean,
+  ): Promise<Map<string, Weight[]> | undefined> {
+    const result = new Map<string, Weight[]>();
+    for (const o of objects) {
+      const hidden = fieldAccess(principal, o.plural)?.hidden;
+      if (!hidden?.size) continue;
+      const custom = (await this.records.definitionFor(o.plural, principal)).custom ?? [];
+      const lost = new Set<Weight>();
+      for (const name of hidden) {
+        const weight =
+          FIELD_WEIGHTS[o.plural]?.[name] ??
+          (custom.some((f) => f.name === name && SEARCHED_CUSTOM_TYPES.includes(f.type)) ? 'c' : undefined);
+        if (weight) lost.add(weight);
+      }
+      if (!lost.size) continue;
+      const left = WEIGHTS.filter((w) => !lost.has(w));
+      if (!left.length && named) {
+        throw new ForbiddenError(
+          `The role "${principal.role.name}" does not allow read on ${[...hidden].map((f) => `${o.plural}.${f}`).join(', ')}, which search matches on`,
+        );
+      }
+      result.set(o.plural, left);
+    }
+    return result.size ? result : undefined;
   }
 
   private encode(signature: string, row: Position): string {

@@ -1,4 +1,4 @@
-import { BadInputError, ErrorCode } from '#errors/errors.js';
+import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs } from '../records/records.service.js';
@@ -11,6 +11,8 @@ const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_be
 export interface FieldNames {
   own: readonly string[];
   embedded: readonly string[];
+  /** Fields the caller's role cannot read (docs/authentication.md, "Field permissions"): naming one is 403. */
+  hidden?: readonly string[];
 }
 
 function single(query: Record<string, unknown>, name: string): string | undefined {
@@ -40,6 +42,7 @@ export function parseFields(raw: unknown, names: FieldNames | undefined, depth: 
   const fields = new Set(['id']);
   const problems: string[] = [];
   for (const name of raw.split(',').map((n) => n.trim())) {
+    if (names.hidden?.includes(name)) throw new ForbiddenError(`fields: the role does not allow read on "${name}"`);
     if (names.own.includes(name)) fields.add(name);
     else if (names.embedded.includes(name)) {
       if (depth === 1) fields.add(name);

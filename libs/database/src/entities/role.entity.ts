@@ -10,6 +10,13 @@ export type RecordAction = (typeof RECORD_ACTIONS)[number];
 export type RecordCapability = RecordAction | 'destroy';
 export type ObjectPermissions = Record<RecordObject, Record<RecordAction, boolean> & { destroy?: boolean }>;
 
+/**
+ * What a role may not do with some fields of an object (docs/authentication.md, "Field
+ * permissions"): `{opportunities: {amount: {read: false, update: false}}}`. Only restrictions
+ * are stored; a field not named is read and updated as the object permissions allow.
+ */
+export type FieldPermissions = Record<RecordObject, Record<string, { read: boolean; update: boolean }>>;
+
 export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL'] as const;
 export type SettingsPermission = (typeof SETTINGS_PERMISSIONS)[number];
 
@@ -29,6 +36,9 @@ export class RoleEntity {
 
   @Column('jsonb', { name: 'object_permissions' })
   objectPermissions: ObjectPermissions;
+
+  @Column('jsonb', { name: 'field_permissions', default: () => "'{}'::jsonb" })
+  fieldPermissions: FieldPermissions;
 
   @Column('text', { name: 'settings_permissions', array: true, default: () => "'{}'" })
   settingsPermissions: SettingsPermission[];

@@ -1,7 +1,13 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { RoleInput } from '#identity/roles.js';
-import { RECORD_ACTIONS, RECORD_OBJECTS, type ObjectPermissions, type SettingsPermission } from '#database/entities/index.js';
+import {
+  RECORD_ACTIONS,
+  RECORD_OBJECTS,
+  type FieldPermissions,
+  type ObjectPermissions,
+  type SettingsPermission,
+} from '#database/entities/index.js';
 import { AppError } from '#errors/errors.js';
 import { deleteRolePage, roleFormPage, rolesPage } from '../../views/settings/roles.js';
 import type { SettingsContext } from '../settings-context.js';
@@ -32,8 +38,8 @@ export class RolesController {
   }
 
   @Get('new')
-  form(@CurrentSettings() ctx: SettingsContext, @Res() res: Response) {
-    res.send(roleFormPage(ctx, {}));
+  async form(@CurrentSettings() ctx: SettingsContext, @Res() res: Response) {
+    res.send(roleFormPage(ctx, { fields: await this.roles.formFields(ctx) }));
   }
 
   @Post()
@@ -44,14 +50,14 @@ export class RolesController {
       res.redirect(303, `/settings/roles?saved=${role.id}`);
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
-      res.status(err.status).send(roleFormPage(ctx, { values, error: err.messages.join(' ') }));
+      res.status(err.status).send(roleFormPage(ctx, { values, error: err.messages.join(' '), fields: await this.roles.formFields(ctx) }));
     }
   }
 
   @Get(':id')
   async edit(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
     const { role, usage } = await this.roles.find(ctx, id);
-    res.send(roleFormPage(ctx, { role, usage }));
+    res.send(roleFormPage(ctx, { role, usage, fields: await this.roles.formFields(ctx) }));
   }
 
   @Post(':id')
@@ -63,7 +69,8 @@ export class RolesController {
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
       const { role, usage } = await this.roles.find(ctx, id);
-      res.status(err.status).send(roleFormPage(ctx, { role, usage, values, error: err.messages.join(' ') }));
+      const fields = await this.roles.formFields(ctx);
+      res.status(err.status).send(roleFormPage(ctx, { role, usage, values, error: err.messages.join(' '), fields }));
     }
   }
 
@@ -83,17 +90,40 @@ export class RolesController {
 
 const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)]);
 
-/** The form's checkboxes: `permissions` = "companies.read" …, `settings` = permission names, the two flags. */
+/** At most this many fields are read from one form (more than any object has). */
+const MAX_FORM_FIELDS = 2000;
+
+/**
+ * The form's checkboxes: `permissions` = "companies.read" …, `settings` = permission names, the two
+ * flags; field permissions from `fieldsShown` (every field the form listed) with `fieldRead` and
+ * `fieldUpdate` (those left checked).
+ */
 export function roleFromForm(body: Record<string, unknown> | undefined): RoleInput {
   const b = body ?? {};
   const granted = new Set(list(b.permissions));
   const objectPermissions = Object.fromEntries(
     RECORD_OBJECTS.map((o) => [o, Object.fromEntries(RECORD_ACTIONS.map((a) => [a, granted.has(`${o}.${a}`)]))]),
   ) as ObjectPermissions;
+  const readable = new Set(list(b.fieldRead));
+  const updatable = new Set(list(b.fieldUpdate));
+  // Maps, then fromEntries: a posted "__proto__" stays a key (and is refused), never a prototype.
+  const byObject = new Map<string, [string, { read: boolean; update: boolean }][]>();
+  for (const shown of list(b.fieldsShown).slice(0, MAX_FORM_FIELDS)) {
+    const dot = shown.indexOf('.');
+    const read = readable.has(shown);
+    const update = updatable.has(shown);
+    if (dot < 0 || (read && update)) continue;
+    const object = shown.slice(0, dot);
+    byObject.set(object, [...(byObject.get(object) ?? []), [shown.slice(dot + 1), { read, update }]]);
+  }
+  const fieldPermissions = Object.fromEntries(
+    [...byObject].map(([object, rules]) => [object, Object.fromEntries(rules)]),
+  ) as FieldPermissions;
   return {
     name: String(b.name ?? ''),
     description: String(b.description ?? ''),
     objectPermissions,
+    fieldPermissions,
     settingsPermissions: list(b.settings) as SettingsPermission[],
     assignableToUsers: b.assignableToUsers === 'on',
     assignableToApiKeys: b.assignableToApiKeys === 'on',

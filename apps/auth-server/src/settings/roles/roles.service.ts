@@ -10,12 +10,13 @@ import {
   findRoleById,
   roleUsage,
   updateRole,
-  validateRoleInput,
+  roleInputFor,
   type RoleInput,
   type RoleUsage,
 } from '#identity/roles.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS, type RoleEntity } from '#database/entities/index.js';
 import { audited } from '../audited.js';
+import { OBJECTS } from '#records/objects/index.js';
 import type { SettingsContext } from '../settings-context.js';
 
 export interface RoleWithUsage {
@@ -40,6 +41,23 @@ export class RolesService {
     return { role, usage: (await roleUsage(this.ds, ctx.workspace.id)).get(id) ?? NO_USAGE };
   }
 
+  /** The fields the roles form lists per object: built-in fields a role may restrict, then the workspace's custom fields. */
+  async formFields(ctx: SettingsContext): Promise<Record<string, { name: string; label: string }[]>> {
+    const custom: { object: string; name: string; label: string }[] = await this.ds.query(
+      'SELECT object, name, label FROM custom_fields WHERE workspace_id = $1 ORDER BY created_at, id',
+      [ctx.workspace.id],
+    );
+    return Object.fromEntries(
+      OBJECTS.map((o) => [
+        o.plural,
+        [
+          ...o.fields.filter((f) => f.kind !== 'relation').map((f) => ({ name: f.name, label: humanize(f.name) })),
+          ...custom.filter((f) => f.object === o.plural).map((f) => ({ name: f.name, label: f.label })),
+        ],
+      ]),
+    );
+  }
+
   /** The name of a role this workspace deleted, from the audit log (for the notice after deleting). */
   async deletedName(ctx: SettingsContext, id: string): Promise<string | undefined> {
     if (!isUUID(id)) return undefined;
@@ -52,7 +70,7 @@ export class RolesService {
 
   create(ctx: SettingsContext, raw: RoleInput): Promise<RoleEntity> {
     return audited(this.ds, ctx, async (tx) => {
-      const input = validateRoleInput(raw);
+      const input = await roleInputFor(tx, ctx.workspace.id, raw);
       assertCanGrant(ctx.role, input, true);
       const role = await createRole(tx, ctx.workspace.id, input);
       return {
@@ -64,7 +82,7 @@ export class RolesService {
 
   update(ctx: SettingsContext, id: string, raw: RoleInput): Promise<RoleEntity> {
     return audited(this.ds, ctx, async (tx) => {
-      const input = validateRoleInput(raw);
+      const input = await roleInputFor(tx, ctx.workspace.id, raw);
       assertCanGrant(ctx.role, input, true);
       const { before, after } = await updateRole(tx, ctx.workspace.id, id, input);
       const changes = diff(before, after);
@@ -90,10 +108,15 @@ export class RolesService {
 
 /** "companies.read", …, "ROLES", "assignable to users": what a role allows, as flat items. */
 function describe(
-  role: Pick<RoleEntity, 'objectPermissions' | 'settingsPermissions' | 'assignableToUsers' | 'assignableToApiKeys'>,
+  role: Pick<RoleEntity, 'objectPermissions' | 'settingsPermissions' | 'assignableToUsers' | 'assignableToApiKeys'> & {
+    fieldPermissions?: RoleEntity['fieldPermissions'];
+  },
 ): string[] {
   return [
     ...RECORD_OBJECTS.flatMap((o) => RECORD_ACTIONS.filter((a) => role.objectPermissions[o]?.[a]).map((a) => `${o}.${a}`)),
+    ...Object.entries(role.fieldPermissions ?? {}).flatMap(([o, fields]) =>
+      Object.entries(fields).map(([f, rule]) => `${o}.${f} ${rule.read ? 'read only' : 'hidden'}`),
+    ),
     ...role.settingsPermissions.map((p) => SETTINGS_PERMISSION_LABELS[p]),
     ...(role.assignableToUsers ? ['assignable to users'] : []),
     ...(role.assignableToApiKeys ? ['assignable to API keys'] : []),
@@ -109,4 +132,10 @@ function diff(before: RoleEntity, after: RoleEntity): string[] {
   for (const item of now) if (!was.has(item)) changes.push(`+ ${item}`);
   for (const item of was) if (!now.has(item)) changes.push(`− ${item}`);
   return changes;
+}
+
+/** `closeDate` → "Close date". */
+function humanize(name: string): string {
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }

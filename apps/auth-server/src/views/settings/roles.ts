@@ -9,11 +9,83 @@ import { settingsPage } from './layout.js';
 const OBJECT_LABELS: Record<string, string> = Object.fromEntries(OBJECTS.map((o) => [o.plural, o.pluralType]));
 const ACTION_LABELS = { read: 'Read', create: 'Create', update: 'Update', delete: 'Delete' } as const;
 
+/** The fields the roles form lists per object: name and label (restrictable built-in fields, then the workspace's custom ones). */
+export type RoleFormFields = Record<string, { name: string; label: string }[]>;
+
 function objectCell(role: RoleEntity, object: (typeof RECORD_OBJECTS)[number]): Html {
   const actions = RECORD_ACTIONS.filter((a) => role.objectPermissions[object]?.[a]);
   if (!actions.length) return html`<span class="muted">none</span>`;
-  if (actions.length === RECORD_ACTIONS.length) return html`all`;
-  return html`${actions.map((a) => ACTION_LABELS[a].toLowerCase()).join(', ')}`;
+  const restricted = Object.keys(role.fieldPermissions?.[object] ?? {}).length;
+  const fields = restricted ? html`<br /><span class="muted">${restricted} field${restricted === 1 ? '' : 's'} restricted</span>` : html``;
+  if (actions.length === RECORD_ACTIONS.length) return html`all${fields}`;
+  return html`${actions.map((a) => ACTION_LABELS[a].toLowerCase()).join(', ')}${fields}`;
+}
+
+/**
+ * Per object, its fields with Read and Update boxes (docs/settings.md): checked is the
+ * default, so a role that never restricted a field shows every box checked. `fieldsShown`
+ * tells the server which fields the form listed, as unchecked boxes are not sent.
+ */
+function fieldPermissionsTable(
+  object: string,
+  fields: { name: string; label: string }[],
+  v: RoleInput,
+  disabled: Html,
+  checked: (on: boolean) => Html,
+): Html {
+  if (!fields.length) return html``;
+  const rules = v.fieldPermissions?.[object] ?? {};
+  const restricted = fields.filter((f) => rules[f.name]).length;
+  return html` <details class="field-permissions" ${restricted ? html` open` : html``}>
+    <summary>Field permissions${restricted ? html` (${restricted} restricted)` : html``}</summary>
+    <table>
+      <caption class="sr-only">
+        Fields of ${OBJECT_LABELS[object]}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Field</th>
+          <th scope="col">Read</th>
+          <th scope="col">Update</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${fields.map(
+          (f) =>
+            html` <tr>
+              <td data-label="Field">
+                ${f.label}${f.label !== f.name ? html` <span class="muted">${f.name}</span>` : html``}<input
+                  type="hidden"
+                  name="fieldsShown"
+                  value="${object}.${f.name}"
+                />
+              </td>
+              <td data-label="Read">
+                <input
+                  type="checkbox"
+                  id="field-${object}-${f.name}-read"
+                  name="fieldRead"
+                  value="${object}.${f.name}"
+                  aria-label="Read ${f.label}"
+                  ${checked(rules[f.name]?.read !== false)}${disabled}
+                />
+              </td>
+              <td data-label="Update">
+                <input
+                  type="checkbox"
+                  id="field-${object}-${f.name}-update"
+                  name="fieldUpdate"
+                  value="${object}.${f.name}"
+                  aria-label="Update ${f.label}"
+                  ${checked(rules[f.name]?.update !== false)}${disabled}
+                />
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <p class="hint">A field without Read is left out of records, exports and search; filtering, sorting or grouping on it is refused.</p>
+  </details>`;
 }
 
 export function rolesPage(ctx: SettingsContext, o: { roles: { role: RoleEntity; usage: RoleUsage }[]; notice?: string }): string {
@@ -84,7 +156,7 @@ export function rolesPage(ctx: SettingsContext, o: { roles: { role: RoleEntity; 
 /** The role form (new or edit); a built-in role is shown read-only. */
 export function roleFormPage(
   ctx: SettingsContext,
-  o: { role?: RoleEntity; values?: RoleInput; usage?: RoleUsage; error?: string },
+  o: { role?: RoleEntity; values?: RoleInput; usage?: RoleUsage; error?: string; fields?: RoleFormFields },
 ): string {
   const v: RoleInput = o.values ??
     o.role ?? {
@@ -147,6 +219,7 @@ export function roleFormPage(
                       >`,
                   )}
                 </div>
+                ${readOnly ? html`` : fieldPermissionsTable(object, o.fields?.[object] ?? [], v, disabled, checked)}
               </fieldset>`,
           )}
           <fieldset>
