@@ -106,13 +106,18 @@ export class MembersService {
   /** A member whose role allows more than yours is out of your reach (no demoting or removing them). */
   private async assertMayManage(tx: EntityManager, ctx: SettingsContext, userId: string): Promise<void> {
     const rows = await tx.query(
-      `SELECT u.email, r.name, r.object_permissions, r.settings_permissions FROM workspace_members m
+      `SELECT u.email, r.name, r.object_permissions, r.settings_permissions, r.field_permissions FROM workspace_members m
          JOIN users u ON u.id = m.user_id JOIN roles r ON r.workspace_id = m.workspace_id AND r.id = m.role_id
         WHERE m.workspace_id = $1 AND m.user_id::text = $2`,
       [ctx.workspace.id, userId],
     );
     if (!rows.length) return; // the library call answers 404 / 400 for it
-    const target = { name: rows[0].name, objectPermissions: rows[0].object_permissions, settingsPermissions: rows[0].settings_permissions };
+    const target = {
+      name: rows[0].name,
+      objectPermissions: rows[0].object_permissions,
+      settingsPermissions: rows[0].settings_permissions,
+      fieldPermissions: rows[0].field_permissions,
+    };
     const extra = permissionsBeyond(ctx.role, target, true);
     if (extra.length)
       throw new ForbiddenError(

@@ -66,7 +66,7 @@ function fieldPermissionsTable(
                   id="field-${object}-${f.name}-read"
                   name="fieldRead"
                   value="${object}.${f.name}"
-                  aria-label="Read ${f.label}"
+                  title="Read ${f.label}"
                   ${checked(rules[f.name]?.read !== false)}${disabled}
                 />
               </td>
@@ -76,7 +76,7 @@ function fieldPermissionsTable(
                   id="field-${object}-${f.name}-update"
                   name="fieldUpdate"
                   value="${object}.${f.name}"
-                  aria-label="Update ${f.label}"
+                  title="Update ${f.label}"
                   ${checked(rules[f.name]?.update !== false)}${disabled}
                 />
               </td>
