@@ -233,7 +233,12 @@ describe('field permissions', () => {
   });
 
   it('MCP: tool schemas for the role leave the fields out; results too; filters and aggregates on them are FORBIDDEN', async () => {
-    const tools = (await mcp(hiddenKey, 'tools/list', {})).tools as { name: string; inputSchema: any; outputSchema: any }[];
+    const tools = (await mcp(hiddenKey, 'tools/list', {})).tools as {
+      name: string;
+      description: string;
+      inputSchema: any;
+      outputSchema: any;
+    }[];
     const byName = (name: string) => tools.find((t) => t.name === name)!;
     const listed = byName('list_opportunities').outputSchema.properties.opportunities.items.properties;
     expect(listed).toHaveProperty('name');
@@ -243,6 +248,7 @@ describe('field permissions', () => {
     expect(byName('create_opportunity').inputSchema.properties).not.toHaveProperty('dealNote');
     expect(byName('get_company').outputSchema.properties.company.properties.opportunities.items.properties).not.toHaveProperty('amount');
     expect(byName('list_opportunities').inputSchema.properties.filter.description).not.toContain('amount.amountMicros');
+    expect(byName('aggregate_records').description).not.toMatch(/amount\.amountMicros|dealNote/);
     const adminTools = (await mcp(ws.keys.Admin, 'tools/list', {})).tools as typeof tools;
     expect(adminTools.find((t) => t.name === 'create_opportunity')!.inputSchema.properties).toHaveProperty('amount');
 

@@ -81,6 +81,11 @@ td .badge { white-space: normal; overflow-wrap: anywhere; }
 /* URLs and ids are single long words: they wrap where needed instead of widening the page */
 .content { overflow-wrap: break-word; }
 .content code { overflow-wrap: anywhere; }
+/* the roles form: an object's fields with Read and Update boxes; a long field name wraps rather than widening the form */
+.field-permissions > summary { cursor: pointer; }
+.field-permissions table { table-layout: fixed; }
+.field-permissions th:not(:first-child), .field-permissions td:not(:first-child) { width: 4.5rem; text-align: center; }
+.field-permissions td:first-child { overflow-wrap: anywhere; }
 /* the data model page: an object's add form under its table, and one line per select option */
 .table-wrap table.fields .badge { white-space: nowrap; }
 details.add-field > summary { cursor: pointer; font-weight: 600; color: var(--accent); }

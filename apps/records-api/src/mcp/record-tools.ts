@@ -244,10 +244,14 @@ export function objectTools(
  * `aggregate_records` (docs/mcp.md): groups and aggregates of one object, with REST's
  * `group_by`, `aggregate` and `filter` syntax; the service checks read permission (FORBIDDEN).
  */
-export function aggregateTool(services: readonly ObjectService[], model?: WorkspaceModel): RecordTool {
+export function aggregateTool(
+  services: readonly ObjectService[],
+  model?: WorkspaceModel,
+  accessOf?: (plural: string) => FieldAccess | undefined,
+): RecordTool {
   const plurals = OBJECTS.map((o) => o.plural);
   const fieldsNote = OBJECTS.map((o) => {
-    const schema = (model?.definition(o.plural) ?? definitionFor(o.plural)).schema;
+    const schema = visibleSchema((model?.definition(o.plural) ?? definitionFor(o.plural)).schema, accessOf?.(o.plural)?.hidden);
     const of = (types: string[]) =>
       Object.values(schema.fields)
         .filter((f) => types.includes(f.type))
@@ -290,7 +294,7 @@ export function recordTools(...services: ObjectService[]): RecordTool[] {
  */
 export function workspaceTools(services: readonly ObjectService[], model: WorkspaceModel, principal?: Principal): RecordTool[] {
   const accessOf = principal && ((plural: string) => fieldAccess(principal, plural));
-  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service, model, accessOf)), aggregateTool(services, model)];
+  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service, model, accessOf)), aggregateTool(services, model, accessOf)];
 }
 
 /** The schema a list tool describes: without the leaves of fields the role cannot read. */
