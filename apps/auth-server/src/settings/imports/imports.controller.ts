@@ -9,7 +9,7 @@ import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
 
-/** The signed-in member as the import service sees a caller: the workspace and the role's record permissions. */
+/** The signed-in member as the import service sees a caller: the workspace and the role's record and field permissions. */
 function principalOf(ctx: SettingsContext): Principal {
   return {
     kind: 'user',
@@ -20,6 +20,8 @@ function principalOf(ctx: SettingsContext): Principal {
       name: ctx.role.name,
       objectPermissions: ctx.role.objectPermissions,
       settingsPermissions: ctx.role.settingsPermissions,
+      // Fields the role may not update are refused in the upload, as on the REST route.
+      fieldPermissions: ctx.role.fieldPermissions,
     },
   };
 }
