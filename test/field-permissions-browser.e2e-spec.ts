@@ -251,5 +251,29 @@ const DAY = 86_400_000;
       fieldPermissions: { companies: { domainName: { read: false } } },
     });
     expect(within.status).toBe(201);
+
+    // An import started on the settings page follows the member's field permissions too.
+    const loader = await createRole(origin.ds, workspace.id, {
+      name: 'Loader',
+      description: '',
+      objectPermissions: { ...objectPermissions, companies: { read: true, create: true, update: false, delete: false } },
+      fieldPermissions: { companies: { domainName: { read: true, update: false } } },
+      settingsPermissions: [],
+      assignableToUsers: true,
+      assignableToApiKeys: true,
+    });
+    const loaderEmail = `${unique('loader')}@example.com`;
+    await addMember(origin.ds, workspace.id, (await createUser(origin.ds, loaderEmail, PASSWORD)).id, loader);
+    const l = await signInAt(url, loaderEmail);
+    const upload = (csv: string) =>
+      settingsJson(url, l, 'POST', '/settings/imports?object=companies&mode=create', csv, {
+        'content-type': 'text/csv',
+        'x-csrf-token': l.cookie('wrs_csrf')!,
+      });
+    const refusedImport = await upload('name,domainName.primaryLinkUrl\nLoaded,https://loaded.example\n');
+    expect(refusedImport.status).toBe(403);
+    expect(refusedImport.body).toMatchObject({ code: 'FORBIDDEN', messages: [expect.stringContaining('companies.domainName')] });
+    expect((await origin.ds.query('SELECT count(*)::int AS n FROM imports WHERE workspace_id = $1', [workspace.id]))[0].n).toBe(0);
+    expect((await upload('name\nLoaded\n')).status).toBe(202);
   });
 });
