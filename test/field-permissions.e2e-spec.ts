@@ -344,6 +344,23 @@ describe('field permissions', () => {
     expect((await get(hiddenKey, `/rest/opportunities/${dealId}`)).body.data.opportunity).not.toHaveProperty('amount');
   });
 
+  it('drops a deleted custom field from the roles that restricted it', async () => {
+    const made = await send(ws.keys.Admin, 'post', '/rest/metadata/fields', { object: 'companies', name: 'scratch', type: 'TEXT' });
+    expect(made.status).toBe(201);
+    const fieldId = made.body.data.createField.id;
+    const role = await createRole(ds, ws.id, roleInput('Scratch hidden', { companies: { scratch: { read: false, update: false } } }));
+    expect(role.fieldPermissions).toEqual({ companies: { scratch: { read: false, update: false } } });
+    expect((await send(ws.keys.Admin, 'patch', `/rest/metadata/fields/${fieldId}`, { isActive: false })).status).toBe(200);
+    expect((await request(http).delete(`/rest/metadata/fields/${fieldId}`).set(auth(ws.keys.Admin))).status).toBe(200);
+    const [{ field_permissions: after }] = await ds.query('SELECT field_permissions FROM roles WHERE workspace_id = $1 AND id = $2', [
+      ws.id,
+      role.id,
+    ]);
+    expect(after).toEqual({ companies: {} });
+    // The role is edited as any other, and a field made again with that name starts unrestricted.
+    await updateRole(ds, ws.id, role.id, { ...roleInput('Scratch hidden', {}), description: 'edited' });
+  });
+
   it('refuses field permissions naming unknown objects or fields, system fields, another workspace’s field, update without read, or too many', async () => {
     const refused = async (fieldPermissions: unknown, message: RegExp) => {
       const err = await createRole(ds, ws.id, roleInput(`r${Math.random()}`, fieldPermissions as FieldPermissions)).catch((e) => e);

@@ -273,6 +273,13 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
       field.name,
     ]);
     await tx.query('DELETE FROM custom_fields WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+    // Roles' field permissions on it go too (docs/authentication.md, "Field permissions"): a
+    // field made later with this name starts unrestricted, and a role edit never trips on it.
+    await tx.query(
+      `UPDATE roles SET field_permissions = field_permissions #- ARRAY[$2::text, $3::text]
+        WHERE workspace_id = $1 AND field_permissions -> $2::text ? $3::text`,
+      [workspaceId, field.object, field.name],
+    );
     await bump(tx, workspaceId);
     await recordAudit(tx, {
       workspaceId,
