@@ -126,9 +126,9 @@ export type DeliveryPool = Pick<Pool, 'query' | 'connect'>;
  */
 const CLAIM_MARGIN_MS = 30_000;
 /**
- * A deferred attempt is looked at again after 100 ms, doubling up to 5 s (±20 %): a busy
- * workspace's backlog waits at most that long past a free slot of its share, and costs a
- * job fetch per deferred attempt every 5 s at most while the share stays full.
+ * A deferred attempt is looked at again as soon as a slot of its workspace is given back in
+ * this process, and otherwise after 100 ms, doubling up to 5 s (±20 %): a busy workspace's
+ * backlog costs a job fetch per deferred attempt every 5 s at most while the share stays full.
  */
 const DEFER_BASE_MS = 100;
 const DEFER_MAX_MS = 5_000;
@@ -155,7 +155,7 @@ export async function deliverOnce(
   o: { jobId: string; settings: WebhookSettings; shares: WorkspaceShares; onDelivered?: (eventId: string) => void },
 ): Promise<void> {
   const release = o.shares.take(job.workspaceId);
-  if (!release) return defer(pool, job);
+  if (!release) return defer(pool, job, o.shares);
   try {
     const { settings } = o;
     const { rows } = await pool.query<Claimed>(
@@ -281,13 +281,28 @@ async function recordFailure(
  * `priority` first): another workspace's new event starts before this backlog is looked at
  * again, however long the backlog.
  */
-async function defer(pool: DeliveryPool, job: DeliverJob): Promise<void> {
+async function defer(pool: DeliveryPool, job: DeliverJob, shares: WorkspaceShares): Promise<void> {
   const deferrals = (job.deferrals ?? 0) + 1;
   const waitMs = Math.round(Math.min(DEFER_MAX_MS, DEFER_BASE_MS * 2 ** (deferrals - 1)) * (0.8 + 0.4 * Math.random()));
-  await pool.query(`SELECT graphile_worker.add_job($1, $2::json, run_at => now() + $3 * interval '1 millisecond', priority => $4)`, [
-    DELIVER_TASK,
-    JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt, deferrals }),
-    waitMs,
-    Math.min(deferrals, 100),
-  ]);
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT (graphile_worker.add_job($1, $2::json, run_at => now() + $3 * interval '1 millisecond', priority => $4)).id`,
+    [
+      DELIVER_TASK,
+      JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt, deferrals }),
+      waitMs,
+      Math.min(deferrals, 100),
+    ],
+  );
+  // A job due later is seen by the queue only at its next poll (every 2 s): when a slot of the
+  // workspace frees in this process (or the wait is over), the job is made due now and the
+  // workers are told, as add_job tells them of a new job. A job another worker has taken
+  // meanwhile is left alone (reschedule_jobs skips locked jobs).
+  shares.whenFree(job.workspaceId, waitMs, () => {
+    pool
+      .query(
+        `SELECT pg_notify('jobs:insert', '{"count":1}') FROM (SELECT count(*) FROM graphile_worker.reschedule_jobs(ARRAY[$1::bigint], run_at => now())) r`,
+        [rows[0].id],
+      )
+      .catch(() => undefined);
+  });
 }
