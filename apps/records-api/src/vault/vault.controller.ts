@@ -2,6 +2,7 @@ import { All, Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query
 import {
   ApiBearerAuth,
   ApiBody,
+  ApiExcludeEndpoint,
   ApiExtraModels,
   ApiOperation,
   ApiParam,
@@ -168,17 +169,13 @@ export class VaultController {
     return { data: { createVaultSecret: await createSecret(this.ds, principal.workspaceId, await actorOf(this.sql, principal), input) } };
   }
 
-  /** Any method on a value's address: refused for every bearer credential. */
+  /**
+   * Any method on a value's address: refused for every bearer credential. Left out of the
+   * OpenAPI document (an operation that always fails is none a client should generate);
+   * docs/vault.md and docs/rest.md describe it.
+   */
   @All([':name/value', ':name/reveal', ':name/plaintext'])
-  @ApiOperation({
-    operationId: 'revealVaultSecret',
-    summary: 'Never available to API keys or access tokens',
-    description:
-      'Always 403 FORBIDDEN: a signed-in member reveals a value in the app, on /settings/vault, after typing the password again.',
-  })
-  @NAME_PARAM
-  @error(401, 'UNAUTHENTICATED')
-  @error(403, 'FORBIDDEN: always; the message says to reveal the value in the app.')
+  @ApiExcludeEndpoint()
   reveal(): never {
     throw new RevealForbidden();
   }
