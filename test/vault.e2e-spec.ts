@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { createApiKey, findRole } from '#identity/accounts.js';
@@ -177,8 +177,25 @@ describe('The workspace vault', () => {
     const again = await rest(k.token, 'POST', '/rest/vault/secrets', { name: 'CRM_TOKEN', value: newValue('dup') });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('CONFLICT');
-    const viaToken = await rest(k.token, 'POST', '/rest/vault/secrets', { name: 'ERP_KEY', value: newValue('erp') });
+    // A create that is safe to retry: the same Idempotency-Key and body replay the first answer (kept without the value).
+    const erp = { name: 'ERP_KEY', value: newValue('erp') };
+    const idem = { 'idempotency-key': `vault-${randomBytes(8).toString('hex')}` };
+    const viaToken = await rest(k.token, 'POST', '/rest/vault/secrets', erp, idem);
     expect(viaToken.status).toBe(201);
+    const replayed = await rest(k.token, 'POST', '/rest/vault/secrets', erp, idem);
+    expect(replayed.status).toBe(201);
+    expect(replayed.body).toEqual(viaToken.body);
+    expect((await rest(k.token, 'POST', '/rest/vault/secrets', { ...erp, value: newValue('erp2') }, idem)).status).toBe(422);
+    // What is kept of it is keyed: a plain hash of the body would let a copy of the database confirm a guessed value.
+    const [kept] = await origin.ds.query('SELECT fingerprint, body FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [
+      workspace.id,
+      idem['idempotency-key'],
+    ]);
+    const plain = createHash('sha256')
+      .update(`POST /rest/vault/secrets\n${JSON.stringify(erp)}`)
+      .digest('base64url');
+    expect(kept.fingerprint).not.toBe(plain);
+    expect(kept.body).not.toContain(erp.value);
 
     const list = await rest(k.admin, 'GET', '/rest/vault/secrets');
     expect(list.status).toBe(200);
@@ -370,6 +387,13 @@ describe('The workspace vault', () => {
 
   it('the settings API reveals a value only with the password typed within 5 minutes, and audits who, when and which', async () => {
     const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'vault-settings');
+    // Without a session: 401 on the API (a bearer token is no session), the page sends to sign-in.
+    const { admin } = await keysOf(workspace.id);
+    expect((await json(undefined, 'GET', '/settings/api/vault/secrets')).status).toBe(401);
+    expect((await json(undefined, 'GET', '/settings/api/vault/secrets', undefined, { authorization: `Bearer ${admin}` })).status).toBe(401);
+    const anonymous = new FormBrowser();
+    await anonymous.go(`${url}/settings/vault`);
+    expect(anonymous.lastUrl).toMatch(/\/login\?return=%2Fsettings%2Fvault$/);
     const b = await signIn(people[0].email);
     const secret = newValue('settings');
     const created = await json(
@@ -451,8 +475,28 @@ describe('The workspace vault', () => {
       expect({ headers, status: res.status, code: res.body.code }).toEqual({ headers, status: 400, code: 'VALIDATION_FAILED' });
       expect(res.body.messages.join(' ')).toMatch(message);
     }
+    // The page's form: one `Name: value` per line; a missing secret is explained on the page.
+    const form = (headers: string) =>
+      b.go(`${url}/settings/webhooks`, {
+        method: 'POST',
+        form: { _csrf: b.cookie('wrs_csrf')!, url: echo.url, operations: 'company.created', headers },
+      });
+    await form('Authorization: Bearer {{vault.MISSING}}');
+    expect(b.lastStatus).toBe(400);
+    expect(b.lastBody).toContain('{{vault.MISSING}} names no secret of this workspace&#39;s vault');
     const [{ n }] = await origin.ds.query('SELECT count(*)::int AS n FROM webhooks WHERE workspace_id = $1', [workspace.id]);
     expect(n).toBe(0);
+    await form('X-Tenant: acme\nAuthorization: Bearer {{vault.CRM_TOKEN}}');
+    expect(b.lastUrl).toMatch(/\/settings\/webhooks\/created\//);
+    const [made] = await origin.ds.query('SELECT id, headers FROM webhooks WHERE workspace_id = $1', [workspace.id]);
+    expect(made.headers).toEqual([
+      { name: 'X-Tenant', value: 'acme' },
+      { name: 'Authorization', value: 'Bearer {{vault.CRM_TOKEN}}' },
+    ]);
+    await b.go(`${url}/settings/webhooks/${made.id}`);
+    expect(b.lastBody).toContain('X-Tenant: acme\nAuthorization: Bearer {{vault.CRM_TOKEN}}</textarea>');
+    expect(b.lastBody).not.toContain(secret);
+    expect((await json(b, 'DELETE', `/settings/api/webhooks/${made.id}`, undefined, csrf(b))).status).toBe(200);
 
     const hook = await json(
       b,
