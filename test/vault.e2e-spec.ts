@@ -5,6 +5,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { createApiKey, findRole } from '#identity/accounts.js';
 import { createRole } from '#identity/roles.js';
 import { createServerApp } from '#identity/server-apps.js';
+import { revealSecret } from '#identity/vault.js';
 import { FormBrowser } from '../bench/form-browser.js';
 import { settingsJson, signInAt } from './settings-client.js';
 import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
@@ -18,6 +19,7 @@ import { TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
  * audit details, delivery logs, any table of the database.
  */
 const DAY = 86_400_000;
+const OPERATOR = { userId: null, email: 'test' };
 const REVEAL_MESSAGE = /signed-in member reveals a value in the app/;
 
 /** An endpoint that answers with the Authorization header it got: what an echo service would do. */
@@ -271,6 +273,24 @@ describe('The workspace vault', () => {
     // Nothing of the refused writes was kept.
     const names = (await rest(admin, 'GET', '/rest/vault/secrets')).body.data.vaultSecrets.map((s: { name: string }) => s.name);
     expect(names).toEqual([`A${'B'.repeat(63)}`, 'EXACT']);
+  });
+
+  it('concurrent first secrets share one data key; the same name at once is created once; a body over 1 MB is 413', async () => {
+    const { workspace } = await workspaceWith(origin.ds, [], 'vault-race');
+    const { admin } = await keysOf(workspace.id);
+    const many = Array.from({ length: 8 }, (_, i) => ({ name: `RACE_${i}`, value: newValue(`race${i}`) }));
+    const made = await Promise.all(many.map((m) => rest(admin, 'POST', '/rest/vault/secrets', m)));
+    expect(made.map((r) => r.status)).toEqual(many.map(() => 201));
+    const [{ keys }] = await origin.ds.query('SELECT count(*)::int AS keys FROM vault_keys WHERE workspace_id = $1', [workspace.id]);
+    expect(keys).toBe(1);
+    for (const m of many) expect((await revealSecret(origin.ds, workspace.id, OPERATOR, m.name)).value).toBe(m.value);
+    const same = await Promise.all(
+      Array.from({ length: 5 }, () => rest(admin, 'POST', '/rest/vault/secrets', { name: 'ONCE', value: newValue('once') })),
+    );
+    expect(same.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    const huge = await rest(admin, 'POST', '/rest/vault/secrets', { name: 'HUGE', value: 'x'.repeat(2 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(huge.body.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it('revealing is never available to a key or a token: REST, GraphQL and MCP answer 403 FORBIDDEN saying to reveal it in the app', async () => {
