@@ -3,13 +3,18 @@ import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { AppError } from '#errors/errors.js';
+import { valuesForDelivery } from '#identity/vault.js';
 import { assertNotLiteralSpecialUse, publicOnlyLookup } from '#net/public-address.js';
+import { redactValues, referencedNames, resolveHeaders, type WebhookHeader } from './headers.js';
 import type { WebhookSettings } from './settings.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 import { openSecret } from './webhooks.js';
 import type { WorkspaceShares } from './workspace-shares.js';
 
 const EXCERPT_BYTES = 1024;
+/** Read past the excerpt by the largest vault value, so a value echoed across its end is still found and redacted. */
+const REDACT_MARGIN_BYTES = 8192;
 
 export interface PostResult {
   statusCode: number | null;
@@ -24,10 +29,21 @@ export interface PostResult {
  * is followed (a 3xx is a failure); `timeoutMs` bounds the whole exchange; only the first
  * KB of the answer is kept. Without `allowPrivate` the target must be https and every
  * address connected to public (checked in the socket's lookup, so DNS rebinding fails).
+ * `headers` (custom, vault values filled in) go first, so ours win; every string of
+ * `redact` is cut out of what is kept of the answer.
  */
 export function postEvent(
   url: string,
-  o: { eventId: string; body: string; secret: string; timeoutMs: number; allowPrivate: boolean; now?: Date },
+  o: {
+    eventId: string;
+    body: string;
+    secret: string;
+    timeoutMs: number;
+    allowPrivate: boolean;
+    now?: Date;
+    headers?: Record<string, string>;
+    redact?: string[];
+  },
 ): Promise<PostResult> {
   const started = performance.now();
   const done = (r: Omit<PostResult, 'durationMs'>): PostResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
@@ -43,6 +59,7 @@ export function postEvent(
     return Promise.resolve(done({ statusCode: null, excerpt: '', error: (err as Error).message }));
   }
   const headers = {
+    ...o.headers,
     'content-type': 'application/json',
     'user-agent': 'workspace-records-webhooks/1',
     'webhook-id': o.eventId,
@@ -69,12 +86,18 @@ export function postEvent(
       },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
+        const keep = o.redact?.length ? EXCERPT_BYTES + REDACT_MARGIN_BYTES : EXCERPT_BYTES;
         let size = 0;
         res.on('data', (chunk: Buffer) => {
-          if (size < EXCERPT_BYTES) chunks.push(chunk.subarray(0, EXCERPT_BYTES - size));
+          if (size < keep) chunks.push(chunk.subarray(0, keep - size));
           size += chunk.length;
         });
-        const end = () => finish({ statusCode: res.statusCode ?? null, excerpt: Buffer.concat(chunks).toString('utf8'), error: null });
+        const excerpt = () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (!o.redact?.length) return text;
+          return Buffer.from(redactValues(text, o.redact)).subarray(0, EXCERPT_BYTES).toString('utf8');
+        };
+        const end = () => finish({ statusCode: res.statusCode ?? null, excerpt: excerpt(), error: null });
         res.on('end', end);
         res.on('error', end);
         res.on('aborted', end);
@@ -104,6 +127,7 @@ interface Claimed {
   created_at: Date;
   url: string;
   secret_sealed: string;
+  headers: WebhookHeader[];
   enabled: boolean;
   failing_since: Date | null;
   body: string;
@@ -126,9 +150,9 @@ export type DeliveryPool = Pick<Pool, 'query' | 'connect'>;
  */
 const CLAIM_MARGIN_MS = 30_000;
 /**
- * A deferred attempt is looked at again after 100 ms, doubling up to 5 s (±20 %): a busy
- * workspace's backlog waits at most that long past a free slot of its share, and costs a
- * job fetch per deferred attempt every 5 s at most while the share stays full.
+ * A deferred attempt is looked at again as soon as a slot of its workspace is given back in
+ * this process, and otherwise after 100 ms, doubling up to 5 s (±20 %): a busy workspace's
+ * backlog costs a job fetch per deferred attempt every 5 s at most while the share stays full.
  */
 const DEFER_BASE_MS = 100;
 const DEFER_MAX_MS = 5_000;
@@ -155,7 +179,7 @@ export async function deliverOnce(
   o: { jobId: string; settings: WebhookSettings; shares: WorkspaceShares; onDelivered?: (eventId: string) => void },
 ): Promise<void> {
   const release = o.shares.take(job.workspaceId);
-  if (!release) return defer(pool, job);
+  if (!release) return defer(pool, job, o.shares);
   try {
     const { settings } = o;
     const { rows } = await pool.query<Claimed>(
@@ -169,20 +193,26 @@ export async function deliverOnce(
           AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $4::bigint)
           AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
           AND e.workspace_id = d.workspace_id AND e.id = d.event_id
-        RETURNING d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.enabled, w.failing_since, e.payload::text AS body`,
+        RETURNING d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body`,
       [job.workspaceId, job.deliveryId, job.attempt - 1, o.jobId, settings.timeoutMs + CLAIM_MARGIN_MS],
     );
     const d = rows[0];
     if (!d?.enabled) return;
     const attemptedAt = new Date();
-    const result = await postEvent(d.url, {
-      eventId: d.event_id,
-      body: d.body,
-      secret: openSecret(d.secret_sealed),
-      timeoutMs: settings.timeoutMs,
-      allowPrivate: settings.allowPrivate,
-      now: attemptedAt,
-    });
+    const custom = await customHeaders(pool, job.workspaceId, d.headers);
+    const result =
+      'error' in custom
+        ? { statusCode: null, durationMs: 0, excerpt: '', error: custom.error }
+        : await postEvent(d.url, {
+            eventId: d.event_id,
+            body: d.body,
+            secret: openSecret(d.secret_sealed),
+            timeoutMs: settings.timeoutMs,
+            allowPrivate: settings.allowPrivate,
+            now: attemptedAt,
+            headers: custom.headers,
+            redact: custom.values,
+          });
     const attemptRow = [
       job.attempt,
       attemptedAt,
@@ -212,6 +242,29 @@ export async function deliverOnce(
   } finally {
     release();
   }
+}
+
+/**
+ * The webhook's custom headers with the vault's values filled in now, at the last moment
+ * (docs/webhooks.md, "Custom headers"); the values also come back so the answer's excerpt
+ * can be cleaned of them. A reference that cannot be filled fails the attempt, saying why.
+ */
+async function customHeaders(
+  pool: DeliveryPool,
+  workspaceId: string,
+  headers: WebhookHeader[] | null,
+): Promise<{ headers: Record<string, string>; values: string[] } | { error: string }> {
+  if (!headers?.length) return { headers: {}, values: [] };
+  const names = referencedNames(headers);
+  let values: Map<string, string>;
+  try {
+    values = await valuesForDelivery(pool, workspaceId, names);
+  } catch (err) {
+    if (err instanceof AppError) return { error: `custom headers: ${err.messages.join('; ')}` };
+    throw err;
+  }
+  const resolved = resolveHeaders(headers, values);
+  return resolved.error !== undefined ? { error: resolved.error } : { headers: resolved.headers, values: [...values.values()] };
 }
 
 async function recordFailure(
@@ -281,13 +334,28 @@ async function recordFailure(
  * `priority` first): another workspace's new event starts before this backlog is looked at
  * again, however long the backlog.
  */
-async function defer(pool: DeliveryPool, job: DeliverJob): Promise<void> {
+async function defer(pool: DeliveryPool, job: DeliverJob, shares: WorkspaceShares): Promise<void> {
   const deferrals = (job.deferrals ?? 0) + 1;
   const waitMs = Math.round(Math.min(DEFER_MAX_MS, DEFER_BASE_MS * 2 ** (deferrals - 1)) * (0.8 + 0.4 * Math.random()));
-  await pool.query(`SELECT graphile_worker.add_job($1, $2::json, run_at => now() + $3 * interval '1 millisecond', priority => $4)`, [
-    DELIVER_TASK,
-    JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt, deferrals }),
-    waitMs,
-    Math.min(deferrals, 100),
-  ]);
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT (graphile_worker.add_job($1, $2::json, run_at => now() + $3 * interval '1 millisecond', priority => $4)).id`,
+    [
+      DELIVER_TASK,
+      JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt, deferrals }),
+      waitMs,
+      Math.min(deferrals, 100),
+    ],
+  );
+  // A job due later is seen by the queue only at its next poll (every 2 s): when a slot of the
+  // workspace frees in this process (or the wait is over), the job is made due now and the
+  // workers are told, as add_job tells them of a new job. A job another worker has taken
+  // meanwhile is left alone (reschedule_jobs skips locked jobs).
+  shares.whenFree(job.workspaceId, waitMs, () => {
+    pool
+      .query(
+        `SELECT pg_notify('jobs:insert', '{"count":1}') FROM (SELECT count(*) FROM graphile_worker.reschedule_jobs(ARRAY[$1::bigint], run_at => now())) r`,
+        [rows[0].id],
+      )
+      .catch(() => undefined);
+  });
 }

@@ -30,4 +30,47 @@ describe('WorkspaceShares', () => {
     give();
     expect(shares.take('b')).not.toBeNull();
   });
+
+  describe('an attempt put back over its share', () => {
+    const woken: string[] = [];
+    const waitFor = (shares: WorkspaceShares, name: string, workspace: string, ms = 60_000) =>
+      shares.whenFree(workspace, ms, () => woken.push(name));
+    beforeEach(() => woken.splice(0));
+
+    it('is woken when a slot of its workspace is given back, oldest first, each once', () => {
+      const shares = new WorkspaceShares(2);
+      const give = shares.take('a')!;
+      expect(shares.take('a')).toBeNull();
+      waitFor(shares, 'first', 'a');
+      waitFor(shares, 'second', 'a');
+      give();
+      expect(woken).toEqual(['first']);
+      give();
+      expect(woken).toEqual(['first']);
+      shares.take('a')!();
+      expect(woken).toEqual(['first', 'second']);
+    });
+
+    it("is not woken by another workspace's slot while that workspace stays busy, and is once it goes idle", () => {
+      const shares = new WorkspaceShares(10);
+      const a = Array.from({ length: 9 }, () => shares.take('a')!);
+      const b = [shares.take('b')!, shares.take('b')!];
+      waitFor(shares, 'a-waiting', 'a');
+      b[0]();
+      expect(woken).toEqual([]);
+      b[1]();
+      expect(woken).toEqual(['a-waiting']);
+      a.forEach((give) => give());
+    });
+
+    it('is woken when its wait is over, even with no slot given back', async () => {
+      const shares = new WorkspaceShares(1);
+      const give = shares.take('a')!;
+      waitFor(shares, 'timed', 'a', 5);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(woken).toEqual(['timed']);
+      give();
+      expect(woken).toEqual(['timed']);
+    });
+  });
 });

@@ -10,6 +10,8 @@
  */
 export class WorkspaceShares {
   private readonly inFlight = new Map<string, number>();
+  /** Attempts put back over their share, oldest first, each woken once (see whenFree). */
+  private readonly waiting: { workspaceId: string; wake: () => void; timer: NodeJS.Timeout }[] = [];
 
   constructor(private readonly slots: number) {}
 
@@ -26,6 +28,29 @@ export class WorkspaceShares {
       const left = this.inFlight.get(workspaceId)! - 1;
       if (left) this.inFlight.set(workspaceId, left);
       else this.inFlight.delete(workspaceId);
+      // The freed slot goes to the workspace's oldest waiting attempt; with none, a workspace
+      // that just went idle leaves a larger share to every other: the oldest waiter overall.
+      const next = this.waiting.findIndex((w) => w.workspaceId === workspaceId);
+      this.wake(next >= 0 ? next : left ? -1 : 0);
     };
+  }
+
+  /**
+   * An attempt of `workspaceId` was put back on the queue over its share: `wake` is called
+   * once, when a slot of the workspace is given back in this process or after `ms`,
+   * whichever comes first, so the attempt runs as soon as it can rather than at the queue's
+   * next poll.
+   */
+  whenFree(workspaceId: string, ms: number, wake: () => void): void {
+    const entry = { workspaceId, wake, timer: setTimeout(() => this.wake(this.waiting.indexOf(entry)), ms) };
+    entry.timer.unref();
+    this.waiting.push(entry);
+  }
+
+  private wake(index: number): void {
+    if (index < 0 || index >= this.waiting.length) return;
+    const [entry] = this.waiting.splice(index, 1);
+    clearTimeout(entry.timer);
+    entry.wake();
   }
 }

@@ -25,6 +25,10 @@ import { SettingsGuard } from './settings.guard.js';
 import { WebhooksApiController } from './webhooks/webhooks.api.controller.js';
 import { WebhooksController } from './webhooks/webhooks.controller.js';
 import { WebhooksService } from './webhooks/webhooks.service.js';
+import { VaultApiController } from './vault/vault.api.controller.js';
+import { VaultController } from './vault/vault.controller.js';
+import { VaultService } from './vault/vault.service.js';
+import { SignInThrottle } from '../sessions/sign-in-throttle.js';
 
 /** The workspace settings pages for signed-in members, and the JSON API they share a service layer with. */
 @Module({
@@ -36,6 +40,8 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     ServerAppsController,
     WebhooksController,
     WebhooksApiController,
+    VaultController,
+    VaultApiController,
     DataModelController,
     SettingsImportsController,
     RolesController,
@@ -53,6 +59,8 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     RolesService,
     MembersService,
     WebhooksService,
+    VaultService,
+    SignInThrottle,
     DataModelService,
     // Imports: the records API's service, on the same database (docs/settings.md).
     Sql,

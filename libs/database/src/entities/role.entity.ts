@@ -17,7 +17,7 @@ export type ObjectPermissions = Record<RecordObject, Record<RecordAction, boolea
  */
 export type FieldPermissions = Record<RecordObject, Record<string, { read: boolean; update: boolean }>>;
 
-export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL'] as const;
+export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL', 'VAULT'] as const;
 export type SettingsPermission = (typeof SETTINGS_PERMISSIONS)[number];
 
 @Entity('roles')
