@@ -12,7 +12,7 @@ export class FieldPermissions1765200000000 implements MigrationInterface {
   name = 'FieldPermissions1765200000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE roles ADD COLUMN field_permissions jsonb NOT NULL DEFAULT '{}'::jsonb`);
+    await q.query(`ALTER TABLE roles ADD COLUMN IF NOT EXISTS field_permissions jsonb NOT NULL DEFAULT '{}'::jsonb`);
   }
 
   async down(q: QueryRunner): Promise<void> {
