@@ -990,6 +990,11 @@ export class RecordsService {
     return result;
   }
 
+  /** The same for writes made for a credential outside its request (`credential` as `kind:subject`): an import's rows. */
+  async wroteFor(workspaceId: string, credential: string): Promise<void> {
+    await this.reads.wroteFor(workspaceId, credential);
+  }
+
   /** A database error of a write, thrown as REST reports it (a unique value names the record holding it); imports word refused rows with it. */
   explainConflict(err: unknown, def: ObjectDefinition, workspaceId: string): Promise<never> {
     return this.mapDbError(err, def, workspaceId);
