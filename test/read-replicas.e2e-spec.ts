@@ -42,6 +42,8 @@ describe('read replicas', () => {
     c = await startApi();
     process.env = { ...previous };
     ws = await newWorkspace(a.ds, 'replica');
+    // Each instance starts polling the replica with its first routed read.
+    for (const api of [a, b, c]) expect((await request(api.http).get('/rest/companies').set(bearer(ws.keys.Viewer))).status).toBe(200);
     // The workspace and its keys reach the replica DELAY_MS later; until then it is "behind" too.
     await until('instance b uses the replica', () => router(b).status()[0].usable, 30_000);
     await sleep(DELAY_MS + 500);

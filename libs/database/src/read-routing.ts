@@ -11,8 +11,8 @@ import { poolOf, queryRows, type StatementOptions } from './sql.js';
  * Record reads on read replicas (`DATABASE_READ_URL`), writes and transactions on the primary,
  * and read-your-writes across instances (docs/decisions/0036-read-replicas.md):
  *
- * - After each write a credential makes, the primary's WAL position (`pg_current_wal_lsn()`,
- *   taken after the write's commit, so at or past its commit record) is kept per credential
+ * - After each write a credential makes, the primary's WAL position (`pg_current_wal_insert_lsn()`,
+ *   taken after the write's commit, so past its commit record) is kept per credential
  *   in `read_your_writes` on the primary, shared by every instance: one upsert per write request.
  * - A request's first record read looks that position up on the primary (requests arriving
  *   while a look-up is out wait for the next one and share it: one statement however many
@@ -185,11 +185,14 @@ export class ReadRouter implements OnModuleDestroy {
     this.historyMs = Math.max(2 * this.maxLagMs, 5000);
     const poolSize = (dataSource.options.extra as { max?: number } | undefined)?.max ?? 20;
     this.replicas = config.databaseReadUrls.map((url, i) => new Replica(url, i, poolSize, config.databaseStatementTimeoutMs, this.log));
-    if (this.replicas.length) {
-      this.timer = setInterval(() => void this.pollAll(), POLL_MS);
-      this.timer.unref();
-      void this.pollAll();
-    }
+  }
+
+  /** Polls start with the first routed read: a process that serves none (the auth server) never polls. */
+  private startPolling(): void {
+    if (this.timer || !this.replicas.length) return;
+    this.timer = setInterval(() => void this.pollAll(), POLL_MS);
+    this.timer.unref();
+    void this.pollAll();
   }
 
   /** Whether any replica is configured (without one, nothing is recorded or looked up). */
@@ -265,8 +268,9 @@ export class ReadRouter implements OnModuleDestroy {
   }
 
   /**
-   * One upsert, after the write's commit: `pg_current_wal_lsn()` is then at or past the commit
-   * record. Its own commit need not wait for the disk (`synchronous_commit` off for this one
+   * One upsert, after the write's commit: `pg_current_wal_insert_lsn()` is then past the commit
+   * record, whatever `synchronous_commit` the write ran with (the write position,
+   * `pg_current_wal_lsn()`, is past it only when the commit waited for its flush). Its own commit need not wait for the disk (`synchronous_commit` off for this one
    * transaction): the write it follows was already flushed, and a crash that lost this row
    * also ends every replica's stream at the primary's flushed WAL.
    */
@@ -275,7 +279,7 @@ export class ReadRouter implements OnModuleDestroy {
       this.primary,
       `WITH async AS (SELECT set_config('synchronous_commit', 'off', true))
        INSERT INTO read_your_writes AS r (workspace_id, credential, lsn)
-       SELECT $1, $2, pg_current_wal_lsn() FROM async
+       SELECT $1, $2, pg_current_wal_insert_lsn() FROM async
        ON CONFLICT (workspace_id, credential) DO UPDATE SET lsn = greatest(r.lsn, excluded.lsn), written_at = now()
        RETURNING lsn::text`,
       [workspaceId, credential],
@@ -289,6 +293,7 @@ export class ReadRouter implements OnModuleDestroy {
     const store = requests.getStore();
     if (!store) return 'primary';
     if (store.target) return store.target;
+    this.startPolling();
     const now = Date.now();
     const key = `${reader.workspaceId}:${credentialKey(reader)}`;
     const until = this.unrecorded.get(key);
