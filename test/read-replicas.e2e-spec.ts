@@ -110,6 +110,24 @@ describe('read replicas', () => {
     });
   });
 
+  it('many reads at once right after a write all see it; another workspace and no credential get nothing', async () => {
+    const company = await create('Read by many');
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => request(b.http).get(`/rest/companies/${company.id}`).set(bearer(ws.keys.Admin))),
+    );
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+    // Another workspace's credential, through the same routing: the id behaves as missing.
+    const other = await newWorkspace(a.ds, 'replica-other');
+    expect((await request(b.http).get(`/rest/companies/${company.id}`).set(bearer(other.keys.Admin))).status).toBe(404);
+    const otherList = await request(b.http).get('/rest/companies').set(bearer(other.keys.Admin));
+    expect(otherList.status).toBe(200);
+    expect(otherList.body.data.companies).toEqual([]);
+    expect((await request(b.http).get(`/rest/companies/${company.id}`)).status).toBe(401);
+    // Its writes do not move this workspace's positions: one row per credential that wrote.
+    const [{ n }] = await a.ds.query('SELECT count(*)::int AS n FROM read_your_writes WHERE workspace_id = $1', [other.id]);
+    expect(n).toBe(0);
+  });
+
   it('an update and a delete on one instance are read back at once on the other', async () => {
     const company = await create('Before');
     const patched = await request(a.http).patch(`/rest/companies/${company.id}`).set(bearer(ws.keys.Admin)).send({ name: 'After' });
