@@ -122,8 +122,11 @@ class Replica {
   failed(err: unknown): void {
     if (this.up) this.log.warn(`Read replica ${this.index + 1} is unavailable, reads go to the primary: ${(err as Error).message}`);
     this.up = false;
+    const now = Date.now();
+    // Within a wait, more failures (the pool's other connections dropping with it) do not lengthen it: one per try.
+    if (now < this.downUntil) return;
     this.failures++;
-    this.downUntil = Date.now() + Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.failures - 1));
+    this.downUntil = now + Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.failures - 1));
   }
 
   /** Its replay position and lag now (concurrent callers share one statement); a failure opens the breaker. */
