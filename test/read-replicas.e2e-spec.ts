@@ -1,3 +1,4 @@
+import pg from 'pg';
 import request from 'supertest';
 import { ReadRouter } from '#database/read-routing.js';
 import { startReplicaPair, type ReplicaPair } from '../bench/replica-pair.js';
@@ -126,6 +127,37 @@ describe('read replicas', () => {
     // Its writes do not move this workspace's positions: one row per credential that wrote.
     const [{ n }] = await a.ds.query('SELECT count(*)::int AS n FROM read_your_writes WHERE workspace_id = $1', [other.id]);
     expect(n).toBe(0);
+  });
+
+  it('holds the answer to a write until its position is kept (the position row locked: no answer yet; released: answered, and read back)', async () => {
+    const company = await create('Held');
+    const lock = new pg.Client({ connectionString: pair.primaryUrl });
+    await lock.connect();
+    try {
+      await lock.query('BEGIN');
+      const locked = await lock.query('SELECT 1 FROM read_your_writes WHERE workspace_id = $1 FOR UPDATE', [ws.id]);
+      expect(locked.rowCount).toBeGreaterThan(0);
+      let answered = false;
+      const patch = request(a.http)
+        .patch(`/rest/companies/${company.id}`)
+        .set(bearer(ws.keys.Admin))
+        .send({ name: 'Held back' })
+        .then((res) => {
+          answered = true;
+          return res;
+        });
+      await sleep(700);
+      expect(answered).toBe(false);
+      // The write itself has committed meanwhile: only its answer waits.
+      const [row] = await a.ds.query('SELECT name FROM companies WHERE workspace_id = $1 AND id = $2', [ws.id, company.id]);
+      expect(row.name).toBe('Held back');
+      await lock.query('COMMIT');
+      expect((await patch).status).toBe(200);
+      const read = await request(b.http).get(`/rest/companies/${company.id}`).set(bearer(ws.keys.Admin));
+      expect(read.body.data.company.name).toBe('Held back');
+    } finally {
+      await lock.end();
+    }
   });
 
   it('an update and a delete on one instance are read back at once on the other', async () => {

@@ -52,17 +52,39 @@ export function credentialKey(reader: Reader): string {
 interface RequestReads {
   needs?: Promise<bigint | undefined>;
   target?: Replica | 'primary';
+  /** The write positions this request is recording: its answer is held until they are kept. */
+  recording?: Promise<unknown>;
 }
+
+/** A position no replica reaches: the reads it guards go to the primary. */
+const PRIMARY_ONLY = 1n << 128n;
+/** The replay position of a server that is not a standby (promoted, or the primary named): it has everything. */
+const NOT_A_STANDBY = 1n << 96n;
 
 const requests = new AsyncLocalStorage<RequestReads>();
 
 /**
  * Express middleware: the requests it wraps may read replicas. Mounted after body parsing
- * (a stream's events would run outside the request's async context). Reads outside such a
- * request (workers, start-up) use the primary.
+ * (a stream's events would run outside the request's async context) and before anything
+ * that holds the answer to store it (idempotency keys): a write's position is recorded while
+ * the answer is built and stored, and the answer leaves only once the position is kept
+ * (`ReadRouter.wrote`). Reads outside such a request (workers, start-up) use the primary.
  */
-export function readRoutingScope(_req: Request, _res: Response, next: NextFunction): void {
-  requests.run({}, next);
+export function readRoutingScope(_req: Request, res: Response, next: NextFunction): void {
+  const store: RequestReads = {};
+  const write = res.write;
+  const end = res.end;
+  res.write = function (this: Response, ...args: unknown[]) {
+    if (!store.recording) return (write as (...a: unknown[]) => boolean).apply(this, args);
+    void store.recording.then(() => (write as (...a: unknown[]) => boolean).apply(res, args));
+    return true;
+  } as Response['write'];
+  res.end = function (this: Response, ...args: unknown[]) {
+    if (!store.recording) return (end as (...a: unknown[]) => Response).apply(this, args);
+    void store.recording.then(() => (end as (...a: unknown[]) => Response).apply(res, args));
+    return res;
+  } as Response['end'];
+  requests.run(store, next);
 }
 
 /** `'X/Y'` (two hex halves, PostgreSQL's pg_lsn text) as a number that compares. */
@@ -138,7 +160,7 @@ class Replica {
           prepared: true,
         });
         // NULL: not a standby (a promoted replica, or the primary itself named): never behind.
-        this.replayed = row.lsn === null ? BigInt(Number.MAX_SAFE_INTEGER) ** 2n : parseLsn(row.lsn);
+        this.replayed = row.lsn === null ? NOT_A_STANDBY : parseLsn(row.lsn);
         this.lagMs = row.lsn === null ? 0 : lagOf(this.replayed);
         if (!this.up && this.failures) this.log.log(`Read replica ${this.index + 1} is back`);
         this.up = true;
@@ -243,23 +265,28 @@ export class ReadRouter implements OnModuleDestroy {
 
   /**
    * After a write of `reader` has committed, before it is answered: its position from now on
-   * must be seen by its reads, on every instance. A failure to record it is logged and this
-   * instance reads the primary for that credential for a while; the write stands.
+   * must be seen by its reads, on every instance. In a request (readRoutingScope) the upsert
+   * runs while the answer is built and stored under its idempotency key, and the answer is
+   * held until it is done; later reads of the request wait for it. Elsewhere this waits for
+   * it. A failure to record it is logged and this instance reads the primary for that
+   * credential for a while; the write stands.
    */
   async wrote(reader: Reader): Promise<void> {
     if (!this.enabled) return;
     const store = requests.getStore();
-    try {
-      const lsn = await this.record(reader.workspaceId, credentialKey(reader));
-      if (store) {
-        store.needs = Promise.resolve(lsn);
-        store.target = undefined;
-      }
-    } catch (err) {
+    const key = `${reader.workspaceId}:${credentialKey(reader)}`;
+    const kept = this.record(reader.workspaceId, credentialKey(reader)).catch((err: unknown) => {
       this.log.warn(`Could not record a write position, this instance reads the primary for its credential: ${(err as Error).message}`);
-      this.unrecorded.set(`${reader.workspaceId}:${credentialKey(reader)}`, Date.now() + UNRECORDED_PRIMARY_MS);
-      if (store) store.target = 'primary';
+      this.unrecorded.set(key, Date.now() + UNRECORDED_PRIMARY_MS);
+      return PRIMARY_ONLY;
+    });
+    if (!store) {
+      await kept;
+      return;
     }
+    store.needs = kept;
+    store.target = undefined;
+    store.recording = Promise.all([store.recording, kept]);
   }
 
   /**
@@ -312,6 +339,7 @@ export class ReadRouter implements OnModuleDestroy {
     } catch {
       return (store.target = 'primary'); // the primary is away: its own read will say so
     }
+    if (needs === PRIMARY_ONLY) return (store.target = 'primary');
     const floor = needs ?? 0n;
     // Round robin over the replicas that have the credential's last write, as last polled.
     const ready = candidates.filter((r) => r.replayed >= floor);
