@@ -160,8 +160,9 @@ async function main(): Promise<void> {
   rmSync(DATA_DIR, { recursive: true, force: true });
   let db: EmbeddedDatabase | undefined;
   let pair: ReplicaPair | undefined;
+  // The apps get DATABASE_URL, and with it they need the vault key in their environment.
+  process.env.VAULT_MASTER_KEY ||= randomBytes(32).toString('base64');
   if (replicaMode) {
-    process.env.VAULT_MASTER_KEY ||= randomBytes(32).toString('base64');
     pair = await startReplicaPair({ applyDelayMs: REPLICA_DELAY_MS });
   } else db = await startEmbeddedPostgres({ dataDir: DATA_DIR, database: 'records' });
   const url = pair?.primaryUrl ?? db!.url;
