@@ -45,7 +45,7 @@ export class Sql {
    * burst of writes cannot use up the reads' share.
    */
   async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}): Promise<T[]> {
-    return (await this.pool.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as T[];
+    return queryRows<T>(this.pool, sql, params, options);
   }
 
   /** `work` on one connection between BEGIN and COMMIT (ROLLBACK when it throws). */
@@ -73,6 +73,16 @@ export class Sql {
       client.release(lost);
     }
   }
+}
+
+/** `Sql.rows` on any pool (read replicas' included: libs/database/src/read-routing.ts). */
+export async function queryRows<T = Record<string, unknown>>(
+  pool: Pool,
+  sql: string,
+  params: unknown[] = [],
+  options: StatementOptions = {},
+): Promise<T[]> {
+  return (await pool.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as T[];
 }
 
 /** Statements inside one open transaction. */

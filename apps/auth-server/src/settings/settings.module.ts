@@ -8,6 +8,7 @@ import { ServerAppsService } from './apps/apps.service.js';
 import { DataModelController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
 import { Sql } from '#database/sql.js';
+import { ReadRouter } from '#database/read-routing.js';
 import { CountCache } from '../../../records-api/src/records/count-cache.js';
 import { DataModel } from '../../../records-api/src/records/data-model.js';
 import { RecordsService } from '../../../records-api/src/records/records.service.js';
@@ -64,6 +65,7 @@ import { SignInThrottle } from '../sessions/sign-in-throttle.js';
     DataModelService,
     // Imports: the records API's service, on the same database (docs/settings.md).
     Sql,
+    ReadRouter,
     CountCache,
     DataModel,
     RecordsService,

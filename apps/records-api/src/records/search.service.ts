@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { can, assertCan, type Principal } from '#auth/principal.js';
 import { fieldAccess, hasFieldRestrictions } from '#auth/field-access.js';
 import { Sql } from '#database/sql.js';
+import { ReadRouter } from '#database/read-routing.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import type { AnyRecord } from './object-definitions.js';
@@ -300,6 +301,7 @@ export class SearchService {
   constructor(
     private readonly sql: Sql,
     private readonly records: RecordsService,
+    private readonly reads: ReadRouter,
   ) {}
 
   /** The objects a search reads: those named (each must be readable: 403 otherwise), or every readable one. */
@@ -457,13 +459,13 @@ export class SearchService {
   ): Promise<Position[]> {
     const params: unknown[] = [principal.workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact];
     if (cursor) params.push(cursor.score, cursor.object, cursor.id);
-    return this.sql.rows<Position>(searchStatement(objects, Boolean(cursor), limit + 1, typo, weights), params, {
+    return this.reads.rows<Position>(principal, searchStatement(objects, Boolean(cursor), limit + 1, typo, weights), params, {
       prepared: 'bounded',
     });
   }
 
   /**
-   * Field permissions in search (docs/decisions/0037-field-permissions.md): a record is never
+   * Field permissions in search (docs/decisions/0038-field-permissions.md): a record is never
    * found by the words of a field its role cannot read. Each object is matched on the weights
    * whose fields the role can all read (plural → those weights; absent: all). An object left
    * with no weight is not searched; named in `objects`, it is 403 naming the fields.
