@@ -11,6 +11,8 @@ export interface AppConfig {
   publicUrl: string;
   /** Unset: an embedded Postgres is started under `dataDir`. */
   databaseUrl: string | undefined;
+  /** How `databaseUrl` reaches Postgres (README "Behind PgBouncer"; docs/decisions/0036-pooler-and-citus.md). */
+  database: DatabaseConnections;
   dataDir: string;
   /** Forward auth-server paths from the records API (off behind an ingress that routes them). */
   authProxy: boolean;
@@ -69,6 +71,24 @@ export interface AppConfig {
   exports: ExportLimits;
   /** Imports (docs/rest.md "Imports"). */
   imports: ImportSettings;
+}
+
+export interface DatabaseConnections {
+  /**
+   * `DATABASE_POOLER`: `none` (default), or `transaction` when DATABASE_URL is a pooler in
+   * transaction mode (PgBouncer `pool_mode = transaction`): its connections carry no session
+   * state, so they get no startup options, no LISTEN and (by default) no named prepared statements.
+   */
+  pooler: 'none' | 'transaction';
+  /**
+   * `DATABASE_SESSION_URL`: a session connection to the same database (direct, or a pooler in
+   * session mode) for what needs one: migrations (advisory lock), the job queue's workers
+   * (LISTEN), exports (session advisory locks, COPY), custom-field index builds. Defaults to
+   * DATABASE_URL; required with `pooler: 'transaction'`.
+   */
+  sessionUrl: string | undefined;
+  /** `DATABASE_PREPARED_STATEMENTS`: named prepared statements for the hot queries; default on, off with a transaction pooler. */
+  preparedStatements: boolean;
 }
 
 export interface ExportLimits {
@@ -174,6 +194,7 @@ export function loadConfig(): AppConfig {
     authPort: intFrom('AUTH_PORT', 3001),
     publicUrl,
     databaseUrl: process.env.DATABASE_URL || undefined,
+    database: databaseConnectionsFrom(),
     dataDir: resolve(projectRoot(), process.env.DATA_DIR || '.data'),
     authProxy: (process.env.AUTH_PROXY ?? 'on') !== 'off',
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', 600),
@@ -208,6 +229,25 @@ export function loadConfig(): AppConfig {
       concurrency: Math.max(1, intFrom('IMPORTS_CONCURRENCY', 2)),
       heartbeatMs: Math.max(100, intFrom('IMPORTS_HEARTBEAT_MS', 10_000)),
     },
+  };
+}
+
+function databaseConnectionsFrom(): DatabaseConnections {
+  const pooler = (process.env.DATABASE_POOLER || 'none').toLowerCase();
+  if (pooler !== 'none' && pooler !== 'transaction') {
+    throw new ConfigError(`DATABASE_POOLER must be none or transaction, got "${process.env.DATABASE_POOLER}"`);
+  }
+  const sessionUrl = process.env.DATABASE_SESSION_URL || undefined;
+  if (pooler === 'transaction' && process.env.DATABASE_URL && !sessionUrl) {
+    throw new ConfigError(
+      'DATABASE_POOLER=transaction needs DATABASE_SESSION_URL: a direct (or session-mode) connection for migrations, the job queue, exports and index builds',
+    );
+  }
+  const prepared = process.env.DATABASE_PREPARED_STATEMENTS;
+  return {
+    pooler,
+    sessionUrl,
+    preparedStatements: prepared ? onOff('DATABASE_PREPARED_STATEMENTS') : pooler === 'none',
   };
 }
 

@@ -2,9 +2,11 @@ import 'reflect-metadata';
 import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
 import pg from 'pg';
 import { loadConfig } from '#config/config.js';
+import { poolOptions, sessionOptions, sessionUrlFor } from './connections.js';
 import { migrateJobQueue } from './job-queue.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
 import { ENTITIES } from './entities/index.js';
+import { recordSql } from './sql-record.js';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
 import { OAuth1763900000000 } from './migrations/1763900000000-oauth.js';
 import { FilterOrderIndexes1764100000000 } from './migrations/1764100000000-filter-order-indexes.js';
@@ -27,6 +29,9 @@ import { Search1764700000000 } from './migrations/1764700000000-search.js';
 import { CountSlots1764800000000 } from './migrations/1764800000000-count-slots.js';
 import { UnwatchedWrites1764800000100 } from './migrations/1764800000100-unwatched-writes.js';
 import { Imports1764900000000 } from './migrations/1764900000000-imports.js';
+
+// SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
+recordSql();
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -52,15 +57,7 @@ export const MIGRATIONS = [
   Imports1764900000000,
 ];
 
-/**
- * Options of every pooled session: UTC (timestamps read as text are ISO-convertible without
- * time zone math, see sql.ts) and DATABASE_STATEMENT_TIMEOUT_MS, after which Postgres cancels
- * a statement (SQLSTATE 57014) instead of letting one heavy filter hold a backend, a request
- * and a shutdown for as long as it runs.
- */
-export function sessionOptions(statementTimeoutMs = loadConfig().databaseStatementTimeoutMs): string {
-  return `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`;
-}
+export { sessionOptions } from './connections.js';
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
   return {
@@ -74,7 +71,7 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     migrationsRun: false,
     logging: false,
     // A connect that hangs (a database host gone quiet) fails after 5 s, as a 503, instead of holding the request.
-    extra: { max: poolSize, options: sessionOptions(), connectionTimeoutMillis: 5000 },
+    extra: { max: poolSize, ...poolOptions(url), connectionTimeoutMillis: 5000 },
   };
 }
 
@@ -106,8 +103,19 @@ export function startEmbedded(log?: (message: string) => void): Promise<Embedded
  * wait for another starter's lock, may rightly take longer than any request should. Then
  * the master key is checked against the database's check value: a wrong VAULT_MASTER_KEY
  * stops the start here (a one-line MasterKeyError) instead of failing a delivery later.
+ * For DATABASE_URL behind a transaction pooler, all of it runs on DATABASE_SESSION_URL.
  */
 export async function runMigrations(dataSource: DataSource): Promise<void> {
+  // Behind a transaction pooler the lock and the SET below need a session: DATABASE_SESSION_URL.
+  const url = (dataSource.options as { url: string }).url;
+  if (sessionUrlFor(url) !== url) {
+    const session = await new DataSource(dataSourceOptions(sessionUrlFor(url), 1)).initialize();
+    try {
+      return await runMigrations(session);
+    } finally {
+      await session.destroy();
+    }
+  }
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -116,7 +124,7 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'each';
     await executor.executePendingMigrations();
-    const unbounded = new pg.Pool({ connectionString: (dataSource.options as { url: string }).url, max: 1, options: sessionOptions(0) });
+    const unbounded = new pg.Pool({ connectionString: url, max: 1, options: sessionOptions(0) });
     try {
       await migrateJobQueue(unbounded);
     } finally {

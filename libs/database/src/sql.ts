@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import pg, { type Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import { loadConfig } from '#config/config.js';
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -29,6 +30,8 @@ const types = {
 @Injectable()
 export class Sql {
   private readonly pool: Pool;
+  /** DATABASE_PREPARED_STATEMENTS: off behind a pooler that cannot keep them (PgBouncer before 1.21), every text is sent unnamed. */
+  private readonly prepare = loadConfig().database.preparedStatements;
 
   constructor(dataSource: DataSource) {
     this.pool = poolOf(dataSource);
@@ -42,10 +45,12 @@ export class Sql {
    * columns a write gives; values are always parameters), so the set is open: such texts are
    * prepared while this process has seen fewer than MAX_SHAPED_READS (or MAX_SHAPED_WRITES)
    * of them, and sent unnamed after that, so no connection keeps more than that many and a
-   * burst of writes cannot use up the reads' share.
+   * burst of writes cannot use up the reads' share. With DATABASE_PREPARED_STATEMENTS=off
+   * nothing is prepared.
    */
   async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}): Promise<T[]> {
-    return (await this.pool.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as T[];
+    return (await this.pool.query({ name: this.prepare ? nameFor(sql, options) : undefined, text: sql, values: params, types }))
+      .rows as T[];
   }
 
   /** `work` on one connection between BEGIN and COMMIT (ROLLBACK when it throws). */
@@ -61,7 +66,7 @@ export class Sql {
       await client.query('BEGIN');
       const result = await work({
         rows: async <R = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}) =>
-          (await client.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as R[],
+          (await client.query({ name: this.prepare ? nameFor(sql, options) : undefined, text: sql, values: params, types })).rows as R[],
       });
       await client.query('COMMIT');
       return result;
