@@ -329,7 +329,7 @@ export function fieldIndexName(field: Pick<CustomField, 'object' | 'name' | 'typ
 async function indexClient(ds: DataSource): Promise<pg.Client> {
   // A session advisory lock and SET: DATABASE_SESSION_URL behind a transaction pooler (connections.ts).
   const client = new pg.Client({
-    ...poolOf(ds).options,
+    connectionTimeoutMillis: poolOf(ds).options.connectionTimeoutMillis,
     ...sessionConnection((ds.options as { url: string }).url, 0),
     application_name: 'custom-field indexes',
   });

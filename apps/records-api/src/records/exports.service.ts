@@ -85,7 +85,7 @@ export class ExportsService implements OnModuleDestroy {
   ) {
     // Session advisory locks: DATABASE_SESSION_URL behind a transaction pooler (connections.ts).
     this.pool = new pg.Pool({
-      ...poolOf(dataSource).options,
+      connectionTimeoutMillis: poolOf(dataSource).options.connectionTimeoutMillis,
       ...sessionConnection((dataSource.options as { url: string }).url, 0, ` -c client_connection_check_interval=${CONNECTION_CHECK_MS}`),
       max: this.limits.perInstance,
       idleTimeoutMillis: 10_000,
