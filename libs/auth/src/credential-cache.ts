@@ -235,9 +235,9 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/** A LISTEN the server refused (SQLSTATE from Postgres or a pooler, connection still up): poll from now on. */
+/** A LISTEN the server answered with an error (Postgres or a pooler; the connection is still up): poll from now on. */
 function refused(err: unknown): boolean {
-  return typeof (err as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
+  return err instanceof pg.DatabaseError;
 }
 
 /** The credential version every change that can take access away moves (migration 1764400000100). */
