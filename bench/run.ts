@@ -38,6 +38,7 @@ import {
  * custom-field index before the run; the next run without the flag creates it again),
  * --only key,key (just those scenarios, e.g. `--only listCompanies,getCompany` with and without
  * DATABASE_PREPARED_STATEMENTS=off),
+ * --prepared (bench/prepared.ts: prepared statements on, off, and off through PgBouncer, side by side),
  * --webhooks, --writes, --export, --search, --import (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
  * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
  * figures of --writes: 1 and 16 writers beside the bare server).
@@ -86,7 +87,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--only') args.only = (value() ?? '').split(',').filter(Boolean);
     else
       throw new Error(
-        `unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --only key,key, --webhooks, --writes, --export, --search)`,
+        `unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --only key,key, --prepared, --webhooks, --writes, --export, --search)`,
       );
   }
   return args;
@@ -771,6 +772,7 @@ async function main(): Promise<void> {
     ['--export', async () => (await import('./export.js')).exportBench()],
     ['--search', async () => (await import('./search.js')).searchBench()],
     ['--import', async () => (await import('./import.js')).importBench()],
+    ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   // Data in and out (--import, --export) also print the single-create figures of --writes.
