@@ -120,5 +120,6 @@ export async function preparedBench(): Promise<void> {
   } finally {
     for (const v of variants) await stop(v.child);
     await bouncer?.stop();
+    if (embedded?.owned) await embedded.stop();
   }
 }
