@@ -8,7 +8,9 @@ import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 import { Sql } from '#database/sql.js';
 import { revokeApiKey } from '#identity/accounts.js';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
+import { createWebhook } from '#webhooks/webhooks.js';
 import { bearer, newWorkspace } from './factories.js';
+import { Receiver, TEST_WORKER_ENV } from './webhook-receiver.js';
 // @ts-expect-error plain ESM helper shared with the Jest global setup
 import { pgbouncerAvailable, PGBOUNCER } from './pgbouncer.mjs';
 
@@ -161,7 +163,13 @@ describePooled('the records API behind PgBouncer', () => {
     const ds = await new DataSource(dataSourceOptions(direct.toString(), 1)).initialize();
     await runMigrations(ds);
     await ds.destroy();
-    Object.assign(process.env, { DATABASE_URL: pooledDb.toString(), DATABASE_SESSION_URL: direct.toString(), EXPORTS_PER_WORKSPACE: '1' });
+    // This database's own webhook worker (no other suite's queue here): graphile-worker on the session URL.
+    Object.assign(process.env, {
+      DATABASE_URL: pooledDb.toString(),
+      DATABASE_SESSION_URL: direct.toString(),
+      EXPORTS_PER_WORKSPACE: '1',
+      ...TEST_WORKER_ENV,
+    });
     app = await createRecordsApi();
     await app.init();
     admin = await client(direct.toString());
@@ -181,9 +189,9 @@ describePooled('the records API behind PgBouncer', () => {
     expect(cache().invalidation).toBe('poll');
     for (let i = 0; i < 50 && !cache().active; i++) await sleep(50);
     expect(cache().active).toBe(true);
-    // No session of the app LISTENs (it would sit on a shared server session).
+    // The cache's connection never LISTENs (it would sit on a shared server session).
     const { rows } = await admin.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN wrs_credentials%'`,
     );
     expect(rows[0].n).toBe(0);
 
@@ -214,6 +222,29 @@ describePooled('the records API behind PgBouncer', () => {
     await revokeApiKey(app.get(DataSource), viewerId, ws.id);
     const refused = await request(http).get('/rest/companies').set(bearer(viewer));
     expect(refused.status).toBe(401);
+  });
+
+  it('delivers a webhook: the job is added in the write transaction through PgBouncer, the worker takes it on the session URL', async () => {
+    const receiver = await new Receiver().start();
+    try {
+      const ws = await newWorkspace(app.get(DataSource), 'hooks');
+      await createWebhook(app.get(DataSource), ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+      const res = await request(app.getHttpServer()).post('/rest/companies').set(bearer(ws.keys.Admin)).send({ name: 'Hooked' });
+      expect(res.status).toBe(201);
+      await receiver.waitFor(1, 20_000);
+      expect(receiver.receipts[0].json).toMatchObject({
+        type: 'company.created',
+        workspaceId: ws.id,
+        data: { record: { id: res.body.data.createCompany.id } },
+      });
+      // graphile-worker LISTENs on a session of the database itself, not through PgBouncer.
+      const { rows } = await admin.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+      );
+      expect(rows[0].n).toBeGreaterThan(0);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('streams an export over the session URL, its workspace slot a session advisory lock', async () => {
