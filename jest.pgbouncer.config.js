@@ -1,4 +1,4 @@
-// The records suites again, through a real PgBouncer in transaction mode (README "Behind
+// The records suites again, through a real PgBouncer in transaction mode (docs/scaling.md "Behind
 // PgBouncer"): `npm run test:pgbouncer`. CI runs it once, on the machine's Node. A subset that
 // covers records over REST, GraphQL and MCP (writes, lists, upserts), plus the pooler's own
 // spec (credential cache polling, session URL work, prepared statements off).

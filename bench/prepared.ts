@@ -8,7 +8,7 @@ import { benchDatabaseName, benchDatabaseUrl, DEFAULT_ROWS, ensureBenchDatabase,
 
 /**
  * `npm run bench -- --prepared`: what switching off named prepared statements costs
- * (DATABASE_PREPARED_STATEMENTS=off, the default behind a transaction pooler; README "Behind
+ * (DATABASE_PREPARED_STATEMENTS=off, the default behind a transaction pooler; docs/scaling.md "Behind
  * PgBouncer"), and what PgBouncer in transaction mode adds. Two or three records APIs on the
  * same data run at once — prepared statements on; off; off through PgBouncer 1.18 when
  * /usr/sbin/pgbouncer exists — and are measured in turn, ROUNDS times each with the order

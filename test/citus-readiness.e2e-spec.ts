@@ -4,7 +4,7 @@ import { dataSourceOptions } from '#database/data-source.js';
 import { REFERENCE_TABLES_WITH_WORKSPACE } from '#database/tenant-scope.js';
 
 /**
- * README "Distributed Postgres (Citus)" against the migrated schema: its script distributes
+ * docs/scaling.md "Distributed Postgres (Citus)" against the migrated schema: its script distributes
  * exactly the tenant tables (a workspace_id column, not a reference table) in an order
  * where parents come first, makes every other table a reference table or leaves it local,
  * and the keys are what Citus needs. (The statements are checked by the suite's teardown.)
@@ -12,8 +12,8 @@ import { REFERENCE_TABLES_WITH_WORKSPACE } from '#database/tenant-scope.js';
 const LOCAL = ['migrations', 'rate_limits', 'auth_throttle'];
 
 function script(): { reference: string[]; distributed: string[] } {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('### Distributed Postgres (Citus)'));
+  const doc = readFileSync(new URL('../docs/scaling.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## Distributed Postgres (Citus)'));
   const sql = /```sql\n([\s\S]*?)```/.exec(section)![1];
   const names = (text: string) => [...text.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]);
   const [reference, distributed] = sql.split('-- tenant tables');
@@ -37,7 +37,7 @@ describe('Citus readiness of the schema', () => {
       )) as { name: string; tenant: boolean }[]
     ).filter((t) => !t.name.startsWith('schema_drift_'));
 
-  it("the README's script distributes every tenant table and makes every other one a reference table or keeps it local", async () => {
+  it('the script of docs/scaling.md distributes every tenant table and makes every other one a reference table or keeps it local', async () => {
     const all = await tables();
     const { reference, distributed } = script();
     const tenant = all

@@ -50,7 +50,7 @@ export default async function globalSetup() {
   globalThis.__testSetupDone = true;
   testCertificate();
   // Every statement text the suites' processes send is recorded, and checked at the end for a
-  // workspace_id equality on every tenant table (global-teardown.mjs; README "Distributed
+  // workspace_id equality on every tenant table (global-teardown.mjs; docs/scaling.md "Distributed
   // Postgres (Citus)"). This process imported the database code before this line: the
   // migrations below are not recorded.
   if (!process.env.SQL_RECORD_FILE) {

@@ -25,7 +25,7 @@ export default async function globalTeardown() {
 }
 
 /**
- * Citus readiness (README "Distributed Postgres (Citus)"): every statement the application
+ * Citus readiness (docs/scaling.md "Distributed Postgres (Citus)"): every statement the application
  * sent during this run (global-setup.mjs records them) carries a workspace_id equality on
  * each tenant table it touches: a table of the public schema with a workspace_id column,
  * less workspaces and the reference tables. Fails the run, naming each offender.
@@ -59,7 +59,7 @@ async function checkTenantScope() {
         )
         .join('\n');
       throw new Error(
-        `${report.offenders.length} of ${report.checked} statements touch a tenant table without a workspace_id equality (README "Distributed Postgres (Citus)"):\n${list}`,
+        `${report.offenders.length} of ${report.checked} statements touch a tenant table without a workspace_id equality (docs/scaling.md "Distributed Postgres (Citus)"):\n${list}`,
       );
     }
     process.stdout.write(

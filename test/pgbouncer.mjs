@@ -25,7 +25,7 @@ function freePort() {
 }
 
 /**
- * The ini README.md "Behind PgBouncer" documents, for `directUrl`'s database: transaction
+ * The ini docs/scaling.md "Behind PgBouncer" documents, for `directUrl`'s database: transaction
  * pooling, `poolSize` server connections per user and database (small, so clients really
  * share them), UTC and the statement timeout set on each server connection by PgBouncer.
  */

@@ -16,7 +16,7 @@ import { pgbouncerAvailable, PGBOUNCER } from './pgbouncer.mjs';
 
 /**
  * The service behind a real PgBouncer 1.18 in transaction mode with 3 server connections
- * (jest.pgbouncer.config.js; README "Behind PgBouncer"): DATABASE_URL is PgBouncer,
+ * (jest.pgbouncer.config.js; docs/scaling.md "Behind PgBouncer"): DATABASE_URL is PgBouncer,
  * DATABASE_SESSION_URL the database itself, DATABASE_POOLER=transaction. The records suites
  * run through it too; this file checks what is particular to the pooler.
  */
@@ -49,7 +49,7 @@ describePooled('PgBouncer in transaction mode', () => {
         for (const r of rows) pids.add(r.rows[0].pid);
       }
       expect(pids.size).toBeLessThanOrEqual(3);
-      // What PgBouncer sets on each server connection (README's ini), whichever one a client gets.
+      // What PgBouncer sets on each server connection (the ini of docs/scaling.md), whichever one a client gets.
       const { rows } = await clients[0].query<{ tz: string; timeout: string }>(
         `SELECT current_setting('TimeZone') AS tz, current_setting('statement_timeout') AS timeout`,
       );

@@ -11,7 +11,7 @@ export interface AppConfig {
   publicUrl: string;
   /** Unset: an embedded Postgres is started under `dataDir`. */
   databaseUrl: string | undefined;
-  /** How `databaseUrl` reaches Postgres (README "Behind PgBouncer"; docs/decisions/0036-pooler-and-citus.md). */
+  /** How `databaseUrl` reaches Postgres (docs/scaling.md "Behind PgBouncer"; docs/decisions/0036-pooler-and-citus.md). */
   database: DatabaseConnections;
   dataDir: string;
   /** Forward auth-server paths from the records API (off behind an ingress that routes them). */

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { loadConfig } from '#config/config.js';
 
 /**
- * Which connections may hold session state (README "Behind PgBouncer";
+ * Which connections may hold session state (docs/scaling.md "Behind PgBouncer";
  * docs/decisions/0036-pooler-and-citus.md). Behind a pooler in transaction mode
  * (`DATABASE_POOLER=transaction`) a connection to DATABASE_URL is a different server session
  * from one transaction to the next: startup options are refused (PgBouncer: "unsupported
@@ -40,7 +40,7 @@ export function sessionOptions(statementTimeoutMs = loadConfig().databaseStateme
 /**
  * The options of a pool on `url`. Through a transaction pooler none: the pooler's own
  * configuration sets both on its server connections (`timezone=UTC` and
- * `connect_query='SET statement_timeout = …'` in PgBouncer's [databases] entry, README), and
+ * `connect_query='SET statement_timeout = …'` in PgBouncer's [databases] entry, docs/scaling.md), and
  * the code reads timestamps correctly in any time zone, only slower.
  */
 export function poolOptions(url: string, statementTimeoutMs?: number): Pick<pg.PoolConfig, 'options'> {

@@ -16,7 +16,7 @@ const RECORDING = Symbol.for('wrs.sqlRecording');
  * statement text this process sends through node-postgres — TypeORM's, the `Sql` helpers',
  * graphile-worker's, COPY — is appended to that file as one JSON line, with the first
  * caller outside node_modules. The suite's teardown checks them for a `workspace_id`
- * equality on every tenant table (tenant-scope.ts; README "Distributed Postgres (Citus)").
+ * equality on every tenant table (tenant-scope.ts; docs/scaling.md "Distributed Postgres (Citus)").
  * Values are never recorded, only texts. Off (nothing patched) when the variable is unset.
  */
 export function recordSql(file = process.env.SQL_RECORD_FILE): void {

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Every key of a tenant table includes `workspace_id`, as a table distributed by it needs
- * (README "Distributed Postgres (Citus)"): `custom_fields` was the one tenant table whose
+ * (docs/scaling.md "Distributed Postgres (Citus)"): `custom_fields` was the one tenant table whose
  * primary key was `id` alone. Nothing references it; ids stay unique (random UUIDs).
  */
 export class CitusKeys1765000000000 implements MigrationInterface {
