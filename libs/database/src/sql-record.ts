@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import pg from 'pg';
-import { projectRoot } from '#config/config.js';
+import { fileURLToPath } from 'node:url';
 
 /** One recorded statement text: where it was first sent from (`libs/…/x.ts:12`, `test/…`, or `unknown`). */
 export interface RecordedStatement {
@@ -10,6 +10,10 @@ export interface RecordedStatement {
 }
 
 const RECORDING = Symbol.for('wrs.sqlRecording');
+
+/** The checkout this file runs from (its source or its build under dist/), whatever WRS_ROOT says. */
+const here = fileURLToPath(import.meta.url);
+const ROOT = here.slice(0, here.lastIndexOf('/libs/database/src/')).replace(/\/dist$/, '');
 
 /**
  * With `SQL_RECORD_FILE` set (the test suite sets it; nothing else should), every distinct
@@ -47,12 +51,11 @@ function caller(): string {
   Error.stackTraceLimit = 60;
   const stack = new Error().stack ?? '';
   Error.stackTraceLimit = limit;
-  const root = projectRoot();
   for (const line of stack.split('\n').slice(1)) {
     const match = /\(?((?:file:\/\/)?\/[^():]+):(\d+):\d+\)?$/.exec(line.trim());
     if (!match) continue;
     const path = match[1].replace(/^file:\/\//, '');
-    const file = relative(root, path);
+    const file = relative(ROOT, path);
     // Libraries (their source maps may point anywhere) and this file are skipped.
     if (file.includes('node_modules/') || !/^(apps|libs|test|bench|scripts|dist)\//.test(file) || /sql-record\.[jt]s$/.test(file)) continue;
     return `${file}:${match[2]}`;

@@ -72,6 +72,7 @@ describe('tenant scope (a workspace_id equality on every tenant table)', () => {
       JSON.stringify({ sql: 'SELECT * FROM people WHERE id = $1', from: 'test/factories.ts:9' }),
       JSON.stringify({ sql: 'SELECT * FROM people WHERE workspace_id = $1', from: 'libs/y.ts:3' }),
       JSON.stringify({ sql: 'UPDATE people SET custom = $1', from: 'dist/libs/database/src/migrations/1-x.js:5' }),
+      JSON.stringify({ sql: 'CREATE INDEX x ON people (workspace_id); UPDATE people SET custom = $1', from: 'unknown' }),
       '',
     ];
     const report = await checkRecording(lines, TENANT);
