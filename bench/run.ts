@@ -41,7 +41,8 @@ import {
  * --prepared (bench/prepared.ts: prepared statements on, off, and off through PgBouncer, side by side),
  * --webhooks, --writes, --export, --search, --import (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
  * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
- * figures of --writes: 1 and 16 writers beside the bare server).
+ * figures of --writes: 1 and 16 writers beside the bare server), --replica (bench/replica.ts: list and GraphQL reads
+ * on the primary alone and with one streaming replica, same run).
  */
 
 const CONNECTIONS = 16;
@@ -773,6 +774,7 @@ async function main(): Promise<void> {
     ['--search', async () => (await import('./search.js')).searchBench()],
     ['--import', async () => (await import('./import.js')).importBench()],
     ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
+    ['--replica', async () => (await import('./replica.js')).replicaBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   // Data in and out (--import, --export) also print the single-create figures of --writes.

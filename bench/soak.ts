@@ -10,6 +10,7 @@ import { apiNodeFlags, loadConfig, projectRoot } from '#config/config.js';
 import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '#database/embedded-postgres.js';
 import { FormBrowser } from './form-browser.js';
+import { startReplicaPair, type ReplicaPair } from './replica-pair.js';
 
 /**
  * `npm run soak -- --minutes N` (README.md, Operations): two records APIs and two auth servers, each
@@ -18,9 +19,19 @@ import { FormBrowser } from './form-browser.js';
  * resets and 503, GraphQL, OAuth refreshes). A third of the way in one records API is
  * SIGKILLed and started again; at two thirds Postgres is stopped for 5 s. At the end:
  * every write acknowledged to a client exists exactly once, no answer was a 500.
+ *
+ * `--replica`: the database is a primary and a streaming read replica (bench/replica-pair.ts)
+ * held REPLICA_DELAY_MS behind, both APIs read through DATABASE_READ_URL, and at two thirds
+ * the replica (not the primary) is stopped for 5 s and started again. Every list read also
+ * checks read-your-writes: all writes go through one API key, so a list's totalCount may
+ * never be below the creates that key had acknowledged when the read was sent, and each
+ * worker reads back the last company it created.
  */
 const argv = process.argv.slice(2);
 const minutes = Number(argv[argv.indexOf('--minutes') + 1] ?? 3) || 3;
+const replicaMode = argv.includes('--replica');
+/** With --replica: how far the replica is held behind (recovery_min_apply_delay), within READ_REPLICA_MAX_LAG_MS's 1 s. */
+const REPLICA_DELAY_MS = 300;
 const WORKERS = 8;
 const REQUEST_TIMEOUT_MS = 5_000;
 const ROOT = projectRoot();
@@ -147,8 +158,14 @@ async function call(
 // ---- the run ---------------------------------------------------------------------------
 async function main(): Promise<void> {
   rmSync(DATA_DIR, { recursive: true, force: true });
-  let db: EmbeddedDatabase = await startEmbeddedPostgres({ dataDir: DATA_DIR, database: 'records' });
-  const url = db.url;
+  let db: EmbeddedDatabase | undefined;
+  let pair: ReplicaPair | undefined;
+  // The apps get DATABASE_URL, and with it they need the vault key in their environment.
+  process.env.VAULT_MASTER_KEY ||= randomBytes(32).toString('base64');
+  if (replicaMode) {
+    pair = await startReplicaPair({ applyDelayMs: REPLICA_DELAY_MS });
+  } else db = await startEmbeddedPostgres({ dataDir: DATA_DIR, database: 'records' });
+  const url = pair?.primaryUrl ?? db!.url;
   const ds = await new DataSource(dataSourceOptions(url, 2)).initialize();
   await runMigrations(ds);
   const workspace = await createWorkspace(ds, 'Soak');
@@ -173,6 +190,7 @@ async function main(): Promise<void> {
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0',
     REGISTRATIONS_PER_MINUTE: '100',
+    ...(pair ? { DATABASE_READ_URL: pair.replicaUrl } : {}),
   };
   const auths: App[] = [
     { name: 'auth-1', entry: 'auth-server', env: { ...common, AUTH_PORT: String(a1) }, url: `http://127.0.0.1:${a1}` },
@@ -184,13 +202,17 @@ async function main(): Promise<void> {
   ];
   await Promise.all([...auths, ...apis].map(startApp));
   log(
-    `2 records APIs (${r1}, ${r2}) and 2 auth servers (${a1}, ${a2}) on ${url.replace(/:[^:@]*@/, ':***@')}; ${WORKERS} clients for ${minutes} min`,
+    `2 records APIs (${r1}, ${r2}) and 2 auth servers (${a1}, ${a2}) on ${url.replace(/:[^:@]*@/, ':***@')}${
+      pair ? ` and a read replica ${REPLICA_DELAY_MS} ms behind` : ''
+    }; ${WORKERS} clients for ${minutes} min`,
   );
 
   const json = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const acked = new Map<string, number>(); // company name → records the client was told were created
   const ids: string[] = [];
   let oauthRelogins = 0;
+  let staleReads = 0;
+  let freshnessChecks = 0;
   let oauthRefreshes = 0;
 
   // ---- OAuth: sign in once through the pages, then refresh all along ----
@@ -262,21 +284,42 @@ async function main(): Promise<void> {
     }
   }
 
+  /** A read of the key that wrote everything, sent when it had `floor` creates acknowledged, answered `totalCount`. */
+  function checkFresh(what: string, floor: number, totalCount: unknown): void {
+    freshnessChecks++;
+    if (typeof totalCount === 'number' && totalCount >= floor) return;
+    staleReads++;
+    problems.push(`${what}: totalCount ${String(totalCount)} below the ${floor} creates acknowledged before the read`);
+  }
+
   async function worker(w: number): Promise<void> {
     let n = 0;
+    let lastCreated: string | undefined;
     while (Date.now() < deadline) {
       const dice = Math.random();
       try {
         if (dice < 0.45) {
+          const floor = acked.size;
           const res = await call(apis, '/rest/companies?limit=20&order_by=createdAt[DescNullsLast]', { headers: json });
           if (res.status !== 200) problems.push(`list: ${res.status}`);
+          else checkFresh('list', floor, res.body.totalCount);
+          if (lastCreated) {
+            const own = await call(apis, `/rest/companies/${lastCreated}`, { headers: json });
+            freshnessChecks++;
+            if (own.status !== 200) {
+              if (own.status === 404) staleReads++;
+              problems.push(`read back own create: ${own.status}`);
+            }
+          }
         } else if (dice < 0.55) {
+          const floor = acked.size;
           const res = await call(apis, '/graphql', {
             method: 'POST',
             headers: json,
             body: JSON.stringify({ query: '{ companies(first: 10) { totalCount edges { node { id name } } } }' }),
           });
           if (res.status !== 200 || res.body.errors) problems.push(`graphql read: ${res.status}`);
+          else checkFresh('graphql read', floor, res.body.data.companies.totalCount);
         } else if (dice < 0.8) {
           const name = `soak-${w}-${n++}-${randomUUID().slice(0, 6)}`;
           const res = await call(apis, '/rest/companies', {
@@ -287,6 +330,7 @@ async function main(): Promise<void> {
           if (res.status === 201) {
             acked.set(name, (acked.get(name) ?? 0) + 1);
             ids.push(res.body.data.createCompany.id);
+            lastCreated = res.body.data.createCompany.id;
           } else problems.push(`create: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         } else if (dice < 0.87) {
           const base = `soak-b${w}-${n++}-${randomUUID().slice(0, 6)}`;
@@ -340,10 +384,22 @@ async function main(): Promise<void> {
     log(events[events.length - 1]);
     phase = 'steady';
     await until((2 * total) / 3);
+    if (pair) {
+      phase = 'replica down';
+      events.push(`${new Date().toISOString().slice(11, 19)} read replica stopped`);
+      log(events[events.length - 1]);
+      await pair.stopReplica();
+      await sleep(5_000);
+      await pair.startReplica();
+      events.push(`${new Date().toISOString().slice(11, 19)} read replica started`);
+      log(events[events.length - 1]);
+      phase = 'steady';
+      return;
+    }
     phase = 'postgres down';
     events.push(`${new Date().toISOString().slice(11, 19)} Postgres stopped`);
     log(events[events.length - 1]);
-    await db.stop();
+    await db!.stop();
     await sleep(5_000);
     db = await startEmbeddedPostgres({ dataDir: DATA_DIR, database: 'records' });
     if (db.url !== url) throw new Error(`Postgres came back on another address (${db.url})`);
@@ -376,7 +432,8 @@ async function main(): Promise<void> {
 
   for (const app of [...apis, ...auths]) app.child?.kill('SIGTERM');
   await Promise.all([...apis, ...auths].map((a) => new Promise((r) => (a.child?.exitCode !== null ? r(null) : a.child.once('exit', r)))));
-  await db.stop();
+  await db?.stop();
+  await pair?.stop();
   rmSync(DATA_DIR, { recursive: true, force: true });
 
   latencies.sort((a, b) => a - b);
@@ -401,11 +458,12 @@ async function main(): Promise<void> {
         .join('  ')}`,
     );
   console.log(`acknowledged creates ${acked.size}: lost ${lost}, duplicated ${duplicated}; created but never acknowledged ${unacked}`);
+  console.log(`read-your-writes: ${freshnessChecks} reads checked, ${staleReads} older than the key's acknowledged writes`);
   console.log(`OAuth refreshes ${oauthRefreshes}, sign-ins again after a lost rotation ${oauthRelogins}`);
   console.log(`events:\n  ${events.join('\n  ')}`);
   if (problems.length) console.log(`unexpected answers (${problems.length}):\n  ${[...new Set(problems)].slice(0, 20).join('\n  ')}`);
-  const ok = lost === 0 && duplicated === 0 && fiveHundreds === 0 && problems.length === 0;
-  console.log(ok ? 'PASS: 0 lost, 0 duplicated, 0 answers of 500' : 'FAIL');
+  const ok = lost === 0 && duplicated === 0 && fiveHundreds === 0 && staleReads === 0 && problems.length === 0;
+  console.log(ok ? 'PASS: 0 lost, 0 duplicated, 0 answers of 500, 0 stale reads' : 'FAIL');
   process.exit(ok ? 0 : 1);
 }
 

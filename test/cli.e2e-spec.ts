@@ -92,7 +92,7 @@ describe('operator CLI', () => {
       );
     }
     expect(roles.Admin).toMatchObject({ assignableToUsers: true, assignableToApiKeys: true, isEditable: false });
-    expect(roles.Admin.settingsPermissions.sort()).toEqual(['API_KEYS_AND_WEBHOOKS', 'DATA_MODEL', 'ROLES', 'WORKSPACE_MEMBERS']);
+    expect(roles.Admin.settingsPermissions.sort()).toEqual(['API_KEYS_AND_WEBHOOKS', 'DATA_MODEL', 'ROLES', 'VAULT', 'WORKSPACE_MEMBERS']);
     expect(roles.Member).toMatchObject({ assignableToUsers: true, assignableToApiKeys: false, settingsPermissions: [] });
     expect(roles.Member.objectPermissions.people).toEqual({ read: true, create: true, update: true, delete: true });
     expect(roles.Viewer).toMatchObject({ assignableToUsers: true, assignableToApiKeys: true, settingsPermissions: [] });

@@ -234,6 +234,8 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         '/rest/restore/opportunities/{id}',
         '/rest/restore/people/{id}',
         '/rest/search',
+        '/rest/vault/secrets',
+        '/rest/vault/secrets/{name}',
       ]);
     });
 
@@ -246,24 +248,28 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'createOpportunity',
         'createPeople',
         'createPerson',
+        'createVaultSecret',
         'deleteCompanies',
         'deleteCompany',
         'deleteOpportunities',
         'deleteOpportunity',
         'deletePeople',
         'deletePerson',
+        'deleteVaultSecret',
         'exportCompanies',
         'exportOpportunities',
         'exportPeople',
         'getCompany',
         'getOpportunity',
         'getPerson',
+        'getVaultSecret',
         'groupByCompanies',
         'groupByOpportunities',
         'groupByPeople',
         'listCompanies',
         'listOpportunities',
         'listPeople',
+        'listVaultSecrets',
         'restoreCompany',
         'restoreOpportunity',
         'restorePerson',
@@ -274,6 +280,7 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'updateOpportunity',
         'updatePeople',
         'updatePerson',
+        'updateVaultSecret',
       ]);
       for (const op of ops) {
         expect(op.security).toEqual([{ bearer: [] }]);
@@ -326,7 +333,11 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         'PATCH /rest/companies': { name: 'Renamed by filter' },
         'PATCH /rest/people': { name: { lastName: 'By filter' } },
         'PATCH /rest/opportunities': { name: 'Renamed by filter' },
+        'POST /rest/vault/secrets': { name: 'FROM_THE_DOCUMENT', value: 'created from the document' },
+        'PATCH /rest/vault/secrets/{name}': { value: 'rotated from the document' },
       };
+      // The vault's routes name a secret (docs/vault.md).
+      await request(http).post('/rest/vault/secrets').set(bearer(ws.keys.Admin)).send({ name: 'OPENAPI_SECRET', value: 'v' });
       // Restore needs a deleted record of each object.
       const deleted: Record<string, string> = {};
       for (const [object, body] of [
@@ -348,14 +359,15 @@ describe('llms.txt, documentation pages and OpenAPI', () => {
         const url =
           path === '/rest/search'
             ? '/rest/search?q=open'
-            : path.replace('{id}', path.startsWith('/rest/restore/') ? deleted[object] : ids[object]);
+            : path.replace('{id}', path.startsWith('/rest/restore/') ? deleted[object] : ids[object]).replace('{name}', 'OPENAPI_SECRET');
         const key = `${method.toUpperCase()} ${path}`;
         let req = (request(http) as any)[method](url).set(bearer(ws.keys.Admin));
         // Changes by filter: a filter that keeps nothing, so the records stay for the other calls.
-        if ((method === 'patch' || method === 'delete') && !path.includes('{id}')) req = req.query({ filter: `id[eq]:${randomUUID()}` });
+        if ((method === 'patch' || method === 'delete') && !path.includes('{id}') && !path.includes('{name}'))
+          req = req.query({ filter: `id[eq]:${randomUUID()}` });
         if (method === 'get' && path.endsWith('/groupBy')) req = req.query({ group_by: 'createdAt:month', aggregate: 'count' });
         else if (method === 'get' && path.endsWith('/export')) req = req.query({ format: 'csv', filter: 'createdAt[gte]:"2000-01-01"' });
-        else if (method === 'get' && !path.endsWith('{id}') && path !== '/rest/search')
+        else if (method === 'get' && !path.endsWith('{id}') && path !== '/rest/search' && !path.startsWith('/rest/vault/'))
           req = req.query({ limit: 5, order_by: 'createdAt[DescNullsLast]', depth: 1 });
         if (bodies[key] !== undefined) req = req.send(bodies[key]);
         const res = await req;

@@ -1,6 +1,7 @@
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { PASSWORD_MIN_LENGTH, addMember, createApiKey, findRole } from '#identity/accounts.js';
+import { createSecret } from '#identity/vault.js';
 import { createField } from '#identity/data-model.js';
 import { RECORD_OBJECTS } from '#database/entities/index.js';
 import { OBJECTS } from '#records/objects/index.js';
@@ -277,6 +278,13 @@ const DAY = 86_400_000;
         error: expect.stringMatching(/ECONNREFUSED/),
       });
 
+      // A vault secret with a long name and description.
+      await createSecret(origin.ds, workspace.id, actor, {
+        name: 'CRM_RECEIVER_TOKEN_FOR_THE_ENTERPRISE_CUSTOMERS_OF_THE_REGION',
+        value: 'page-fit',
+        description: 'Sent by the webhook to the CRM receiver of the enterprise customers of the whole region',
+      });
+
       const paths = [
         '/settings',
         '/settings/api-keys',
@@ -291,6 +299,8 @@ const DAY = 86_400_000;
         '/settings/roles/new',
         `/settings/roles/${roleId}`,
         '/settings/members',
+        '/settings/vault',
+        '/settings/vault/CRM_RECEIVER_TOKEN_FOR_THE_ENTERPRISE_CUSTOMERS_OF_THE_REGION',
         '/settings/audit',
         invite,
       ];

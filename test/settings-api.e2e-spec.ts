@@ -98,7 +98,7 @@ describe('Workspace settings over HTTP', () => {
       expect(session.body.data.session).toMatchObject({
         user: { email: people[0].email },
         workspace: { id: workspace.id, name: workspace.name },
-        role: { name: 'Admin', settingsPermissions: ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL'] },
+        role: { name: 'Admin', settingsPermissions: ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL', 'VAULT'] },
         csrfToken: b.cookie('wrs_csrf'),
       });
       const body = { name: 'ci', role: 'Admin' };

@@ -21,6 +21,9 @@ import { recordAudit } from '#identity/audit-log.js';
 import { splitOperations } from '#webhooks/operations.js';
 import { webhookSettings } from '#webhooks/settings.js';
 import { createWebhook, deleteWebhookById, listWebhooks } from '#webhooks/webhooks.js';
+import { loadConfig } from '#config/config.js';
+import { MasterKeyError, parseMasterKey, replaceKeyFile } from '#database/master-key.js';
+import { rotateMasterKey } from '#identity/master-key-rotation.js';
 import { describeError, reportError, runCommand, type OutputOptions } from './run.js';
 import { runImport, type ImportOptions } from './import.js';
 
@@ -299,6 +302,38 @@ command('oauth:rotate-key', 'Add a new signing key for access tokens (auth serve
       (r) => [`New signing key ${r.kid}; restart the auth server(s) to sign with it. Older keys keep verifying.`],
     ),
 );
+
+command(
+  'vault:rotate-master-key',
+  'Re-wrap every secret kept in the database (webhook signing secrets, vault data keys, the check value) from the old VAULT_MASTER_KEY to a new one, in one transaction',
+)
+  .option('--old-key <base64>', 'the key the database uses now (default: VAULT_MASTER_KEY, else the embedded key file)')
+  .option('--new-key <base64>', 'the new key, 32 bytes in base64 (default: VAULT_NEW_MASTER_KEY); openssl rand -base64 32')
+  .action(async (opts: OutputOptions & { oldKey?: string; newKey?: string }) => {
+    const rawNew = opts.newKey ?? process.env.VAULT_NEW_MASTER_KEY;
+    if (!rawNew)
+      throw new MasterKeyError(
+        'Give the new key: VAULT_NEW_MASTER_KEY (preferred: flags show in ps) or --new-key; generate one with: openssl rand -base64 32',
+      );
+    const newKey = parseMasterKey(rawNew, opts.newKey ? '--new-key' : 'VAULT_NEW_MASTER_KEY');
+    if (opts.oldKey) process.env.VAULT_MASTER_KEY = parseMasterKey(opts.oldKey, '--old-key').toString('base64');
+    // The embedded database's key came from its key file: that file gets the new key once the database has it.
+    const keyFileDir = !process.env.VAULT_MASTER_KEY && !loadConfig().databaseUrl ? loadConfig().dataDir : undefined;
+    await runCommand(
+      opts,
+      async (ds) => {
+        const oldKey = Buffer.from(process.env.VAULT_MASTER_KEY!, 'base64');
+        const rotated = await rotateMasterKey(ds, oldKey, newKey);
+        return keyFileDir ? { ...rotated, keyFile: replaceKeyFile(keyFileDir, newKey) } : rotated;
+      },
+      (r) => [
+        `Re-wrapped ${r.webhookSecrets} webhook signing secret(s) and ${r.vaultDataKeys} vault data key(s) under the new key.`,
+        'keyFile' in r
+          ? `The key file ${r.keyFile} now holds the new key; restart npm start.`
+          : 'Set VAULT_MASTER_KEY to the new key and restart every app instance now: processes still holding the old key cannot open the secrets.',
+      ],
+    );
+  });
 
 let json = process.argv.includes('--json');
 program.hook('preAction', (_program, action) => {

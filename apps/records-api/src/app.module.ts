@@ -19,6 +19,7 @@ import { WebhooksWorker } from './webhooks/webhooks-worker.js';
 import { ImportsController } from './imports/imports.controller.js';
 import { ImportsService } from './imports/imports.service.js';
 import { ImportsWorker } from './imports/imports-worker.js';
+import { VaultController } from './vault/vault.controller.js';
 
 @Module({
   imports: [
@@ -40,6 +41,7 @@ import { ImportsWorker } from './imports/imports-worker.js';
     SearchController,
     McpController,
     ImportsController,
+    VaultController,
   ],
   providers: [
     RateLimitPool.provider(),

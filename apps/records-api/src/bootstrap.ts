@@ -29,6 +29,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { WorkspaceGraphql } from './graphql/workspace-graphql.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
 import { RecordsService } from './records/records.service.js';
+import { readRoutingScope } from '#database/read-routing.js';
 
 /** The records API, configured but not listening (tests use it with supertest). */
 export async function createRecordsApi(): Promise<INestApplication> {
@@ -53,6 +54,8 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use(['/rest', '/graphql', '/mcp'], rateLimitAuthFailures(config.authFailuresPerMinute, pool));
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool, config.rateLimitPerWorkspacePerMinute));
   app.use(jsonBodies());
+  // Record reads of these requests may go to a read replica (libs/database/src/read-routing.ts); after body parsing, whose stream events run outside the request's context.
+  app.use(['/rest', '/graphql', '/mcp'], readRoutingScope);
   app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
   const schemaHost = app.get(GraphQLSchemaHost);
   const baseSchema = () => {

@@ -11,8 +11,12 @@ export interface AppConfig {
   publicUrl: string;
   /** Unset: an embedded Postgres is started under `dataDir`. */
   databaseUrl: string | undefined;
-  /** How `databaseUrl` reaches Postgres (docs/scaling.md "Behind PgBouncer"; docs/decisions/0036-pooler-and-citus.md). */
+  /** How `databaseUrl` reaches Postgres (docs/scaling.md "Behind PgBouncer"; docs/decisions/0038-pooler-and-citus.md). */
   database: DatabaseConnections;
+  /** Read replicas of `databaseUrl` for record reads (libs/database/src/read-routing.ts); empty: all on the primary. */
+  databaseReadUrls: string[];
+  /** A replica further behind the primary than this (ms) is not read from. */
+  readReplicaMaxLagMs: number;
   dataDir: string;
   /** Forward auth-server paths from the records API (off behind an ingress that routes them). */
   authProxy: boolean;
@@ -195,6 +199,11 @@ export function loadConfig(): AppConfig {
     publicUrl,
     databaseUrl: process.env.DATABASE_URL || undefined,
     database: databaseConnectionsFrom(),
+    databaseReadUrls: (process.env.DATABASE_READ_URL ?? '')
+      .split(',')
+      .map((url) => url.trim())
+      .filter(Boolean),
+    readReplicaMaxLagMs: intFrom('READ_REPLICA_MAX_LAG_MS', 1000),
     dataDir: resolve(projectRoot(), process.env.DATA_DIR || '.data'),
     authProxy: (process.env.AUTH_PROXY ?? 'on') !== 'off',
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', 600),

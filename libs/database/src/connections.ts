@@ -3,7 +3,7 @@ import { loadConfig } from '#config/config.js';
 
 /**
  * Which connections may hold session state (docs/scaling.md "Behind PgBouncer";
- * docs/decisions/0036-pooler-and-citus.md). Behind a pooler in transaction mode
+ * docs/decisions/0038-pooler-and-citus.md). Behind a pooler in transaction mode
  * (`DATABASE_POOLER=transaction`) a connection to DATABASE_URL is a different server session
  * from one transaction to the next: startup options are refused (PgBouncer: "unsupported
  * startup parameter: options"), a `SET`, a session advisory lock, a `LISTEN` or a named

@@ -29,7 +29,9 @@ import { Search1764700000000 } from './migrations/1764700000000-search.js';
 import { CountSlots1764800000000 } from './migrations/1764800000000-count-slots.js';
 import { UnwatchedWrites1764800000100 } from './migrations/1764800000100-unwatched-writes.js';
 import { Imports1764900000000 } from './migrations/1764900000000-imports.js';
-import { CitusKeys1765000000000 } from './migrations/1765000000000-citus-keys.js';
+import { ReadYourWrites1765000000000 } from './migrations/1765000000000-read-your-writes.js';
+import { Vault1765100000000 } from './migrations/1765100000000-vault.js';
+import { CitusKeys1765200000000 } from './migrations/1765200000000-citus-keys.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -56,7 +58,9 @@ export const MIGRATIONS = [
   CountSlots1764800000000,
   UnwatchedWrites1764800000100,
   Imports1764900000000,
-  CitusKeys1765000000000,
+  ReadYourWrites1765000000000,
+  Vault1765100000000,
+  CitusKeys1765200000000,
 ];
 
 export { sessionOptions } from './connections.js';

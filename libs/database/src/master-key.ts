@@ -1,11 +1,11 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '#config/config.js';
 
 /**
- * The master key that wraps secrets kept in the database (webhook signing secrets now, the
- * workspace vault next): `VAULT_MASTER_KEY`, 32 random bytes in base64
+ * The master key that wraps secrets kept in the database (webhook signing secrets and each
+ * workspace's vault data key): `VAULT_MASTER_KEY`, 32 random bytes in base64
  * (`openssl rand -base64 32`). It comes from the environment, never from the database, so
  * a copy of the database alone opens nothing. With the embedded database and no variable,
  * a key is generated on first start into `<DATA_DIR>/vault-master.key` (mode 600); with
@@ -23,7 +23,13 @@ const CHECK_PLAINTEXT = 'workspace-records vault check v1';
 export const KEY_PURPOSES = {
   check: 'vault key check',
   webhookSecrets: 'webhook secrets',
+  /** Wraps each workspace's vault data key (libs/identity/src/vault.ts); the values are sealed with the data key. */
+  vaultDataKeys: 'vault data keys',
+  /** Keys the idempotency fingerprint of a request whose body holds a vault value (apps/records-api/src/http/idempotency.ts). */
+  fingerprints: 'request fingerprints',
 } as const;
+
+export type KeyPurpose = (typeof KEY_PURPOSES)[keyof typeof KEY_PURPOSES];
 
 export function parseMasterKey(raw: string, source = 'VAULT_MASTER_KEY'): Buffer {
   const text = raw.trim();
@@ -58,6 +64,20 @@ function keyFile(dataDir: string, log: (message: string) => void): { source: str
 }
 
 /**
+ * Replaces the embedded database's key file with `key` (after `vault:rotate-master-key`
+ * re-wrapped the database under it): written beside it with mode 600, then renamed over it,
+ * so the file is never half written.
+ */
+export function replaceKeyFile(dataDir: string, key: Buffer): string {
+  const file = join(dataDir, MASTER_KEY_FILE);
+  const next = `${file}.${process.pid}.new`;
+  writeFileSync(next, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(next, file);
+  cached = undefined;
+  return file;
+}
+
+/**
  * The master key of this process (see the class comment for where it comes from). Read
  * again whenever VAULT_MASTER_KEY changes, so tests can start apps with another key. The
  * embedded-database notice goes to stderr unless the caller logs it: the CLI's stdout
@@ -85,35 +105,55 @@ export function masterKey(log: (message: string) => void = (m) => process.stderr
  * A key for one purpose, derived from the master key with HKDF-SHA256 (RFC 5869), so no
  * two uses (webhook secrets, the vault, the check value) ever share a key.
  */
-export function subkey(purpose: (typeof KEY_PURPOSES)[keyof typeof KEY_PURPOSES]): Buffer {
+export function subkey(purpose: KeyPurpose): Buffer {
   masterKey();
   let key = cached!.subkeys.get(purpose);
   if (!key) {
-    key = Buffer.from(hkdfSync('sha256', cached!.key, Buffer.alloc(0), `workspace-records ${purpose}`, KEY_BYTES));
+    key = subkeyFrom(cached!.key, purpose);
     cached!.subkeys.set(purpose, key);
   }
   return key;
 }
 
-/** AES-256-GCM with a random 96-bit IV: `v2.` + base64(iv ‖ tag ‖ ciphertext). */
-export function seal(key: Buffer, plaintext: string): string {
+/** `subkey` of a given master key (rotating the master key re-wraps under the new one's). */
+export function subkeyFrom(master: Buffer, purpose: KeyPurpose): Buffer {
+  return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `workspace-records ${purpose}`, KEY_BYTES));
+}
+
+/**
+ * AES-256-GCM with a random 96-bit IV: `v2.` + base64(iv ‖ tag ‖ ciphertext). `aad`
+ * (additional authenticated data) binds the sealed value to where it is kept, e.g. a
+ * workspace and a name: moved to another row it no longer opens.
+ */
+export function seal(key: Buffer, plaintext: string, aad?: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
+  if (aad !== undefined) cipher.setAAD(Buffer.from(aad, 'utf8'));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return `v2.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
 }
 
 /** The inverse of `seal`; throws when the key is not the one it was sealed with. */
-export function open(key: Buffer, sealed: string): string {
+export function open(key: Buffer, sealed: string, aad?: string): string {
   const raw = Buffer.from(sealed.replace(/^v\d+\./, ''), 'base64');
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  if (aad !== undefined) decipher.setAAD(Buffer.from(aad, 'utf8'));
   decipher.setAuthTag(raw.subarray(12, 28));
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
 }
 
-/** The check value to store for the current master key. */
-export function newCheckValue(): string {
-  return seal(subkey(KEY_PURPOSES.check), CHECK_PLAINTEXT);
+/** The check value to store for the current master key (or for `master`). */
+export function newCheckValue(master?: Buffer): string {
+  return seal(master ? subkeyFrom(master, KEY_PURPOSES.check) : subkey(KEY_PURPOSES.check), CHECK_PLAINTEXT);
+}
+
+/** Whether `stored` opens with `master`'s check key. */
+export function checkValueOpens(master: Buffer, stored: string): boolean {
+  try {
+    return open(subkeyFrom(master, KEY_PURPOSES.check), stored) === CHECK_PLAINTEXT;
+  } catch {
+    return false;
+  }
 }
 
 /** Throws a one-line MasterKeyError unless the stored check value opens with the current key. */

@@ -30,8 +30,6 @@ const types = {
 @Injectable()
 export class Sql {
   private readonly pool: Pool;
-  /** DATABASE_PREPARED_STATEMENTS: off behind a pooler that cannot keep them (PgBouncer before 1.21), every text is sent unnamed. */
-  private readonly prepare = loadConfig().database.preparedStatements;
 
   constructor(dataSource: DataSource) {
     this.pool = poolOf(dataSource);
@@ -46,11 +44,10 @@ export class Sql {
    * prepared while this process has seen fewer than MAX_SHAPED_READS (or MAX_SHAPED_WRITES)
    * of them, and sent unnamed after that, so no connection keeps more than that many and a
    * burst of writes cannot use up the reads' share. With DATABASE_PREPARED_STATEMENTS=off
-   * nothing is prepared.
+   * (behind PgBouncer before 1.21) nothing is prepared.
    */
   async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}): Promise<T[]> {
-    return (await this.pool.query({ name: this.prepare ? nameFor(sql, options) : undefined, text: sql, values: params, types }))
-      .rows as T[];
+    return queryRows<T>(this.pool, sql, params, options);
   }
 
   /** `work` on one connection between BEGIN and COMMIT (ROLLBACK when it throws). */
@@ -66,7 +63,7 @@ export class Sql {
       await client.query('BEGIN');
       const result = await work({
         rows: async <R = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}) =>
-          (await client.query({ name: this.prepare ? nameFor(sql, options) : undefined, text: sql, values: params, types })).rows as R[],
+          (await client.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as R[],
       });
       await client.query('COMMIT');
       return result;
@@ -78,6 +75,16 @@ export class Sql {
       client.release(lost);
     }
   }
+}
+
+/** `Sql.rows` on any pool (read replicas' included: libs/database/src/read-routing.ts). */
+export async function queryRows<T = Record<string, unknown>>(
+  pool: Pool,
+  sql: string,
+  params: unknown[] = [],
+  options: StatementOptions = {},
+): Promise<T[]> {
+  return (await pool.query({ name: nameFor(sql, options), text: sql, values: params, types })).rows as T[];
 }
 
 /** Statements inside one open transaction. */
@@ -101,7 +108,12 @@ export const MAX_SHAPED_READS = 100;
 export const MAX_SHAPED_WRITES = 50;
 const shaped = { read: 0, write: 0 };
 
+/** DATABASE_PREPARED_STATEMENTS, read once per process. */
+let prepare: boolean | undefined;
+
 function nameFor(sql: string, { prepared }: StatementOptions): string | undefined {
+  prepare ??= loadConfig().database.preparedStatements;
+  if (!prepare) return undefined;
   if (prepared === true) return statementName(sql);
   if (prepared === 'bounded') return shapedStatementName(sql, 'read', MAX_SHAPED_READS);
   return prepared === 'bounded-write' ? shapedStatementName(sql, 'write', MAX_SHAPED_WRITES) : undefined;

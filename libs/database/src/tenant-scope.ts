@@ -3,7 +3,7 @@ import { loadModule, parseSync } from 'libpg-query';
 /**
  * Whether a statement can be routed to one workspace's shard when the tenant tables are
  * distributed by `workspace_id` (docs/scaling.md "Distributed Postgres (Citus)";
- * docs/decisions/0036-pooler-and-citus.md): every tenant table it reads or writes carries
+ * docs/decisions/0038-pooler-and-citus.md): every tenant table it reads or writes carries
  * a `workspace_id` equality. Parsed with PostgreSQL's own parser (libpg-query), not patterns.
  *
  * Per query level (a SELECT, UPDATE, DELETE, each subquery and CTE on its own), a tenant

@@ -27,7 +27,12 @@ export type AuditAction =
   | 'field.create'
   | 'field.update'
   | 'field.delete'
-  | 'field.unique';
+  | 'field.unique'
+  | 'vault.create'
+  | 'vault.rotate'
+  | 'vault.update'
+  | 'vault.delete'
+  | 'vault.reveal';
 
 export interface AuditEntry {
   workspaceId: string;

@@ -23,6 +23,7 @@ export const SETTINGS_PERMISSION_LABELS: Record<SettingsPermission, string> = {
   WORKSPACE_MEMBERS: 'Workspace members',
   ROLES: 'Roles',
   DATA_MODEL: 'Data model',
+  VAULT: 'Vault secrets',
 };
 
 export interface RoleInput {

@@ -3,13 +3,18 @@ import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { AppError } from '#errors/errors.js';
+import { valuesForDelivery } from '#identity/vault.js';
 import { assertNotLiteralSpecialUse, publicOnlyLookup } from '#net/public-address.js';
+import { redactValues, referencedNames, resolveHeaders, type WebhookHeader } from './headers.js';
 import type { WebhookSettings } from './settings.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 import { openSecret } from './webhooks.js';
 import type { WorkspaceShares } from './workspace-shares.js';
 
 const EXCERPT_BYTES = 1024;
+/** Read past the excerpt by the largest vault value, so a value echoed across its end is still found and redacted. */
+const REDACT_MARGIN_BYTES = 8192;
 
 export interface PostResult {
   statusCode: number | null;
@@ -24,10 +29,21 @@ export interface PostResult {
  * is followed (a 3xx is a failure); `timeoutMs` bounds the whole exchange; only the first
  * KB of the answer is kept. Without `allowPrivate` the target must be https and every
  * address connected to public (checked in the socket's lookup, so DNS rebinding fails).
+ * `headers` (custom, vault values filled in) go first, so ours win; every string of
+ * `redact` is cut out of what is kept of the answer.
  */
 export function postEvent(
   url: string,
-  o: { eventId: string; body: string; secret: string; timeoutMs: number; allowPrivate: boolean; now?: Date },
+  o: {
+    eventId: string;
+    body: string;
+    secret: string;
+    timeoutMs: number;
+    allowPrivate: boolean;
+    now?: Date;
+    headers?: Record<string, string>;
+    redact?: string[];
+  },
 ): Promise<PostResult> {
   const started = performance.now();
   const done = (r: Omit<PostResult, 'durationMs'>): PostResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
@@ -43,6 +59,7 @@ export function postEvent(
     return Promise.resolve(done({ statusCode: null, excerpt: '', error: (err as Error).message }));
   }
   const headers = {
+    ...o.headers,
     'content-type': 'application/json',
     'user-agent': 'workspace-records-webhooks/1',
     'webhook-id': o.eventId,
@@ -69,12 +86,18 @@ export function postEvent(
       },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
+        const keep = o.redact?.length ? EXCERPT_BYTES + REDACT_MARGIN_BYTES : EXCERPT_BYTES;
         let size = 0;
         res.on('data', (chunk: Buffer) => {
-          if (size < EXCERPT_BYTES) chunks.push(chunk.subarray(0, EXCERPT_BYTES - size));
+          if (size < keep) chunks.push(chunk.subarray(0, keep - size));
           size += chunk.length;
         });
-        const end = () => finish({ statusCode: res.statusCode ?? null, excerpt: Buffer.concat(chunks).toString('utf8'), error: null });
+        const excerpt = () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (!o.redact?.length) return text;
+          return Buffer.from(redactValues(text, o.redact)).subarray(0, EXCERPT_BYTES).toString('utf8');
+        };
+        const end = () => finish({ statusCode: res.statusCode ?? null, excerpt: excerpt(), error: null });
         res.on('end', end);
         res.on('error', end);
         res.on('aborted', end);
@@ -104,6 +127,7 @@ interface Claimed {
   created_at: Date;
   url: string;
   secret_sealed: string;
+  headers: WebhookHeader[];
   enabled: boolean;
   failing_since: Date | null;
   body: string;
@@ -169,20 +193,26 @@ export async function deliverOnce(
           AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $4::bigint)
           AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
           AND e.workspace_id = d.workspace_id AND e.id = d.event_id
-        RETURNING d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.enabled, w.failing_since, e.payload::text AS body`,
+        RETURNING d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body`,
       [job.workspaceId, job.deliveryId, job.attempt - 1, o.jobId, settings.timeoutMs + CLAIM_MARGIN_MS],
     );
     const d = rows[0];
     if (!d?.enabled) return;
     const attemptedAt = new Date();
-    const result = await postEvent(d.url, {
-      eventId: d.event_id,
-      body: d.body,
-      secret: openSecret(d.secret_sealed),
-      timeoutMs: settings.timeoutMs,
-      allowPrivate: settings.allowPrivate,
-      now: attemptedAt,
-    });
+    const custom = await customHeaders(pool, job.workspaceId, d.headers);
+    const result =
+      'error' in custom
+        ? { statusCode: null, durationMs: 0, excerpt: '', error: custom.error }
+        : await postEvent(d.url, {
+            eventId: d.event_id,
+            body: d.body,
+            secret: openSecret(d.secret_sealed),
+            timeoutMs: settings.timeoutMs,
+            allowPrivate: settings.allowPrivate,
+            now: attemptedAt,
+            headers: custom.headers,
+            redact: custom.values,
+          });
     const attemptRow = [
       job.attempt,
       attemptedAt,
@@ -212,6 +242,29 @@ export async function deliverOnce(
   } finally {
     release();
   }
+}
+
+/**
+ * The webhook's custom headers with the vault's values filled in now, at the last moment
+ * (docs/webhooks.md, "Custom headers"); the values also come back so the answer's excerpt
+ * can be cleaned of them. A reference that cannot be filled fails the attempt, saying why.
+ */
+async function customHeaders(
+  pool: DeliveryPool,
+  workspaceId: string,
+  headers: WebhookHeader[] | null,
+): Promise<{ headers: Record<string, string>; values: string[] } | { error: string }> {
+  if (!headers?.length) return { headers: {}, values: [] };
+  const names = referencedNames(headers);
+  let values: Map<string, string>;
+  try {
+    values = await valuesForDelivery(pool, workspaceId, names);
+  } catch (err) {
+    if (err instanceof AppError) return { error: `custom headers: ${err.messages.join('; ')}` };
+    throw err;
+  }
+  const resolved = resolveHeaders(headers, values);
+  return resolved.error !== undefined ? { error: resolved.error } : { headers: resolved.headers, values: [...values.values()] };
 }
 
 async function recordFailure(

@@ -6,6 +6,8 @@ import { KEY_PURPOSES, open, seal, subkey } from '#database/master-key.js';
 import { MAX_WEBHOOKS_PER_WORKSPACE } from '#database/migrations/1764500000100-webhook-fair-delivery.js';
 import { assertNotLiteralSpecialUse, hostOf } from '#net/public-address.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
+import { lockExistingNames } from '#identity/vault.js';
+import { parseHeaders, referencedNames, type WebhookHeader } from './headers.js';
 import { parseOperations } from './operations.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 
@@ -16,6 +18,8 @@ export interface WebhookSummary {
   url: string;
   description: string;
   operations: string[];
+  /** Custom headers as saved: `{{vault.NAME}}` references stay references (filled in only when sent). */
+  headers: WebhookHeader[];
   enabled: boolean;
   /** Why the webhook was switched off automatically (3 days of failures); null otherwise. */
   disabledReason: string | null;
@@ -33,6 +37,7 @@ export interface WebhookInput {
   url?: unknown;
   description?: unknown;
   operations?: unknown;
+  headers?: unknown;
   enabled?: unknown;
 }
 
@@ -69,6 +74,7 @@ function summary(row: Record<string, unknown>): WebhookSummary {
     url: row.url as string,
     description: row.description as string,
     operations: row.operations as string[],
+    headers: (row.headers as WebhookHeader[] | undefined) ?? [],
     enabled: row.enabled as boolean,
     disabledReason: (row.disabled_reason as string | null) ?? null,
     disabledAt: iso(row.disabled_at),
@@ -78,7 +84,7 @@ function summary(row: Record<string, unknown>): WebhookSummary {
   };
 }
 
-const COLUMNS = 'id, url, description, operations, enabled, disabled_reason, disabled_at, failing_since, created_at, updated_at';
+const COLUMNS = 'id, url, description, operations, headers, enabled, disabled_reason, disabled_at, failing_since, created_at, updated_at';
 
 /**
  * A target URL: https (http too with `allowPrivate`), no user-info, no fragment, at most
@@ -135,6 +141,28 @@ function parseDescription(value: unknown): string {
   return value;
 }
 
+/**
+ * Every `{{vault.NAME}}` must name a secret of this workspace's vault (another workspace's
+ * behaves as missing); the names are locked until the save commits, so a delete of one
+ * waits and then sees the webhook using it.
+ */
+async function assertReferencesExist(db: Db, workspaceId: string, headers: WebhookHeader[]): Promise<void> {
+  const names = referencedNames(headers);
+  const existing = await lockExistingNames(db, workspaceId, names);
+  const missing = names.filter((n) => !existing.has(n));
+  if (missing.length)
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      ...missing.map((n) => `headers: {{vault.${n}}} names no secret of this workspace's vault; add it on /settings/vault first`),
+    );
+}
+
+function inTransaction<T>(db: Db, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+  return 'transaction' in db && typeof db.transaction === 'function' && !('queryRunner' in db && db.queryRunner)
+    ? db.transaction(work)
+    : work(db as EntityManager);
+}
+
 function assertWebhookId(id: string): void {
   if (!isUUID(id)) throw new BadInputError(ErrorCode.INVALID_ID, `id must be a UUID; got "${id.slice(0, 100)}"`);
 }
@@ -188,15 +216,28 @@ export async function createWebhook(
   const url = attempt(() => parseTargetUrl(input.url, o.allowPrivate));
   const description = attempt(() => parseDescription(input.description));
   const operations = attempt(() => parseOperations(input.operations ?? ['*.*']));
+  const headers = attempt(() => parseHeaders(input.headers));
   if (input.enabled !== undefined && typeof input.enabled !== 'boolean') problems.push('enabled must be true or false');
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
   const secret = newWebhookSecret();
-  const [row] = await query(
-    db,
-    `INSERT INTO webhooks (workspace_id, url, description, operations, enabled, secret_sealed, created_by_user_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-    [workspaceId, url, description, operations, input.enabled ?? true, sealSecret(secret), o.createdByUserId ?? null],
-  ).catch((err: { driverError?: { code?: string }; code?: string }) => {
+  const [row] = await inTransaction(db, async (tx) => {
+    await assertReferencesExist(tx, workspaceId, headers!);
+    return query(
+      tx,
+      `INSERT INTO webhooks (workspace_id, url, description, operations, headers, enabled, secret_sealed, created_by_user_id)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8) RETURNING ${COLUMNS}`,
+      [
+        workspaceId,
+        url,
+        description,
+        operations,
+        JSON.stringify(headers),
+        input.enabled ?? true,
+        sealSecret(secret),
+        o.createdByUserId ?? null,
+      ],
+    );
+  }).catch((err: { driverError?: { code?: string }; code?: string }) => {
     // The cap is kept by a trigger (migration 1764500000100), so two creates at once cannot both pass it.
     if ((err.driverError?.code ?? err.code) === 'WH001') {
       throw new ConflictError(`A workspace has at most ${MAX_WEBHOOKS_PER_WORKSPACE} webhooks; delete one before adding another`);
@@ -229,6 +270,8 @@ export async function updateWebhook(
   if (input.url !== undefined) take('url', () => parseTargetUrl(input.url, o.allowPrivate));
   if (input.description !== undefined) take('description', () => parseDescription(input.description));
   if (input.operations !== undefined) take('operations', () => parseOperations(input.operations));
+  let headers: WebhookHeader[] | undefined;
+  if (input.headers !== undefined) take('headers', () => JSON.stringify((headers = parseHeaders(input.headers))));
   if (input.enabled !== undefined) {
     if (typeof input.enabled !== 'boolean') problems.push('enabled must be true or false');
     else {
@@ -238,11 +281,14 @@ export async function updateWebhook(
   }
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
   if (!sets.length) return { before, after: before };
-  const [row] = await query(
-    db,
-    `UPDATE webhooks SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-    params,
-  );
+  const [row] = await inTransaction(db, async (tx) => {
+    if (headers) await assertReferencesExist(tx, workspaceId, headers);
+    return query(
+      tx,
+      `UPDATE webhooks SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      params,
+    );
+  });
   return { before, after: summary(row) };
 }
 

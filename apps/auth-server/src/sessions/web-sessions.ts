@@ -72,6 +72,27 @@ export class WebSessions {
     await this.ds.query('UPDATE web_sessions SET workspace_id = $2 WHERE id_hash = $1', [hashSecret(token), workspaceId]);
   }
 
+  /** The member typed the password again in this browser session (the vault's reveal asks for it: docs/vault.md). */
+  async confirmPassword(req: Request, userId: string): Promise<void> {
+    const token = req.cookies?.[sessionCookie()];
+    if (typeof token !== 'string' || !token) return;
+    await this.ds.query('UPDATE web_sessions SET password_confirmed_at = now() WHERE id_hash = $1 AND user_id = $2', [
+      hashSecret(token),
+      userId,
+    ]);
+  }
+
+  /** Whether this session's last password check is less than `minutes` old, by the database's clock. */
+  async passwordConfirmedWithin(req: Request, minutes: number): Promise<boolean> {
+    const token = req.cookies?.[sessionCookie()];
+    if (typeof token !== 'string' || !token) return false;
+    const rows = await this.ds.query(
+      `SELECT 1 FROM web_sessions WHERE id_hash = $1 AND password_confirmed_at > now() - make_interval(mins => $2)`,
+      [hashSecret(token), minutes],
+    );
+    return rows.length > 0;
+  }
+
   async end(req: Request, res: Response): Promise<void> {
     const token = req.cookies?.[sessionCookie()];
     if (typeof token === 'string' && token) await this.ds.query('DELETE FROM web_sessions WHERE id_hash = $1', [hashSecret(token)]);

@@ -36,6 +36,7 @@ export const SECTIONS: Section[] = [
   { key: 'api-keys', href: '/settings/api-keys', label: 'API keys', requires: 'API_KEYS_AND_WEBHOOKS' },
   { key: 'apps', href: '/settings/apps', label: 'Server apps', requires: 'API_KEYS_AND_WEBHOOKS' },
   { key: 'webhooks', href: '/settings/webhooks', label: 'Webhooks', requires: 'API_KEYS_AND_WEBHOOKS' },
+  { key: 'vault', href: '/settings/vault', label: 'Vault', requires: 'VAULT' },
   { key: 'data-model', href: '/settings/data-model', label: 'Data model', requires: 'DATA_MODEL' },
   { key: 'imports', href: '/settings/imports', label: 'Import', requires: 'CREATE_RECORDS' },
   { key: 'roles', href: '/settings/roles', label: 'Roles', requires: 'ROLES' },

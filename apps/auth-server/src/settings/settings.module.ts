@@ -8,6 +8,7 @@ import { ServerAppsService } from './apps/apps.service.js';
 import { DataModelController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
 import { Sql } from '#database/sql.js';
+import { ReadRouter } from '#database/read-routing.js';
 import { CountCache } from '../../../records-api/src/records/count-cache.js';
 import { DataModel } from '../../../records-api/src/records/data-model.js';
 import { RecordsService } from '../../../records-api/src/records/records.service.js';
@@ -24,6 +25,10 @@ import { SettingsGuard } from './settings.guard.js';
 import { WebhooksApiController } from './webhooks/webhooks.api.controller.js';
 import { WebhooksController } from './webhooks/webhooks.controller.js';
 import { WebhooksService } from './webhooks/webhooks.service.js';
+import { VaultApiController } from './vault/vault.api.controller.js';
+import { VaultController } from './vault/vault.controller.js';
+import { VaultService } from './vault/vault.service.js';
+import { SignInThrottle } from '../sessions/sign-in-throttle.js';
 
 /** The workspace settings pages for signed-in members, and the JSON API they share a service layer with. */
 @Module({
@@ -35,6 +40,8 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     ServerAppsController,
     WebhooksController,
     WebhooksApiController,
+    VaultController,
+    VaultApiController,
     DataModelController,
     SettingsImportsController,
     RolesController,
@@ -51,9 +58,12 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
     RolesService,
     MembersService,
     WebhooksService,
+    VaultService,
+    SignInThrottle,
     DataModelService,
     // Imports: the records API's service, on the same database (docs/settings.md).
     Sql,
+    ReadRouter,
     CountCache,
     DataModel,
     RecordsService,

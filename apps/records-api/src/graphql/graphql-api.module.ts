@@ -8,6 +8,7 @@ import { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { loadConfig } from '#config/config.js';
 import { OBJECT_RESOLVERS } from './object.resolver.js';
 import { SearchResolver } from './search.resolver.js';
+import { VaultResolver } from '../vault/vault.resolver.js';
 import { RecordsService } from '../records/records.service.js';
 import { RecordsModule } from '../records/records.module.js';
 import { graphqlContextFactory } from './graphql-context.js';
@@ -79,6 +80,6 @@ function graphqlOptions(
       useFactory: graphqlOptions,
     }),
   ],
-  providers: [...OBJECT_RESOLVERS, SearchResolver],
+  providers: [...OBJECT_RESOLVERS, SearchResolver, VaultResolver],
 })
 export class GraphqlApiModule {}

@@ -1,9 +1,10 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { NextFunction, Response } from 'express';
 import type { AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import type { Principal } from '#auth/principal.js';
+import { KEY_PURPOSES, subkey } from '#database/master-key.js';
 import { Sql } from '#database/sql.js';
 import { AppError, ErrorCode } from '#errors/errors.js';
 import { sendError } from './body-parsing.js';
@@ -64,10 +65,15 @@ export function keyInUse(): AppError {
 
 export const isValidKey = (key: string) => KEY_SHAPE.test(key);
 
-/** method, path and body, hashed: what a retry must repeat exactly. */
+/**
+ * method, path and body, hashed: what a retry must repeat exactly. A vault write's body holds
+ * a secret value, so its hash is keyed (HMAC under a subkey of VAULT_MASTER_KEY): a plain
+ * hash in a database dump would let a guessable value be confirmed offline.
+ */
 export function fingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256')
-    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+  const text = `${method} ${path}\n${JSON.stringify(body ?? null)}`;
+  return (path.startsWith('/rest/vault/') ? createHmac('sha256', subkey(KEY_PURPOSES.fingerprints)) : createHash('sha256'))
+    .update(text)
     .digest('base64url');
 }
 

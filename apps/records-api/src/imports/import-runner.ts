@@ -503,6 +503,9 @@ export class ImportRunner {
 
   /** Ends the import (unless it was cancelled meanwhile), with its one `import.completed` event; its chunks go. */
   private async finish(imp: ImportRow, status: 'completed' | 'failed', error: string | null): Promise<void> {
+    // Before the import shows as ended: the credential that started it, reading its records
+    // after that, reads them through a replica only once the replica has every batch.
+    if (imp.created_by) await this.records.wroteFor(imp.workspace_id, imp.created_by).catch(() => undefined);
     await this.sql.transaction(async (tx) => {
       const [ended] = await tx.rows<ImportRow>(
         `UPDATE imports SET status = $3, error = $4, finished_at = now(), updated_at = now(),

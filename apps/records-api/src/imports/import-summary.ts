@@ -20,6 +20,8 @@ export interface ImportRow {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** `kind:subject` of the credential that started it. */
+  created_by?: string | null;
 }
 
 /** What `GET /rest/imports/{id}` and the `import.completed` event show of an import (docs/rest.md "Imports"). */

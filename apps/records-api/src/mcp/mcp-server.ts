@@ -6,6 +6,7 @@ import { isDatabaseUnavailable, isStatementTimeout, statementTimeoutMessage } fr
 import { AppError } from '#errors/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
+import { REVEAL_TOOL, registerRevealRefusal } from './vault-tool.js';
 
 const INSTRUCTIONS =
   `${objectList()} of one CRM workspace (the one your credential belongs to). ` +
@@ -104,7 +105,8 @@ export function createMcpServer(options: {
   // A call naming no tool of ours is a tool error the model can read and recover from, as
   // v1 of the SDK answered it (and the conformance suite's tools-call-error expects), not
   // a JSON-RPC error the client may surface as a failure of the whole server.
-  const known = new Set(options.tools.map((t) => t.name));
+  if (options.called.has(REVEAL_TOOL)) registerRevealRefusal(server);
+  const known = new Set([...options.tools.map((t) => t.name), REVEAL_TOOL]);
   for (const name of options.called) {
     if (known.has(name)) continue;
     try {

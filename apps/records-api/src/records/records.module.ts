@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { CredentialCache } from '#auth/credential-cache.js';
 import { Sql } from '#database/sql.js';
+import { ReadRouter } from '#database/read-routing.js';
 import { OBJECT_SERVICES, OBJECT_SERVICES_PROVIDER } from './object-service.js';
 import { CountCache } from './count-cache.js';
 import { DataModel } from './data-model.js';
@@ -19,6 +20,7 @@ import { SearchService } from './search.service.js';
 @Module({
   providers: [
     Sql,
+    ReadRouter,
     CountCache,
     DataModel,
     RecordsService,
@@ -32,6 +34,7 @@ import { SearchService } from './search.service.js';
   ],
   exports: [
     Sql,
+    ReadRouter,
     DataModel,
     RecordsService,
     ExportsService,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { assertCan, can, type Principal } from '#auth/principal.js';
 import { Sql, type SqlTx, type StatementOptions } from '#database/sql.js';
+import { ReadRouter } from '#database/read-routing.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError, UniqueConflictError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
@@ -195,6 +196,8 @@ export class RecordsService {
     private readonly sql: Sql,
     private readonly counts: CountCache,
     private readonly dataModel: DataModel,
+    /** Record reads: a read replica when one has the credential's last write, else the primary (docs/decisions/0037-read-replicas.md). */
+    private readonly reads: ReadRouter,
   ) {}
 
   /** The built-in definition of an object (no workspace's fields): what the base schema and documents describe. */
@@ -227,7 +230,7 @@ export class RecordsService {
     const args = parse(def.schema);
     const params: unknown[] = [principal.workspaceId];
     const scope = this.scope(def, args.filter, params);
-    const rows = await this.sql.rows(groupByStatement(args, def.schema, scope), params);
+    const rows = await this.reads.rows(principal, groupByStatement(args, def.schema, scope), params);
     return toGroups(rows, args, def.schema);
   }
 
@@ -289,7 +292,7 @@ export class RecordsService {
         LIMIT ${rowsToRead(args.limit)})`;
     // The text follows what the caller asks for (filter, order, cursor, page size, GraphQL's
     // columns): prepared within a bound.
-    const rows = await this.sql.rows(sql, params, { prepared: 'bounded' });
+    const rows = await this.reads.rows(principal, sql, params, { prepared: 'bounded' });
     const head = rows.find((row) => row.__version != null)!;
     const found = rows.filter((row) => row.__version == null);
     const hasMore = found.length > args.limit;
@@ -299,7 +302,7 @@ export class RecordsService {
     let totalCount: number | null = null;
     if (args.withCount !== false) {
       totalCount = args.filter
-        ? await this.filteredCount(def, principal.workspaceId, args.filter, scope, scopeParams, String(head.__version))
+        ? await this.filteredCount(def, principal, args.filter, scope, scopeParams, String(head.__version))
         : Number(head.__live_count);
     }
     // Cursors are made on demand: REST shows two, GraphQL one per edge only when selected.
@@ -347,7 +350,8 @@ export class RecordsService {
                      ORDER BY ${compileOrderBy(order, def.schema, !backwards)} LIMIT 1) IS NOT NULL`;
     }
     params.push(args.limit + 1);
-    const rows = await this.sql.rows(
+    const rows = await this.reads.rows(
+      principal,
       `SELECT k.parent AS __parent, o.__other_side, p.*
          FROM unnest(${parents}) AS k(parent)
         CROSS JOIN LATERAL (SELECT ${otherSide} AS __other_side) o
@@ -362,7 +366,8 @@ export class RecordsService {
     const counts = new Map<string, number>();
     if (args.withCount !== false) {
       const countParams = [...scopeParams, parentIds];
-      const counted = await this.sql.rows<{ parent: string; n: string }>(
+      const counted = await this.reads.rows<{ parent: string; n: string }>(
+        principal,
         `SELECT t.${column} AS parent, count(*)::bigint AS n FROM ${def.schema.table} t
           WHERE ${scope} AND t.${column} = ANY($${countParams.length}::uuid[]) GROUP BY t.${column}`,
         countParams,
@@ -407,7 +412,8 @@ export class RecordsService {
   ): Promise<T> {
     assertCan(principal, def.object, 'read');
     this.assertId(id);
-    const rows = await this.sql.rows(
+    const rows = await this.reads.rows(
+      principal,
       `SELECT ${(fields ? def.columnsFor(fields) : def.columns).join(', ')} FROM ${def.schema.table}
         WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL`,
       [principal.workspaceId, id],
@@ -423,7 +429,8 @@ export class RecordsService {
     const def = await this.definitionFor(target, principal);
     const workspaceId = principal.workspaceId;
     if (!ids.length) return [];
-    const rows = await this.sql.rows(
+    const rows = await this.reads.rows(
+      principal,
       `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
         WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
       [workspaceId, ids],
@@ -444,7 +451,8 @@ export class RecordsService {
     const perParent = EMBEDDED_PER_RECORD;
     const result = new Map<string, { records: AnyRecord[]; total: number }>();
     if (!parentIds.length) return result;
-    const rows = await this.sql.rows(
+    const rows = await this.reads.rows(
+      principal,
       `SELECT * FROM (
          SELECT ${def.columns.map((c) => `t.${c}`).join(', ')},
                 row_number() OVER (PARTITION BY t.${parentColumn} ORDER BY t.created_at, t.id) AS __rank,
@@ -490,7 +498,9 @@ export class RecordsService {
       { ...this.insertStatement(def, principal.workspaceId, columnSets), prepared: 'bounded-write' },
       (rows) => rows.map((row) => def.toRecord(row)),
       () => this.sql.transaction((tx) => this.insertRows(tx, def, principal, columnSets)),
-    ).catch((err) => this.mapDbError(err, def, principal.workspaceId));
+    )
+      .catch((err) => this.mapDbError(err, def, principal.workspaceId))
+      .then((records) => this.written(principal, records));
   }
 
   /**
@@ -523,7 +533,7 @@ export class RecordsService {
     });
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.sql.transaction(async (tx) => {
+        const result = await this.sql.transaction(async (tx) => {
           const found = await this.matches(tx, def, principal.workspaceId, wanted);
           const seen = new Set<string>();
           found.forEach((id, i) => {
@@ -575,6 +585,7 @@ export class RecordsService {
             updated: updates.map((u) => u.id),
           };
         });
+        return await this.written(principal, result);
       } catch (err) {
         const retry = err instanceof RetryUpsert || isKeyConflict(err, keys);
         if (retry && attempt < UPSERT_ATTEMPTS) continue;
@@ -740,7 +751,7 @@ export class RecordsService {
       () => this.sql.transaction((tx) => this.updateRow(tx, def, principal, id, written)),
     ).catch((err) => this.mapDbError(err, def, principal.workspaceId));
     if (!updated) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-    return updated;
+    return this.written(principal, updated);
   }
 
   /** A batch body checked for shape and size (1 to 60 records). */
@@ -794,7 +805,7 @@ export class RecordsService {
         }),
     );
     if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-    return { id };
+    return this.written(principal, { id });
   }
 
   /**
@@ -834,7 +845,10 @@ export class RecordsService {
         );
         return { count: rows.length, ids: rows.map((row) => row.id as string) };
       })
-      .catch((err) => this.mapDbError(err, def, principal.workspaceId));
+      .then(
+        (changed) => this.written(principal, changed),
+        (err) => this.mapDbError(err, def, principal.workspaceId),
+      );
   }
 
   /** Soft-deletes every live record the filter keeps, at most 10 000, in one transaction, one `deleted` event each. */
@@ -842,7 +856,7 @@ export class RecordsService {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'delete');
     const where = this.requireFilter(filter);
-    return this.sql.transaction(async (tx) => {
+    const changed = await this.sql.transaction(async (tx) => {
       const before = await this.lockMatching(tx, def, principal.workspaceId, where);
       if (!before.length) return { count: 0, ids: [] };
       const rows = await tx.rows(
@@ -857,6 +871,7 @@ export class RecordsService {
       );
       return { count: rows.length, ids: rows.map((row) => row.id as string) };
     });
+    return this.written(principal, changed);
   }
 
   private requireFilter(filter: FilterNode | undefined): FilterNode {
@@ -912,7 +927,7 @@ export class RecordsService {
         return record as AnyRecord;
       })
       .catch((err) => this.mapDbError(err, def, principal.workspaceId));
-    if (restored) return restored;
+    if (restored) return this.written(principal, restored);
     const [live] = await this.sql.rows(`SELECT 1 FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2`, [
       principal.workspaceId,
       id,
@@ -962,7 +977,22 @@ export class RecordsService {
       return true;
     });
     if (!erased) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-    return { id };
+    return this.written(principal, { id });
+  }
+
+  /**
+   * `result` of a committed write of `principal`, after its position is recorded for
+   * read-your-writes (libs/database/src/read-routing.ts): the credential's next read, on any
+   * instance, goes to a replica only once that replica has it.
+   */
+  private async written<R>(principal: Principal, result: R): Promise<R> {
+    await this.reads.wrote(principal);
+    return result;
+  }
+
+  /** The same for writes made for a credential outside its request (`credential` as `kind:subject`): an import's rows. */
+  async wroteFor(workspaceId: string, credential: string): Promise<void> {
+    await this.reads.wroteFor(workspaceId, credential);
   }
 
   /** A database error of a write, thrown as REST reports it (a unique value names the record holding it); imports word refused rows with it. */
@@ -1097,16 +1127,16 @@ export class RecordsService {
 
   private async filteredCount(
     def: RecordDefinition<unknown, unknown, unknown>,
-    workspaceId: string,
+    principal: Principal,
     filter: FilterNode,
     scope: string,
     params: unknown[],
     version: string,
   ): Promise<number> {
-    const key = `${workspaceId}:${def.object}:${JSON.stringify(filter)}`;
+    const key = `${principal.workspaceId}:${def.object}:${JSON.stringify(filter)}`;
     const cached = this.counts.get(key, version);
     if (cached !== undefined) return cached;
-    const [row] = await this.sql.rows(`SELECT count(*)::bigint AS n FROM ${def.schema.table} t WHERE ${scope}`, params);
+    const [row] = await this.reads.rows(principal, `SELECT count(*)::bigint AS n FROM ${def.schema.table} t WHERE ${scope}`, params);
     const count = Number(row.n);
     this.counts.set(key, version, count);
     return count;

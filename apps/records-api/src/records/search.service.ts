@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { can, assertCan, type Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
+import { ReadRouter } from '#database/read-routing.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import type { AnyRecord } from './object-definitions.js';
@@ -271,6 +272,7 @@ export class SearchService {
   constructor(
     private readonly sql: Sql,
     private readonly records: RecordsService,
+    private readonly reads: ReadRouter,
   ) {}
 
   /** The objects a search reads: those named (each must be readable: 403 otherwise), or every readable one. */
@@ -424,7 +426,9 @@ export class SearchService {
   ): Promise<Position[]> {
     const params: unknown[] = [principal.workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact];
     if (cursor) params.push(cursor.score, cursor.object, cursor.id);
-    return this.sql.rows<Position>(searchStatement(objects, Boolean(cursor), limit + 1, typo), params, { prepared: 'bounded' });
+    return this.reads.rows<Position>(principal, searchStatement(objects, Boolean(cursor), limit + 1, typo), params, {
+      prepared: 'bounded',
+    });
   }
 
   private encode(signature: string, row: Position): string {

@@ -9,7 +9,7 @@ import { listUniqueFields, makeNotUnique, makeUnique, resolveUniqueField } from 
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 
 /** Who the audit log names for a bearer credential: the person, or the key's or app's name. */
-async function actorOf(sql: Sql, principal: Principal): Promise<Actor> {
+export async function actorOf(sql: Sql, principal: Principal): Promise<Actor> {
   if (principal.kind === 'user') {
     const [row] = await sql.rows<{ email: string }>('SELECT email FROM users WHERE id::text = $1', [principal.subjectId]);
     return { userId: principal.subjectId, email: row?.email ?? 'unknown user' };

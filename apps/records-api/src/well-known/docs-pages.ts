@@ -45,6 +45,12 @@ export const DOC_PAGES: readonly DocPage[] = [
       'Signed events (company.created, person.updated …) POSTed on every change: payloads, headers, verifying with standardwebhooks, retries.',
   },
   {
+    slug: 'vault',
+    title: 'Vault',
+    description:
+      "A workspace's named secrets: /rest/vault/secrets (names and dates; values write-only), revealing only in the app, use in webhook headers.",
+  },
+  {
     slug: 'data-model',
     title: 'Custom fields',
     description:

@@ -10,7 +10,7 @@ export type RecordAction = (typeof RECORD_ACTIONS)[number];
 export type RecordCapability = RecordAction | 'destroy';
 export type ObjectPermissions = Record<RecordObject, Record<RecordAction, boolean> & { destroy?: boolean }>;
 
-export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL'] as const;
+export const SETTINGS_PERMISSIONS = ['API_KEYS_AND_WEBHOOKS', 'WORKSPACE_MEMBERS', 'ROLES', 'DATA_MODEL', 'VAULT'] as const;
 export type SettingsPermission = (typeof SETTINGS_PERMISSIONS)[number];
 
 @Entity('roles')

@@ -7,7 +7,7 @@ import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
 import { WebhooksService } from './webhooks.service.js';
 
-const FIELDS = ['url', 'description', 'operations', 'enabled'];
+const FIELDS = ['url', 'description', 'operations', 'headers', 'enabled'];
 
 /**
  * The webhooks part of the settings JSON API: session cookie + X-CSRF-Token, never a
@@ -93,5 +93,5 @@ function parseBody(body: unknown): WebhookInput {
       ErrorCode.VALIDATION_FAILED,
       `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; allowed: ${FIELDS.join(', ')}`,
     );
-  return { url: b.url, description: b.description, operations: b.operations, enabled: b.enabled };
+  return { url: b.url, description: b.description, operations: b.operations, headers: b.headers, enabled: b.enabled };
 }

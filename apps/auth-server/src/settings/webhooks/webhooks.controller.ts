@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AppError } from '#errors/errors.js';
+import { linesToHeaders } from '#webhooks/headers.js';
 import { eventTypes, splitOperations } from '#webhooks/operations.js';
 import type { CreatedWebhook, WebhookInput } from '#webhooks/webhooks.js';
 import { secretGonePage } from '../../views/settings/api-keys.js';
@@ -17,13 +18,17 @@ import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
 import { WebhooksService } from './webhooks.service.js';
 
-/** The form's fields as the service takes them: operations one per line or comma-separated; a checkbox for enabled. */
+/**
+ * The form's fields as the service takes them: operations one per line or comma-separated;
+ * custom headers one `Name: value` per line; a checkbox for enabled.
+ */
 function formInput(body: Record<string, unknown>, withEnabled: boolean): WebhookInput {
   const ops = Array.isArray(body.operations) ? body.operations.join(',') : String(body.operations ?? '');
   return {
     url: String(body.url ?? ''),
     description: String(body.description ?? ''),
     operations: splitOperations(ops),
+    headers: linesToHeaders(String(body.headers ?? '')),
     enabled: withEnabled ? body.enabled === 'on' : undefined,
   };
 }

@@ -49,7 +49,8 @@ export class WebhooksService {
         audit: {
           action: 'webhook.create',
           target: { type: 'webhook', id: webhook.id, label: webhook.url },
-          details: { operations: webhook.operations, enabled: webhook.enabled },
+          // Header names only: a value typed in by hand is not for the audit log.
+          details: { operations: webhook.operations, enabled: webhook.enabled, headers: webhook.headers.map((h) => h.name) },
         },
       };
     });
@@ -58,11 +59,11 @@ export class WebhooksService {
   update(ctx: SettingsContext, id: string, input: WebhookInput): Promise<WebhookSummary> {
     return audited(this.ds, ctx, async (tx) => {
       const { before, after } = await updateWebhook(tx, ctx.workspace.id, id, input, { allowPrivate: webhookSettings().allowPrivate });
-      const changed = (['url', 'description', 'operations', 'enabled'] as const).filter(
+      const changed = (['url', 'description', 'operations', 'headers', 'enabled'] as const).filter(
         (k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]),
       );
       if (!changed.length) return { result: after };
-      const details = Object.fromEntries(changed.map((k) => [k, after[k]]));
+      const details = Object.fromEntries(changed.map((k) => [k, k === 'headers' ? after.headers.map((h) => h.name) : after[k]]));
       return { result: after, audit: { action: 'webhook.update', target: { type: 'webhook', id, label: after.url }, details } };
     });
   }

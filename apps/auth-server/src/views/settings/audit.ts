@@ -26,6 +26,11 @@ const ACTIONS: Record<string, string> = {
   'field.update': 'Changed field',
   'field.delete': 'Deleted field',
   'field.unique': 'Changed uniqueness of field',
+  'vault.create': 'Added vault secret',
+  'vault.rotate': 'Rotated vault secret',
+  'vault.update': 'Changed vault secret description',
+  'vault.delete': 'Deleted vault secret',
+  'vault.reveal': 'Revealed vault secret',
 };
 
 const HIDDEN = new Set(['inviteId']);

@@ -13,6 +13,7 @@ const BLURBS: Record<string, string> = {
   roles: 'What each role may do with records and settings.',
   members: 'Who is in the workspace, their roles, invite links.',
   webhooks: 'Get a signed POST at your URL whenever records change.',
+  vault: 'Secrets your integrations use, such as a token a webhook sends; revealed only with your password.',
   audit: 'Every change made in these settings: who, what, when.',
 };
 

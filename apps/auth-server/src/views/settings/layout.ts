@@ -106,6 +106,16 @@ for (const button of document.querySelectorAll('[data-copy]')) {
 }
 for (const field of document.querySelectorAll('.secret input')) field.addEventListener('focus', () => field.select());
 
+// A revealed vault value (views/settings/vault.ts) leaves the page after its time.
+for (const shown of document.querySelectorAll('[data-hide-after]')) {
+  setTimeout(() => {
+    for (const field of shown.querySelectorAll('textarea, input')) field.value = '';
+    shown.remove();
+    const notice = document.getElementById(shown.dataset.hiddenNotice);
+    if (notice) notice.hidden = false;
+  }, Number(shown.dataset.hideAfter) * 1000);
+}
+
 // The Import panel (views/settings/imports.ts): the file goes as the request body, then its page follows it.
 const importForm = document.getElementById('import-form');
 if (importForm) {

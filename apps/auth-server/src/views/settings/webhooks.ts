@@ -1,3 +1,4 @@
+import { headersToLines, MAX_HEADERS } from '#webhooks/headers.js';
 import type { WebhookAttempt, WebhookSummary } from '#webhooks/webhooks.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '../html.js';
@@ -13,6 +14,23 @@ function status(w: WebhookSummary): Html {
 
 function disabledBox(w: WebhookSummary): Html {
   return w.disabledReason ? html`<p class="error" role="alert"><strong>${w.url}</strong>: ${w.disabledReason}</p>` : html``;
+}
+
+function headersField(value: string, error: string | undefined): Html {
+  return html`<label for="wh-headers">Custom headers <span class="muted">(optional)</span></label>
+    <textarea
+      id="wh-headers"
+      name="headers"
+      rows="3"
+      spellcheck="false"
+      placeholder="Authorization: Bearer {{vault.CRM_TOKEN}}"
+      ${fieldError(errorAbout(error, 'headers'), 'wh-headers-hint')}
+    >
+${value}</textarea>
+    <p class="hint" id="wh-headers-hint">
+      One <code>Name: value</code> per line, at most ${MAX_HEADERS}. Keep secrets in the <a href="/settings/vault">vault</a> and name them
+      as <code>{{vault.NAME}}</code>: the value is filled in only when an event is sent.
+    </p>`;
 }
 
 function operationsHint(eventTypes: string[]): Html {
@@ -111,7 +129,7 @@ export function webhooksPage(
             value="${v.operations ?? '*.*'}"
             ${fieldError(errorAbout(o.error, 'operations'), 'wh-ops-hint')}
           />
-          ${operationsHint(o.eventTypes)}
+          ${operationsHint(o.eventTypes)} ${headersField(v.headers ?? '', o.error)}
           <button type="submit">Add webhook</button>
         </form>
       </section>`,
@@ -209,6 +227,7 @@ export function editWebhookPage(
             value="${v.operations ?? w.operations.join(', ')}"
             ${fieldError(errorAbout(o.error, 'operations'))}
           />
+          ${headersField(v.headers ?? headersToLines(w.headers), o.error)}
           <label class="check"><input type="checkbox" name="enabled" ${enabled ? html` checked` : html``} /> Enabled</label>
           <button type="submit">Save</button>
         </form>

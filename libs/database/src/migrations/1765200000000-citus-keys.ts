@@ -5,8 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * (docs/scaling.md "Distributed Postgres (Citus)"): `custom_fields` was the one tenant table whose
  * primary key was `id` alone. Nothing references it; ids stay unique (random UUIDs).
  */
-export class CitusKeys1765000000000 implements MigrationInterface {
-  name = 'CitusKeys1765000000000';
+export class CitusKeys1765200000000 implements MigrationInterface {
+  name = 'CitusKeys1765200000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE custom_fields DROP CONSTRAINT custom_fields_pkey, ADD PRIMARY KEY (workspace_id, id)`);
