@@ -8,7 +8,7 @@ const transform = {
     },
   ],
 };
-const common = {
+export const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',

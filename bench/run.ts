@@ -36,6 +36,9 @@ import {
  * Flags: --rows N (main workspace size, default 100,000; its own database), --mixed N
  * (requests in the mixed run, default 50,000), --no-mixed, --no-custom-index (drops the
  * custom-field index before the run; the next run without the flag creates it again),
+ * --only key,key (just those scenarios, e.g. `--only listCompanies,getCompany` with and without
+ * DATABASE_PREPARED_STATEMENTS=off),
+ * --prepared (bench/prepared.ts: prepared statements on, off, and off through PgBouncer, side by side),
  * --webhooks, --writes, --export, --search, --import (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
  * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
  * figures of --writes: 1 and 16 writers beside the bare server), --replica (bench/replica.ts: list and GraphQL reads
@@ -63,6 +66,8 @@ interface Args {
   mixed: number;
   /** Whether the custom-field index (seed.ts CUSTOM_INDEX) is there during the run. */
   customIndex: boolean;
+  /** `--only key,key`: just these scenarios (keys as in results.json), e.g. to compare one setting. */
+  only?: string[];
 }
 
 function parseArgs(argv: string[]): Args {
@@ -80,9 +85,10 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--mixed') args.mixed = count(flag, value(), CONNECTIONS);
     else if (flag === '--no-mixed') args.mixed = 0;
     else if (flag === '--no-custom-index') args.customIndex = false;
+    else if (flag === '--only') args.only = (value() ?? '').split(',').filter(Boolean);
     else
       throw new Error(
-        `unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --webhooks, --writes, --export, --search)`,
+        `unknown argument "${argv[i]}" (known: --rows N, --mixed N, --no-mixed, --no-custom-index, --only key,key, --prepared, --webhooks, --writes, --export, --search)`,
       );
   }
   return args;
@@ -767,6 +773,7 @@ async function main(): Promise<void> {
     ['--export', async () => (await import('./export.js')).exportBench()],
     ['--search', async () => (await import('./search.js')).searchBench()],
     ['--import', async () => (await import('./import.js')).importBench()],
+    ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
@@ -969,7 +976,7 @@ async function main(): Promise<void> {
     ];
 
     const rows: Row[] = [];
-    for (const s of scenarios) {
+    for (const s of scenarios.filter((x) => !args.only || args.only.includes(x.key))) {
       const headers = { ...(s.method === 'POST' ? jsonHeaders : auth), ...s.auth };
       // One request to each server first: both must answer, and with the same records.
       const ours = await call(targets[0].base, s, headers);

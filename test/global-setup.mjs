@@ -45,7 +45,18 @@ function testCertificate() {
 }
 
 export default async function globalSetup() {
+  // Once per run, whichever Jest config or project calls it first (jest.pgbouncer.config.js too).
+  if (globalThis.__testSetupDone) return;
+  globalThis.__testSetupDone = true;
   testCertificate();
+  // Every statement text the suites' processes send is recorded, and checked at the end for a
+  // workspace_id equality on every tenant table (global-teardown.mjs; docs/scaling.md "Distributed
+  // Postgres (Citus)"). This process imported the database code before this line: the
+  // migrations below are not recorded.
+  if (!process.env.SQL_RECORD_FILE) {
+    process.env.SQL_RECORD_FILE = join(mkdtempSync(join(tmpdir(), 'wrs-sql-')), 'statements.jsonl');
+    globalThis.__sqlRecording = process.env.SQL_RECORD_FILE;
+  }
   // Rate limits are counted across instances, in the database (README.md, Operations), and requests
   // without credentials and failed authentications per client address. Here every test
   // file is one address (127.0.0.1) on one database, so the suite's many deliberate 401s

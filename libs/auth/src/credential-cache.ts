@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@ne
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '#config/config.js';
+import { isTransactionPooled } from '#database/connections.js';
 import { poolOf } from '#database/sql.js';
 import type { Principal } from './principal.js';
 
@@ -11,6 +12,8 @@ const MAX_ENTRIES = 10_000;
 const RECONNECT_FIRST_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 const VERSION_READ_TIMEOUT_MS = 2_000;
+/** Without LISTEN: how often the version is read while no request reads it, to drop entries and notice a lost connection. */
+export const CREDENTIAL_POLL_MS = 1_000;
 
 export interface CachedCredential {
   principal: Principal;
@@ -32,6 +35,13 @@ export interface CachedCredential {
  * request. The NOTIFY drops entries early. While that connection is down nothing is kept
  * and every request reads the database. A read that was under way when a change was seen
  * is not kept (`ticket`).
+ *
+ * Behind a pooler in transaction mode (DATABASE_POOLER=transaction) a LISTEN would stay on
+ * whichever server connection ran it, so the cache does not LISTEN there: it polls the
+ * version every CREDENTIAL_POLL_MS instead, which takes the NOTIFY's place (entries dropped
+ * early, a dead connection noticed while idle). The same happens when LISTEN itself is
+ * refused (a pooler that rejects it). Exactness never depended on the NOTIFY: the version
+ * read before each use is a plain SELECT, which any pooler passes.
  */
 @Injectable()
 export class CredentialCache implements OnModuleInit, OnModuleDestroy {
@@ -40,6 +50,9 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
   private readonly ttlMs = loadConfig().credentialCacheMs;
   private listener?: pg.Client;
   private listening = false;
+  /** LISTEN/NOTIFY, or a version read every CREDENTIAL_POLL_MS (see the class comment). */
+  private mode: 'listen' | 'poll' = 'listen';
+  private poll?: NodeJS.Timeout;
   private generation = 0;
   private stopped = false;
   private retryMs = RECONNECT_FIRST_MS;
@@ -54,20 +67,32 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
   constructor(private readonly dataSource: DataSource) {}
 
   onModuleInit(): void {
+    if (isTransactionPooled((this.dataSource.options as { url?: string }).url)) this.mode = 'poll';
     if (this.ttlMs > 0) void this.listen();
+  }
+
+  /** `listen` (NOTIFY drops entries) or `poll` (a version read every CREDENTIAL_POLL_MS does). */
+  get invalidation(): 'listen' | 'poll' {
+    return this.mode;
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     this.listening = false;
     clearTimeout(this.retry);
+    clearInterval(this.poll);
     this.drop();
     await this.listener?.end().catch(() => undefined);
   }
 
-  /** Whether entries are being served (the LISTEN connection is up). */
+  /** Whether entries are being served (the cache's connection is up). */
   get active(): boolean {
     return this.listening;
+  }
+
+  /** Entries kept now. */
+  get size(): number {
+    return this.entries.size;
   }
 
   /** Taken before reading a credential from the database; `set` keeps the result only if nothing changed since. */
@@ -143,6 +168,17 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     this.entries.clear();
   }
 
+  /** LISTEN on the cache's connection; a refusal by the server switches this cache to polling for good. */
+  private async tryListen(client: pg.Client): Promise<void> {
+    try {
+      await client.query(`LISTEN ${CREDENTIALS_CHANNEL}`);
+    } catch (err) {
+      if (!refused(err)) throw err;
+      this.mode = 'poll';
+      this.logger.warn(`LISTEN refused (${(err as Error).message}): the credential cache polls every ${CREDENTIAL_POLL_MS} ms instead`);
+    }
+  }
+
   private async listen(): Promise<void> {
     const client = new pg.Client({
       ...poolOf(this.dataSource).options,
@@ -156,6 +192,7 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
       gone = true;
       if (this.listener === client) this.listener = undefined;
       this.listening = false;
+      clearInterval(this.poll);
       this.inFlight = this.queued = undefined;
       this.drop();
       client.end().catch(() => undefined);
@@ -174,7 +211,7 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     let version: string | undefined;
     try {
       await client.connect();
-      await client.query(`LISTEN ${CREDENTIALS_CHANNEL}`);
+      if (this.mode === 'listen') await this.tryListen(client);
       version = await readVersion(client);
     } catch (err) {
       return lost(err as Error);
@@ -187,10 +224,20 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     this.seen = version;
     this.drop(); // whatever changed while nobody listened
     this.listening = true;
+    if (this.mode === 'poll') {
+      clearInterval(this.poll);
+      this.poll = setInterval(() => void this.sync(), CREDENTIAL_POLL_MS);
+      this.poll.unref();
+    }
     this.retryMs = RECONNECT_FIRST_MS;
     if (this.warned) this.logger.log('Credential cache on again');
     this.warned = false;
   }
+}
+
+/** A LISTEN the server answered with an error (Postgres or a pooler; the connection is still up): poll from now on. */
+function refused(err: unknown): boolean {
+  return err instanceof pg.DatabaseError;
 }
 
 /** The credential version every change that can take access away moves (migration 1764400000100). */

@@ -11,6 +11,8 @@ export interface AppConfig {
   publicUrl: string;
   /** Unset: an embedded Postgres is started under `dataDir`. */
   databaseUrl: string | undefined;
+  /** How `databaseUrl` reaches Postgres (docs/scaling.md "Behind PgBouncer"; docs/decisions/0038-pooler-and-citus.md). */
+  database: DatabaseConnections;
   /** Read replicas of `databaseUrl` for record reads (libs/database/src/read-routing.ts); empty: all on the primary. */
   databaseReadUrls: string[];
   /** A replica further behind the primary than this (ms) is not read from. */
@@ -73,6 +75,24 @@ export interface AppConfig {
   exports: ExportLimits;
   /** Imports (docs/rest.md "Imports"). */
   imports: ImportSettings;
+}
+
+export interface DatabaseConnections {
+  /**
+   * `DATABASE_POOLER`: `none` (default), or `transaction` when DATABASE_URL is a pooler in
+   * transaction mode (PgBouncer `pool_mode = transaction`): its connections carry no session
+   * state, so they get no startup options, no LISTEN and (by default) no named prepared statements.
+   */
+  pooler: 'none' | 'transaction';
+  /**
+   * `DATABASE_SESSION_URL`: a session connection to the same database (direct, or a pooler in
+   * session mode) for what needs one: migrations (advisory lock), the job queue's workers
+   * (LISTEN), exports (session advisory locks, COPY), custom-field index builds. Defaults to
+   * DATABASE_URL; required with `pooler: 'transaction'`.
+   */
+  sessionUrl: string | undefined;
+  /** `DATABASE_PREPARED_STATEMENTS`: named prepared statements for the hot queries; default on, off with a transaction pooler. */
+  preparedStatements: boolean;
 }
 
 export interface ExportLimits {
@@ -178,6 +198,7 @@ export function loadConfig(): AppConfig {
     authPort: intFrom('AUTH_PORT', 3001),
     publicUrl,
     databaseUrl: process.env.DATABASE_URL || undefined,
+    database: databaseConnectionsFrom(),
     databaseReadUrls: (process.env.DATABASE_READ_URL ?? '')
       .split(',')
       .map((url) => url.trim())
@@ -217,6 +238,25 @@ export function loadConfig(): AppConfig {
       concurrency: Math.max(1, intFrom('IMPORTS_CONCURRENCY', 2)),
       heartbeatMs: Math.max(100, intFrom('IMPORTS_HEARTBEAT_MS', 10_000)),
     },
+  };
+}
+
+function databaseConnectionsFrom(): DatabaseConnections {
+  const pooler = (process.env.DATABASE_POOLER || 'none').toLowerCase();
+  if (pooler !== 'none' && pooler !== 'transaction') {
+    throw new ConfigError(`DATABASE_POOLER must be none or transaction, got "${process.env.DATABASE_POOLER}"`);
+  }
+  const sessionUrl = process.env.DATABASE_SESSION_URL || undefined;
+  if (pooler === 'transaction' && process.env.DATABASE_URL && !sessionUrl) {
+    throw new ConfigError(
+      'DATABASE_POOLER=transaction needs DATABASE_SESSION_URL: a direct (or session-mode) connection for migrations, the job queue, exports and index builds',
+    );
+  }
+  const prepared = process.env.DATABASE_PREPARED_STATEMENTS;
+  return {
+    pooler,
+    sessionUrl,
+    preparedStatements: prepared ? onOff('DATABASE_PREPARED_STATEMENTS') : pooler === 'none',
   };
 }
 

@@ -2,9 +2,11 @@ import 'reflect-metadata';
 import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
 import pg from 'pg';
 import { loadConfig } from '#config/config.js';
+import { poolOptions, sessionOptions, sessionUrlFor } from './connections.js';
 import { migrateJobQueue } from './job-queue.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
 import { ENTITIES } from './entities/index.js';
+import { recordSql } from './sql-record.js';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
 import { OAuth1763900000000 } from './migrations/1763900000000-oauth.js';
 import { FilterOrderIndexes1764100000000 } from './migrations/1764100000000-filter-order-indexes.js';
@@ -29,7 +31,11 @@ import { UnwatchedWrites1764800000100 } from './migrations/1764800000100-unwatch
 import { Imports1764900000000 } from './migrations/1764900000000-imports.js';
 import { ReadYourWrites1765000000000 } from './migrations/1765000000000-read-your-writes.js';
 import { Vault1765100000000 } from './migrations/1765100000000-vault.js';
-import { FieldPermissions1765200000000 } from './migrations/1765200000000-field-permissions.js';
+import { CitusKeys1765200000000 } from './migrations/1765200000000-citus-keys.js';
+import { FieldPermissions1765300000000 } from './migrations/1765300000000-field-permissions.js';
+
+// SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
+recordSql();
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -55,18 +61,11 @@ export const MIGRATIONS = [
   Imports1764900000000,
   ReadYourWrites1765000000000,
   Vault1765100000000,
-  FieldPermissions1765200000000,
+  CitusKeys1765200000000,
+  FieldPermissions1765300000000,
 ];
 
-/**
- * Options of every pooled session: UTC (timestamps read as text are ISO-convertible without
- * time zone math, see sql.ts) and DATABASE_STATEMENT_TIMEOUT_MS, after which Postgres cancels
- * a statement (SQLSTATE 57014) instead of letting one heavy filter hold a backend, a request
- * and a shutdown for as long as it runs.
- */
-export function sessionOptions(statementTimeoutMs = loadConfig().databaseStatementTimeoutMs): string {
-  return `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`;
-}
+export { sessionOptions } from './connections.js';
 
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
   return {
@@ -80,7 +79,7 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     migrationsRun: false,
     logging: false,
     // A connect that hangs (a database host gone quiet) fails after 5 s, as a 503, instead of holding the request.
-    extra: { max: poolSize, options: sessionOptions(), connectionTimeoutMillis: 5000 },
+    extra: { max: poolSize, ...poolOptions(url), connectionTimeoutMillis: 5000 },
   };
 }
 
@@ -112,8 +111,19 @@ export function startEmbedded(log?: (message: string) => void): Promise<Embedded
  * wait for another starter's lock, may rightly take longer than any request should. Then
  * the master key is checked against the database's check value: a wrong VAULT_MASTER_KEY
  * stops the start here (a one-line MasterKeyError) instead of failing a delivery later.
+ * For DATABASE_URL behind a transaction pooler, all of it runs on DATABASE_SESSION_URL.
  */
 export async function runMigrations(dataSource: DataSource): Promise<void> {
+  // Behind a transaction pooler the lock and the SET below need a session: DATABASE_SESSION_URL.
+  const url = (dataSource.options as { url: string }).url;
+  if (sessionUrlFor(url) !== url) {
+    const session = await new DataSource(dataSourceOptions(sessionUrlFor(url), 1)).initialize();
+    try {
+      return await runMigrations(session);
+    } finally {
+      await session.destroy();
+    }
+  }
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -122,7 +132,7 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'each';
     await executor.executePendingMigrations();
-    const unbounded = new pg.Pool({ connectionString: (dataSource.options as { url: string }).url, max: 1, options: sessionOptions(0) });
+    const unbounded = new pg.Pool({ connectionString: url, max: 1, options: sessionOptions(0) });
     try {
       await migrateJobQueue(unbounded);
     } finally {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import pg, { type Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import { loadConfig } from '#config/config.js';
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -42,7 +43,8 @@ export class Sql {
    * columns a write gives; values are always parameters), so the set is open: such texts are
    * prepared while this process has seen fewer than MAX_SHAPED_READS (or MAX_SHAPED_WRITES)
    * of them, and sent unnamed after that, so no connection keeps more than that many and a
-   * burst of writes cannot use up the reads' share.
+   * burst of writes cannot use up the reads' share. With DATABASE_PREPARED_STATEMENTS=off
+   * (behind PgBouncer before 1.21) nothing is prepared.
    */
   async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], options: StatementOptions = {}): Promise<T[]> {
     return queryRows<T>(this.pool, sql, params, options);
@@ -106,7 +108,12 @@ export const MAX_SHAPED_READS = 100;
 export const MAX_SHAPED_WRITES = 50;
 const shaped = { read: 0, write: 0 };
 
+/** DATABASE_PREPARED_STATEMENTS, read once per process. */
+let prepare: boolean | undefined;
+
 function nameFor(sql: string, { prepared }: StatementOptions): string | undefined {
+  prepare ??= loadConfig().database.preparedStatements;
+  if (!prepare) return undefined;
   if (prepared === true) return statementName(sql);
   if (prepared === 'bounded') return shapedStatementName(sql, 'read', MAX_SHAPED_READS);
   return prepared === 'bounded-write' ? shapedStatementName(sql, 'write', MAX_SHAPED_WRITES) : undefined;

@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { loadConfig } from '#config/config.js';
 import { poolOf } from '#database/sql.js';
+import { sessionConnection } from '#database/connections.js';
 import { isUuid } from '#records/query/filter.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { makeNotUnique, makeUnique } from './unique-fields.js';
@@ -333,7 +334,12 @@ export function fieldIndexName(field: Pick<CustomField, 'object' | 'name' | 'typ
 
 /** A connection of its own without the statement timeout: building an index on a large table takes longer than any request. */
 async function indexClient(ds: DataSource): Promise<pg.Client> {
-  const client = new pg.Client({ ...poolOf(ds).options, application_name: 'custom-field indexes' });
+  // A session advisory lock and SET: DATABASE_SESSION_URL behind a transaction pooler (connections.ts).
+  const client = new pg.Client({
+    connectionTimeoutMillis: poolOf(ds).options.connectionTimeoutMillis,
+    ...sessionConnection((ds.options as { url: string }).url, 0),
+    application_name: 'custom-field indexes',
+  });
   client.on('error', () => undefined);
   await client.connect();
   await client.query('SET statement_timeout = 0');

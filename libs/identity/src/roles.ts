@@ -62,7 +62,7 @@ const MAX_FIELD_RULES = 500;
 /** Problems reported for one body, at most (a body of 10 000 unknown names is one message, not 10 000). */
 const MAX_FIELD_PROBLEMS = 10;
 
-/** The fields a role may restrict on each object: built-in fields other than links (decision 38). */
+/** The fields a role may restrict on each object: built-in fields other than links (decision 39). */
 const RESTRICTABLE: ReadonlyMap<string, ReadonlySet<string>> = new Map(
   OBJECTS.map((o) => [o.plural, new Set(o.fields.filter((f) => f.kind !== 'relation').map((f) => f.name))]),
 );

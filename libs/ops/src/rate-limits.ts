@@ -1,6 +1,8 @@
 import { Injectable, type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
 import pg, { type Pool } from 'pg';
-import { resolveDatabaseUrl, sessionOptions } from '#database/data-source.js';
+import { poolOptions } from '#database/connections.js';
+import { loadConfig } from '#config/config.js';
+import { resolveDatabaseUrl } from '#database/data-source.js';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 
@@ -33,6 +35,16 @@ function headersFor(limit: number, res: RateLimiterRes): LimitOutcome['headers']
 }
 
 /**
+ * rate-limiter-flexible's Postgres store names its statements (`rate_limits:rlflx-upsert`).
+ * With DATABASE_PREPARED_STATEMENTS=off (behind PgBouncer before 1.21) they go unnamed: a
+ * name prepared on one server session is unknown, or already taken, on the next.
+ */
+export function limiterStore(pool: Pool): { query(q: pg.QueryConfig): Promise<pg.QueryResult> } {
+  if (loadConfig().database.preparedStatements) return pool;
+  return { query: (q: pg.QueryConfig) => pool.query({ text: q.text, values: q.values }) };
+}
+
+/**
  * A per-minute budget shared by every instance (README.md, Operations): rate-limiter-flexible's
  * RateLimiterPostgres, one upsert per counted event in the UNLOGGED `rate_limits` table
  * (migration 1764000000100). Keys over their budget are then refused from memory for the
@@ -50,7 +62,7 @@ export class SharedLimit {
     readonly limit: number,
   ) {
     this.limiter = new RateLimiterPostgres({
-      storeClient: pool,
+      storeClient: limiterStore(pool),
       storeType: 'pool',
       tableName: 'rate_limits',
       tableCreated: true,
@@ -139,7 +151,7 @@ export class RateLimitPool implements OnModuleDestroy {
       max: 4,
       connectionTimeoutMillis: 5000,
       idleTimeoutMillis: 30_000,
-      options: sessionOptions(),
+      ...poolOptions(url),
     });
     this.pool.on('error', () => undefined); // an idle connection dropped (Postgres restarting): the pool replaces it
   }

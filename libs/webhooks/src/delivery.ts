@@ -232,7 +232,7 @@ export async function deliverOnce(
            SELECT d.workspace_id, d.webhook_id, d.id, $4, $5::timestamptz, $6::int, $7::int, $8::text, $9::text FROM d
            ON CONFLICT DO NOTHING
          )
-         UPDATE webhooks w SET failing_since = NULL FROM d WHERE w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.failing_since IS NOT NULL`,
+         UPDATE webhooks w SET failing_since = NULL FROM d WHERE w.workspace_id = $1 AND w.id = d.webhook_id AND w.failing_since IS NOT NULL`,
         [job.workspaceId, job.deliveryId, o.jobId, ...attemptRow],
       );
       o.onDelivered?.(d.event_id);

@@ -5,6 +5,8 @@ import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { DataSource } from 'typeorm';
 import { verifyCredentials } from '#identity/accounts.js';
 import { loadConfig } from '#config/config.js';
+import { poolOf } from '#database/sql.js';
+import { limiterStore } from '#ops/rate-limits.js';
 
 /** Where the counters live: one table in our database, so every auth-server instance shares them. */
 const TABLE = 'auth_throttle';
@@ -31,7 +33,16 @@ export class SignInThrottle {
   constructor(ds: DataSource) {
     const config = loadConfig();
     const limiter = (keyPrefix: string, points: number, duration: number) =>
-      new RateLimiterPostgres({ storeClient: ds, storeType: 'typeorm', tableName: TABLE, tableCreated: true, keyPrefix, points, duration });
+      new RateLimiterPostgres({
+        // Its statements unnamed when prepared statements are off (limiterStore).
+        storeClient: limiterStore(poolOf(ds)),
+        storeType: 'pool',
+        tableName: TABLE,
+        tableCreated: true,
+        keyPrefix,
+        points,
+        duration,
+      });
     this.perAccount = limiter('signin-account', config.signInFailuresPerAccount, config.signInWindowSeconds);
     this.perAddress = limiter('signin-address', config.signInFailuresPerAddress, config.signInWindowSeconds);
     this.signUps = limiter('signup-address', config.signUpsPerAddressPerHour, 3600);

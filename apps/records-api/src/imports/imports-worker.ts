@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '#config/config.js';
-import { sessionOptions } from '#database/data-source.js';
+import { sessionConnection } from '#database/connections.js';
 import { QueueWorker } from '#database/job-queue.js';
 import { Sql } from '#database/sql.js';
 import { DataModel } from '../records/data-model.js';
@@ -38,7 +38,7 @@ export class ImportsWorker implements OnApplicationBootstrap, OnApplicationShutd
     this.worker = await QueueWorker.start({
       name: 'import',
       jobs: 'imports',
-      connection: { connectionString: (this.ds.options as { url?: string }).url, options: sessionOptions() },
+      connection: sessionConnection((this.ds.options as { url: string }).url),
       concurrency: settings.concurrency,
       heartbeatMs: settings.heartbeatMs,
       taskIdentifier: IMPORT_TASK,

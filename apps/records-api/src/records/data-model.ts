@@ -73,7 +73,7 @@ export class DataModel {
   async read(workspaceId: string): Promise<WorkspaceModel> {
     const rows = await this.sql.rows<Record<string, unknown>>(
       `SELECT w.data_model_version AS __version, f.*
-         FROM workspaces w LEFT JOIN custom_fields f ON f.workspace_id = w.id
+         FROM workspaces w LEFT JOIN custom_fields f ON f.workspace_id = $1
         WHERE w.id = $1 ORDER BY f.created_at, f.id`,
       [workspaceId],
       { prepared: true },

@@ -8,7 +8,7 @@ import { hasFieldRestrictions } from '#auth/field-access.js';
 import { loadConfig, type ExportLimits } from '#config/config.js';
 import { poolOf } from '#database/sql.js';
 import { inlineParams } from '#database/inline-params.js';
-import { sessionOptions } from '#database/data-source.js';
+import { sessionConnection } from '#database/connections.js';
 import { TooManyRequestsError } from '#errors/errors.js';
 import { compileFilter, compileOrderBy, DEFAULT_ORDER } from '#records/query/index.js';
 import type { FilterNode, ObjectSchema } from '#records/query/types.js';
@@ -84,13 +84,13 @@ export class ExportsService implements OnModuleDestroy {
     private readonly records: RecordsService,
     dataSource: DataSource,
   ) {
-    const options = poolOf(dataSource).options;
+    // Session advisory locks: DATABASE_SESSION_URL behind a transaction pooler (connections.ts).
     this.pool = new pg.Pool({
-      ...options,
+      connectionTimeoutMillis: poolOf(dataSource).options.connectionTimeoutMillis,
+      ...sessionConnection((dataSource.options as { url: string }).url, 0, ` -c client_connection_check_interval=${CONNECTION_CHECK_MS}`),
       max: this.limits.perInstance,
       idleTimeoutMillis: 10_000,
       application_name: 'records export',
-      options: `${sessionOptions(0)} -c client_connection_check_interval=${CONNECTION_CHECK_MS}`,
     });
     // An idle connection that the server closes must not end the process (pg-pool's advice).
     this.pool.on('error', () => undefined);

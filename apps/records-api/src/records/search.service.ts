@@ -465,7 +465,7 @@ export class SearchService {
   }
 
   /**
-   * Field permissions in search (docs/decisions/0038-field-permissions.md): a record is never
+   * Field permissions in search (docs/decisions/0039-field-permissions.md): a record is never
    * found by the words of a field its role cannot read. Each object is matched on the weights
    * whose fields the role can all read (plural → those weights; absent: all). An object left
    * with no weight is not searched; named in `objects`, it is 403 naming the fields.

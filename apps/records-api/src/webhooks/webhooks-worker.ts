@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { sessionOptions } from '#database/data-source.js';
+import { sessionConnection } from '#database/connections.js';
 import { QueueWorker } from '#database/job-queue.js';
 import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
 import { webhookSettings } from '#webhooks/settings.js';
@@ -36,7 +36,7 @@ export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShut
     this.worker = await QueueWorker.start({
       name: 'webhook',
       jobs: 'webhook jobs',
-      connection: { connectionString: (this.ds.options as { url?: string }).url, options: sessionOptions() },
+      connection: sessionConnection((this.ds.options as { url: string }).url),
       concurrency: settings.concurrency,
       heartbeatMs: settings.heartbeatMs,
       taskIdentifier: DELIVER_TASK,

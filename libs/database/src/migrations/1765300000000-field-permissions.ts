@@ -8,8 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * of it is a change of `roles`, which moves the credential version (1764400000100): cached
  * principals are dropped and the next request reads the new restrictions.
  */
-export class FieldPermissions1765200000000 implements MigrationInterface {
-  name = 'FieldPermissions1765200000000';
+export class FieldPermissions1765300000000 implements MigrationInterface {
+  name = 'FieldPermissions1765300000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE roles ADD COLUMN IF NOT EXISTS field_permissions jsonb NOT NULL DEFAULT '{}'::jsonb`);
