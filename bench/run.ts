@@ -349,8 +349,12 @@ function query(params: Record<string, string>): string {
   return new URLSearchParams(params).toString();
 }
 
+let seq = 0;
+/** A body with its `{seq}` replaced by a value no other request of this process gets. */
+const withSeq = (body: string | undefined) => body?.replace('{seq}', `${process.pid}-${Date.now().toString(36)}-${seq++}`);
+
 async function call(base: string, s: Scenario, headers: Record<string, string>): Promise<{ status: number; json: any }> {
-  const res = await fetch(base + s.paths[0], { method: s.method, headers, body: s.bodies?.[0] });
+  const res = await fetch(base + s.paths[0], { method: s.method, headers, body: withSeq(s.bodies?.[0]) });
   const text = await res.text();
   try {
     return { status: res.status, json: JSON.parse(text) };
@@ -404,7 +408,7 @@ async function measure(
           {
             setupRequest: (req: Record<string, any>) => {
               const i = n++;
-              return { ...req, path: s.paths[i % s.paths.length], body: s.bodies?.[i % s.bodies.length] };
+              return { ...req, path: s.paths[i % s.paths.length], body: withSeq(s.bodies?.[i % s.bodies.length]) };
             },
           },
         ]
@@ -885,7 +889,9 @@ async function main(): Promise<void> {
     const createPersonBodies = data.companyIds.map((companyId, i) =>
       JSON.stringify({
         name: { firstName: 'Bench', lastName: CREATED_MARK },
-        emails: { primaryEmail: `bench.created${i}@example.com` },
+        // `{seq}` is replaced per request (withSeq): e-mails are unique per workspace, and every
+        // server and round creates again from the same bodies.
+        emails: { primaryEmail: `bench.created${i}.{seq}@example.com` },
         companyId,
       }),
     );
