@@ -202,7 +202,7 @@ describe('Idempotency-Key', () => {
     }
   });
 
-  it('lets a retry take over a key whose first request died (lease over); the create is still made once', async () => {
+  it('lets a retry take over a key whose first request died (lease over): the create is made once and the retry gets it', async () => {
     const key = newKey();
     const body = { name: 'Idem Orphan' };
     // An instance SIGKILLed after its INSERT committed, before it kept the response.
@@ -213,8 +213,42 @@ describe('Idempotency-Key', () => {
       [ws.id, key],
     );
     const retry = await post('/rest/companies', body, key);
-    expectError(retry, 409, 'CONFLICT'); // the derived id exists: no second record
+    // The derived id exists: no second record, and the retry gets the record its first run made.
+    expect(retry.status).toBe(201);
+    expect(retry.body.data.createCompany).toMatchObject({ id: first.body.data.createCompany.id, name: 'Idem Orphan' });
     expect(await companiesNamed('Idem Orphan')).toBe(1);
+    // Kept now: the next retry is a replay of that answer.
+    const replay = await post('/rest/companies', body, key);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(retry.body);
+
+    // A batch whose first run committed: every record back, in order, none made twice.
+    const batchKey = newKey();
+    const batch = [{ name: 'Idem Orphan B1' }, { name: 'Idem Orphan B2' }];
+    const made = await post('/rest/batch/companies', batch, batchKey);
+    expect(made.status).toBe(201);
+    await ds.query(
+      `UPDATE idempotency_keys SET status = NULL, body = NULL, locked_until = now() - interval '1 second' WHERE workspace_id = $1 AND key = $2`,
+      [ws.id, batchKey],
+    );
+    const batchRetry = await post('/rest/batch/companies', batch, batchKey);
+    expect(batchRetry.status).toBe(201);
+    expect(batchRetry.body.data.createCompanies.map((c: { id: string }) => c.id)).toEqual(
+      made.body.data.createCompanies.map((c: { id: string }) => c.id),
+    );
+    expect(await companiesNamed('Idem Orphan B1')).toBe(1);
+    expect(await companiesNamed('Idem Orphan B2')).toBe(1);
+
+    // A key whose earlier answer was kept and then expired (24 h) is a new key: the record of the
+    // old request is not handed out as this one's (its id is taken: 409).
+    const oldKey = newKey();
+    expect((await post('/rest/companies', { name: 'Idem Expired' }, oldKey)).status).toBe(201);
+    await ds.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE workspace_id = $1 AND key = $2`, [
+      ws.id,
+      oldKey,
+    ]);
+    expectError(await post('/rest/companies', { name: 'Idem Expired again' }, oldKey), 409, 'CONFLICT');
+    expect(await companiesNamed('Idem Expired again')).toBe(0);
 
     // A lease still running is not taken over.
     const key2 = newKey();

@@ -27,6 +27,13 @@ export interface Principal {
     /** Fields the role may not read or update (field-access.ts); unset or `{}`: none. */
     fieldPermissions?: FieldPermissions;
   };
+  /**
+   * Record ids the REST idempotency layer derived for a create whose key it took over from an
+   * earlier run that died before keeping its answer (apps/records-api/src/http/idempotency.ts):
+   * records already holding all of them are that run's, and are the answer. Set on a copy of
+   * the principal for that one request only.
+   */
+  retriedCreateIds?: ReadonlySet<string>;
 }
 
 export function can(principal: Principal, object: RecordObject, action: RecordCapability): boolean {

@@ -49,7 +49,12 @@ export const scopeOf = (principal: Principal): KeyScope => ({
 /** Answers about the caller, not the write: kept, they would be replayed to a retry that may now pass. */
 const NOT_KEPT_STATUSES = new Set([401, 403, 429]);
 
-export type Claim = { kind: 'run' } | { kind: 'replay'; response: StoredResponse } | { kind: 'reused' } | { kind: 'in_use' };
+/**
+ * `unfinished`: the key is taken over from an earlier run of this very request that never
+ * kept its answer (its instance died); that run may have committed.
+ */
+export type Claim =
+  { kind: 'run'; unfinished?: boolean } | { kind: 'replay'; response: StoredResponse } | { kind: 'reused' } | { kind: 'in_use' };
 
 export function invalidKey(): AppError {
   return new AppError(400, ErrorCode.INVALID_IDEMPOTENCY_KEY, ['Idempotency-Key must be 1 to 255 printable ASCII characters']);
@@ -95,8 +100,11 @@ export class IdempotencyStore implements OnModuleDestroy {
    * first request's lease ran out; otherwise the existing row is read.
    */
   async claim(scope: KeyScope, key: string, method: string, path: string, print: string): Promise<Claim> {
-    const [claimed] = await this.sql.rows<{ claimed: boolean }>(
-      `INSERT INTO idempotency_keys (workspace_id, credential, key, fingerprint, method, path, locked_until)
+    const [claimed] = await this.sql.rows<{ claimed: boolean; unfinished: boolean }>(
+      `WITH previous AS (
+         SELECT status, fingerprint FROM idempotency_keys WHERE workspace_id = $1 AND credential = $2 AND key = $3
+       )
+       INSERT INTO idempotency_keys (workspace_id, credential, key, fingerprint, method, path, locked_until)
        VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => ${LEASE_SECONDS}))
        ON CONFLICT (workspace_id, credential, key) DO UPDATE
          SET fingerprint = EXCLUDED.fingerprint, method = EXCLUDED.method, path = EXCLUDED.path,
@@ -104,11 +112,11 @@ export class IdempotencyStore implements OnModuleDestroy {
          WHERE idempotency_keys.created_at < now() - interval '${TTL}'
             OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until < now()
                 AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-       RETURNING true AS claimed`,
+       RETURNING true AS claimed, EXISTS (SELECT 1 FROM previous WHERE status IS NULL AND fingerprint = $4) AS unfinished`,
       [scope.workspaceId, scope.credential, key, print, method, path],
       { prepared: true },
     );
-    if (claimed) return { kind: 'run' };
+    if (claimed) return { kind: 'run', unfinished: claimed.unfinished };
     const [row] = await this.sql.rows<{ fingerprint: string; status: number | null; content_type: string | null; body: string | null }>(
       'SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE workspace_id = $1 AND credential = $2 AND key = $3',
       [scope.workspaceId, scope.credential, key],
@@ -183,7 +191,10 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
         (response) => store.complete(scope, key, response),
         () => store.release(scope, key),
       );
-      deriveCreateIds(req, scope, key);
+      const derived = deriveCreateIds(req, scope, key);
+      // The first run may have made these records before it died: the record store answers with
+      // them instead of a conflict on their ids (RecordsService.createMany).
+      if (claim.unfinished && derived.length) req.principal = { ...req.principal, retriedCreateIds: new Set(derived) };
       next();
     } catch (err) {
       sendError(req, res, err);
@@ -245,15 +256,20 @@ const CREATE_PATH = /^\/rest\/(batch\/)?[a-z]+\/?$/;
  * it names its own. The key and the write cannot share one transaction here (the record
  * store owns its transactions), so an instance killed after the INSERT committed but
  * before the response was kept leaves the key unfinished; the retry that takes it over
- * then meets the same id and answers 409 CONFLICT instead of creating a second record.
+ * then meets the same ids and answers with the records made then, instead of creating a
+ * second record. Returns the ids it gave.
  */
-function deriveCreateIds(req: RequestWithId, scope: KeyScope, key: string): void {
-  if (req.method !== 'POST' || !CREATE_PATH.test(req.originalUrl.split('?')[0])) return;
+function deriveCreateIds(req: RequestWithId, scope: KeyScope, key: string): string[] {
+  if (req.method !== 'POST' || !CREATE_PATH.test(req.originalUrl.split('?')[0])) return [];
+  const given: string[] = [];
   const give = (record: unknown, index: number) => {
     if (record && typeof record === 'object' && !Array.isArray(record) && !('id' in record)) {
-      (record as Record<string, unknown>).id = uuidV5(`${scope.workspaceId}\n${scope.credential}\n${key}\n${index}`);
+      const id = uuidV5(`${scope.workspaceId}\n${scope.credential}\n${key}\n${index}`);
+      (record as Record<string, unknown>).id = id;
+      given.push(id);
     }
   };
   if (Array.isArray(req.body)) req.body.forEach(give);
   else give(req.body, 0);
+  return given;
 }

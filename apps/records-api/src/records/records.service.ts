@@ -520,8 +520,37 @@ export class RecordsService {
       (rows) => rows.map((row) => def.toRecord(row)),
       () => this.sql.transaction((tx) => this.insertRows(tx, def, principal, columnSets)),
     )
-      .catch((err) => this.mapDbError(err, def, principal.workspaceId))
+      .catch(
+        async (err) =>
+          (await this.madeByEarlierRun(plural, principal, def, columnSets, err)) ?? this.mapDbError(err, def, principal.workspaceId),
+      )
       .then((records) => this.written(principal, this.visible(principal, def.object, records)));
+  }
+
+  /**
+   * A create retried under an Idempotency-Key whose first run died after committing (see
+   * Principal.retriedCreateIds) meets its own ids: when every id is one the idempotency layer
+   * derived and every record exists, they are the answer, in order. Anything else: undefined.
+   */
+  private async madeByEarlierRun(
+    plural: string,
+    principal: Principal,
+    def: ObjectDefinition,
+    columnSets: Record<string, unknown>[],
+    err: unknown,
+  ): Promise<AnyRecord[] | undefined> {
+    const retried = principal.retriedCreateIds;
+    if (
+      !retried ||
+      (err as { code?: string }).code !== '23505' ||
+      (err as { constraint?: string }).constraint !== `${def.schema.table}_pkey`
+    ) {
+      return undefined;
+    }
+    const ids = columnSets.map((c) => c.id);
+    if (!ids.every((id): id is string => typeof id === 'string' && retried.has(id))) return undefined;
+    const found = new Map((await this.byIds(plural, principal, ids)).map((r) => [r.id, r]));
+    return ids.every((id) => found.has(id)) ? ids.map((id) => found.get(id)!) : undefined;
   }
 
   /**
