@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { projectRoot } from '#config/config.js';
 import { DataSource } from 'typeorm';
@@ -220,4 +220,42 @@ export function httpJson(
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/** An app on `env` until it is up (then stopped) or exits: whether it came up, its output and exit code. */
+export async function tryStart(
+  app: 'records-api' | 'auth-server',
+  env: Record<string, string>,
+): Promise<{ started: boolean; code: number | null; output: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [resolve(ROOT, 'dist/apps', app, 'src/main.js')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      AUTH_PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      AUTH_PROXY: 'off',
+      WEBHOOKS_WORKER: 'off',
+      LOG_LEVEL: 'error',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let started = false;
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  await waitUntil(
+    async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return true;
+      started = (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok === true;
+      return started;
+    },
+    60_000,
+    () => `${app} to start or stop:\n${output}`,
+  );
+  if (started) child.kill('SIGTERM');
+  return { started, code: await exited, output };
 }

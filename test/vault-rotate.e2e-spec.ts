@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createWorkspace } from '#identity/accounts.js';
@@ -6,8 +6,7 @@ import { runMigrations } from '#database/data-source.js';
 import { createSecret, revealSecret, VaultKeyMismatch } from '#identity/vault.js';
 import { createWebhook, revealWebhookSecret } from '#webhooks/webhooks.js';
 import { useEmptyDatabase } from './factories.js';
-import { ROOT, waitUntil } from './processes.js';
-import { freePort } from './public-origin.js';
+import { ROOT, tryStart } from './processes.js';
 
 /**
  * Rotating VAULT_MASTER_KEY (README "Operations", docs/vault.md) as an operator does it, with
@@ -25,44 +24,6 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
       done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
     });
   });
-}
-
-/** An app on `env` until it is up (then stopped) or exits: whether it came up, its output and exit code. */
-async function tryStart(
-  app: 'records-api' | 'auth-server',
-  env: Record<string, string>,
-): Promise<{ started: boolean; code: number | null; output: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [resolve(ROOT, 'dist/apps', app, 'src/main.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      AUTH_PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      AUTH_PROXY: 'off',
-      WEBHOOKS_WORKER: 'off',
-      LOG_LEVEL: 'error',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let started = false;
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  await waitUntil(
-    async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return true;
-      started = (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok === true;
-      return started;
-    },
-    60_000,
-    () => `${app} to start or stop:\n${output}`,
-  );
-  if (started) child.kill('SIGTERM');
-  return { started, code: await exited, output };
 }
 
 describe('The vault master key', () => {

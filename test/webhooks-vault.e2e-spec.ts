@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,8 @@ import { createWorkspace } from '#identity/accounts.js';
 import { dataSourceOptions, MIGRATIONS, runMigrations } from '#database/data-source.js';
 import { masterKey } from '#database/master-key.js';
 import { createWebhook, revealWebhookSecret } from '#webhooks/webhooks.js';
-import { ROOT } from './processes.js';
-import { freePort, unique } from './public-origin.js';
+import { ROOT, tryStart } from './processes.js';
+import { unique } from './public-origin.js';
 
 /**
  * Webhook signing secrets are wrapped with VAULT_MASTER_KEY, which lives in the environment
@@ -65,49 +65,6 @@ function opensWith(key: Buffer, sealed: string): boolean {
   }
 }
 
-/** An app as its own process until it exits or is up (then stopped); whether it came up, its output and exit code. */
-function startApp(
-  app: 'records-api' | 'auth-server',
-  env: Record<string, string>,
-): Promise<{ started: boolean; code: number | null; output: string }> {
-  return freePort().then(
-    (port) =>
-      new Promise((done) => {
-        const child = spawn(process.execPath, [resolve(ROOT, 'dist/apps', app, 'src/main.js')], {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            PORT: String(port),
-            AUTH_PORT: String(port),
-            PUBLIC_URL: `http://127.0.0.1:${port}`,
-            AUTH_PROXY: 'off',
-            WEBHOOKS_WORKER: 'off',
-            LOG_LEVEL: 'error',
-            ...env,
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let output = '';
-        let started = false;
-        child.stdout!.on('data', (d) => (output += d));
-        child.stderr!.on('data', (d) => (output += d));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-        child.on('exit', (code) => {
-          clearTimeout(timer);
-          done({ started, code, output });
-        });
-        const poll = setInterval(async () => {
-          if ((await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok) {
-            clearInterval(poll);
-            started = true;
-            child.kill('SIGTERM');
-          }
-        }, 200);
-        child.on('exit', () => clearInterval(poll));
-      }),
-  );
-}
-
 describe('Webhook secrets at rest', () => {
   let ds: DataSource;
 
@@ -155,7 +112,8 @@ describe('Webhook secrets at rest', () => {
       const before = MIGRATIONS.filter((m) => Number(/\d{13}/.exec(m.name)![0]) <= 1764400000100);
       old = await new DataSource({ ...dataSourceOptions(url.toString(), 2), migrations: before }).initialize();
       await old.runMigrations({ transaction: 'each' });
-      const workspace = await createWorkspace(old, 'vault-migration');
+      // Plain SQL: today's createWorkspace writes columns this old schema does not have yet.
+      const [workspace] = (await old.query(`INSERT INTO workspaces (name) VALUES ('vault-migration') RETURNING id`)) as { id: string }[];
       const dbKey = randomBytes(32);
       await old.query('INSERT INTO webhook_secret_keys (id, key) VALUES (1, $1)', [dbKey]);
       const secret = `whsec_${randomBytes(32).toString('base64')}`;
@@ -223,7 +181,7 @@ describe('Webhook secrets at rest', () => {
   it('the apps and the CLI refuse to start, with one line saying why, on a wrong, malformed or (with DATABASE_URL) missing VAULT_MASTER_KEY', async () => {
     const wrong = /VAULT_MASTER_KEY is not the key this database was set up with/;
     for (const app of ['records-api', 'auth-server'] as const) {
-      const { started, code, output } = await startApp(app, { VAULT_MASTER_KEY: randomBytes(32).toString('base64') });
+      const { started, code, output } = await tryStart(app, { VAULT_MASTER_KEY: randomBytes(32).toString('base64') });
       expect({ app, started, failed: code !== 0 && code !== null }).toEqual({ app, started: false, failed: true });
       const lines = output
         .trim()

@@ -242,6 +242,16 @@ export const MULTI_SHARD_BY_DESIGN: readonly { table: string; sql: string; reaso
     reason:
       'a custom-field index is shared by every workspace with such a field: it is dropped only when none has one (under Citus, per shard)',
   },
+  {
+    table: 'webhooks',
+    sql: 'SELECT workspace_id, id, secret_sealed FROM webhooks ORDER BY workspace_id, id FOR UPDATE',
+    reason: "the operator's vault:rotate-master-key re-wraps every workspace's webhook signing secrets in one transaction",
+  },
+  {
+    table: 'vault_keys',
+    sql: 'SELECT workspace_id, data_key_sealed FROM vault_keys ORDER BY workspace_id FOR UPDATE',
+    reason: "the operator's vault:rotate-master-key re-wraps every workspace's vault data key in one transaction",
+  },
 ];
 
 export interface RecordingReport {
