@@ -244,6 +244,11 @@ export const MULTI_SHARD_BY_DESIGN: readonly { table: string; sql: string; reaso
   },
   {
     table: 'webhooks',
+    sql: 'DELETE FROM webhooks WHERE id = $1 RETURNING id, workspace_id, url',
+    reason: "the operator's webhook:delete names only the webhook's id (a uuid, so it matches in one workspace at most)",
+  },
+  {
+    table: 'webhooks',
     sql: 'SELECT workspace_id, id, secret_sealed FROM webhooks ORDER BY workspace_id, id FOR UPDATE',
     reason: "the operator's vault:rotate-master-key re-wraps every workspace's webhook signing secrets in one transaction",
   },
