@@ -348,25 +348,15 @@ export class SearchService {
     const cursor = args.after ? this.decode(args.after, signature, args.afterParam ?? 'after') : undefined;
     // Exact and prefix matches first; the typo query only when they do not fill the page, with the
     // one-edit spellings of each word that exist in the workspace's lexicon (at most TYPO_MAX_CANDIDATES).
-    // The lexicon lookups the typo query needs run beside the prefix's statements, on other
-    // connections, rather than after them: a search with a typo waits for two statements fewer
-    // in a row (docs/benchmark.md "Search"). They are only read when the prefix does not fill the page.
-    const tolerant = words.some(typoTolerant);
-    const typoLookups = tolerant
-      ? this.typoCandidates(principal.workspaceId, objects, words).then(async (candidates) => ({
-          candidates,
-          expansions: await this.expansions(principal.workspaceId, objects, candidates.flat()),
-        }))
-      : undefined;
-    typoLookups?.catch(() => undefined); // awaited below when needed; not an unhandled rejection otherwise
     const expansions = await this.expansions(principal.workspaceId, objects, words);
     let queries = searchQueries(words, undefined, expansions);
     let found = await this.run(principal, objects, queries.prefix, queries, cursor, limit, false, weights);
-    if (found.length <= limit && typoLookups) {
-      const typo = await typoLookups;
-      queries = searchQueries(words, typo.candidates, new Map([...expansions, ...typo.expansions]));
+    if (found.length <= limit && words.some(typoTolerant)) {
+      const candidates = await this.typoCandidates(principal.workspaceId, objects, words);
+      const more = await this.expansions(principal.workspaceId, objects, candidates.flat());
+      queries = searchQueries(words, candidates, new Map([...expansions, ...more]));
       if (queries.typo) found = await this.run(principal, objects, queries.typo, queries, cursor, limit, true, weights);
-    } else await typoLookups?.catch(() => undefined);
+    }
 
     const hasMore = found.length > limit;
     const page = found.slice(0, limit);
