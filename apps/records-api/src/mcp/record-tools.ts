@@ -5,7 +5,7 @@ import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
 import type { ObjectSchema } from '#records/query/types.js';
 import { BUILT_IN_UNIQUE_FIELDS, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '../records/embedded-text.js';
-import { definitionFor, type AnyRecord } from '../records/object-definitions.js';
+import { definitionFor, labelOf, type AnyRecord } from '../records/object-definitions.js';
 import type { WorkspaceModel } from '../records/data-model.js';
 import type { ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
@@ -70,20 +70,9 @@ function listSummary(page: ListResult<unknown>, plural: string): string {
 }
 
 /** `company "Acme" (id …)`: the first declared label path with a value (a composite joins its parts). */
-function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
-  for (const path of object.label) {
-    const value = path.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | null)?.[key], record);
-    const text =
-      value !== null && typeof value === 'object'
-        ? Object.values(value)
-            .filter((v) => typeof v === 'string' && v)
-            .join(' ')
-        : typeof value === 'string'
-          ? value
-          : '';
-    if (text) return `${object.singular} "${text}" (id ${record.id})`;
-  }
-  return `${object.singular} ${record.id}`;
+function describeRecord(object: ObjectDeclaration, record: AnyRecord): string {
+  const text = labelOf(object, record);
+  return text ? `${object.singular} "${text}" (id ${record.id})` : `${object.singular} ${record.id}`;
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -125,7 +114,7 @@ export function objectTools(
     .required({ id: true })
     .meta({ description: 'The record; with fields, only the fields named (and id).' });
   const plain = recordShape(object, customOf, hiddenOf);
-  const label = (record: AnyRecord) => labelOf(object, record);
+  const label = (record: AnyRecord) => describeRecord(object, record);
   return [
     {
       name: `list_${plural}`,

@@ -148,3 +148,20 @@ export function definitionFor(plural: string): ObjectDefinition {
   if (!found) throw new Error(`no record object ${plural}`);
   return found;
 }
+
+/** A record's label: the first of the object's label paths with a value (a composite joins its text parts); '' when none has one. */
+export function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
+  for (const path of object.label) {
+    const value = path.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | null)?.[key], record);
+    const text =
+      value !== null && typeof value === 'object'
+        ? Object.values(value)
+            .filter((v) => typeof v === 'string' && v)
+            .join(' ')
+        : typeof value === 'string'
+          ? value
+          : '';
+    if (text) return text;
+  }
+  return '';
+}

@@ -7,7 +7,7 @@ import { Sql } from '#database/sql.js';
 import { ReadRouter } from '#database/read-routing.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import type { AnyRecord } from './object-definitions.js';
+import { labelOf, type AnyRecord } from './object-definitions.js';
 import { RecordsService, type PageInfo } from './records.service.js';
 
 /** The words of q ($1) as the index holds them: unaccented, lower case, runs of letters and digits (the search migration). */
@@ -271,22 +271,6 @@ const FIELD_WEIGHTS: Record<string, Record<string, Weight>> = {
 };
 /** Custom field types whose values the index holds (weight C). */
 const SEARCHED_CUSTOM_TYPES = ['TEXT', 'EMAILS', 'LINKS', 'PHONES'];
-
-function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
-  for (const path of object.label) {
-    const value = path.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | null)?.[key], record);
-    const text =
-      value !== null && typeof value === 'object'
-        ? Object.values(value)
-            .filter((v) => typeof v === 'string' && v)
-            .join(' ')
-        : typeof value === 'string'
-          ? value
-          : '';
-    if (text) return text;
-  }
-  return '';
-}
 
 /**
  * Search across objects (docs/rest.md "Search"; docs/decisions/0030-search.md): one
