@@ -33,6 +33,7 @@ import { ReadYourWrites1765000000000 } from './migrations/1765000000000-read-you
 import { Vault1765100000000 } from './migrations/1765100000000-vault.js';
 import { CitusKeys1765200000000 } from './migrations/1765200000000-citus-keys.js';
 import { FieldPermissions1765300000000 } from './migrations/1765300000000-field-permissions.js';
+import { RelationGuard1765400000000 } from './migrations/1765400000000-relation-guard.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   Vault1765100000000,
   CitusKeys1765200000000,
   FieldPermissions1765300000000,
+  RelationGuard1765400000000,
 ];
 
 export { sessionOptions } from './connections.js';

@@ -110,6 +110,12 @@ function mapDbError(err: { code?: string; detail?: string }, def: RecordDefiniti
   throw err;
 }
 
+/** A declared name as an SQL string literal. */
+const literal = (name: string) => `'${name.replaceAll("'", "''")}'`;
+
+/** The SQLSTATE of an INSERT whose link names no live record of the workspace (insertStatement). */
+const RELATION_SQLSTATE = 'WR001';
+
 /** At most this many records change in one call by filter. */
 export const MAX_BY_FILTER = 10_000;
 
@@ -511,7 +517,7 @@ export class RecordsService {
     const columnSets = list.map((body, i) => this.columnsToWrite(def, body, 'create', itemName(listName, i)));
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
-    await this.assertRelationsExist(def, principal.workspaceId, columnSets);
+    // The links are checked by the INSERT itself (insertStatement): one statement, no round trip before it.
     return this.writeWithEvents(
       principal.workspaceId,
       def.object,
@@ -522,7 +528,8 @@ export class RecordsService {
     )
       .catch(
         async (err) =>
-          (await this.madeByEarlierRun(plural, principal, def, columnSets, err)) ?? this.mapDbError(err, def, principal.workspaceId),
+          (await this.madeByEarlierRun(plural, principal, def, columnSets, err)) ??
+          this.mapDbError(err, def, principal.workspaceId, columnSets),
       )
       .then((records) => this.written(principal, this.visible(principal, def.object, records)));
   }
@@ -717,14 +724,24 @@ export class RecordsService {
     });
   }
 
-  /** One INSERT of checked column sets, returning the records' columns. */
+  /**
+   * One INSERT of checked column sets, returning the records' columns. A link (a relation's
+   * id) is written only if it names a live record of the workspace: otherwise the statement
+   * ends with SQLSTATE RELATION_SQLSTATE and nothing is written (migration 1765400000000).
+   */
   private insertStatement(def: ObjectDefinition, workspaceId: string, columnSets: Record<string, unknown>[]) {
     const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
+    const links = new Map(def.relations.map((r) => [r.field.column, r]));
     const params: unknown[] = [workspaceId];
-    const values = columnSets.map(
-      // `$1` alone when no column is given (a person created from `{}`).
-      (set) => `($1${columns.map((col) => `, ${col in set ? `$${params.push(set[col])}` : 'DEFAULT'}`).join('')})`,
-    );
+    const value = (set: Record<string, unknown>, col: string) => {
+      if (!(col in set)) return 'DEFAULT';
+      const link = links.get(col);
+      const p = `$${params.push(set[col])}`;
+      if (!link || set[col] === null) return p;
+      return `coalesce((SELECT id FROM ${link.targetTable} WHERE workspace_id = $1 AND id = ${p}::uuid AND deleted_at IS NULL), record_missing_relation(${literal(link.field.name)}, ${literal(link.targetSingular)}, ${p}::uuid))`;
+    };
+    // `$1` alone when no column is given (a person created from `{}`).
+    const values = columnSets.map((set) => `($1${columns.map((col) => `, ${value(set, col)}`).join('')})`);
     const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
     return { sql, params };
@@ -822,7 +839,18 @@ export class RecordsService {
    * key violation (a linked record deleted between the check and the write) names the
    * declared relation whose column the database names.
    */
-  private async mapDbError(err: unknown, def: RecordDefinition<unknown, unknown, unknown>, workspaceId: string): Promise<never> {
+  private async mapDbError(
+    err: unknown,
+    def: RecordDefinition<unknown, unknown, unknown>,
+    workspaceId: string,
+    /** The column sets written, to name every missing link when the INSERT's guard refused one. */
+    columnSets?: Record<string, unknown>[],
+  ): Promise<never> {
+    if ((err as { code?: string }).code === RELATION_SQLSTATE) {
+      if (columnSets) await this.assertRelationsExist(def, workspaceId, columnSets);
+      // Gone again by now (restored), or no column sets given: the guard's own words.
+      throw new BadInputError(ErrorCode.VALIDATION_FAILED, (err as Error).message);
+    }
     const key = keyConflict(err);
     if (key) {
       const [row] = await this.sql.rows<{ record_id: string }>(
