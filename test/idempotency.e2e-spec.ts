@@ -202,6 +202,60 @@ describe('Idempotency-Key', () => {
     }
   });
 
+  it('an upsert with a key updates the record its unique values match (the key gives no id to an upsert)', async () => {
+    const email = `idem-upsert-${n++}@example.com`;
+    const made = await post('/rest/people', { name: { firstName: 'Ada' }, emails: { primaryEmail: email } });
+    expect(made.status).toBe(201);
+    const id = made.body.data.createPerson.id;
+    const key = newKey();
+    const upserted = await post(
+      '/rest/people?upsert=true',
+      { name: { firstName: 'Ada', lastName: 'Lovelace' }, emails: { primaryEmail: email } },
+      key,
+    );
+    expect(upserted.status).toBe(200);
+    expect(upserted.body.data.createPerson).toMatchObject({ id, name: { firstName: 'Ada', lastName: 'Lovelace' } });
+    expect(upserted.body.meta).toEqual({ created: [], updated: [id] });
+    // A batch upsert with a key: one match updated, one new record made.
+    const other = `idem-upsert-${n++}@example.com`;
+    const batch = await post(
+      '/rest/batch/people?upsert=true',
+      [
+        { name: { firstName: 'Ada', lastName: 'King' }, emails: { primaryEmail: email } },
+        { name: { firstName: 'Grace' }, emails: { primaryEmail: other } },
+      ],
+      newKey(),
+    );
+    expect(batch.status).toBe(200);
+    expect(batch.body.data.createPeople[0]).toMatchObject({ id, name: { lastName: 'King' } });
+    expect(batch.body.meta.updated).toEqual([id]);
+    expect(batch.body.meta.created).toEqual([batch.body.data.createPeople[1].id]);
+    // The same upsert retried with its key is a replay.
+    const replay = await post(
+      '/rest/people?upsert=true',
+      { name: { firstName: 'Ada', lastName: 'Lovelace' }, emails: { primaryEmail: email } },
+      key,
+    );
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(upserted.body);
+
+    // An upsert that created (nothing to match: a company without a domain) and whose instance
+    // died before keeping the answer: the retry taking the key over finds that record by the
+    // derived id and updates it; no second company.
+    const diedKey = newKey();
+    const created = await post('/rest/companies?upsert=true', { name: 'Idem Upsert Orphan' }, diedKey);
+    expect(created.status).toBe(201);
+    await ds.query(
+      `UPDATE idempotency_keys SET status = NULL, body = NULL, locked_until = now() - interval '1 second' WHERE workspace_id = $1 AND key = $2`,
+      [ws.id, diedKey],
+    );
+    const retried = await post('/rest/companies?upsert=true', { name: 'Idem Upsert Orphan' }, diedKey);
+    expect(retried.status).toBe(200);
+    expect(retried.body.data.createCompany.id).toBe(created.body.data.createCompany.id);
+    expect(retried.body.meta).toEqual({ created: [], updated: [created.body.data.createCompany.id] });
+    expect(await companiesNamed('Idem Upsert Orphan')).toBe(1);
+  });
+
   it('lets a retry take over a key whose first request died (lease over): the create is made once and the retry gets it', async () => {
     const key = newKey();
     const body = { name: 'Idem Orphan' };

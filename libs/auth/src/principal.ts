@@ -34,6 +34,13 @@ export interface Principal {
    * the principal for that one request only.
    */
   retriedCreateIds?: ReadonlySet<string>;
+  /**
+   * An upsert sent with an `Idempotency-Key`: the id each record of the body gets if it is
+   * created (by position), derived like a create's. They are not put in the body, where they
+   * would take part in matching; on a retry that took the key over they are matched first
+   * (RecordsService.upsertMany).
+   */
+  upsertCreateIds?: readonly string[];
 }
 
 export function can(principal: Principal, object: RecordObject, action: RecordCapability): boolean {

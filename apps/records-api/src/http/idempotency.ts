@@ -191,9 +191,10 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
         (response) => store.complete(scope, key, response),
         () => store.release(scope, key),
       );
-      const derived = deriveCreateIds(req, scope, key);
+      const { ids: derived, upsert } = deriveCreateIds(req, scope, key);
       // The first run may have made these records before it died: the record store answers with
-      // them instead of a conflict on their ids (RecordsService.createMany).
+      // them instead of a conflict on their ids (RecordsService.createMany), or an upsert matches them.
+      if (upsert && derived.length) req.principal = { ...req.principal, upsertCreateIds: derived };
       if (claim.unfinished && derived.length) req.principal = { ...req.principal, retriedCreateIds: new Set(derived) };
       next();
     } catch (err) {
@@ -259,17 +260,22 @@ const CREATE_PATH = /^\/rest\/(batch\/)?[a-z]+\/?$/;
  * then meets the same ids and answers with the records made then, instead of creating a
  * second record. Returns the ids it gave.
  */
-function deriveCreateIds(req: RequestWithId, scope: KeyScope, key: string): string[] {
-  if (req.method !== 'POST' || !CREATE_PATH.test(req.originalUrl.split('?')[0])) return [];
-  const given: string[] = [];
+function deriveCreateIds(req: RequestWithId, scope: KeyScope, key: string): { ids: string[]; upsert: boolean } {
+  const [path, search = ''] = req.originalUrl.split('?');
+  if (req.method !== 'POST' || !CREATE_PATH.test(path)) return { ids: [], upsert: false };
+  // An upsert's ids stay out of its body, where they would be matched against (a record found
+  // by its e-mail is not the derived id: 409); each is the id of the record if it is created.
+  const upsert = new URLSearchParams(search).get('upsert') === 'true';
+  const ids: string[] = [];
   const give = (record: unknown, index: number) => {
+    const id = uuidV5(`${scope.workspaceId}\n${scope.credential}\n${key}\n${index}`);
+    if (upsert) return void ids.push(id);
     if (record && typeof record === 'object' && !Array.isArray(record) && !('id' in record)) {
-      const id = uuidV5(`${scope.workspaceId}\n${scope.credential}\n${key}\n${index}`);
       (record as Record<string, unknown>).id = id;
-      given.push(id);
+      ids.push(id);
     }
   };
   if (Array.isArray(req.body)) req.body.forEach(give);
   else give(req.body, 0);
-  return given;
+  return { ids, upsert };
 }

@@ -581,9 +581,13 @@ export class RecordsService {
     if (match !== undefined && hasFieldRestrictions(principal)) assertReadableField(principal, def.object, match, 'match on');
     const keys = await this.upsertKeys(def, principal.workspaceId, match);
     // What each record gives to match on: its id (unless another field is named), then its unique values.
+    // Sent with an Idempotency-Key: the ids its creates get, matched first on a retry whose first run died.
+    const derived = principal.upsertCreateIds;
     const wanted = list.map((body, i) => {
       const plain = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-      const id = (match === undefined || match === 'id') && typeof plain.id === 'string' && isUUID(plain.id) ? plain.id : undefined;
+      let id = (match === undefined || match === 'id') && typeof plain.id === 'string' && isUUID(plain.id) ? plain.id : undefined;
+      const mine = derived?.[i];
+      if (id === undefined && plain.id === undefined && match === undefined && mine && principal.retriedCreateIds?.has(mine)) id = mine;
       const values = keys.map((k) => ({ ...k, raw: uniqueValueIn(plain, k.field) })).filter((k) => k.raw !== undefined);
       if (match !== undefined && !id && !values.length) {
         throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${itemName(listName, i) || 'body'}: the match field ${match} is missing`);
@@ -605,8 +609,11 @@ export class RecordsService {
           const updates: { index: number; id: string; columns: Record<string, unknown> }[] = [];
           list.forEach((body, i) => {
             const id = found[i];
-            if (!id) creates.push({ index: i, columns: this.columnsToWrite(def, body, 'create', itemName(listName, i)) });
-            else {
+            if (!id) {
+              const columns = this.columnsToWrite(def, body, 'create', itemName(listName, i));
+              if (columns.id === undefined && derived?.[i]) columns.id = derived[i];
+              creates.push({ index: i, columns });
+            } else {
               const { id: given, ...rest } = body as Record<string, unknown>;
               if (given !== undefined && given !== id) {
                 throw new ConflictError(
