@@ -344,5 +344,45 @@ describe('Idempotency-Key', () => {
       expect(q1.status).toBe(200);
       expect(q1.headers['idempotent-replayed']).toBeUndefined();
     });
+
+    const diedBeforeKeeping = (key: string) =>
+      ds.query(
+        `UPDATE idempotency_keys SET status = NULL, body = NULL, locked_until = now() - interval '1 second' WHERE workspace_id = $1 AND key = $2`,
+        [ws.id, key],
+      );
+
+    it('a retry taking over the key of a mutation whose first run died after committing gets its records, not copies', async () => {
+      const key = newKey();
+      const first = await gql(CREATE, { data: { name: 'Idem GQL Orphan' } }, key);
+      expect(first.status).toBe(200);
+      await diedBeforeKeeping(key);
+      const retry = await gql(CREATE, { data: { name: 'Idem GQL Orphan' } }, key);
+      expect(retry.body.errors).toBeUndefined();
+      expect(retry.body.data.createCompany).toEqual(first.body.data.createCompany);
+      expect(await companiesNamed('Idem GQL Orphan')).toBe(1);
+
+      // Two aliased creates and a batch in one mutation: each field gets its own ids.
+      const MANY = `mutation($a: CompanyCreateInput!, $b: CompanyCreateInput!, $list: [CompanyCreateInput!]!) {
+        a: createCompany(data: $a) { id } b: createCompany(data: $b) { id } list: createCompanies(data: $list) { id } }`;
+      const vars = { a: { name: 'Idem GQL A' }, b: { name: 'Idem GQL B' }, list: [{ name: 'Idem GQL L1' }, { name: 'Idem GQL L2' }] };
+      const manyKey = newKey();
+      const made = await gql(MANY, vars, manyKey);
+      expect(made.body.errors).toBeUndefined();
+      const ids = [made.body.data.a.id, made.body.data.b.id, ...made.body.data.list.map((c: { id: string }) => c.id)];
+      expect(new Set(ids).size).toBe(4);
+      await diedBeforeKeeping(manyKey);
+      const again = await gql(MANY, vars, manyKey);
+      expect(again.body.errors).toBeUndefined();
+      expect(again.body.data).toEqual(made.body.data);
+      for (const name of ['Idem GQL A', 'Idem GQL B', 'Idem GQL L1', 'Idem GQL L2']) expect(await companiesNamed(name)).toBe(1);
+
+      // An upsert mutation with a key matches by domain as without one.
+      const domain = `https://idem-gql-${n++}.example.com`;
+      const UPSERT = 'mutation($data: CompanyCreateInput!) { createCompany(data: $data, upsert: true) { id name } }';
+      const base = await gql(UPSERT, { data: { name: 'Idem GQL Up', domainName: { primaryLinkUrl: domain } } });
+      const up = await gql(UPSERT, { data: { name: 'Idem GQL Up 2', domainName: { primaryLinkUrl: domain } } }, newKey());
+      expect(up.body.errors).toBeUndefined();
+      expect(up.body.data.createCompany).toEqual({ id: base.body.data.createCompany.id, name: 'Idem GQL Up 2' });
+    });
   });
 });

@@ -13,6 +13,7 @@ import { UUIDScalar } from './types/scalars.js';
 import { EMBEDDED_PER_RECORD } from '../records/constants.js';
 import { method, serviceHolder } from '../records/decorate.js';
 import { GRAPHQL_TYPES } from './graphql-types.js';
+import { keyedCreate } from './graphql-idempotency.js';
 import type { AnyRecord } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
@@ -124,20 +125,38 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'create',
-    async function (this: Self, principal: Principal, data: unknown, upsert: boolean | null) {
-      if (!upsert) return this.service.create(principal, plain(data));
-      return (await this.service.upsertMany(principal, [plain(data)], null)).records[0];
+    async function (
+      this: Self,
+      principal: Principal,
+      data: unknown,
+      upsert: boolean | null,
+      context: GraphqlContext,
+      info: GraphQLResolveInfo,
+    ) {
+      const record = plain(data);
+      const keyed = keyedCreate(context, String(info.path.key), principal, [record], Boolean(upsert));
+      if (!upsert) return this.service.create(keyed, record);
+      return (await this.service.upsertMany(keyed, [record], null)).records[0];
     },
     [Mutation(() => types.object, { name: `create${typeName}`, complexity: singleRecordCost })],
-    [P, Args('data', { type: () => types.create }), Args('upsert', UPSERT_ARG)],
+    [P, Args('data', { type: () => types.create }), Args('upsert', UPSERT_ARG), Context(), Info()],
   );
 
   method(
     cls,
     'createMany',
-    async function (this: Self, principal: Principal, data: unknown, upsert: boolean | null) {
-      if (!upsert) return this.service.createMany(principal, plain(data), 'data');
-      return (await this.service.upsertMany(principal, plain(data), 'data')).records;
+    async function (
+      this: Self,
+      principal: Principal,
+      data: unknown,
+      upsert: boolean | null,
+      context: GraphqlContext,
+      info: GraphQLResolveInfo,
+    ) {
+      const records = plain(data);
+      const keyed = Array.isArray(records) ? keyedCreate(context, String(info.path.key), principal, records, Boolean(upsert)) : principal;
+      if (!upsert) return this.service.createMany(keyed, records, 'data');
+      return (await this.service.upsertMany(keyed, records, 'data')).records;
     },
     [
       Mutation(() => [types.object], {
@@ -146,7 +165,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
         description: `All or none; 1 to 60 ${plural}.`,
       }),
     ],
-    [P, Args('data', { type: () => [types.create] }), Args('upsert', UPSERT_ARG)],
+    [P, Args('data', { type: () => [types.create] }), Args('upsert', UPSERT_ARG), Context(), Info()],
   );
 
   method(

@@ -250,6 +250,11 @@ function uuidV5(name: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 const ID_NAMESPACE = '5b0c3a52-7d7e-4a51-9b1e-2f4c1f0e9a11';
+
+/** The id a create under an Idempotency-Key gives the record at `position` (REST: its index; GraphQL: field and index). */
+export function derivedCreateId(scope: KeyScope, key: string, position: string): string {
+  return uuidV5(`${scope.workspaceId}\n${scope.credential}\n${key}\n${position}`);
+}
 const CREATE_PATH = /^\/rest\/(batch\/)?[a-z]+\/?$/;
 
 /**
@@ -268,7 +273,7 @@ function deriveCreateIds(req: RequestWithId, scope: KeyScope, key: string): { id
   const upsert = new URLSearchParams(search).get('upsert') === 'true';
   const ids: string[] = [];
   const give = (record: unknown, index: number) => {
-    const id = uuidV5(`${scope.workspaceId}\n${scope.credential}\n${key}\n${index}`);
+    const id = derivedCreateId(scope, key, String(index));
     if (upsert) return void ids.push(id);
     if (record && typeof record === 'object' && !Array.isArray(record) && !('id' in record)) {
       (record as Record<string, unknown>).id = id;
