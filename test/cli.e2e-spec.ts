@@ -83,6 +83,7 @@ describe('operator CLI', () => {
           'assignableToApiKeys',
           'assignableToUsers',
           'description',
+          'fieldPermissions',
           'id',
           'isEditable',
           'name',
@@ -97,6 +98,16 @@ describe('operator CLI', () => {
     expect(roles.Member.objectPermissions.people).toEqual({ read: true, create: true, update: true, delete: true });
     expect(roles.Viewer).toMatchObject({ assignableToUsers: true, assignableToApiKeys: true, settingsPermissions: [] });
     expect(roles.Viewer.objectPermissions.companies).toEqual({ read: true, create: false, update: false, delete: false });
+    expect(roles.Member.fieldPermissions).toEqual({});
+
+    // A role's field restrictions are listed too, in JSON and in the text output.
+    const restricted = { opportunities: { amount: { read: false, update: false }, stage: { read: true, update: false } } };
+    await db.query(`UPDATE roles SET field_permissions = $2 WHERE workspace_id = $1 AND name = 'Member'`, [workspace.id, restricted]);
+    const after = await ok('role:list', '--workspace', workspace.id);
+    expect(after.roles.find((r: any) => r.name === 'Member').fieldPermissions).toEqual(restricted);
+    const text = await cli(['role:list', '--workspace', workspace.id]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('  opportunities fields: amount (hidden), stage (read only)');
   });
 
   it('refuses a duplicate workspace name (case-insensitive)', async () => {

@@ -146,6 +146,17 @@ command('api-key:revoke', 'Revoke an API key; it stops working on the next reque
     ),
   );
 
+/** A role's field restrictions (docs/authentication.md, "Field permissions"), one line per object that has any. */
+function fieldRestrictionLines(restrictions: Record<string, Record<string, { read: boolean; update: boolean }>>): string[] {
+  return Object.entries(restrictions).flatMap(([object, fields]) => {
+    const listed = Object.entries(fields)
+      .filter(([, p]) => !p.read || !p.update)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([field, p]) => `${field} (${p.read ? 'read only' : 'hidden'})`);
+    return listed.length ? [`  ${object} fields: ${listed.join(', ')}`] : [];
+  });
+}
+
 command('role:list', "List a workspace's roles and what they allow")
   .requiredOption(...workspaceOption)
   .action((opts: OutputOptions & { workspace: string }) =>
@@ -159,6 +170,7 @@ command('role:list', "List a workspace's roles and what they allow")
           description: r.description,
           objectPermissions: r.objectPermissions,
           settingsPermissions: r.settingsPermissions,
+          fieldPermissions: r.fieldPermissions ?? {},
           assignableToUsers: r.assignableToUsers,
           assignableToApiKeys: r.assignableToApiKeys,
           isEditable: r.isEditable,
@@ -171,6 +183,7 @@ command('role:list', "List a workspace's roles and what they allow")
           ...RECORD_OBJECTS.map(
             (object) => `  ${object}: ${RECORD_ACTIONS.filter((a) => role.objectPermissions[object]?.[a]).join(', ') || 'none'}`,
           ),
+          ...fieldRestrictionLines(role.fieldPermissions),
           `  settings: ${role.settingsPermissions.join(', ') || 'none'}`,
           `  assignable to: ${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || 'nobody'}`,
         ]),
