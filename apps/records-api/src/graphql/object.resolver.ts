@@ -122,17 +122,13 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
     [P, Args('filter', { type: () => types.filter })],
   );
 
+  /** The arguments of the two create mutations, as their parameter decorators give them. */
+  type CreateArgs = [principal: Principal, data: unknown, upsert: boolean | null, context: GraphqlContext, info: GraphQLResolveInfo];
+
   method(
     cls,
     'create',
-    async function (
-      this: Self,
-      principal: Principal,
-      data: unknown,
-      upsert: boolean | null,
-      context: GraphqlContext,
-      info: GraphQLResolveInfo,
-    ) {
+    async function (this: Self, ...[principal, data, upsert, context, info]: CreateArgs) {
       const record = plain(data);
       const keyed = keyedCreate(context, String(info.path.key), principal, [record], Boolean(upsert));
       if (!upsert) return this.service.create(keyed, record);
@@ -145,14 +141,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'createMany',
-    async function (
-      this: Self,
-      principal: Principal,
-      data: unknown,
-      upsert: boolean | null,
-      context: GraphqlContext,
-      info: GraphQLResolveInfo,
-    ) {
+    async function (this: Self, ...[principal, data, upsert, context, info]: CreateArgs) {
       const records = plain(data);
       const keyed = Array.isArray(records) ? keyedCreate(context, String(info.path.key), principal, records, Boolean(upsert)) : principal;
       if (!upsert) return this.service.createMany(keyed, records, 'data');
