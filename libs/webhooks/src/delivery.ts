@@ -179,7 +179,7 @@ export async function deliverOnce(
   o: { jobId: string; settings: WebhookSettings; shares: WorkspaceShares; onDelivered?: (eventId: string) => void },
 ): Promise<void> {
   const release = o.shares.take(job.workspaceId);
-  if (!release) return defer(pool, job, o.shares);
+  if (!release) return defer(pool, job, o.jobId, o.shares);
   try {
     const { settings } = o;
     const { rows } = await pool.query<Claimed>(
@@ -333,17 +333,29 @@ async function recordFailure(
  * its share, and behind every job that was never deferred (graphile-worker takes the lowest
  * `priority` first): another workspace's new event starts before this backlog is looked at
  * again, however long the backlog.
+ *
+ * In the same statement, a claim this job holds on the attempt is let go: a job released
+ * after its process died runs again with its claim in place, and if it is put back here,
+ * the new job could not take that claim over (it names this job, which is done), so the
+ * event would never be sent.
  */
-async function defer(pool: DeliveryPool, job: DeliverJob, shares: WorkspaceShares): Promise<void> {
+async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares: WorkspaceShares): Promise<void> {
   const deferrals = (job.deferrals ?? 0) + 1;
   const waitMs = Math.round(Math.min(DEFER_MAX_MS, DEFER_BASE_MS * 2 ** (deferrals - 1)) * (0.8 + 0.4 * Math.random()));
   const { rows } = await pool.query<{ id: string }>(
-    `SELECT (graphile_worker.add_job($1, $2::json, run_at => now() + $3 * interval '1 millisecond', priority => $4)).id`,
+    `WITH unclaimed AS (
+       UPDATE webhook_deliveries SET claim_job = NULL, claimed_until = NULL
+        WHERE workspace_id = $5 AND id = $6 AND claim_job = $7::bigint AND status = 'pending'
+     )
+     SELECT (graphile_worker.add_job($1, $2::json, run_at => now() + $3 * interval '1 millisecond', priority => $4)).id`,
     [
       DELIVER_TASK,
       JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt, deferrals }),
       waitMs,
       Math.min(deferrals, 100),
+      job.workspaceId,
+      job.deliveryId,
+      jobId,
     ],
   );
   // A job due later is seen by the queue only at its next poll (every 2 s): when a slot of the

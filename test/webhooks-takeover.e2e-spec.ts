@@ -1,0 +1,119 @@
+import type { INestApplication } from '@nestjs/common';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
+import { webhookSettings } from '#webhooks/settings.js';
+import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
+import { createWebhook } from '#webhooks/webhooks.js';
+import { WorkspaceShares } from '#webhooks/workspace-shares.js';
+import { newWorkspace, startApi } from './factories.js';
+import { client, type Http } from './rest-helpers.js';
+import { Receiver } from './webhook-receiver.js';
+
+/**
+ * A delivery whose attempt was claimed by a job of a process that died, and whose job then
+ * runs again in a process where the workspace has its share of slots in flight: the job is
+ * put back on the queue as a new job, and that new job must still be able to send it. It
+ * could not (the claim named the old job, current for another 40 s, and no job was left to
+ * try after that): the event was never delivered. Found by webhooks-process under a shared
+ * database, where other workspaces' deliveries fill the slots.
+ */
+describe('A delivery claimed by a job that is then put back', () => {
+  let app: INestApplication;
+  let ds: DataSource;
+  let http: Http;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    const saved = process.env.WEBHOOKS_WORKER;
+    process.env.WEBHOOKS_WORKER = 'off'; // this test runs the attempts itself
+    try {
+      ({ app, ds, http } = await startApi());
+    } finally {
+      if (saved === undefined) delete process.env.WEBHOOKS_WORKER;
+      else process.env.WEBHOOKS_WORKER = saved;
+    }
+    pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 3 });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await app?.close();
+  });
+
+  async function jobsOf(workspaceId: string): Promise<{ id: string; payload: DeliverJob }[]> {
+    return ds.query(
+      `SELECT j.id::text AS id, j.payload FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+        WHERE t.identifier = $1 AND j.payload->>'workspaceId' = $2 ORDER BY j.id`,
+      [DELIVER_TASK, workspaceId],
+    );
+  }
+
+  it('is sent by the job it was put back as, and the claim of the old job is let go', async () => {
+    const ws = await newWorkspace(ds, 'wh-takeover');
+    const receiver = await new Receiver().start();
+    try {
+      await createWebhook(ds, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+      expect((await client(http, ws.keys.Admin).post('/rest/companies', { name: 'Claimed' })).status).toBe(201);
+      const [first] = await jobsOf(ws.id);
+      const deliveryId = first.payload.deliveryId;
+
+      // The first run of the job claimed the attempt and its process died with the POST out.
+      await ds.query(
+        `UPDATE webhook_deliveries SET claim_job = $3, claimed_until = now() + interval '40 seconds' WHERE workspace_id = $1 AND id = $2`,
+        [ws.id, deliveryId, first.id],
+      );
+      const settings = { ...webhookSettings(), allowPrivate: true };
+
+      // Released, the job runs again where the workspace's share is in flight: it is put back.
+      const busy = new WorkspaceShares(2);
+      expect(busy.take(ws.id)).not.toBeNull();
+      await deliverOnce(pool, first.payload, { jobId: first.id, settings, shares: busy });
+      expect(receiver.receipts).toHaveLength(0);
+      // graphile-worker completes the job that returned; the one it was put back as is left.
+      await ds.query('SELECT graphile_worker.complete_jobs(ARRAY[$1::bigint])', [first.id]);
+      const [again] = await jobsOf(ws.id);
+      expect(again.id).not.toBe(first.id);
+      expect(again.payload).toMatchObject({ deliveryId, attempt: 1, deferrals: 1 });
+
+      await deliverOnce(pool, again.payload, { jobId: again.id, settings, shares: new WorkspaceShares(10) });
+      expect(receiver.receipts).toHaveLength(1);
+      expect(receiver.receipts[0].json.data.record.name).toBe('Claimed');
+      const [row] = await ds.query('SELECT status, attempts, claim_job FROM webhook_deliveries WHERE workspace_id = $1 AND id = $2', [
+        ws.id,
+        deliveryId,
+      ]);
+      expect(row).toEqual({ status: 'delivered', attempts: 1, claim_job: null });
+    } finally {
+      await ds.query('DELETE FROM webhooks WHERE workspace_id = $1', [ws.id]);
+      await receiver.close();
+    }
+  });
+
+  it('a put-back job does not take a claim that another job holds now', async () => {
+    const ws = await newWorkspace(ds, 'wh-takeover-held');
+    const receiver = await new Receiver().start();
+    try {
+      await createWebhook(ds, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+      expect((await client(http, ws.keys.Admin).post('/rest/companies', { name: 'Held' })).status).toBe(201);
+      const [job] = await jobsOf(ws.id);
+      // Another job (a duplicate of the delivery, e.g. a manual redelivery's) holds the attempt.
+      await ds.query(
+        `UPDATE webhook_deliveries SET claim_job = 999999999, claimed_until = now() + interval '40 seconds' WHERE workspace_id = $1 AND id = $2`,
+        [ws.id, job.payload.deliveryId],
+      );
+      const busy = new WorkspaceShares(2);
+      busy.take(ws.id);
+      const settings = { ...webhookSettings(), allowPrivate: true };
+      await deliverOnce(pool, job.payload, { jobId: job.id, settings, shares: busy });
+      const [row] = await ds.query('SELECT claim_job FROM webhook_deliveries WHERE workspace_id = $1 AND id = $2', [
+        ws.id,
+        job.payload.deliveryId,
+      ]);
+      expect(row.claim_job).toBe('999999999');
+      expect(receiver.receipts).toHaveLength(0);
+    } finally {
+      await ds.query('DELETE FROM webhooks WHERE workspace_id = $1', [ws.id]);
+      await receiver.close();
+    }
+  });
+});
