@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
+import { deliverOnce, requeueStranded, type DeliverJob } from '#webhooks/delivery.js';
 import { webhookSettings } from '#webhooks/settings.js';
 import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
 import { createWebhook } from '#webhooks/webhooks.js';
@@ -83,6 +83,42 @@ describe('A delivery claimed by a job that is then put back', () => {
         deliveryId,
       ]);
       expect(row).toEqual({ status: 'delivered', attempts: 1, claim_job: null });
+    } finally {
+      await ds.query('DELETE FROM webhooks WHERE workspace_id = $1', [ws.id]);
+      await receiver.close();
+    }
+  });
+
+  it('the heartbeat sweep gives a pending delivery left without a job a new one, and leaves the others alone', async () => {
+    const ws = await newWorkspace(ds, 'wh-stranded');
+    const receiver = await new Receiver().start();
+    try {
+      await createWebhook(ds, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+      const api = client(http, ws.keys.Admin);
+      for (const name of ['Lost', 'Queued', 'Claimed']) expect((await api.post('/rest/companies', { name })).status).toBe(201);
+      const jobs = await jobsOf(ws.id);
+      expect(jobs).toHaveLength(3);
+      const [lost, queued, claimed] = jobs;
+      // All three are old enough; one lost its job (a defect, a restored backup), one is claimed now.
+      await ds.query(`UPDATE webhook_deliveries SET created_at = now() - interval '2 minutes' WHERE workspace_id = $1`, [ws.id]);
+      await ds.query('SELECT graphile_worker.complete_jobs(ARRAY[$1::bigint, $2::bigint])', [lost.id, claimed.id]);
+      await ds.query(
+        `UPDATE webhook_deliveries SET claim_job = $3, claimed_until = now() + interval '40 seconds' WHERE workspace_id = $1 AND id = $2`,
+        [ws.id, claimed.payload.deliveryId, claimed.id],
+      );
+
+      expect(await requeueStranded(pool)).toBeGreaterThanOrEqual(1);
+      const after = await jobsOf(ws.id);
+      expect(after.map((j) => j.payload.deliveryId).sort()).toEqual([lost.payload.deliveryId, queued.payload.deliveryId].sort());
+      const fresh = after.find((j) => j.payload.deliveryId === lost.payload.deliveryId)!;
+      expect(fresh.payload).toMatchObject({ workspaceId: ws.id, attempt: 1 });
+      // Again: nothing more for this workspace (the lost one has its job now).
+      await requeueStranded(pool);
+      expect(await jobsOf(ws.id)).toHaveLength(2);
+
+      const settings = { ...webhookSettings(), allowPrivate: true };
+      await deliverOnce(pool, fresh.payload, { jobId: fresh.id, settings, shares: new WorkspaceShares(10) });
+      expect(receiver.receipts.map((r) => r.json.data.record.name)).toEqual(['Lost']);
     } finally {
       await ds.query('DELETE FROM webhooks WHERE workspace_id = $1', [ws.id]);
       await receiver.close();

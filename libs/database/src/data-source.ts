@@ -34,6 +34,7 @@ import { Vault1765100000000 } from './migrations/1765100000000-vault.js';
 import { CitusKeys1765200000000 } from './migrations/1765200000000-citus-keys.js';
 import { FieldPermissions1765300000000 } from './migrations/1765300000000-field-permissions.js';
 import { RelationGuard1765400000000 } from './migrations/1765400000000-relation-guard.js';
+import { PendingDeliveries1765500000000 } from './migrations/1765500000000-pending-deliveries.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -65,6 +66,7 @@ export const MIGRATIONS = [
   CitusKeys1765200000000,
   FieldPermissions1765300000000,
   RelationGuard1765400000000,
+  PendingDeliveries1765500000000,
 ];
 
 export { sessionOptions } from './connections.js';

@@ -253,6 +253,12 @@ export const MULTI_SHARD_BY_DESIGN: readonly { table: string; sql: string; reaso
     reason: "the operator's vault:rotate-master-key re-wraps every workspace's webhook signing secrets in one transaction",
   },
   {
+    table: 'webhook_deliveries',
+    sql: "SELECT workspace_id, id, attempts FROM webhook_deliveries WHERE status = 'pending'",
+    reason:
+      "the webhook worker's heartbeat looks in every workspace for pending deliveries left without a job (delivery.ts, requeueStranded)",
+  },
+  {
     table: 'vault_keys',
     sql: 'SELECT workspace_id, data_key_sealed FROM vault_keys ORDER BY workspace_id FOR UPDATE',
     reason: "the operator's vault:rotate-master-key re-wraps every workspace's vault data key in one transaction",

@@ -371,3 +371,40 @@ async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares:
       .catch(() => undefined);
   });
 }
+
+/** A pending delivery left alone this long (not claimed, not due for a retry, not new) is looked for a job. */
+const STRANDED_AFTER_MS = 60_000;
+/** At most this many deliveries are put back on the queue per sweep. */
+const STRANDED_BATCH = 500;
+
+/** The sweep's first statement, across workspaces by design (see MULTI_SHARD_BY_DESIGN in libs/database/src/tenant-scope.ts). */
+export const STRANDED_CANDIDATES = `SELECT workspace_id, id, attempts FROM webhook_deliveries
+  WHERE status = 'pending' AND created_at < now() - $1 * interval '1 millisecond'
+    AND (claimed_until IS NULL OR claimed_until < now())
+    AND (next_attempt_at IS NULL OR next_attempt_at < now() - $1 * interval '1 millisecond')
+  ORDER BY created_at LIMIT $2`;
+
+/**
+ * A safety net of the webhook worker's heartbeat: a pending delivery that has no job on the
+ * queue would never be sent, so it gets one, for its next attempt. Every path that leaves a
+ * delivery pending also queues its job in the same transaction (the outbox, a failure's
+ * retry, a put-back), so this finds only what a defect or a restored backup left behind.
+ * Two statements: the candidates (every workspace's, through the small pending index), then,
+ * on the queue's own tables, a job for each one that has none. A delivery sent in between
+ * gets a job that finds it delivered and does nothing; two instances sweeping at once queue
+ * two jobs, of which the claim lets one send. Returns how many jobs it queued.
+ */
+export async function requeueStranded(pool: Pick<Pool, 'query'>, olderThanMs = STRANDED_AFTER_MS): Promise<number> {
+  const { rows } = await pool.query<{ workspace_id: string; id: string; attempts: number }>(STRANDED_CANDIDATES, [
+    olderThanMs,
+    STRANDED_BATCH,
+  ]);
+  if (!rows.length) return 0;
+  const queued = await pool.query(
+    `SELECT graphile_worker.add_job($1, json_build_object('workspaceId', c.workspace_id, 'deliveryId', c.id, 'attempt', c.attempts + 1))
+       FROM unnest($2::uuid[], $3::uuid[], $4::int[]) AS c(workspace_id, id, attempts)
+      WHERE NOT EXISTS (SELECT 1 FROM graphile_worker._private_jobs j WHERE j.payload->>'deliveryId' = c.id::text)`,
+    [DELIVER_TASK, rows.map((r) => r.workspace_id), rows.map((r) => r.id), rows.map((r) => r.attempts)],
+  );
+  return queued.rowCount ?? 0;
+}

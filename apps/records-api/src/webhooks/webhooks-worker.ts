@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { DataSource } from 'typeorm';
 import { sessionConnection } from '#database/connections.js';
 import { QueueWorker } from '#database/job-queue.js';
-import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
+import { deliverOnce, requeueStranded, type DeliverJob } from '#webhooks/delivery.js';
 import { webhookSettings } from '#webhooks/settings.js';
 import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
 import { WorkspaceShares } from '#webhooks/workspace-shares.js';
@@ -44,6 +44,11 @@ export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShut
         [DELIVER_TASK]: (payload, helpers) => deliverOnce(pool, payload as DeliverJob, { jobId: helpers.job.id, settings, shares }),
       }),
       log: this.log,
+      // A pending delivery without a job would never be sent: it gets one (delivery.ts, requeueStranded).
+      afterBeat: async (pool) => {
+        const queued = await requeueStranded(pool);
+        if (queued) this.log.warn(`queued ${queued} pending webhook deliveries that had no job`);
+      },
     });
   }
 
