@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { apiNodeFlags, loadConfig } from '#config/config.js';
 
 /**
  * A bench server (`./api-server.js`, `./bare-server.js`, … in this folder) in a process of its
@@ -21,9 +22,15 @@ export function startChild<M>(
   });
 }
 
+/** The records API (`./api-server.js`) with the node flags `npm start` gives it (API_HEAP_MB), once it listens. */
+export async function startApi(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const { child, message } = await startChild<{ port: number }>('./api-server.js', env, { execArgv: apiNodeFlags(loadConfig()) });
+  return { child, port: message.port };
+}
+
 /** Asks a bench server to stop (IPC disconnect), SIGKILL after 5 s. */
-export async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.disconnect();
   const timer = setTimeout(() => child.kill('SIGKILL'), 5000);

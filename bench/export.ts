@@ -1,11 +1,10 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
-import { apiNodeFlags, loadConfig } from '#config/config.js';
+import { startApi, stopChild } from './children.js';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { createField, fieldIndexesSettled } from '#identity/data-model.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
@@ -110,17 +109,6 @@ function httpExport(base: string, secret: string, format: 'csv' | 'ndjson'): Pro
   });
 }
 
-function startApi(url: string): Promise<{ child: ChildProcess; base: string }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('./api-server.js', import.meta.url)), [], {
-      env: { ...process.env, DATABASE_URL: url },
-      execArgv: apiNodeFlags(loadConfig()),
-    });
-    child.once('message', (m: { port: number }) => resolve({ child, base: `http://127.0.0.1:${m.port}` }));
-    child.once('exit', (code) => reject(new Error(`api-server exited (code ${code}) before listening`)));
-  });
-}
-
 export async function exportBench(): Promise<void> {
   const { url, embedded } = await resolveDatabaseUrl(log);
   const dbUrl = new URL(url);
@@ -143,7 +131,8 @@ export async function exportBench(): Promise<void> {
       name: 'bench export',
       expiresAt: new Date(Date.now() + 86_400_000),
     });
-    api = await startApi(dbUrl.toString());
+    const started = await startApi({ DATABASE_URL: dbUrl.toString() });
+    api = { child: started.child, base: `http://127.0.0.1:${started.port}` };
     const apiPid = api.child.pid!;
     const rss = new RssSampler(() => [apiPid], 100);
     rss.start();
@@ -181,11 +170,7 @@ export async function exportBench(): Promise<void> {
       `  records API RSS: peak ${peak?.toFixed(1) ?? '-'} MB while exporting (target ≤ ${RSS_LIMIT_MB} MB: ${peak !== undefined && peak <= RSS_LIMIT_MB ? 'met' : 'NOT met'})`,
     );
   } finally {
-    if (api) {
-      const exited = new Promise((resolve) => api!.child.once('exit', resolve));
-      api.child.disconnect();
-      await exited;
-    }
+    await stopChild(api?.child);
     await pool.end();
     await ds.destroy();
     if (embedded?.owned) await embedded.stop();

@@ -1,13 +1,12 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
-import { apiNodeFlags, loadConfig } from '#config/config.js';
+import { loadConfig } from '#config/config.js';
+import { startApi, stopChild } from './children.js';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { readMemory, RssSampler } from './rss.js';
@@ -58,17 +57,6 @@ async function csvFile(rows: number): Promise<string> {
   const { renameSync } = await import('node:fs');
   renameSync(`${file}.part`, file);
   return file;
-}
-
-function startApi(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('./api-server.js', import.meta.url)), [], {
-      env: { ...process.env, ...env },
-      execArgv: apiNodeFlags(loadConfig()),
-    });
-    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
-    child.once('exit', (code) => reject(new Error(`the records API exited (code ${code}) before listening`)));
-  });
 }
 
 /** The file as the body of POST /rest/imports, streamed from disk (Content-Length set). */
@@ -165,8 +153,7 @@ export async function importBench(): Promise<void> {
     );
   } finally {
     rss.stop();
-    api.child.disconnect();
-    await new Promise((r) => api.child.once('exit', r));
+    await stopChild(api.child);
     await ds.destroy();
     await embedded?.stop();
   }

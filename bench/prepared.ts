@@ -1,8 +1,8 @@
 import autocannon from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { apiNodeFlags, loadConfig } from '#config/config.js';
+import { startApi, stopChild } from './children.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { benchDatabaseName, benchDatabaseUrl, DEFAULT_ROWS, ensureBenchDatabase, prepareBenchData } from './seed.js';
 
@@ -27,26 +27,6 @@ interface Variant {
   env: Record<string, string>;
   base?: string;
   child?: ChildProcess;
-}
-
-function startApi(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('./api-server.js', import.meta.url)), [], {
-      env: { ...process.env, ...env },
-      execArgv: apiNodeFlags(loadConfig()),
-    });
-    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
-    child.once('exit', (code) => reject(new Error(`api-server exited (code ${code}) before listening`)));
-  });
-}
-
-async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.disconnect();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
 }
 
 async function rps(base: string, path: string, headers: Record<string, string>): Promise<number> {
@@ -118,7 +98,7 @@ export async function preparedBench(): Promise<void> {
       });
     }
   } finally {
-    for (const v of variants) await stop(v.child);
+    for (const v of variants) await stopChild(v.child);
     await bouncer?.stop();
     if (embedded?.owned) await embedded.stop();
   }

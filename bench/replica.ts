@@ -1,9 +1,7 @@
 import autocannon from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { apiNodeFlags, loadConfig } from '#config/config.js';
+import { startApi, stopChild } from './children.js';
 import { startReplicaPair } from './replica-pair.js';
 import { prepareBenchData } from './seed.js';
 
@@ -30,26 +28,6 @@ interface Result {
   errors: number;
   primaryXacts: number;
   replicaXacts: number;
-}
-
-function startApi(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('./api-server.js', import.meta.url)), [], {
-      env: { ...process.env, ...env },
-      execArgv: apiNodeFlags(loadConfig()),
-    });
-    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
-    child.once('exit', (code) => reject(new Error(`api-server exited (code ${code}) before listening`)));
-  });
-}
-
-async function stopApi(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.disconnect();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
 }
 
 async function xacts(url: string): Promise<number> {
@@ -113,7 +91,7 @@ export async function replicaBench(): Promise<void> {
           });
         }
       } finally {
-        await stopApi(child);
+        await stopChild(child);
       }
     }
     log('');

@@ -4,7 +4,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { apiNodeFlags, loadConfig } from '#config/config.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { MIXED_SHARES, mixedRun, type MixedResult } from './mixed.js';
 import { ensureBenchOpportunities, GROUP_BY_PATH, OPPORTUNITY_ROWS, RELATION_COMPANY } from './aggregates.js';
@@ -21,7 +20,7 @@ import {
   ensureBenchDatabase,
   prepareBenchData,
 } from './seed.js';
-import { startChild, stopChild } from './children.js';
+import { startApi, startChild, stopChild } from './children.js';
 
 /**
  * `npm run bench`: the records API against a bare node:http + pg server (with and without
@@ -809,9 +808,9 @@ async function main(): Promise<void> {
     const jsonHeaders = { ...auth, 'content-type': 'application/json' };
 
     // With the node flags `npm start` gives the records API (API_HEAP_MB).
-    const api = await startChild<{ port: number }>('./api-server.js', env, { execArgv: apiNodeFlags(loadConfig()) });
+    const api = await startApi(env);
     children.push(api.child);
-    const apiBase = `http://127.0.0.1:${api.message.port}`;
+    const apiBase = `http://127.0.0.1:${api.port}`;
     const processes: ServerProcess[] = [{ key: 'recordsApi', label: 'records API', pid: api.child.pid! }];
     sampler = new RssSampler(() => processes.map((p) => p.pid));
     sampler.start();

@@ -4,12 +4,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { apiNodeFlags, loadConfig } from '#config/config.js';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { Search1764700000000 } from '#database/migrations/1764700000000-search.js';
 import { benchDatabaseUrl, ensureBenchDatabase, FIRST_NAMES, LAST_NAMES } from './seed.js';
-import { startChild, stopChild } from './children.js';
+import { startApi, startChild, stopChild } from './children.js';
 
 /**
  * `npm run bench -- --search [--rows N] [--migration]`: search at 1M people
@@ -282,12 +281,12 @@ export async function searchBench(): Promise<void> {
       RATE_LIMIT_PER_WORKSPACE_PER_MINUTE: '0',
       LOG_LEVEL: 'warn',
     };
-    const api = await startChild<{ port: number }>('./api-server.js', env, { execArgv: apiNodeFlags(loadConfig()) });
+    const api = await startApi(env);
     children.push(api.child);
     const bare = await startChild<{ withCount: number; noCount: number }>('./bare-server.js', env);
     children.push(bare.child);
     const targets = [
-      { key: 'ours', label: 'records API', base: `http://127.0.0.1:${api.message.port}` },
+      { key: 'ours', label: 'records API', base: `http://127.0.0.1:${api.port}` },
       { key: 'bare', label: 'bare server', base: `http://127.0.0.1:${bare.message.noCount}` },
     ] as const;
 
