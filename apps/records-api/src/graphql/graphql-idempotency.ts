@@ -3,7 +3,6 @@ import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '#ops/database-unavai
 import { ErrorCode } from '#errors/errors.js';
 import type { Principal } from '#auth/principal.js';
 import {
-  derivedCreateId,
   fingerprint,
   IDEMPOTENCY_HEADER,
   invalidKey,
@@ -12,6 +11,7 @@ import {
   keyReused,
   scopeOf,
   type IdempotencyStore,
+  withDerivedIds,
   type KeyScope,
 } from '../http/idempotency.js';
 import type { GraphqlContext } from './graphql-context.js';
@@ -103,28 +103,11 @@ type KeyedRequest = GraphqlContext['req'] & { idempotency?: { scope: KeyScope; k
 
 /**
  * The principal a create mutation runs with under an Idempotency-Key, as `/rest` does it
- * (http/idempotency.ts, deriveCreateIds): each record without an `id` gets one derived from
- * workspace, credential, key, the mutation field's name in the response (its alias) and its
- * index, so a retry that takes over the key of a first run that died after committing meets
- * its own records and answers with them (RecordsService.createMany). For an upsert the ids
- * stay out of the records and are the ids of those it creates. Without a key: unchanged.
+ * (http/idempotency.ts, withDerivedIds), each record's position being the mutation field's
+ * name in the response (its alias) and its index. Without a key: unchanged.
  */
 export function keyedCreate(context: GraphqlContext, field: string, principal: Principal, records: unknown[], upsert: boolean): Principal {
   const keyed = (context.req as KeyedRequest).idempotency;
   if (!keyed) return principal;
-  const ids: string[] = [];
-  records.forEach((record, i) => {
-    const id = derivedCreateId(keyed.scope, keyed.key, `${field}\n${i}`);
-    if (upsert) return void ids.push(id);
-    if (record && typeof record === 'object' && !Array.isArray(record) && !('id' in record)) {
-      (record as Record<string, unknown>).id = id;
-      ids.push(id);
-    }
-  });
-  if (!ids.length) return principal;
-  return {
-    ...principal,
-    ...(upsert ? { upsertCreateIds: ids } : {}),
-    ...(keyed.unfinished ? { retriedCreateIds: new Set(ids) } : {}),
-  };
+  return withDerivedIds(principal, records, { ...keyed, upsert, position: (i) => `${field}\n${i}` });
 }

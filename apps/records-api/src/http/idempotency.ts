@@ -191,11 +191,16 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
         (response) => store.complete(scope, key, response),
         () => store.release(scope, key),
       );
-      const { ids: derived, upsert } = deriveCreateIds(req, scope, key);
-      // The first run may have made these records before it died: the record store answers with
-      // them instead of a conflict on their ids (RecordsService.createMany), or an upsert matches them.
-      if (upsert && derived.length) req.principal = { ...req.principal, upsertCreateIds: derived };
-      if (claim.unfinished && derived.length) req.principal = { ...req.principal, retriedCreateIds: new Set(derived) };
+      const [route, search = ''] = path.split('?');
+      if (req.method === 'POST' && CREATE_PATH.test(route)) {
+        req.principal = withDerivedIds(req.principal!, Array.isArray(req.body) ? req.body : [req.body], {
+          scope,
+          key,
+          upsert: new URLSearchParams(search).get('upsert') === 'true',
+          unfinished: Boolean(claim.unfinished),
+          position: String,
+        });
+      }
       next();
     } catch (err) {
       sendError(req, res, err);
@@ -251,36 +256,38 @@ function uuidV5(name: string): string {
 }
 const ID_NAMESPACE = '5b0c3a52-7d7e-4a51-9b1e-2f4c1f0e9a11';
 
-/** The id a create under an Idempotency-Key gives the record at `position` (REST: its index; GraphQL: field and index). */
-export function derivedCreateId(scope: KeyScope, key: string, position: string): string {
-  return uuidV5(`${scope.workspaceId}\n${scope.credential}\n${key}\n${position}`);
-}
 const CREATE_PATH = /^\/rest\/(batch\/)?[a-z]+\/?$/;
 
 /**
- * A create sent with a key gets record ids derived from (workspace, credential, key, position) unless
- * it names its own. The key and the write cannot share one transaction here (the record
- * store owns its transactions), so an instance killed after the INSERT committed but
- * before the response was kept leaves the key unfinished; the retry that takes it over
- * then meets the same ids and answers with the records made then, instead of creating a
- * second record. Returns the ids it gave.
+ * A create sent with a key (REST here, GraphQL in graphql-idempotency.ts) gets record ids
+ * derived from (workspace, credential, key, `position(index)`) unless it names its own. The
+ * key and the write cannot share one transaction (the record store owns its transactions),
+ * so an instance killed after the INSERT committed but before the response was kept leaves
+ * the key unfinished; the retry that takes it over (`unfinished`) then meets the same ids and
+ * answers with the records made then (RecordsService.createMany), instead of creating a
+ * second record. An upsert's ids stay out of its records, where they would be matched against
+ * (a record found by its e-mail is not the derived id: 409): each is the id of the record if
+ * it is created, and a takeover matches them first (RecordsService.upsertMany). Returns the
+ * principal to write with: `principal` itself when no id was derived.
  */
-function deriveCreateIds(req: RequestWithId, scope: KeyScope, key: string): { ids: string[]; upsert: boolean } {
-  const [path, search = ''] = req.originalUrl.split('?');
-  if (req.method !== 'POST' || !CREATE_PATH.test(path)) return { ids: [], upsert: false };
-  // An upsert's ids stay out of its body, where they would be matched against (a record found
-  // by its e-mail is not the derived id: 409); each is the id of the record if it is created.
-  const upsert = new URLSearchParams(search).get('upsert') === 'true';
+export function withDerivedIds(
+  principal: Principal,
+  records: unknown[],
+  o: { scope: KeyScope; key: string; upsert: boolean; unfinished: boolean; position: (index: number) => string },
+): Principal {
   const ids: string[] = [];
-  const give = (record: unknown, index: number) => {
-    const id = derivedCreateId(scope, key, String(index));
-    if (upsert) return void ids.push(id);
+  records.forEach((record, i) => {
+    const id = uuidV5(`${o.scope.workspaceId}\n${o.scope.credential}\n${o.key}\n${o.position(i)}`);
+    if (o.upsert) return void ids.push(id);
     if (record && typeof record === 'object' && !Array.isArray(record) && !('id' in record)) {
       (record as Record<string, unknown>).id = id;
       ids.push(id);
     }
+  });
+  if (!ids.length) return principal;
+  return {
+    ...principal,
+    ...(o.upsert ? { upsertCreateIds: ids } : {}),
+    ...(o.unfinished ? { retriedCreateIds: new Set(ids) } : {}),
   };
-  if (Array.isArray(req.body)) req.body.forEach(give);
-  else give(req.body, 0);
-  return { ids, upsert };
 }
