@@ -35,6 +35,7 @@ import { CitusKeys1765200000000 } from './migrations/1765200000000-citus-keys.js
 import { FieldPermissions1765300000000 } from './migrations/1765300000000-field-permissions.js';
 import { RelationGuard1765400000000 } from './migrations/1765400000000-relation-guard.js';
 import { PendingDeliveries1765500000000 } from './migrations/1765500000000-pending-deliveries.js';
+import { PendingByWorkspace1765600000000 } from './migrations/1765600000000-pending-by-workspace.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -67,6 +68,7 @@ export const MIGRATIONS = [
   FieldPermissions1765300000000,
   RelationGuard1765400000000,
   PendingDeliveries1765500000000,
+  PendingByWorkspace1765600000000,
 ];
 
 export { sessionOptions } from './connections.js';

@@ -121,6 +121,8 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
 }
 
 interface Claimed {
+  id: string;
+  attempts: number;
   webhook_id: string;
   event_id: string;
   manual: boolean;
@@ -156,22 +158,110 @@ const CLAIM_MARGIN_MS = 30_000;
  */
 const DEFER_BASE_MS = 100;
 const DEFER_MAX_MS = 5_000;
+/**
+ * At most this many other first attempts of its workspace one job sends with its own: a
+ * slot holds at most 16 POSTs, and a job's outcomes wait for its slowest answer.
+ */
+const BATCH_EXTRA_MAX = 15;
+
+const CLAIMED_COLUMNS = `d.id, d.attempts, d.job_id, d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body`;
+
+/** A first attempt that waits: pending, never tried, not claimed by a job whose claim is current ($3: this job). */
+const WAITING = `d.status = 'pending' AND d.attempts = 0 AND d.next_attempt_at IS NULL
+  AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $3::bigint)`;
 
 /**
- * One attempt of one delivery, in three short steps with nothing held in between:
+ * The claim of the job's own attempt (step 1 below), and how many other first attempts of
+ * the workspace wait (up to $6). Always one row; its delivery columns are null when the
+ * attempt was not claimed.
+ */
+const CLAIM_OWN = `WITH mine AS (
+    UPDATE webhook_deliveries d
+       SET claim_job = CASE WHEN w.enabled THEN $3::bigint END,
+           claimed_until = CASE WHEN w.enabled THEN now() + $5 * interval '1 millisecond' END,
+           status = CASE WHEN w.enabled THEN d.status ELSE 'cancelled' END,
+           next_attempt_at = CASE WHEN w.enabled THEN d.next_attempt_at END
+      FROM webhooks w, webhook_events e
+     WHERE d.workspace_id = $1 AND d.id = $2 AND d.status = 'pending' AND d.attempts = $4
+       AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $3::bigint)
+       AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
+       AND e.workspace_id = d.workspace_id AND e.id = d.event_id
+    RETURNING ${CLAIMED_COLUMNS}
+  )
+  SELECT mine.*, waiting.n AS waiting
+    FROM (SELECT count(*)::int AS n FROM (
+            SELECT 1 FROM webhook_deliveries d
+             WHERE d.workspace_id = $1 AND d.id <> $2 AND ${WAITING}
+             LIMIT $6) x) waiting
+    LEFT JOIN mine ON true`;
+
+/**
+ * The claim of up to $4 other waiting first attempts of the workspace (enabled webhooks
+ * only), oldest first; their own jobs are taken off the queue in the same statement (a job
+ * already running is left to find its attempt claimed).
+ */
+const CLAIM_WAITING = `WITH picked AS (
+    SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.enabled
+     WHERE d.workspace_id = $1 AND d.id <> $2 AND ${WAITING}
+     ORDER BY d.created_at, d.id
+     LIMIT $4
+     FOR UPDATE OF d SKIP LOCKED
+  ), claimed AS (
+    UPDATE webhook_deliveries d SET claim_job = $3::bigint, claimed_until = now() + $5 * interval '1 millisecond'
+      FROM picked p, webhooks w, webhook_events e
+     WHERE d.workspace_id = $1 AND d.id = p.id
+       AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
+       AND e.workspace_id = d.workspace_id AND e.id = d.event_id
+    RETURNING ${CLAIMED_COLUMNS}
+  ), unqueued AS (
+    SELECT count(*) AS n FROM graphile_worker.complete_jobs(ARRAY(SELECT c.job_id FROM claimed c WHERE c.job_id IS NOT NULL))
+  )
+  SELECT c.*, (SELECT n FROM unqueued) AS unqueued FROM claimed c`;
+
+/** The outcome of every successful attempt of one job: deliveries, attempt log, failure streaks. */
+const RECORD_DELIVERED = `WITH input AS (
+    SELECT * FROM unnest($3::uuid[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[])
+      AS i(id, attempt, attempted_at, status_code, duration_ms, excerpt)
+  ), d AS (
+    UPDATE webhook_deliveries x SET status = 'delivered', attempts = i.attempt, delivered_at = now(), next_attempt_at = NULL, claim_job = NULL, claimed_until = NULL
+      FROM input i
+     WHERE x.workspace_id = $1 AND x.id = i.id AND x.claim_job = $2::bigint AND x.attempts = i.attempt - 1
+    RETURNING x.workspace_id, x.id, x.webhook_id, i.attempt, i.attempted_at, i.status_code, i.duration_ms, i.excerpt
+  ), logged AS (
+    INSERT INTO webhook_attempts (workspace_id, webhook_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
+    SELECT d.workspace_id, d.webhook_id, d.id, d.attempt, d.attempted_at, d.status_code, d.duration_ms, d.excerpt, NULL FROM d
+    ON CONFLICT DO NOTHING
+  )
+  UPDATE webhooks w SET failing_since = NULL
+   WHERE w.workspace_id = $1 AND w.id IN (SELECT webhook_id FROM d) AND w.failing_since IS NOT NULL`;
+
+interface Attempt {
+  d: Claimed;
+  attempt: number;
+  attemptedAt: Date;
+  result: PostResult;
+}
+
+/**
+ * One attempt of one delivery, with the other first attempts of its workspace that wait
+ * sent alongside, in three short steps with nothing held in between:
  *
  * 1. Claim (one autocommitted UPDATE): the delivery must still be pending at the attempt
  *    the job names and not claimed by another job whose claim is current. A duplicate
  *    job or a second worker finds it claimed and stops, since the claiming job either
  *    records an outcome or, when its worker died, is released by the heartbeat sweep and
- *    runs again, taking over its own claim (`claim_job`). So an attempt is sent once, short
+ *    runs again, taking over its own claims (`claim_job`). So an attempt is sent once, short
  *    of a worker losing its claim while its POST is still out (at-least-once, as Standard
- *    Webhooks receivers expect: they deduplicate on `webhook-id`).
- * 2. POST, with no transaction and no connection held, and within the workspace's share
- *    of this process's slots (`WorkspaceShares`): over its share, the attempt is put back
+ *    Webhooks receivers expect: they deduplicate on `webhook-id`). The same statement counts
+ *    the workspace's other first attempts that wait; with a free slot of the workspace's
+ *    share for each, a second statement claims them for this job and takes their jobs off
+ *    the queue, so a burst of events costs a few statements, not four per event.
+ * 2. POST, with no transaction and no connection held, all of the job's attempts at once,
+ *    within the workspace's share of this process's slots (`WorkspaceShares`; a job is one
+ *    slot, however many attempts it sends): over its share, the job's attempt is put back
  *    on the queue for a moment instead, so one tenant's slow targets never hold every slot.
- * 3. Outcome: a success is one statement (delivery, attempt log, failure streak); a failure
- *    is one short transaction that also queues the next attempt.
+ * 3. Outcome: the successes are one statement (deliveries, attempt log, failure streaks);
+ *    a failure is one short transaction that also queues the next attempt.
  */
 export async function deliverOnce(
   pool: DeliveryPool,
@@ -182,66 +272,72 @@ export async function deliverOnce(
   if (!release) return defer(pool, job, o.jobId, o.shares);
   try {
     const { settings } = o;
-    const { rows } = await pool.query<Claimed>(
-      `UPDATE webhook_deliveries d
-          SET claim_job = CASE WHEN w.enabled THEN $4::bigint END,
-              claimed_until = CASE WHEN w.enabled THEN now() + $5 * interval '1 millisecond' END,
-              status = CASE WHEN w.enabled THEN d.status ELSE 'cancelled' END,
-              next_attempt_at = CASE WHEN w.enabled THEN d.next_attempt_at END
-         FROM webhooks w, webhook_events e
-        WHERE d.workspace_id = $1 AND d.id = $2 AND d.status = 'pending' AND d.attempts = $3
-          AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $4::bigint)
-          AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
-          AND e.workspace_id = d.workspace_id AND e.id = d.event_id
-        RETURNING d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body`,
-      [job.workspaceId, job.deliveryId, job.attempt - 1, o.jobId, settings.timeoutMs + CLAIM_MARGIN_MS],
-    );
-    const d = rows[0];
-    if (!d?.enabled) return;
-    const attemptedAt = new Date();
-    const custom = await customHeaders(pool, job.workspaceId, d.headers);
-    const result =
-      'error' in custom
-        ? { statusCode: null, durationMs: 0, excerpt: '', error: custom.error }
-        : await postEvent(d.url, {
-            eventId: d.event_id,
-            body: d.body,
-            secret: openSecret(d.secret_sealed),
-            timeoutMs: settings.timeoutMs,
-            allowPrivate: settings.allowPrivate,
-            now: attemptedAt,
-            headers: custom.headers,
-            redact: custom.values,
-          });
-    const attemptRow = [
-      job.attempt,
-      attemptedAt,
-      result.statusCode,
-      result.durationMs,
-      result.excerpt.replaceAll('\u0000', ''),
-      result.error,
-    ];
-    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
-      await pool.query(
-        `WITH d AS (
-           UPDATE webhook_deliveries SET status = 'delivered', attempts = $4, delivered_at = now(), next_attempt_at = NULL, claim_job = NULL, claimed_until = NULL
-            WHERE workspace_id = $1 AND id = $2 AND claim_job = $3::bigint AND attempts = $4 - 1
-            RETURNING workspace_id, id, webhook_id
-         ), logged AS (
-           INSERT INTO webhook_attempts (workspace_id, webhook_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
-           SELECT d.workspace_id, d.webhook_id, d.id, $4, $5::timestamptz, $6::int, $7::int, $8::text, $9::text FROM d
-           ON CONFLICT DO NOTHING
-         )
-         UPDATE webhooks w SET failing_since = NULL FROM d WHERE w.workspace_id = $1 AND w.id = d.webhook_id AND w.failing_since IS NOT NULL`,
-        [job.workspaceId, job.deliveryId, o.jobId, ...attemptRow],
-      );
-      o.onDelivered?.(d.event_id);
-      return;
+    const claimMs = settings.timeoutMs + CLAIM_MARGIN_MS;
+    const [first] = (
+      await pool.query<Partial<Claimed> & { waiting: number }>(CLAIM_OWN, [
+        job.workspaceId,
+        job.deliveryId,
+        o.jobId,
+        job.attempt - 1,
+        claimMs,
+        BATCH_EXTRA_MAX,
+      ])
+    ).rows;
+    const claimed: { d: Claimed; attempt: number }[] = [];
+    if (first.id && first.enabled) claimed.push({ d: first as Claimed, attempt: job.attempt });
+    if (first.waiting > 0) {
+      const { rows } = await pool.query<Claimed>(CLAIM_WAITING, [job.workspaceId, job.deliveryId, o.jobId, BATCH_EXTRA_MAX, claimMs]);
+      for (const d of rows) claimed.push({ d, attempt: d.attempts + 1 });
     }
-    await recordFailure(pool, job, o.jobId, d, settings, result, attemptedAt, attemptRow);
+    const attempts = await Promise.all(claimed.map((c) => attemptOnce(pool, job.workspaceId, c, settings)));
+    const delivered = attempts.filter((a) => a.result.statusCode !== null && a.result.statusCode >= 200 && a.result.statusCode < 300);
+    if (delivered.length) {
+      await pool.query(RECORD_DELIVERED, [
+        job.workspaceId,
+        o.jobId,
+        delivered.map((a) => a.d.id),
+        delivered.map((a) => a.attempt),
+        delivered.map((a) => a.attemptedAt),
+        delivered.map((a) => a.result.statusCode),
+        delivered.map((a) => a.result.durationMs),
+        delivered.map((a) => cleanExcerpt(a.result.excerpt)),
+      ]);
+      for (const a of delivered) o.onDelivered?.(a.d.event_id);
+    }
+    for (const a of attempts) {
+      if (delivered.includes(a)) continue;
+      await recordFailure(pool, { workspaceId: job.workspaceId, deliveryId: a.d.id, attempt: a.attempt }, o.jobId, a, settings);
+    }
   } finally {
     release();
   }
+}
+
+const cleanExcerpt = (excerpt: string) => excerpt.replaceAll('\u0000', '');
+
+/** The POST of one claimed attempt. */
+async function attemptOnce(
+  pool: DeliveryPool,
+  workspaceId: string,
+  c: { d: Claimed; attempt: number },
+  settings: WebhookSettings,
+): Promise<Attempt> {
+  const attemptedAt = new Date();
+  const custom = await customHeaders(pool, workspaceId, c.d.headers);
+  const result =
+    'error' in custom
+      ? { statusCode: null, durationMs: 0, excerpt: '', error: custom.error }
+      : await postEvent(c.d.url, {
+          eventId: c.d.event_id,
+          body: c.d.body,
+          secret: openSecret(c.d.secret_sealed),
+          timeoutMs: settings.timeoutMs,
+          allowPrivate: settings.allowPrivate,
+          now: attemptedAt,
+          headers: custom.headers,
+          redact: custom.values,
+        });
+  return { ...c, attemptedAt, result };
 }
 
 /**
@@ -271,12 +367,10 @@ async function recordFailure(
   pool: DeliveryPool,
   job: DeliverJob,
   jobId: string,
-  d: Claimed,
+  { d, result, attemptedAt }: Attempt,
   settings: WebhookSettings,
-  result: PostResult,
-  attemptedAt: Date,
-  attemptRow: unknown[],
 ): Promise<void> {
+  const attemptRow = [job.attempt, attemptedAt, result.statusCode, result.durationMs, cleanExcerpt(result.excerpt), result.error];
   const failingSince = d.failing_since ?? attemptedAt;
   const why = result.statusCode !== null ? `HTTP ${result.statusCode}` : (result.error ?? 'no answer');
   const nextAt = new Date(attemptedAt.getTime() + retryDelayMs(job.attempt, settings.retryBaseMs));
@@ -332,12 +426,16 @@ async function recordFailure(
  * Puts the attempt back on the queue, a little later each time it finds its workspace at
  * its share, and behind every job that was never deferred (graphile-worker takes the lowest
  * `priority` first): another workspace's new event starts before this backlog is looked at
- * again, however long the backlog.
+ * again, however long the backlog. An attempt another job holds a current claim on, or that
+ * is no longer pending (another job sent it with its own), is not put back: that job
+ * records its outcome.
  *
- * In the same statement, a claim this job holds on the attempt is let go: a job released
- * after its process died runs again with its claim in place, and if it is put back here,
- * the new job could not take that claim over (it names this job, which is done), so the
- * event would never be sent.
+ * In the same statement, the claims this job holds are let go, and each attempt it held
+ * is put back too: a job released after its process died runs again with its claims in
+ * place, and if it is put back here, the new job could not take those claims over (they
+ * name this job, which is done), and the attempts it had claimed with its own have no job
+ * of their own left, so those events would never be sent. The jobs put back have no key:
+ * one taken along by another job later finds its attempt sent and ends.
  */
 async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares: WorkspaceShares): Promise<void> {
   const deferrals = (job.deferrals ?? 0) + 1;
@@ -345,19 +443,23 @@ async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares:
   const { rows } = await pool.query<{ id: string }>(
     `WITH unclaimed AS (
        UPDATE webhook_deliveries SET claim_job = NULL, claimed_until = NULL
-        WHERE workspace_id = $5 AND id = $6 AND claim_job = $7::bigint AND status = 'pending'
+        WHERE workspace_id = $2 AND claim_job = $4::bigint AND status = 'pending'
+        RETURNING id, attempts
+     ), mine AS (
+       SELECT d.id, $5::int AS attempt FROM webhook_deliveries d
+        WHERE d.workspace_id = $2 AND d.id = $3 AND d.status = 'pending' AND d.attempts = $5 - 1
+          AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $4::bigint)
+     ), back AS (
+       SELECT id, attempt FROM mine
+       UNION
+       SELECT id, attempts + 1 FROM unclaimed WHERE id <> $3
      )
-     SELECT (graphile_worker.add_job($1, $2::json, run_at => now() + $3 * interval '1 millisecond', priority => $4)).id`,
-    [
-      DELIVER_TASK,
-      JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt, deferrals }),
-      waitMs,
-      Math.min(deferrals, 100),
-      job.workspaceId,
-      job.deliveryId,
-      jobId,
-    ],
+     SELECT (graphile_worker.add_job($1, json_build_object('workspaceId', $2::uuid, 'deliveryId', b.id, 'attempt', b.attempt, 'deferrals', $6::int),
+               run_at => now() + $7 * interval '1 millisecond', priority => $8)).id
+       FROM back b`,
+    [DELIVER_TASK, job.workspaceId, job.deliveryId, jobId, job.attempt, deferrals, waitMs, Math.min(deferrals, 100)],
   );
+  if (!rows.length) return;
   // A job due later is seen by the queue only at its next poll (every 2 s): when a slot of the
   // workspace frees in this process (or the wait is over), the job is made due now and the
   // workers are told, as add_job tells them of a new job. A job another worker has taken
@@ -365,8 +467,8 @@ async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares:
   shares.whenFree(job.workspaceId, waitMs, () => {
     pool
       .query(
-        `SELECT pg_notify('jobs:insert', '{"count":1}') FROM (SELECT count(*) FROM graphile_worker.reschedule_jobs(ARRAY[$1::bigint], run_at => now())) r`,
-        [rows[0].id],
+        `SELECT pg_notify('jobs:insert', '{"count":1}') FROM (SELECT count(*) FROM graphile_worker.reschedule_jobs($1::bigint[], run_at => now())) r`,
+        [rows.map((r) => r.id)],
       )
       .catch(() => undefined);
   });

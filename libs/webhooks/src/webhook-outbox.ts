@@ -34,7 +34,9 @@ export const DELIVER_TASK = 'webhook_deliver';
  * change, so an event exists exactly when its change does. One statement stores each event
  * that at least one enabled webhook of the workspace selects, one delivery per (event,
  * webhook), and one graphile-worker job per delivery (`graphile_worker.add_job`, in the same
- * transaction: a crash after the commit loses nothing, a rollback sends nothing). A
+ * transaction: a crash after the commit loses nothing, a rollback sends nothing). The
+ * delivery keeps its job's id, so a job that sends it along with its own takes that job
+ * off the queue (delivery.ts, `deliverOnce`). A
  * workspace without webhooks pays one indexed lookup and stores nothing.
  */
 export async function recordEvents(tx: TxRunner, workspaceId: string, changes: RecordChange[]): Promise<void> {
@@ -74,12 +76,16 @@ async function storeEvents(tx: TxRunner, workspaceId: string, events: WebhookEve
      ), stored AS (
        INSERT INTO webhook_events (workspace_id, id, type, payload)
        SELECT $1, i.id, i.type, i.body FROM input i WHERE i.id IN (SELECT event_id FROM targets)
-     ), deliveries AS (
-       INSERT INTO webhook_deliveries (workspace_id, webhook_id, event_id)
-       SELECT $1, t.webhook_id, t.event_id FROM targets t ORDER BY t.ord
-       RETURNING id
+     ), planned AS MATERIALIZED (
+       SELECT t.ord, t.webhook_id, t.event_id, gen_random_uuid() AS id FROM targets t
+     ), queued AS MATERIALIZED (
+       SELECT p.ord, p.webhook_id, p.event_id, p.id,
+              (graphile_worker.add_job($3, json_build_object('workspaceId', $1::uuid, 'deliveryId', p.id, 'attempt', 1))).id AS job_id
+         FROM planned p
+        ORDER BY p.ord
      )
-     SELECT graphile_worker.add_job($3, json_build_object('workspaceId', $1::uuid, 'deliveryId', d.id, 'attempt', 1)) FROM deliveries d`,
+     INSERT INTO webhook_deliveries (workspace_id, id, webhook_id, event_id, job_id)
+     SELECT $1, q.id, q.webhook_id, q.event_id, q.job_id FROM queued q ORDER BY q.ord`,
     [workspaceId, JSON.stringify(events), DELIVER_TASK],
     { prepared: true },
   );

@@ -368,8 +368,12 @@ export async function redeliver(
   if (!source) throw new NotFoundError(`No delivery with id ${deliveryId} for this webhook`);
   const [row] = await query<{ id: string }>(
     db,
-    `WITH d AS (INSERT INTO webhook_deliveries (workspace_id, webhook_id, event_id, manual) VALUES ($1, $2, $3, true) RETURNING id)
-     SELECT d.id, graphile_worker.add_job($4, json_build_object('workspaceId', $1::uuid, 'deliveryId', d.id, 'attempt', 1)) IS NOT NULL AS queued FROM d`,
+    `WITH q AS MATERIALIZED (
+       SELECT q.id, (graphile_worker.add_job($4, json_build_object('workspaceId', $1::uuid, 'deliveryId', q.id, 'attempt', 1))).id AS job_id
+         FROM (SELECT gen_random_uuid() AS id) q
+     )
+     INSERT INTO webhook_deliveries (workspace_id, id, webhook_id, event_id, manual, job_id)
+     SELECT $1, q.id, $2, $3, true, q.job_id FROM q RETURNING id`,
     [workspaceId, webhookId, source.event_id, DELIVER_TASK],
   );
   return { deliveryId: row.id, eventId: source.event_id };

@@ -1,0 +1,203 @@
+import type { INestApplication } from '@nestjs/common';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
+import { webhookSettings } from '#webhooks/settings.js';
+import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
+import { createWebhook } from '#webhooks/webhooks.js';
+import { WorkspaceShares } from '#webhooks/workspace-shares.js';
+import { newWorkspace, startApi } from './factories.js';
+import { client, type Http } from './rest-helpers.js';
+import { Receiver } from './webhook-receiver.js';
+
+/**
+ * A delivery job sends the other first attempts of its workspace that wait with its own
+ * (docs/webhooks.md, "Delivery"): one claim and one outcome statement for the lot, and their
+ * jobs taken off the queue, instead of four statements per event. Each event is still sent
+ * once, a job is still one slot of its workspace's share, and never sends another workspace's.
+ */
+describe('Webhook deliveries sent together', () => {
+  let app: INestApplication;
+  let ds: DataSource;
+  let http: Http;
+  let pool: pg.Pool;
+  const settings = () => ({ ...webhookSettings(), allowPrivate: true });
+
+  beforeAll(async () => {
+    const saved = process.env.WEBHOOKS_WORKER;
+    process.env.WEBHOOKS_WORKER = 'off'; // this test runs the jobs itself
+    try {
+      ({ app, ds, http } = await startApi());
+    } finally {
+      if (saved === undefined) delete process.env.WEBHOOKS_WORKER;
+      else process.env.WEBHOOKS_WORKER = saved;
+    }
+    pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 3 });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await app?.close();
+  });
+
+  async function jobsOf(workspaceId: string): Promise<{ id: string; payload: DeliverJob }[]> {
+    return ds.query(
+      `SELECT j.id::text AS id, j.payload FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+        WHERE t.identifier = $1 AND j.payload->>'workspaceId' = $2 ORDER BY j.id`,
+      [DELIVER_TASK, workspaceId],
+    );
+  }
+
+  async function deliveriesOf(
+    workspaceId: string,
+  ): Promise<{ status: string; attempts: number; claim_job: string | null; logged: number }[]> {
+    return ds.query(
+      `SELECT d.status, d.attempts, d.claim_job, (SELECT count(*)::int FROM webhook_attempts a WHERE a.workspace_id = d.workspace_id AND a.delivery_id = d.id) AS logged
+         FROM webhook_deliveries d WHERE d.workspace_id = $1 ORDER BY d.created_at, d.id`,
+      [workspaceId],
+    );
+  }
+
+  async function withHook(label: string, names: string[]) {
+    const ws = await newWorkspace(ds, label);
+    const receiver = await new Receiver().start();
+    await createWebhook(ds, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+    const api = client(http, ws.keys.Admin);
+    for (const name of names) expect((await api.post('/rest/companies', { name })).status).toBe(201);
+    return { ws, receiver };
+  }
+
+  async function cleanUp(workspaceId: string, receiver: Receiver) {
+    await ds.query('DELETE FROM webhooks WHERE workspace_id = $1', [workspaceId]);
+    await receiver.close();
+  }
+
+  it("one job sends the workspace's waiting first attempts with its own, each once, and takes their jobs off the queue", async () => {
+    const names = ['One', 'Two', 'Three', 'Four', 'Five'];
+    const { ws, receiver } = await withHook('wh-batch', names);
+    const other = await withHook('wh-batch-other', ['Elsewhere']);
+    try {
+      const jobs = await jobsOf(ws.id);
+      expect(jobs).toHaveLength(5);
+      await deliverOnce(pool, jobs[0].payload, { jobId: jobs[0].id, settings: settings(), shares: new WorkspaceShares(10) });
+
+      expect(receiver.receipts.map((r) => r.json.data.record.name).sort()).toEqual([...names].sort());
+      expect(new Set(receiver.receipts.map((r) => r.headers['webhook-id'])).size).toBe(5);
+      expect(await deliveriesOf(ws.id)).toEqual(names.map(() => ({ status: 'delivered', attempts: 1, claim_job: null, logged: 1 })));
+      // Only the job that ran is left (graphile-worker completes it when it returns).
+      expect((await jobsOf(ws.id)).map((j) => j.id)).toEqual([jobs[0].id]);
+      // Another workspace's waiting attempt is neither sent nor taken off the queue.
+      expect(other.receiver.receipts).toHaveLength(0);
+      expect(await jobsOf(other.ws.id)).toHaveLength(1);
+      expect(await deliveriesOf(other.ws.id)).toEqual([{ status: 'pending', attempts: 0, claim_job: null, logged: 0 }]);
+    } finally {
+      await cleanUp(ws.id, receiver);
+      await cleanUp(other.ws.id, other.receiver);
+    }
+  });
+
+  it('sends at most 16 together, in one slot; the rest keep their jobs', async () => {
+    const names = Array.from({ length: 18 }, (_, i) => `Company ${i + 1}`);
+    const { ws, receiver } = await withHook('wh-batch-most', names);
+    try {
+      const jobs = await jobsOf(ws.id);
+      expect(jobs).toHaveLength(18);
+      const shares = new WorkspaceShares(2);
+      await deliverOnce(pool, jobs[0].payload, { jobId: jobs[0].id, settings: settings(), shares });
+      expect(receiver.receipts).toHaveLength(16);
+      // The oldest go first.
+      expect(receiver.receipts.map((r) => r.json.data.record.name).sort()).toEqual(names.slice(0, 16).sort());
+      expect((await deliveriesOf(ws.id)).map((d) => d.status)).toEqual([
+        ...names.slice(0, 16).map(() => 'delivered'),
+        'pending',
+        'pending',
+      ]);
+      expect((await jobsOf(ws.id)).map((j) => j.id)).toEqual([jobs[0].id, jobs[16].id, jobs[17].id]);
+      // Its one slot was given back.
+      expect(shares.take(ws.id)).not.toBeNull();
+    } finally {
+      await cleanUp(ws.id, receiver);
+    }
+  });
+
+  it('a failure among them gets its own retry; the successes are recorded', async () => {
+    const { ws, receiver } = await withHook('wh-batch-fail', ['Ok', 'Broken']);
+    try {
+      receiver.answers = [200, 500];
+      const jobs = await jobsOf(ws.id);
+      await deliverOnce(pool, jobs[0].payload, { jobId: jobs[0].id, settings: settings(), shares: new WorkspaceShares(10) });
+      expect(receiver.receipts).toHaveLength(2);
+      const rows = await deliveriesOf(ws.id);
+      expect(rows.map((r) => r.status).sort()).toEqual(['delivered', 'pending']);
+      expect(rows.every((r) => r.attempts === 1 && r.logged === 1 && r.claim_job === null)).toBe(true);
+      const failed = (await ds.query(`SELECT id FROM webhook_deliveries WHERE workspace_id = $1 AND status = 'pending'`, [ws.id]))[0];
+      const left = await jobsOf(ws.id);
+      expect(left.filter((j) => j.id !== jobs[0].id).map((j) => j.payload)).toEqual([
+        { workspaceId: ws.id, deliveryId: failed.id, attempt: 2 },
+      ]);
+    } finally {
+      await cleanUp(ws.id, receiver);
+    }
+  });
+
+  it('a job run again after its process died sends what it had claimed with its own, once', async () => {
+    const { ws, receiver } = await withHook('wh-batch-rerun', ['Mine', 'Taken along']);
+    try {
+      const [mine, along] = await jobsOf(ws.id);
+      // The first run claimed both, took the other's job off the queue, and died with the POSTs out.
+      await ds.query(
+        `UPDATE webhook_deliveries SET claim_job = $2, claimed_until = now() + interval '40 seconds' WHERE workspace_id = $1`,
+        [ws.id, mine.id],
+      );
+      await ds.query('SELECT graphile_worker.complete_jobs(ARRAY[$1::bigint])', [along.id]);
+      await deliverOnce(pool, mine.payload, { jobId: mine.id, settings: settings(), shares: new WorkspaceShares(10) });
+      expect(receiver.receipts.map((r) => r.json.data.record.name).sort()).toEqual(['Mine', 'Taken along']);
+      expect((await deliveriesOf(ws.id)).map((d) => d.status)).toEqual(['delivered', 'delivered']);
+    } finally {
+      await cleanUp(ws.id, receiver);
+    }
+  });
+
+  it('put back over its share, a rerun job gives back every attempt it had claimed, each with a job', async () => {
+    const { ws, receiver } = await withHook('wh-batch-putback', ['Mine', 'Taken along']);
+    try {
+      const [mine, along] = await jobsOf(ws.id);
+      await ds.query(
+        `UPDATE webhook_deliveries SET claim_job = $2, claimed_until = now() + interval '40 seconds' WHERE workspace_id = $1`,
+        [ws.id, mine.id],
+      );
+      await ds.query('SELECT graphile_worker.complete_jobs(ARRAY[$1::bigint])', [along.id]);
+      const busy = new WorkspaceShares(2);
+      busy.take(ws.id);
+      await deliverOnce(pool, mine.payload, { jobId: mine.id, settings: settings(), shares: busy });
+      await ds.query('SELECT graphile_worker.complete_jobs(ARRAY[$1::bigint])', [mine.id]);
+      expect(receiver.receipts).toHaveLength(0);
+      expect((await deliveriesOf(ws.id)).map((d) => d.claim_job)).toEqual([null, null]);
+      const back = await jobsOf(ws.id);
+      expect(back).toHaveLength(2);
+      for (const job of back)
+        await deliverOnce(pool, job.payload, { jobId: job.id, settings: settings(), shares: new WorkspaceShares(10) });
+      expect(receiver.receipts.map((r) => r.json.data.record.name).sort()).toEqual(['Mine', 'Taken along']);
+    } finally {
+      await cleanUp(ws.id, receiver);
+    }
+  });
+
+  it('a job whose attempt another job sent is not put back when the share is full', async () => {
+    const { ws, receiver } = await withHook('wh-batch-sent', ['First', 'Second']);
+    try {
+      const [first, second] = await jobsOf(ws.id);
+      // The second job was fetched before the first took its delivery along: it still runs.
+      await ds.query(`UPDATE graphile_worker._private_jobs SET locked_at = now(), locked_by = 'elsewhere' WHERE id = $1`, [second.id]);
+      await deliverOnce(pool, first.payload, { jobId: first.id, settings: settings(), shares: new WorkspaceShares(10) });
+      expect(receiver.receipts).toHaveLength(2);
+      const busy = new WorkspaceShares(2);
+      busy.take(ws.id);
+      await deliverOnce(pool, second.payload, { jobId: second.id, settings: settings(), shares: busy });
+      expect((await jobsOf(ws.id)).map((j) => j.id).sort()).toEqual([first.id, second.id].sort());
+      expect(receiver.receipts).toHaveLength(2);
+    } finally {
+      await ds.query('DELETE FROM graphile_worker._private_jobs WHERE payload->>$1 = $2', ['workspaceId', ws.id]);
+      await cleanUp(ws.id, receiver);
+    }
+  });
+});
