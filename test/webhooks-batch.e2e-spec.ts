@@ -119,6 +119,27 @@ describe('Webhook deliveries sent together', () => {
     }
   });
 
+  it('takes along no more than 1 MiB of bodies', async () => {
+    const { ws, receiver } = await withHook('wh-batch-bytes', ['Big 1', 'Big 2', 'Big 3', 'Big 4', 'Big 5']);
+    try {
+      // Each event ~400 KB (a record with a large text field): the job's own, then two more fit.
+      await ds.query(
+        `UPDATE webhook_events SET payload = json_build_object('id', id, 'type', type, 'workspaceId', workspace_id, 'occurredAt', payload->'occurredAt',
+                'data', json_build_object('record', (payload->'data'->'record')::jsonb || jsonb_build_object('notes', repeat('x', 400000))))
+          WHERE workspace_id = $1`,
+        [ws.id],
+      );
+      const jobs = await jobsOf(ws.id);
+      await deliverOnce(pool, jobs[0].payload, { jobId: jobs[0].id, settings: settings(), shares: new WorkspaceShares(10) });
+      expect(receiver.receipts.map((r) => r.json.data.record.name)).toEqual(expect.arrayContaining(['Big 1', 'Big 2', 'Big 3']));
+      expect(receiver.receipts).toHaveLength(3);
+      expect(receiver.receipts.every((r) => r.json.data.record.notes.length === 400000)).toBe(true);
+      expect((await jobsOf(ws.id)).map((j) => j.id)).toEqual([jobs[0].id, jobs[3].id, jobs[4].id]);
+    } finally {
+      await cleanUp(ws.id, receiver);
+    }
+  });
+
   it('a failure among them gets its own retry; the successes are recorded', async () => {
     const { ws, receiver } = await withHook('wh-batch-fail', ['Ok', 'Broken']);
     try {

@@ -163,6 +163,12 @@ const DEFER_MAX_MS = 5_000;
  * slot holds at most 16 POSTs, and a job's outcomes wait for its slowest answer.
  */
 const BATCH_EXTRA_MAX = 15;
+/**
+ * …and whose bodies come to at most this many bytes together: an event can be 2 MB (a
+ * record of a 1 MB body and its previous values), and a job holds its bodies until its
+ * POSTs are done, so a tenant's large records cost a slot about what they did one by one.
+ */
+const BATCH_EXTRA_BYTES = 1024 * 1024;
 
 const CLAIMED_COLUMNS = `d.id, d.attempts, d.job_id, d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body`;
 
@@ -197,14 +203,21 @@ const CLAIM_OWN = `WITH mine AS (
 
 /**
  * The claim of up to $4 other waiting first attempts of the workspace (enabled webhooks
- * only), oldest first; their own jobs are taken off the queue in the same statement (a job
- * already running is left to find its attempt claimed).
+ * only), oldest first, whose bodies come to $6 bytes at most; their own jobs are taken off
+ * the queue in the same statement (a job already running is left to find its attempt claimed).
  */
-const CLAIM_WAITING = `WITH picked AS (
-    SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.enabled
-     WHERE d.workspace_id = $1 AND d.id <> $2 AND ${WAITING}
-     ORDER BY d.created_at, d.id
-     LIMIT $4
+const CLAIM_WAITING = `WITH oldest AS (
+    SELECT x.id, sum(x.size) OVER (ORDER BY x.created_at, x.id) AS bytes FROM (
+      SELECT d.id, d.created_at, octet_length(e.payload::text) AS size
+        FROM webhook_deliveries d
+        JOIN webhooks w ON w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.enabled
+        JOIN webhook_events e ON e.workspace_id = d.workspace_id AND e.id = d.event_id
+       WHERE d.workspace_id = $1 AND d.id <> $2 AND ${WAITING}
+       ORDER BY d.created_at, d.id
+       LIMIT $4) x
+  ), picked AS (
+    SELECT d.id FROM webhook_deliveries d JOIN oldest o ON o.id = d.id
+     WHERE d.workspace_id = $1 AND o.bytes <= $6 AND ${WAITING}
      FOR UPDATE OF d SKIP LOCKED
   ), claimed AS (
     UPDATE webhook_deliveries d SET claim_job = $3::bigint, claimed_until = now() + $5 * interval '1 millisecond'
@@ -286,7 +299,14 @@ export async function deliverOnce(
     const claimed: { d: Claimed; attempt: number }[] = [];
     if (first.id && first.enabled) claimed.push({ d: first as Claimed, attempt: job.attempt });
     if (first.waiting > 0) {
-      const { rows } = await pool.query<Claimed>(CLAIM_WAITING, [job.workspaceId, job.deliveryId, o.jobId, BATCH_EXTRA_MAX, claimMs]);
+      const { rows } = await pool.query<Claimed>(CLAIM_WAITING, [
+        job.workspaceId,
+        job.deliveryId,
+        o.jobId,
+        BATCH_EXTRA_MAX,
+        claimMs,
+        BATCH_EXTRA_BYTES,
+      ]);
       for (const d of rows) claimed.push({ d, attempt: d.attempts + 1 });
     }
     const attempts = await Promise.all(claimed.map((c) => attemptOnce(pool, job.workspaceId, c, settings)));
