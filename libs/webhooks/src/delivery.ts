@@ -206,18 +206,17 @@ const CLAIM_OWN = `WITH mine AS (
  * only), oldest first, whose bodies come to $6 bytes at most; their own jobs are taken off
  * the queue in the same statement (a job already running is left to find its attempt claimed).
  */
-const CLAIM_WAITING = `WITH oldest AS (
-    SELECT x.id, sum(x.size) OVER (ORDER BY x.created_at, x.id) AS bytes FROM (
-      SELECT d.id, d.created_at, octet_length(e.payload::text) AS size
-        FROM webhook_deliveries d
-        JOIN webhooks w ON w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.enabled
-        JOIN webhook_events e ON e.workspace_id = d.workspace_id AND e.id = d.event_id
-       WHERE d.workspace_id = $1 AND d.id <> $2 AND ${WAITING}
-       ORDER BY d.created_at, d.id
-       LIMIT $4) x
+const CLAIM_WAITING = `WITH oldest AS MATERIALIZED (
+    SELECT x.id, sum(octet_length(e.payload::text)) OVER (ORDER BY x.created_at, x.id) AS bytes
+      FROM (SELECT d.id, d.created_at, d.webhook_id, d.event_id FROM webhook_deliveries d
+             WHERE d.workspace_id = $1 AND d.id <> $2 AND ${WAITING}
+             ORDER BY d.created_at
+             LIMIT $4) x
+      JOIN webhooks w ON w.workspace_id = $1 AND w.id = x.webhook_id AND w.enabled
+      JOIN webhook_events e ON e.workspace_id = $1 AND e.id = x.event_id
   ), picked AS (
-    SELECT d.id FROM webhook_deliveries d JOIN oldest o ON o.id = d.id
-     WHERE d.workspace_id = $1 AND o.bytes <= $6 AND ${WAITING}
+    SELECT d.id FROM oldest o JOIN webhook_deliveries d ON d.workspace_id = $1 AND d.id = o.id
+     WHERE o.bytes <= $6 AND ${WAITING}
      FOR UPDATE OF d SKIP LOCKED
   ), claimed AS (
     UPDATE webhook_deliveries d SET claim_job = $3::bigint, claimed_until = now() + $5 * interval '1 millisecond'
