@@ -453,16 +453,24 @@ async function recordFailure(
  * is put back too: a job released after its process died runs again with its claims in
  * place, and if it is put back here, the new job could not take those claims over (they
  * name this job, which is done), and the attempts it had claimed with its own have no job
- * of their own left, so those events would never be sent. The jobs put back have no key:
+ * of their own left, so those events would never be sent. The workspace's pending
+ * deliveries are searched for such claims only when the job holds its own attempt (a
+ * first run holds none, and a put-back must stay cheap under a backlog); attempts taken
+ * along by a run whose own attempt another job sent wait for their claim to lapse (40 s),
+ * then the next job of the workspace takes them along, or the heartbeat's sweep queues them. The jobs put back have no key:
  * one taken along by another job later finds its attempt sent and ends.
  */
 async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares: WorkspaceShares): Promise<void> {
   const deferrals = (job.deferrals ?? 0) + 1;
   const waitMs = Math.round(Math.min(DEFER_MAX_MS, DEFER_BASE_MS * 2 ** (deferrals - 1)) * (0.8 + 0.4 * Math.random()));
   const { rows } = await pool.query<{ id: string }>(
-    `WITH unclaimed AS (
+    `WITH own AS (
        UPDATE webhook_deliveries SET claim_job = NULL, claimed_until = NULL
-        WHERE workspace_id = $2 AND claim_job = $4::bigint AND status = 'pending'
+        WHERE workspace_id = $2 AND id = $3 AND claim_job = $4::bigint AND status = 'pending'
+     ), along AS (
+       UPDATE webhook_deliveries SET claim_job = NULL, claimed_until = NULL
+        WHERE workspace_id = $2 AND claim_job = $4::bigint AND status = 'pending' AND id <> $3
+          AND EXISTS (SELECT 1 FROM webhook_deliveries m WHERE m.workspace_id = $2 AND m.id = $3 AND m.claim_job = $4::bigint)
         RETURNING id, attempts
      ), mine AS (
        SELECT d.id, $5::int AS attempt FROM webhook_deliveries d
@@ -471,7 +479,7 @@ async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares:
      ), back AS (
        SELECT id, attempt FROM mine
        UNION
-       SELECT id, attempts + 1 FROM unclaimed WHERE id <> $3
+       SELECT id, attempts + 1 FROM along
      )
      SELECT (graphile_worker.add_job($1, json_build_object('workspaceId', $2::uuid, 'deliveryId', b.id, 'attempt', b.attempt, 'deferrals', $6::int),
                run_at => now() + $7 * interval '1 millisecond', priority => $8)).id
