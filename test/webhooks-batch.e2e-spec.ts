@@ -1,51 +1,36 @@
-import type { INestApplication } from '@nestjs/common';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { deliverOnce, type DeliverJob } from '#webhooks/delivery.js';
+import { deliverOnce } from '#webhooks/delivery.js';
 import { webhookSettings } from '#webhooks/settings.js';
-import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
 import { createWebhook } from '#webhooks/webhooks.js';
 import { WorkspaceShares } from '#webhooks/workspace-shares.js';
-import { newWorkspace, startApi } from './factories.js';
+import { newWorkspace } from './factories.js';
 import { client, type Http } from './rest-helpers.js';
+import { deliveryJobsOf, startWithoutWebhookWorker, type WorkerlessApi } from './webhook-jobs.js';
 import { Receiver } from './webhook-receiver.js';
 
 /**
  * A delivery job sends the other first attempts of its workspace that wait with its own
- * (docs/webhooks.md, "Delivery"): one claim and one outcome statement for the lot, and their
+ * (docs/webhooks.md, "How delivery works"): one claim and one outcome statement for the lot, and their
  * jobs taken off the queue, instead of four statements per event. Each event is still sent
  * once, a job is still one slot of its workspace's share, and never sends another workspace's.
  */
 describe('Webhook deliveries sent together', () => {
-  let app: INestApplication;
+  let api: WorkerlessApi;
   let ds: DataSource;
   let http: Http;
   let pool: pg.Pool;
   const settings = () => ({ ...webhookSettings(), allowPrivate: true });
 
   beforeAll(async () => {
-    const saved = process.env.WEBHOOKS_WORKER;
-    process.env.WEBHOOKS_WORKER = 'off'; // this test runs the jobs itself
-    try {
-      ({ app, ds, http } = await startApi());
-    } finally {
-      if (saved === undefined) delete process.env.WEBHOOKS_WORKER;
-      else process.env.WEBHOOKS_WORKER = saved;
-    }
-    pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 3 });
+    api = await startWithoutWebhookWorker();
+    ({ ds, http, pool } = api);
   });
   afterAll(async () => {
-    await pool?.end();
-    await app?.close();
+    await api?.close();
   });
 
-  async function jobsOf(workspaceId: string): Promise<{ id: string; payload: DeliverJob }[]> {
-    return ds.query(
-      `SELECT j.id::text AS id, j.payload FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-        WHERE t.identifier = $1 AND j.payload->>'workspaceId' = $2 ORDER BY j.id`,
-      [DELIVER_TASK, workspaceId],
-    );
-  }
+  const jobsOf = (workspaceId: string) => deliveryJobsOf(ds, workspaceId);
 
   async function deliveriesOf(
     workspaceId: string,
@@ -55,6 +40,15 @@ describe('Webhook deliveries sent together', () => {
          FROM webhook_deliveries d WHERE d.workspace_id = $1 ORDER BY d.created_at, d.id`,
       [workspaceId],
     );
+  }
+
+  /** The first run of `mine` claimed both attempts, took the other's job off the queue, and died with the POSTs out. */
+  async function diedWithBothClaimed(workspaceId: string, mine: { id: string }, along: { id: string }) {
+    await ds.query(`UPDATE webhook_deliveries SET claim_job = $2, claimed_until = now() + interval '40 seconds' WHERE workspace_id = $1`, [
+      workspaceId,
+      mine.id,
+    ]);
+    await ds.query('SELECT graphile_worker.complete_jobs(ARRAY[$1::bigint])', [along.id]);
   }
 
   async function withHook(label: string, names: string[]) {
@@ -164,12 +158,7 @@ describe('Webhook deliveries sent together', () => {
     const { ws, receiver } = await withHook('wh-batch-rerun', ['Mine', 'Taken along']);
     try {
       const [mine, along] = await jobsOf(ws.id);
-      // The first run claimed both, took the other's job off the queue, and died with the POSTs out.
-      await ds.query(
-        `UPDATE webhook_deliveries SET claim_job = $2, claimed_until = now() + interval '40 seconds' WHERE workspace_id = $1`,
-        [ws.id, mine.id],
-      );
-      await ds.query('SELECT graphile_worker.complete_jobs(ARRAY[$1::bigint])', [along.id]);
+      await diedWithBothClaimed(ws.id, mine, along);
       await deliverOnce(pool, mine.payload, { jobId: mine.id, settings: settings(), shares: new WorkspaceShares(10) });
       expect(receiver.receipts.map((r) => r.json.data.record.name).sort()).toEqual(['Mine', 'Taken along']);
       expect((await deliveriesOf(ws.id)).map((d) => d.status)).toEqual(['delivered', 'delivered']);
@@ -182,11 +171,7 @@ describe('Webhook deliveries sent together', () => {
     const { ws, receiver } = await withHook('wh-batch-putback', ['Mine', 'Taken along']);
     try {
       const [mine, along] = await jobsOf(ws.id);
-      await ds.query(
-        `UPDATE webhook_deliveries SET claim_job = $2, claimed_until = now() + interval '40 seconds' WHERE workspace_id = $1`,
-        [ws.id, mine.id],
-      );
-      await ds.query('SELECT graphile_worker.complete_jobs(ARRAY[$1::bigint])', [along.id]);
+      await diedWithBothClaimed(ws.id, mine, along);
       const busy = new WorkspaceShares(2);
       busy.take(ws.id);
       await deliverOnce(pool, mine.payload, { jobId: mine.id, settings: settings(), shares: busy });

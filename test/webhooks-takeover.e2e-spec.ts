@@ -1,13 +1,12 @@
-import type { INestApplication } from '@nestjs/common';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { deliverOnce, requeueStranded, type DeliverJob } from '#webhooks/delivery.js';
+import { deliverOnce, requeueStranded } from '#webhooks/delivery.js';
 import { webhookSettings } from '#webhooks/settings.js';
-import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
 import { createWebhook } from '#webhooks/webhooks.js';
 import { WorkspaceShares } from '#webhooks/workspace-shares.js';
-import { newWorkspace, startApi } from './factories.js';
+import { newWorkspace } from './factories.js';
 import { client, type Http } from './rest-helpers.js';
+import { deliveryJobsOf, startWithoutWebhookWorker, type WorkerlessApi } from './webhook-jobs.js';
 import { Receiver } from './webhook-receiver.js';
 
 /**
@@ -19,34 +18,20 @@ import { Receiver } from './webhook-receiver.js';
  * database, where other workspaces' deliveries fill the slots.
  */
 describe('A delivery claimed by a job that is then put back', () => {
-  let app: INestApplication;
+  let api: WorkerlessApi;
   let ds: DataSource;
   let http: Http;
   let pool: pg.Pool;
 
   beforeAll(async () => {
-    const saved = process.env.WEBHOOKS_WORKER;
-    process.env.WEBHOOKS_WORKER = 'off'; // this test runs the attempts itself
-    try {
-      ({ app, ds, http } = await startApi());
-    } finally {
-      if (saved === undefined) delete process.env.WEBHOOKS_WORKER;
-      else process.env.WEBHOOKS_WORKER = saved;
-    }
-    pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 3 });
+    api = await startWithoutWebhookWorker();
+    ({ ds, http, pool } = api);
   });
   afterAll(async () => {
-    await pool?.end();
-    await app?.close();
+    await api?.close();
   });
 
-  async function jobsOf(workspaceId: string): Promise<{ id: string; payload: DeliverJob }[]> {
-    return ds.query(
-      `SELECT j.id::text AS id, j.payload FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-        WHERE t.identifier = $1 AND j.payload->>'workspaceId' = $2 ORDER BY j.id`,
-      [DELIVER_TASK, workspaceId],
-    );
-  }
+  const jobsOf = (workspaceId: string) => deliveryJobsOf(ds, workspaceId);
 
   it('is sent by the job it was put back as, and the claim of the old job is let go', async () => {
     const ws = await newWorkspace(ds, 'wh-takeover');
