@@ -89,6 +89,27 @@ describe('Webhook deliveries sent together', () => {
     }
   });
 
+  it('jobs running at once each take different attempts along: every event is sent once', async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `Race ${i + 1}`);
+    const { ws, receiver } = await withHook('wh-batch-race', names);
+    try {
+      const jobs = await jobsOf(ws.id);
+      const shares = new WorkspaceShares(10);
+      // Four workers fetched a job each before any of them claimed.
+      await Promise.all(jobs.slice(0, 4).map((j) => deliverOnce(pool, j.payload, { jobId: j.id, settings: settings(), shares })));
+      // What is left on the queue runs after them, as the workers would take it.
+      for (const j of await jobsOf(ws.id)) {
+        if (jobs.slice(0, 4).some((first) => first.id === j.id)) continue;
+        await deliverOnce(pool, j.payload, { jobId: j.id, settings: settings(), shares });
+      }
+      const sent = receiver.receipts.map((r) => r.json.data.record.name);
+      expect(sent.sort()).toEqual([...names].sort());
+      expect(await deliveriesOf(ws.id)).toEqual(names.map(() => ({ status: 'delivered', attempts: 1, claim_job: null, logged: 1 })));
+    } finally {
+      await cleanUp(ws.id, receiver);
+    }
+  });
+
   it('sends at most 16 together, in one slot; the rest keep their jobs', async () => {
     const names = Array.from({ length: 18 }, (_, i) => `Company ${i + 1}`);
     const { ws, receiver } = await withHook('wh-batch-most', names);
