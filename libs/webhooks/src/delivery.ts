@@ -177,11 +177,13 @@ const WAITING = `d.status = 'pending' AND d.attempts = 0 AND d.next_attempt_at I
   AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $3::bigint)`;
 
 /**
- * The claim of the job's own attempt (step 1 below), and how many other first attempts of
- * the workspace wait (up to $6). Always one row; its delivery columns are null when the
- * attempt was not claimed.
+ * Step 1 below, one statement: the claim of the job's own attempt ($2, at attempt $4 + 1;
+ * a disabled webhook's is cancelled instead), and of up to $6 other waiting first attempts
+ * of the workspace (enabled webhooks only), oldest first, whose bodies come to $7 bytes at
+ * most; their own jobs are taken off the queue (a job already running is left to find its
+ * attempt claimed). The own attempt comes back first, with `own`.
  */
-const CLAIM_OWN = `WITH mine AS (
+const CLAIM = `WITH mine AS (
     UPDATE webhook_deliveries d
        SET claim_job = CASE WHEN w.enabled THEN $3::bigint END,
            claimed_until = CASE WHEN w.enabled THEN now() + $5 * interval '1 millisecond' END,
@@ -193,32 +195,19 @@ const CLAIM_OWN = `WITH mine AS (
        AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
        AND e.workspace_id = d.workspace_id AND e.id = d.event_id
     RETURNING ${CLAIMED_COLUMNS}
-  )
-  SELECT mine.*, waiting.n AS waiting
-    FROM (SELECT count(*)::int AS n FROM (
-            SELECT 1 FROM webhook_deliveries d
-             WHERE d.workspace_id = $1 AND d.id <> $2 AND ${WAITING}
-             LIMIT $6) x) waiting
-    LEFT JOIN mine ON true`;
-
-/**
- * The claim of up to $4 other waiting first attempts of the workspace (enabled webhooks
- * only), oldest first, whose bodies come to $6 bytes at most; their own jobs are taken off
- * the queue in the same statement (a job already running is left to find its attempt claimed).
- */
-const CLAIM_WAITING = `WITH oldest AS MATERIALIZED (
+  ), oldest AS MATERIALIZED (
     SELECT x.id, sum(octet_length(e.payload::text)) OVER (ORDER BY x.created_at, x.id) AS bytes
       FROM (SELECT d.id, d.created_at, d.webhook_id, d.event_id FROM webhook_deliveries d
              WHERE d.workspace_id = $1 AND d.id <> $2 AND ${WAITING}
              ORDER BY d.created_at
-             LIMIT $4) x
+             LIMIT $6) x
       JOIN webhooks w ON w.workspace_id = $1 AND w.id = x.webhook_id AND w.enabled
       JOIN webhook_events e ON e.workspace_id = $1 AND e.id = x.event_id
   ), picked AS (
     SELECT d.id FROM oldest o JOIN webhook_deliveries d ON d.workspace_id = $1 AND d.id = o.id
-     WHERE o.bytes <= $6 AND ${WAITING}
+     WHERE o.bytes <= $7 AND ${WAITING}
      FOR UPDATE OF d SKIP LOCKED
-  ), claimed AS (
+  ), along AS (
     UPDATE webhook_deliveries d SET claim_job = $3::bigint, claimed_until = now() + $5 * interval '1 millisecond'
       FROM picked p, webhooks w, webhook_events e
      WHERE d.workspace_id = $1 AND d.id = p.id
@@ -226,9 +215,11 @@ const CLAIM_WAITING = `WITH oldest AS MATERIALIZED (
        AND e.workspace_id = d.workspace_id AND e.id = d.event_id
     RETURNING ${CLAIMED_COLUMNS}
   ), unqueued AS (
-    SELECT count(*) AS n FROM graphile_worker.complete_jobs(ARRAY(SELECT c.job_id FROM claimed c WHERE c.job_id IS NOT NULL))
+    SELECT count(*) AS n FROM graphile_worker.complete_jobs(ARRAY(SELECT a.job_id FROM along a WHERE a.job_id IS NOT NULL))
   )
-  SELECT c.*, (SELECT n FROM unqueued) AS unqueued FROM claimed c`;
+  SELECT true AS own, m.* FROM mine m
+  UNION ALL
+  SELECT false, a.* FROM along a WHERE (SELECT n FROM unqueued) IS NOT NULL`;
 
 /** The outcome of every successful attempt of one job: deliveries, attempt log, failure streaks. */
 const RECORD_DELIVERED = `WITH input AS (
@@ -264,10 +255,10 @@ interface Attempt {
  *    records an outcome or, when its worker died, is released by the heartbeat sweep and
  *    runs again, taking over its own claims (`claim_job`). So an attempt is sent once, short
  *    of a worker losing its claim while its POST is still out (at-least-once, as Standard
- *    Webhooks receivers expect: they deduplicate on `webhook-id`). The same statement counts
- *    the workspace's other first attempts that wait; with a free slot of the workspace's
- *    share for each, a second statement claims them for this job and takes their jobs off
- *    the queue, so a burst of events costs a few statements, not four per event.
+ *    Webhooks receivers expect: they deduplicate on `webhook-id`). The same statement claims
+ *    the workspace's other first attempts that wait (up to 15, 1 MiB of bodies) for this
+ *    job and takes their jobs off the queue, so a burst of events costs a few statements,
+ *    not four per event.
  * 2. POST, with no transaction and no connection held, all of the job's attempts at once,
  *    within the workspace's share of this process's slots (`WorkspaceShares`; a job is one
  *    slot, however many attempts it sends): over its share, the job's attempt is put back
@@ -284,30 +275,16 @@ export async function deliverOnce(
   if (!release) return defer(pool, job, o.jobId, o.shares);
   try {
     const { settings } = o;
-    const claimMs = settings.timeoutMs + CLAIM_MARGIN_MS;
-    const [first] = (
-      await pool.query<Partial<Claimed> & { waiting: number }>(CLAIM_OWN, [
-        job.workspaceId,
-        job.deliveryId,
-        o.jobId,
-        job.attempt - 1,
-        claimMs,
-        BATCH_EXTRA_MAX,
-      ])
-    ).rows;
-    const claimed: { d: Claimed; attempt: number }[] = [];
-    if (first.id && first.enabled) claimed.push({ d: first as Claimed, attempt: job.attempt });
-    if (first.waiting > 0) {
-      const { rows } = await pool.query<Claimed>(CLAIM_WAITING, [
-        job.workspaceId,
-        job.deliveryId,
-        o.jobId,
-        BATCH_EXTRA_MAX,
-        claimMs,
-        BATCH_EXTRA_BYTES,
-      ]);
-      for (const d of rows) claimed.push({ d, attempt: d.attempts + 1 });
-    }
+    const { rows } = await pool.query<Claimed & { own: boolean }>(CLAIM, [
+      job.workspaceId,
+      job.deliveryId,
+      o.jobId,
+      job.attempt - 1,
+      settings.timeoutMs + CLAIM_MARGIN_MS,
+      BATCH_EXTRA_MAX,
+      BATCH_EXTRA_BYTES,
+    ]);
+    const claimed = rows.filter((d) => d.enabled).map((d) => ({ d: d as Claimed, attempt: d.own ? job.attempt : d.attempts + 1 }));
     const attempts = await Promise.all(claimed.map((c) => attemptOnce(pool, job.workspaceId, c, settings)));
     const delivered = attempts.filter((a) => a.result.statusCode !== null && a.result.statusCode >= 200 && a.result.statusCode < 300);
     if (delivered.length) {
