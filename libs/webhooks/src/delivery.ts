@@ -170,18 +170,26 @@ const BATCH_EXTRA_MAX = 15;
  */
 const BATCH_EXTRA_BYTES = 1024 * 1024;
 
-const CLAIMED_COLUMNS = `d.id, d.attempts, d.job_id, d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body`;
+/** A claim of delivery `d` taken with its webhook `w` and event `e`: what the attempt needs, as the claims return it. */
+const CLAIMED = {
+  from: 'webhooks w, webhook_events e',
+  join: 'w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND e.workspace_id = d.workspace_id AND e.id = d.event_id',
+  columns: `d.id, d.attempts, d.job_id, d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body`,
+};
 
-/** A first attempt that waits: pending, never tried, not claimed by a job whose claim is current ($3: this job). */
-const WAITING = `d.status = 'pending' AND d.attempts = 0 AND d.next_attempt_at IS NULL
-  AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $3::bigint)`;
+/** Delivery `d` is not claimed by another job whose claim is current; `job` is the parameter naming this job. */
+const claimableBy = (job: string) => `(d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = ${job}::bigint)`;
+
+/** A first attempt that waits: pending, never tried, claimable by this job ($3). */
+const WAITING = `d.status = 'pending' AND d.attempts = 0 AND d.next_attempt_at IS NULL AND ${claimableBy('$3')}`;
 
 /**
  * Step 1 below, one statement: the claim of the job's own attempt ($2, at attempt $4 + 1;
  * a disabled webhook's is cancelled instead), and of up to $6 other waiting first attempts
  * of the workspace (enabled webhooks only), oldest first, whose bodies come to $7 bytes at
  * most; their own jobs are taken off the queue (a job already running is left to find its
- * attempt claimed). The own attempt comes back first, with `own`.
+ * attempt claimed). The own attempt comes back first, with `own`. `unqueued` is named in the
+ * last SELECT only so that Postgres runs it: a CTE that modifies nothing runs only when used.
  */
 const CLAIM = `WITH mine AS (
     UPDATE webhook_deliveries d
@@ -189,12 +197,10 @@ const CLAIM = `WITH mine AS (
            claimed_until = CASE WHEN w.enabled THEN now() + $5 * interval '1 millisecond' END,
            status = CASE WHEN w.enabled THEN d.status ELSE 'cancelled' END,
            next_attempt_at = CASE WHEN w.enabled THEN d.next_attempt_at END
-      FROM webhooks w, webhook_events e
-     WHERE d.workspace_id = $1 AND d.id = $2 AND d.status = 'pending' AND d.attempts = $4
-       AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $3::bigint)
-       AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
-       AND e.workspace_id = d.workspace_id AND e.id = d.event_id
-    RETURNING ${CLAIMED_COLUMNS}
+      FROM ${CLAIMED.from}
+     WHERE d.workspace_id = $1 AND d.id = $2 AND d.status = 'pending' AND d.attempts = $4 AND ${claimableBy('$3')}
+       AND ${CLAIMED.join}
+    RETURNING ${CLAIMED.columns}
   ), oldest AS MATERIALIZED (
     SELECT x.id, sum(octet_length(e.payload::text)) OVER (ORDER BY x.created_at, x.id) AS bytes
       FROM (SELECT d.id, d.created_at, d.webhook_id, d.event_id FROM webhook_deliveries d
@@ -209,11 +215,9 @@ const CLAIM = `WITH mine AS (
      FOR UPDATE OF d SKIP LOCKED
   ), along AS (
     UPDATE webhook_deliveries d SET claim_job = $3::bigint, claimed_until = now() + $5 * interval '1 millisecond'
-      FROM picked p, webhooks w, webhook_events e
-     WHERE d.workspace_id = $1 AND d.id = p.id
-       AND w.workspace_id = d.workspace_id AND w.id = d.webhook_id
-       AND e.workspace_id = d.workspace_id AND e.id = d.event_id
-    RETURNING ${CLAIMED_COLUMNS}
+      FROM picked p, ${CLAIMED.from}
+     WHERE d.workspace_id = $1 AND d.id = p.id AND ${CLAIMED.join}
+    RETURNING ${CLAIMED.columns}
   ), unqueued AS (
     SELECT count(*) AS n FROM graphile_worker.complete_jobs(ARRAY(SELECT a.job_id FROM along a WHERE a.job_id IS NOT NULL))
   )
@@ -286,7 +290,7 @@ export async function deliverOnce(
     ]);
     const claimed = rows.filter((d) => d.enabled).map((d) => ({ d: d as Claimed, attempt: d.own ? job.attempt : d.attempts + 1 }));
     const attempts = await Promise.all(claimed.map((c) => attemptOnce(pool, job.workspaceId, c, settings)));
-    const delivered = attempts.filter((a) => a.result.statusCode !== null && a.result.statusCode >= 200 && a.result.statusCode < 300);
+    const delivered = attempts.filter(succeeded);
     if (delivered.length) {
       await pool.query(RECORD_DELIVERED, [
         job.workspaceId,
@@ -300,15 +304,13 @@ export async function deliverOnce(
       ]);
       for (const a of delivered) o.onDelivered?.(a.d.event_id);
     }
-    for (const a of attempts) {
-      if (delivered.includes(a)) continue;
-      await recordFailure(pool, { workspaceId: job.workspaceId, deliveryId: a.d.id, attempt: a.attempt }, o.jobId, a, settings);
-    }
+    for (const a of attempts) if (!succeeded(a)) await recordFailure(pool, job.workspaceId, o.jobId, a, settings);
   } finally {
     release();
   }
 }
 
+const succeeded = ({ result: { statusCode } }: Attempt) => statusCode !== null && statusCode >= 200 && statusCode < 300;
 const cleanExcerpt = (excerpt: string) => excerpt.replaceAll('\u0000', '');
 
 /** The POST of one claimed attempt. */
@@ -359,17 +361,18 @@ async function customHeaders(
   return resolved.error !== undefined ? { error: resolved.error } : { headers: resolved.headers, values: [...values.values()] };
 }
 
+/** The outcome of a failed attempt, and its next attempt queued when there is one: one short transaction. */
 async function recordFailure(
   pool: DeliveryPool,
-  job: DeliverJob,
+  workspaceId: string,
   jobId: string,
-  { d, result, attemptedAt }: Attempt,
+  { d, attempt, result, attemptedAt }: Attempt,
   settings: WebhookSettings,
 ): Promise<void> {
-  const attemptRow = [job.attempt, attemptedAt, result.statusCode, result.durationMs, cleanExcerpt(result.excerpt), result.error];
+  const attemptRow = [attempt, attemptedAt, result.statusCode, result.durationMs, cleanExcerpt(result.excerpt), result.error];
   const failingSince = d.failing_since ?? attemptedAt;
   const why = result.statusCode !== null ? `HTTP ${result.statusCode}` : (result.error ?? 'no answer');
-  const nextAt = new Date(attemptedAt.getTime() + retryDelayMs(job.attempt, settings.retryBaseMs));
+  const nextAt = new Date(attemptedAt.getTime() + retryDelayMs(attempt, settings.retryBaseMs));
   const retry =
     !d.manual &&
     attemptedAt.getTime() - new Date(d.created_at).getTime() < settings.retryForMs &&
@@ -380,24 +383,24 @@ async function recordFailure(
     const claimed = await client.query(
       `UPDATE webhook_deliveries SET attempts = $4, status = $5, next_attempt_at = $6, claim_job = NULL, claimed_until = NULL
         WHERE workspace_id = $1 AND id = $2 AND claim_job = $3::bigint AND attempts = $4 - 1`,
-      [job.workspaceId, job.deliveryId, jobId, job.attempt, retry ? 'pending' : 'failed', retry ? nextAt : null],
+      [workspaceId, d.id, jobId, attempt, retry ? 'pending' : 'failed', retry ? nextAt : null],
     );
     // The claim was taken over (this worker was presumed dead): the attempt that took it records its own outcome.
     if (!claimed.rowCount) return void (await client.query('ROLLBACK'));
     await client.query(
       `INSERT INTO webhook_attempts (workspace_id, webhook_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-      [job.workspaceId, d.webhook_id, job.deliveryId, ...attemptRow],
+      [workspaceId, d.webhook_id, d.id, ...attemptRow],
     );
     if (attemptedAt.getTime() - failingSince.getTime() >= settings.disableAfterMs) {
       const reason = `Disabled automatically on ${attemptedAt.toISOString()}: every delivery failed since ${failingSince.toISOString()} (last: ${why}). Fix the endpoint, then enable the webhook again.`;
       await client.query(
         `UPDATE webhooks SET enabled = false, disabled_reason = $3, disabled_at = now(), failing_since = $4, updated_at = now() WHERE workspace_id = $1 AND id = $2`,
-        [job.workspaceId, d.webhook_id, reason.slice(0, 1000), failingSince],
+        [workspaceId, d.webhook_id, reason.slice(0, 1000), failingSince],
       );
     } else {
       await client.query('UPDATE webhooks SET failing_since = $3 WHERE workspace_id = $1 AND id = $2 AND failing_since IS NULL', [
-        job.workspaceId,
+        workspaceId,
         d.webhook_id,
         failingSince,
       ]);
@@ -405,7 +408,7 @@ async function recordFailure(
     if (retry) {
       await client.query(`SELECT graphile_worker.add_job($1, $2::json, run_at => $3)`, [
         DELIVER_TASK,
-        JSON.stringify({ workspaceId: job.workspaceId, deliveryId: job.deliveryId, attempt: job.attempt + 1 }),
+        JSON.stringify({ workspaceId, deliveryId: d.id, attempt: attempt + 1 }),
         nextAt,
       ]);
     }
@@ -434,8 +437,9 @@ async function recordFailure(
  * deliveries are searched for such claims only when the job holds its own attempt (a
  * first run holds none, and a put-back must stay cheap under a backlog); attempts taken
  * along by a run whose own attempt another job sent wait for their claim to lapse (40 s),
- * then the next job of the workspace takes them along, or the heartbeat's sweep queues them. The jobs put back have no key:
- * one taken along by another job later finds its attempt sent and ends.
+ * then the next job of the workspace takes them along, or the heartbeat's sweep queues them.
+ * A delivery keeps the id of its first job, not of a job it is put back as: one such job
+ * whose attempt another job takes along is not removed, finds its attempt sent and ends.
  */
 async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares: WorkspaceShares): Promise<void> {
   const deferrals = (job.deferrals ?? 0) + 1;
@@ -451,8 +455,7 @@ async function defer(pool: DeliveryPool, job: DeliverJob, jobId: string, shares:
         RETURNING id, attempts
      ), mine AS (
        SELECT d.id, $5::int AS attempt FROM webhook_deliveries d
-        WHERE d.workspace_id = $2 AND d.id = $3 AND d.status = 'pending' AND d.attempts = $5 - 1
-          AND (d.claimed_until IS NULL OR d.claimed_until < now() OR d.claim_job = $4::bigint)
+        WHERE d.workspace_id = $2 AND d.id = $3 AND d.status = 'pending' AND d.attempts = $5 - 1 AND ${claimableBy('$4')}
      ), back AS (
        SELECT id, attempt FROM mine
        UNION
