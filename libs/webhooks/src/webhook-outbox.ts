@@ -30,14 +30,22 @@ export interface WebhookEventBody {
 export const DELIVER_TASK = 'webhook_deliver';
 
 /**
+ * SQL queueing the first attempt of delivery `id` of workspace `workspace` (SQL expressions
+ * or parameters; `task` is the parameter holding DELIVER_TASK), giving the job's id: the
+ * delivery keeps it, so a job that sends it along with its own can take this job off the
+ * queue (delivery.ts, `deliverOnce`).
+ */
+export function queueFirstAttempt(task: string, workspace: string, id: string): string {
+  return `(graphile_worker.add_job(${task}, json_build_object('workspaceId', ${workspace}::uuid, 'deliveryId', ${id}, 'attempt', 1))).id`;
+}
+
+/**
  * The transactional outbox: called by the record store inside the transaction of the
  * change, so an event exists exactly when its change does. One statement stores each event
  * that at least one enabled webhook of the workspace selects, one delivery per (event,
  * webhook), and one graphile-worker job per delivery (`graphile_worker.add_job`, in the same
- * transaction: a crash after the commit loses nothing, a rollback sends nothing). The
- * delivery keeps its job's id, so a job that sends it along with its own takes that job
- * off the queue (delivery.ts, `deliverOnce`). A
- * workspace without webhooks pays one indexed lookup and stores nothing.
+ * transaction: a crash after the commit loses nothing, a rollback sends nothing; see
+ * queueFirstAttempt). A workspace without webhooks pays one indexed lookup and stores nothing.
  */
 export async function recordEvents(tx: TxRunner, workspaceId: string, changes: RecordChange[]): Promise<void> {
   if (!changes.length) return;
@@ -79,8 +87,7 @@ async function storeEvents(tx: TxRunner, workspaceId: string, events: WebhookEve
      ), planned AS MATERIALIZED (
        SELECT t.ord, t.webhook_id, t.event_id, gen_random_uuid() AS id FROM targets t
      ), queued AS MATERIALIZED (
-       SELECT p.ord, p.webhook_id, p.event_id, p.id,
-              (graphile_worker.add_job($3, json_build_object('workspaceId', $1::uuid, 'deliveryId', p.id, 'attempt', 1))).id AS job_id
+       SELECT p.ord, p.webhook_id, p.event_id, p.id, ${queueFirstAttempt('$3', '$1', 'p.id')} AS job_id
          FROM planned p
         ORDER BY p.ord
      )

@@ -9,7 +9,7 @@ import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/
 import { lockExistingNames } from '#identity/vault.js';
 import { parseHeaders, referencedNames, type WebhookHeader } from './headers.js';
 import { parseOperations } from './operations.js';
-import { DELIVER_TASK } from './webhook-outbox.js';
+import { DELIVER_TASK, queueFirstAttempt } from './webhook-outbox.js';
 
 export type Db = DataSource | EntityManager;
 
@@ -369,8 +369,7 @@ export async function redeliver(
   const [row] = await query<{ id: string }>(
     db,
     `WITH q AS MATERIALIZED (
-       SELECT q.id, (graphile_worker.add_job($4, json_build_object('workspaceId', $1::uuid, 'deliveryId', q.id, 'attempt', 1))).id AS job_id
-         FROM (SELECT gen_random_uuid() AS id) q
+       SELECT q.id, ${queueFirstAttempt('$4', '$1', 'q.id')} AS job_id FROM (SELECT gen_random_uuid() AS id) q
      )
      INSERT INTO webhook_deliveries (workspace_id, id, webhook_id, event_id, manual, job_id)
      SELECT $1, q.id, $2, $3, true, q.job_id FROM q RETURNING id`,
