@@ -279,29 +279,37 @@ export async function deliverOnce(
   if (!release) return defer(pool, job, o.jobId, o.shares);
   try {
     const { settings } = o;
-    const { rows } = await pool.query<Claimed & { own: boolean }>(CLAIM, [
-      job.workspaceId,
-      job.deliveryId,
-      o.jobId,
-      job.attempt - 1,
-      settings.timeoutMs + CLAIM_MARGIN_MS,
-      BATCH_EXTRA_MAX,
-      BATCH_EXTRA_BYTES,
-    ]);
+    const { rows } = await pool.query<Claimed & { own: boolean }>({
+      name: 'webhook-claim',
+      text: CLAIM,
+      values: [
+        job.workspaceId,
+        job.deliveryId,
+        o.jobId,
+        job.attempt - 1,
+        settings.timeoutMs + CLAIM_MARGIN_MS,
+        BATCH_EXTRA_MAX,
+        BATCH_EXTRA_BYTES,
+      ],
+    });
     const claimed = rows.filter((d) => d.enabled).map((d) => ({ d: d as Claimed, attempt: d.own ? job.attempt : d.attempts + 1 }));
     const attempts = await Promise.all(claimed.map((c) => attemptOnce(pool, job.workspaceId, c, settings)));
     const delivered = attempts.filter(succeeded);
     if (delivered.length) {
-      await pool.query(RECORD_DELIVERED, [
-        job.workspaceId,
-        o.jobId,
-        delivered.map((a) => a.d.id),
-        delivered.map((a) => a.attempt),
-        delivered.map((a) => a.attemptedAt),
-        delivered.map((a) => a.result.statusCode),
-        delivered.map((a) => a.result.durationMs),
-        delivered.map((a) => cleanExcerpt(a.result.excerpt)),
-      ]);
+      await pool.query({
+        name: 'webhook-delivered',
+        text: RECORD_DELIVERED,
+        values: [
+          job.workspaceId,
+          o.jobId,
+          delivered.map((a) => a.d.id),
+          delivered.map((a) => a.attempt),
+          delivered.map((a) => a.attemptedAt),
+          delivered.map((a) => a.result.statusCode),
+          delivered.map((a) => a.result.durationMs),
+          delivered.map((a) => cleanExcerpt(a.result.excerpt)),
+        ],
+      });
       for (const a of delivered) o.onDelivered?.(a.d.event_id);
     }
     for (const a of attempts) if (!succeeded(a)) await recordFailure(pool, job.workspaceId, o.jobId, a, settings);
