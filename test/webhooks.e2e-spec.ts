@@ -1,3 +1,5 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createApiKey, findRole } from '#identity/accounts.js';
 import { postEvent, retryDelayMs } from '#webhooks/delivery.js';
 import { createWebhook } from '#webhooks/webhooks.js';
@@ -442,6 +444,82 @@ describe('Webhooks', () => {
       }
     }, 60_000);
 
+    it('with custom fields of every type and awkward text, each created event is the REST record, and the receiver gets the stored body', async () => {
+      const { workspace } = await workspaceWith(origin.ds, [], 'wh-created-custom');
+      const key = await adminKey(workspace.id);
+      const fields = [
+        { name: 'tier', type: 'SELECT', options: [{ value: 'GOLD', label: 'Gold' }] },
+        {
+          name: 'tags',
+          type: 'MULTI_SELECT',
+          options: [
+            { value: 'A', label: 'A' },
+            { value: 'B', label: 'B' },
+          ],
+        },
+        { name: 'arr', type: 'NUMBER' },
+        { name: 'active', type: 'BOOLEAN' },
+        { name: 'renewal', type: 'DATE' },
+        { name: 'seen', type: 'DATE_TIME' },
+        { name: 'note', type: 'TEXT' },
+        { name: 'budget', type: 'CURRENCY' },
+        { name: 'site', type: 'LINKS' },
+        { name: 'contact', type: 'EMAILS' },
+      ];
+      for (const f of fields)
+        expect((await rest(key, 'POST', '/metadata/fields', { object: 'companies', label: f.name, ...f })).status).toBe(201);
+      const receiver = await new Receiver().start();
+      try {
+        await subscribe(workspace.id, receiver, ['company.created']);
+        const full = {
+          name: 'Line one\nLine two\t"quoted" \\ back — Zürich 日本語 🚀 \u0001',
+          tier: 'GOLD',
+          tags: ['B', 'A'],
+          arr: 1234.5,
+          active: false,
+          renewal: '2027-01-31',
+          seen: '2026-11-27T08:09:10.123Z',
+          note: "it's </script> & <b>",
+          budget: { amountMicros: 9007199254740991, currencyCode: 'EUR' },
+          site: {
+            primaryLinkUrl: 'https://x.example.com/a?b=c&d',
+            primaryLinkLabel: 'X',
+            secondaryLinks: [{ url: 'https://y.example.com', label: 'Y' }],
+          },
+          contact: { primaryEmail: 'a@example.com', additionalEmails: ['b@example.com'] },
+        };
+        const one = await rest(key, 'POST', '/companies', full);
+        expect(one.status).toBe(201);
+        const batch = await rest(key, 'POST', '/batch/companies', [{ name: 'Empty' }, { ...full, name: 'Second' }]);
+        expect(batch.status).toBe(201);
+        const created = [one.body.data.createCompany, ...batch.body.data.createCompanies];
+        expect(created).toHaveLength(3);
+        const stored = await origin.ds.query(`SELECT id, type, payload::text AS payload FROM webhook_events WHERE workspace_id = $1`, [
+          workspace.id,
+        ]);
+        expect(stored).toHaveLength(created.length);
+        for (const record of created) {
+          const row = stored.find((r: { payload: string }) => JSON.parse(r.payload).data.record.id === record.id);
+          const body = JSON.parse(row.payload);
+          // The record as REST returns it: the same keys in the same order, the same values (Postgres writes the body).
+          expect(JSON.stringify(body)).toBe(
+            JSON.stringify({
+              id: row.id,
+              type: 'company.created',
+              workspaceId: workspace.id,
+              occurredAt: body.occurredAt,
+              data: { record },
+            }),
+          );
+          expect(body.occurredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        }
+        await receiver.waitFor(created.length);
+        expect(receiver.receipts.map((r) => r.body).sort()).toEqual(stored.map((r: { payload: string }) => r.payload).sort());
+      } finally {
+        await receiver.close();
+      }
+    }, 60_000);
+
     it('operation filters hold, and another workspace’s changes never reach this webhook', async () => {
       const { workspace } = await workspaceWith(origin.ds, [], 'wh-filter');
       const other = await workspaceWith(origin.ds, [], 'wh-filter-other');
@@ -685,6 +763,70 @@ describe('Webhooks', () => {
         expect(receiver.receipts).toHaveLength(1);
       } finally {
         await receiver.close();
+      }
+    });
+
+    /** A target on loopback that counts connections; `onRequest` answers (or not) the n-th request of a connection. */
+    async function countingTarget(onRequest: (req: IncomingMessage, res: ServerResponse, nthOnConnection: number) => void) {
+      let connections = 0;
+      const server = createServer((req, res) => {
+        const socket = req.socket as typeof req.socket & { served?: number };
+        socket.served = (socket.served ?? 0) + 1;
+        req.resume();
+        req.on('end', () => onRequest(req, res, socket.served!));
+      });
+      server.on('connection', () => connections++);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+        connections: () => connections,
+        close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+      };
+    }
+    const post = (url: string, timeoutMs = 5000) =>
+      postEvent(url, { eventId: 'msg_keep', body: '{}', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', timeoutMs, allowPrivate: true });
+
+    it('keeps the connection to a target for the next POST', async () => {
+      const target = await countingTarget((_req, res) => res.writeHead(204).end());
+      try {
+        for (let i = 0; i < 3; i++) expect(await post(target.url)).toMatchObject({ statusCode: 204, error: null });
+        expect(target.connections()).toBe(1);
+      } finally {
+        await target.close();
+      }
+    });
+
+    it('a kept connection the target drops when it is reused costs no failed attempt: the POST goes again on a new one', async () => {
+      // The second request of any connection finds it closed, as when a server's keep-alive timeout ends it at that moment.
+      const target = await countingTarget((req, res, nth) => (nth === 1 ? res.writeHead(204).end() : req.socket.destroy()));
+      try {
+        expect(await post(target.url)).toMatchObject({ statusCode: 204, error: null });
+        expect(await post(target.url)).toMatchObject({ statusCode: 204, error: null });
+        expect(target.connections()).toBe(2);
+      } finally {
+        await target.close();
+      }
+    });
+
+    it('a target that drops every connection without answering fails the attempt once, without looping', async () => {
+      const target = await countingTarget((req) => req.socket.destroy());
+      try {
+        expect(await post(target.url)).toMatchObject({ statusCode: null, error: expect.stringMatching(/socket hang up|ECONNRESET/) });
+        // The first connection was new, so nothing is retried.
+        expect(target.connections()).toBe(1);
+      } finally {
+        await target.close();
+      }
+    });
+
+    it('a slow answer on a kept connection is waited for up to the timeout, not cut at the idle limit', async () => {
+      const target = await countingTarget((_req, res) => setTimeout(() => res.writeHead(204).end(), 1500));
+      try {
+        expect(await post(target.url)).toMatchObject({ statusCode: 204, error: null });
+        expect(await post(target.url)).toMatchObject({ statusCode: 204, error: null });
+        expect(await post(target.url, 500)).toMatchObject({ statusCode: null, error: 'no answer within 0.5 s' });
+      } finally {
+        await target.close();
       }
     });
 

@@ -75,29 +75,78 @@ async function storeEvents(tx: TxRunner, workspaceId: string, events: WebhookEve
     `WITH input AS (
        SELECT e.ord, (e.body->>'id')::uuid AS id, e.body->>'type' AS type, e.body AS body
          FROM json_array_elements($2::json) WITH ORDINALITY AS e(body, ord)
-     ), targets AS (
-       SELECT i.id AS event_id, i.ord, w.id AS webhook_id
-         FROM input i JOIN webhooks w ON w.workspace_id = $1 AND w.enabled
-        WHERE EXISTS (SELECT 1 FROM unnest(w.operations) op
-                       WHERE split_part(op, '.', 1) IN ('*', split_part(i.type, '.', 1))
-                         AND split_part(op, '.', 2) IN ('*', split_part(i.type, '.', 2)))
-     ), stored AS (
-       INSERT INTO webhook_events (workspace_id, id, type, payload)
-       SELECT $1, i.id, i.type, i.body FROM input i WHERE i.id IN (SELECT event_id FROM targets)
-     ), planned AS MATERIALIZED (
-       SELECT t.ord, t.webhook_id, t.event_id, gen_random_uuid() AS id FROM targets t
-     ), queued AS MATERIALIZED (
-       SELECT p.ord, p.webhook_id, p.event_id, p.id, ${queueFirstAttempt('$3', '$1', 'p.id')} AS job_id
-         FROM planned p
-        ORDER BY p.ord
-     )
-     INSERT INTO webhook_deliveries (workspace_id, id, webhook_id, event_id, job_id)
-     SELECT $1, q.id, q.webhook_id, q.event_id, q.job_id FROM queued q ORDER BY q.ord`,
+     ), ${outboxOf('$1', '$3')}
+     SELECT 1`,
     [workspaceId, JSON.stringify(events), DELIVER_TASK],
     { prepared: true },
   );
 }
 
+/**
+ * The outbox's steps as CTEs after a CTE `input` of the events (`ord`, `id`, `type`, `body`
+ * as json) of workspace `workspace`: each event that an enabled webhook of the workspace
+ * selects is stored, with one delivery per (event, webhook) and its first attempt queued
+ * (`task` holds DELIVER_TASK). The last CTE inserts and returns nothing; a CTE that writes
+ * runs whether the statement reads it or not.
+ */
+function outboxOf(workspace: string, task: string): string {
+  return `targets AS (
+       SELECT i.id AS event_id, i.ord, w.id AS webhook_id
+         FROM input i JOIN webhooks w ON w.workspace_id = ${workspace} AND w.enabled
+        WHERE EXISTS (SELECT 1 FROM unnest(w.operations) op
+                       WHERE split_part(op, '.', 1) IN ('*', split_part(i.type, '.', 1))
+                         AND split_part(op, '.', 2) IN ('*', split_part(i.type, '.', 2)))
+     ), stored AS (
+       INSERT INTO webhook_events (workspace_id, id, type, payload)
+       SELECT ${workspace}, i.id, i.type, i.body FROM input i WHERE i.id IN (SELECT event_id FROM targets)
+     ), planned AS MATERIALIZED (
+       SELECT t.ord, t.webhook_id, t.event_id, gen_random_uuid() AS id FROM targets t
+     ), queued AS MATERIALIZED (
+       SELECT p.ord, p.webhook_id, p.event_id, p.id, ${queueFirstAttempt(task, workspace, 'p.id')} AS job_id
+         FROM planned p
+        ORDER BY p.ord
+     ), outbox AS (
+       INSERT INTO webhook_deliveries (workspace_id, id, webhook_id, event_id, job_id)
+       SELECT ${workspace}, q.id, q.webhook_id, q.event_id, q.job_id FROM queued q ORDER BY q.ord
+     )`;
+}
+
+/**
+ * When the events of a statement occurred, as SQL: once per statement, after its write ran
+ * (the clock, not the transaction's start), ISO 8601 in UTC with milliseconds as
+ * `Date.toISOString` writes it.
+ */
+const OCCURRED_AT = `(SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
+/**
+ * `insert`, one INSERT … RETURNING in workspace `$1` whose rows are records of `object`, as
+ * one statement that also stores their `created` events (recordEvents' outbox, without a
+ * transaction around it): Postgres writes each event's record with `recordJson`, SQL over
+ * the inserted row `t` that gives the record's JSON text as REST shows it. The statement
+ * returns the inserted rows, in order. One round trip instead of four (BEGIN, the INSERT,
+ * the outbox statement, COMMIT) for a create in a workspace whose webhooks watch it.
+ */
+export function insertWithEvents(
+  insert: { sql: string; params: unknown[] },
+  o: { object: string; recordJson: string },
+): { sql: string; params: unknown[] } {
+  const params = [...insert.params];
+  const type = `$${params.push(`${eventObjectOf(o.object)}.created`)}`;
+  const task = `$${params.push(DELIVER_TASK)}`;
+  // The body's keys and form are those of WebhookEventBody as JSON.stringify writes it (no spaces).
+  return {
+    sql: `WITH written AS (${insert.sql}), numbered AS MATERIALIZED (
+       SELECT row_number() OVER () AS event_ord_, gen_random_uuid() AS event_id_, t.* FROM written t
+     ), input AS (
+       SELECT t.event_ord_ AS ord, t.event_id_ AS id, ${type}::text AS type,
+              ('{"id":"' || t.event_id_ || '","type":' || to_json(${type}::text) || ',"workspaceId":"' || $1::uuid
+               || '","occurredAt":"' || ${OCCURRED_AT} || '","data":{"record":' || ${o.recordJson} || '}}')::json AS body
+         FROM numbered t
+     ), ${outboxOf('$1', task)}
+     SELECT w.* FROM written w`,
+    params,
+  };
+}
 /** SQLSTATE of the guard of `unwatched`: an enabled webhook of the workspace selects the event type. */
 export const WATCHED_SQLSTATE = 'WH002';
 

@@ -8,7 +8,7 @@ import { BadInputError, ConflictError, ErrorCode, NotFoundError, UniqueConflictE
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
 import { eventObjectOf, type WebhookAction } from '#webhooks/operations.js';
-import { changedFields, recordEvents, unwatched, WATCHED_SQLSTATE } from '#webhooks/webhook-outbox.js';
+import { changedFields, insertWithEvents, recordEvents, unwatched, WATCHED_SQLSTATE } from '#webhooks/webhook-outbox.js';
 import {
   checkCustomValues,
   compositeSubFields,
@@ -22,6 +22,7 @@ import { CountCache } from './count-cache.js';
 import { DataModel } from './data-model.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
+import { ndjsonLine } from './export-sql.js';
 import { iso, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';
 import { groupByStatement, toGroups, type AggregateGroup, type GroupByArgs } from './group-by.js';
@@ -518,13 +519,18 @@ export class RecordsService {
     const ids = columnSets.map((c) => c.id).filter(Boolean);
     if (new Set(ids).size !== ids.length) throw new ConflictError(`The batch holds the same ${def.singular} id twice`);
     // The links are checked by the INSERT itself (insertStatement): one statement, no round trip before it.
+    const insert = this.insertStatement(def, principal.workspaceId, columnSets);
     return this.writeWithEvents(
       principal.workspaceId,
       def.object,
       'created',
-      { ...this.insertStatement(def, principal.workspaceId, columnSets), prepared: 'bounded-write' },
+      { ...insert, prepared: 'bounded-write' },
       (rows) => rows.map((row) => def.toRecord(row)),
-      () => this.sql.transaction((tx) => this.insertRows(tx, def, principal, columnSets)),
+      async () => {
+        // Watched: the INSERT and its events in one statement, the events' records written by Postgres as REST shows them.
+        const watched = insertWithEvents(insert, { object: def.object, recordJson: ndjsonLine(def) });
+        return (await this.sql.rows(watched.sql, watched.params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
+      },
     )
       .catch(
         async (err) =>
