@@ -12,8 +12,8 @@ import { startChild } from './children.js';
  * `npm run bench -- --webhooks`: webhook delivery latency under write load. The records API
  * (worker on, in its own process) takes POST /rest/companies from autocannon at 16
  * connections; every create is an event delivered to a receiver in a third process. The
- * latency of an event is its arrival at the receiver minus its `occurredAt` (taken inside
- * the writing transaction, just before COMMIT), and its arrival minus the create's answer.
+ * latency of an event is its arrival at the receiver minus its `occurredAt` (taken by the
+ * records API as the create's one statement is sent), and its arrival minus the create's answer.
  * BENCH_SEPARATE_WORKER=1 delivers from a second records API process instead (the one under
  * load has WEBHOOKS_WORKER=off). Database: records_bench_webhooks.
  */
@@ -125,7 +125,7 @@ export async function webhookBench(): Promise<void> {
       `Delivery latency, commit → receipt: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms.`,
     );
     // From the create's answer instead: what a client sees, without the time between occurredAt
-    // (taken before the outbox statement) and the COMMIT, which includes waiting for other
+    // (taken as the statement is sent) and the COMMIT, which includes waiting for other
     // writers' commits (Postgres serialises the commits of transactions that NOTIFY, as
     // graphile_worker.add_job does).
     const afterAnswer = receipts

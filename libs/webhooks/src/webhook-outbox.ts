@@ -112,18 +112,11 @@ function outboxOf(workspace: string, task: string): string {
 }
 
 /**
- * When the events of a statement occurred, as SQL: once per statement, after its write ran
- * (the clock, not the transaction's start), ISO 8601 in UTC with milliseconds as
- * `Date.toISOString` writes it.
- */
-const OCCURRED_AT = `(SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
-
-/**
  * `insert`, one INSERT … RETURNING in workspace `$1` whose rows are records of `object`, as
  * one statement that also stores their `created` events (recordEvents' outbox, without a
  * transaction around it): Postgres writes each event's record with `recordJson`, SQL over
  * the inserted row `t` that gives the record's JSON text as REST shows it. The statement
- * returns the inserted rows, in order. One round trip instead of four (BEGIN, the INSERT,
+ * returns the inserted rows, in order; `occurredAt` is taken as the statement is sent. One round trip instead of four (BEGIN, the INSERT,
  * the outbox statement, COMMIT) for a create in a workspace whose webhooks watch it.
  */
 export function insertWithEvents(
@@ -132,15 +125,17 @@ export function insertWithEvents(
 ): { sql: string; params: unknown[] } {
   const params = [...insert.params];
   const type = `$${params.push(`${eventObjectOf(o.object)}.created`)}`;
+  // This process's clock, as for every other event (recordEvents): `occurredAt` orders one record's events.
+  const occurredAt = `$${params.push(new Date().toISOString())}`;
   const task = `$${params.push(DELIVER_TASK)}`;
-  // The body's keys and form are those of WebhookEventBody as JSON.stringify writes it (no spaces).
+  // WebhookEventBody's keys in its order, without spaces; the record's values as the NDJSON export writes them.
   return {
     sql: `WITH written AS (${insert.sql}), numbered AS MATERIALIZED (
        SELECT row_number() OVER () AS event_ord_, gen_random_uuid() AS event_id_, t.* FROM written t
      ), input AS (
        SELECT t.event_ord_ AS ord, t.event_id_ AS id, ${type}::text AS type,
               ('{"id":"' || t.event_id_ || '","type":' || to_json(${type}::text) || ',"workspaceId":"' || $1::uuid
-               || '","occurredAt":"' || ${OCCURRED_AT} || '","data":{"record":' || ${o.recordJson} || '}}')::json AS body
+               || '","occurredAt":' || to_json(${occurredAt}::text) || ',"data":{"record":' || ${o.recordJson} || '}}')::json AS body
          FROM numbered t
      ), ${outboxOf('$1', task)}
      SELECT w.* FROM written w`,
