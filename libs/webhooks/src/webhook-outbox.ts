@@ -116,8 +116,9 @@ function outboxOf(workspace: string, task: string): string {
  * one statement that also stores their `created` events (recordEvents' outbox, without a
  * transaction around it): Postgres writes each event's record with `recordJson`, SQL over
  * the inserted row `t` that gives the record's JSON text as REST shows it. The statement
- * returns the inserted rows, in order; `occurredAt` is taken as the statement is sent. One round trip instead of four (BEGIN, the INSERT,
- * the outbox statement, COMMIT) for a create in a workspace whose webhooks watch it.
+ * returns the inserted rows, in order; `occurredAt` is taken as the statement is sent. One
+ * round trip instead of four (BEGIN, the INSERT, the outbox statement, COMMIT) for a create
+ * in a workspace whose webhooks watch it.
  */
 export function insertWithEvents(
   insert: { sql: string; params: unknown[] },
@@ -142,6 +143,7 @@ export function insertWithEvents(
     params,
   };
 }
+
 /** SQLSTATE of the guard of `unwatched`: an enabled webhook of the workspace selects the event type. */
 export const WATCHED_SQLSTATE = 'WH002';
 
