@@ -566,11 +566,22 @@ describe('Webhooks', () => {
         );
         expect(gql.errors[0].extensions.code).toBe('BAD_USER_INPUT');
         expect((await rest(key, 'PATCH', `/companies/00000000-0000-4000-8000-000000000077`, { name: 'x' })).status).toBe(404);
-        await receiver.waitFor(1);
+        // A unique value taken: 409 naming the record that has it, from the create's one statement with its events.
+        const site = await rest(key, 'POST', '/companies', { name: 'Site', domainName: { primaryLinkUrl: 'https://dup.example.com' } });
+        expect(site.status).toBe(201);
+        const taken = await rest(key, 'POST', '/batch/companies', [
+          { name: 'F' },
+          { name: 'G', domainName: { primaryLinkUrl: 'dup.example.com/' } },
+        ]);
+        expect(taken.status).toBe(409);
+        expect(taken.body.messages.join(' ')).toContain(site.body.data.createCompany.id);
+        await receiver.waitFor(2);
         await sleep(1000);
-        expect(receiver.receipts.map((r) => `${r.json.type}:${r.json.data.record.id}`)).toEqual([`company.created:${conflict}`]);
-        expect(await count('webhook_events', workspace.id)).toBe(1);
-        expect(await count('companies', workspace.id)).toBe(1);
+        expect(receiver.receipts.map((r) => `${r.json.type}:${r.json.data.record.id}`).sort()).toEqual(
+          [`company.created:${conflict}`, `company.created:${site.body.data.createCompany.id}`].sort(),
+        );
+        expect(await count('webhook_events', workspace.id)).toBe(2);
+        expect(await count('companies', workspace.id)).toBe(2);
       } finally {
         await receiver.close();
       }
