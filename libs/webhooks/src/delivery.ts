@@ -21,7 +21,11 @@ const EXCERPT_BYTES = 1024;
  * (`publicOnlyLookup`) runs on every new connection, so a kept one was checked when made.
  */
 const KEEP_ALIVE = { keepAlive: true, maxFreeSockets: 4, timeout: 1000 };
-const AGENTS = { 'http:': new HttpAgent(KEEP_ALIVE), 'https:': new HttpsAgent(KEEP_ALIVE) };
+/** By protocol, and apart for public-only and private-allowed POSTs, so a connection made under one rule never serves the other. */
+const AGENTS = {
+  public: { 'http:': new HttpAgent(KEEP_ALIVE), 'https:': new HttpsAgent(KEEP_ALIVE) },
+  private: { 'http:': new HttpAgent(KEEP_ALIVE), 'https:': new HttpsAgent(KEEP_ALIVE) },
+};
 /** What a kept connection closed by the target gives when it is written to. */
 const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
 /** Read past the excerpt by the largest vault value, so a value echoed across its end is still found and redacted. */
@@ -97,7 +101,7 @@ export function postEvent(
         signal: AbortSignal.timeout(o.timeoutMs),
         lookup: o.allowPrivate ? undefined : publicOnlyLookup,
         // A retry after a kept connection failed takes a new one (below).
-        agent: o.freshConnection ? false : AGENTS[target.protocol as keyof typeof AGENTS],
+        agent: o.freshConnection ? false : AGENTS[o.allowPrivate ? 'private' : 'public'][target.protocol as 'http:' | 'https:'],
       },
       (res: IncomingMessage) => {
         answered = true;
