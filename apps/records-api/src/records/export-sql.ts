@@ -124,9 +124,19 @@ export function csvColumns(def: ObjectDefinition, selected?: ReadonlySet<string>
   return exportFields(def, selected).flatMap((f) => f.columns);
 }
 
-/** The SQL of one NDJSON line (without its newline): the record as the REST API writes it, compact. */
+/** The whole record's line of each definition (a workspace's definitions are kept, so this is built once per definition). */
+const wholeLines = new WeakMap<ObjectDefinition, string>();
+
+/**
+ * The SQL of one NDJSON line (without its newline): the record as the REST API writes it,
+ * compact. A watched create builds its events with the whole record's (records.service.ts).
+ */
 export function ndjsonLine(def: ObjectDefinition, selected?: ReadonlySet<string>): string {
-  return objectOf(exportFields(def, selected).map((f) => ({ key: f.name, json: f.json })));
+  const line = (fields?: ReadonlySet<string>) => objectOf(exportFields(def, fields).map((f) => ({ key: f.name, json: f.json })));
+  if (selected) return line(selected);
+  let whole = wholeLines.get(def);
+  if (whole === undefined) wholeLines.set(def, (whole = line()));
+  return whole;
 }
 
 /** A CSV header row (RFC 4180): the paths, quoted only when they need it (they never do: names are identifiers). */
