@@ -119,14 +119,35 @@ describePooled('PgBouncer in transaction mode', () => {
     } finally {
       await ds.destroy();
     }
+    // The pids of PgBouncer's 3 server sessions: 3 clients each hold a transaction, so each gets its own.
+    // Another test file may be running migrations (and hold the lock on its own direct session) right
+    // now, so only a lock held by one of these sessions counts.
+    const held = await Promise.all(Array.from({ length: 3 }, () => client(pooledUrl())));
     const direct = await client(directUrl());
     try {
+      const pids = await Promise.all(
+        held.map(async (c) => {
+          await c.query('BEGIN');
+          return (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+        }),
+      );
+      expect(new Set(pids).size).toBe(3);
       const { rows } = await direct.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 727274 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 727274 AND pid = ANY($1::int[])
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        [pids],
       );
       expect(rows[0].n).toBe(0);
     } finally {
       await direct.end();
+      await Promise.all(
+        held.map((c) =>
+          c
+            .query('COMMIT')
+            .then(() => c.end())
+            .catch(() => c.end()),
+        ),
+      );
     }
   });
 
