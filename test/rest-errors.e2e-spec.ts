@@ -44,6 +44,18 @@ describe('REST errors', () => {
           'domainName.secondaryLinks.0.url must be a URL address',
         ],
         ['/rest/companies', { name: 'x', domainName: [] }, 'domainName must be an object'],
+        // A link that is not an object (class-validator's nested validation walks an inner array and found nothing wrong).
+        [
+          '/rest/companies',
+          { name: 'x', domainName: { secondaryLinks: [[]] } },
+          'domainName.secondaryLinks must be a list of links, each an object',
+        ],
+        [
+          '/rest/companies',
+          { name: 'x', domainName: { secondaryLinks: [[{ url: 'a.com' }]] } },
+          'domainName.secondaryLinks must be a list of links',
+        ],
+        ['/rest/companies', { name: 'x', domainName: { secondaryLinks: ['a.com'] } }, 'domainName.secondaryLinks must be a list of links'],
       ];
       for (const [path, body, expected] of cases) {
         const message = expectError(await api.post(path, body), 400, 'VALIDATION_FAILED');

@@ -2,6 +2,7 @@ import { composite, OBJECTS, type ObjectDeclaration } from '#records/objects/ind
 import { querySchemaOf, relationsOf } from '#records/objects/query-schema.js';
 import { normalizeTimestamp } from '#records/query/index.js';
 import type { RecordDefinition } from './record-definition.js';
+import { fastInputCheck } from './input-fast-check.js';
 import { restClasses } from './rest-classes.js';
 
 /*
@@ -130,6 +131,7 @@ function definitionOf(object: ObjectDeclaration): ObjectDefinition {
     toRecord: new Function('row', recordSource(object)) as (row: Record<string, unknown>) => AnyRecord,
     createInput: classes.create as new () => object,
     updateInput: classes.update as new () => object,
+    acceptsAsIs: { create: fastInputCheck(object, 'create'), update: fastInputCheck(object, 'update') },
     toColumns: toColumnsOf(object),
     relations: object.fields.flatMap((field) => {
       if (field.kind !== 'relation') return [];

@@ -20,6 +20,8 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   toRecord(row: Record<string, unknown>): TRecord;
   createInput: new () => TCreate;
   updateInput: new () => TUpdate;
+  /** True only for a body the input class would accept as it is (records/input-fast-check.ts); false means "run the class". */
+  acceptsAsIs: { create(body: unknown): boolean; update(body: unknown): boolean };
   /** Column values to write for a validated input; only the keys present are written. */
   toColumns(input: TCreate | TUpdate): Record<string, unknown>;
   /** The declared links to other objects, each checked on write against the target's live records. */

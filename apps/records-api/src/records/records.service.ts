@@ -1188,6 +1188,12 @@ export class RecordsService {
     return hidden?.size ? (withoutHidden(record as object, hidden) as T) : record;
   }
 
+  /** The body as the input class accepts it: as it is when the fast check is sure, else through class-validator (which words the errors). */
+  private validated(def: ObjectDefinition, body: unknown, mode: 'create' | 'update', prefix: string): object {
+    if (def.acceptsAsIs[mode](body)) return body as object;
+    return validateInput(mode === 'create' ? def.createInput : def.updateInput, body, prefix);
+  }
+
   /**
    * A body checked and turned into the columns it writes: built-in fields by the object's
    * input class, the workspace's custom fields by their types (into `custom`, as JSON on
@@ -1196,7 +1202,7 @@ export class RecordsService {
   private columnsToWrite(def: ObjectDefinition, body: unknown, mode: 'create' | 'update', prefix: string): Record<string, unknown> {
     const fields = def.custom ?? [];
     if (!fields.length || body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return def.toColumns(validateInput(mode === 'create' ? def.createInput : def.updateInput, body, prefix));
+      return def.toColumns(this.validated(def, body, mode, prefix));
     }
     const names = new Set(fields.map((f) => f.name));
     // fromEntries defines own properties: a "__proto__" key stays a key (and is refused), never a prototype.
@@ -1204,7 +1210,7 @@ export class RecordsService {
     const problems: string[] = [];
     let columns: Record<string, unknown> = {};
     try {
-      columns = def.toColumns(validateInput(mode === 'create' ? def.createInput : def.updateInput, builtIn, prefix));
+      columns = def.toColumns(this.validated(def, builtIn, mode, prefix));
     } catch (err) {
       if (!(err instanceof BadInputError)) throw err;
       problems.push(...err.messages);

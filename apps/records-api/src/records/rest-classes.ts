@@ -22,6 +22,7 @@ import {
 } from 'class-validator';
 import {
   composite,
+  CURRENCY_CODE,
   LINK,
   type CompositeType,
   type FieldDeclaration,
@@ -39,7 +40,7 @@ import { namedClass, property, type Ctor } from './decorate.js';
  */
 
 /** `acme.com` or `https://acme.com/x`: a bare domain is accepted and kept as given (docs/rest.md). */
-const URL_RULE = { require_protocol: false, protocols: ['http', 'https'] };
+export const URL_RULE = { require_protocol: false, protocols: ['http', 'https'] };
 const SAFE = Number.MAX_SAFE_INTEGER;
 const TIMESTAMP_EXAMPLE = '2025-01-31T12:00:00.000Z';
 
@@ -100,7 +101,7 @@ function subInputDecorators(sub: SubField): PropertyDecorator[] {
             : sub.format === 'currency'
               ? [
                   IsString(),
-                  Matches(/^[A-Z]{3}$/, { message: '$property must be an ISO 4217 currency code: three capital letters such as USD' }),
+                  Matches(CURRENCY_CODE, { message: '$property must be an ISO 4217 currency code: three capital letters such as USD' }),
                 ]
               : [IsString()];
       return [
@@ -147,6 +148,8 @@ function subInputDecorators(sub: SubField): PropertyDecorator[] {
         IsOptional(),
         IsArray(),
         ArrayMaxSize(sub.maxItems!),
+        // ValidateNested walks an inner array as a list and finds nothing wrong with `[[]]`: each link must be an object.
+        IsObject({ each: true, message: '$property must be a list of links, each an object such as {"url": "acme.com"}' }),
         ValidateNested({ each: true }),
         Type(() => linkInput()),
       ];

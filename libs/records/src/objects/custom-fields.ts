@@ -374,7 +374,8 @@ export function checkFieldChange(field: CustomField, body: unknown): FieldChange
 // Values (records)
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const CURRENCY_CODE = /^[A-Z]{3}$/;
+/** ISO 4217: three capital letters (custom CURRENCY fields and the built-in amount's currencyCode alike). */
+export const CURRENCY_CODE = /^[A-Z]{3}$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const URL = /^(https?:\/\/)?[^\s/$.?#][^\s]*$/i;
 const TYPE_WORD: Record<CustomFieldType, string> = {
