@@ -158,6 +158,13 @@ describe('REST errors', () => {
     it('refuses unknown query parameters, naming them', async () => {
       expect(expectError(await api.get('/rest/companies', { sort: 'name' }), 400, 'VALIDATION_FAILED')).toMatch(/"sort"/);
       expect(expectError(await api.get('/rest/people', { page: 2 }), 400, 'VALIDATION_FAILED')).toMatch(/"page"/);
+      // Creates too: a misspelt `upsert` must not create a second record silently.
+      const before = await count('companies');
+      expect(expectError(await api.post('/rest/companies?Upsert=true', { name: 'Typo' }), 400, 'VALIDATION_FAILED')).toMatch(/"Upsert"/);
+      expect(expectError(await api.post('/rest/batch/companies?upsrt=true', [{ name: 'Typo' }]), 400, 'VALIDATION_FAILED')).toMatch(
+        /"upsrt"/,
+      );
+      expect(await count('companies')).toBe(before);
       expect(expectError(await api.get(`/rest/companies/${randomUUID()}`, { expand: 'name' }), 400, 'VALIDATION_FAILED')).toMatch(
         /"expand"/,
       );

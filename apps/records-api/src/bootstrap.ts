@@ -30,6 +30,9 @@ import { WorkspaceGraphql } from './graphql/workspace-graphql.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
 import { RecordsService } from './records/records.service.js';
 import { readRoutingScope } from '#database/read-routing.js';
+import { ObjectServices } from './records/object-service.js';
+import { RestExceptionFilter } from './http/rest-exception.filter.js';
+import { restCreateFastPath } from './rest/create-fast-path.js';
 
 /** The records API, configured but not listening (tests use it with supertest). */
 export async function createRecordsApi(): Promise<INestApplication> {
@@ -57,6 +60,11 @@ export async function createRecordsApi(): Promise<INestApplication> {
   // Record reads of these requests may go to a read replica (libs/database/src/read-routing.ts); after body parsing, whose stream events run outside the request's context.
   app.use(['/rest', '/graphql', '/mcp'], readRoutingScope);
   app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
+  if (config.restFastPath) {
+    app.use(
+      restCreateFastPath({ auth: app.get(BearerAuthService), services: app.get(ObjectServices).all, filter: new RestExceptionFilter() }),
+    );
+  }
   const schemaHost = app.get(GraphQLSchemaHost);
   const baseSchema = () => {
     try {

@@ -67,6 +67,8 @@ export interface AppConfig {
   databaseStatementTimeoutMs: number;
   /** `off`: every GraphQL request goes through Apollo's pipeline (an operator's fallback, no deploy needed). */
   graphqlFastPath: boolean;
+  /** REST_FAST_PATH: single creates answered without Nest's routing (apps/records-api/src/rest/create-fast-path.ts). */
+  restFastPath: boolean;
   /** How long the auth server waits for one client ID metadata document (ms). */
   cimdFetchTimeoutMs: number;
   /** Both apps' HTTP servers: how long a client may take to send (ms; 0 = no limit). */
@@ -224,6 +226,7 @@ export function loadConfig(): AppConfig {
     apiHeapMb: intFrom('API_HEAP_MB', 160),
     databaseStatementTimeoutMs: intFrom('DATABASE_STATEMENT_TIMEOUT_MS', 15_000),
     graphqlFastPath: (process.env.GRAPHQL_FAST_PATH ?? 'on') !== 'off',
+    restFastPath: (process.env.REST_FAST_PATH ?? 'on') !== 'off',
     cimdFetchTimeoutMs: intFrom('CIMD_FETCH_TIMEOUT_MS', 10_000),
     httpTimeouts: httpTimeoutsFrom(),
     exports: {

@@ -151,6 +151,13 @@ export function parseRestExportQuery(query: Record<string, unknown>, schema: Obj
 
 /** `?upsert=true[&match=field]` on a create (docs/rest.md, "Upsert"); other parameters are left alone, as before. */
 export function parseUpsertQuery(query: Record<string, unknown>): { upsert: boolean; match?: string } {
+  const unknown = Object.keys(query).filter((key) => key !== 'upsert' && key !== 'match');
+  if (unknown.length) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: upsert, match)`,
+    );
+  }
   const { upsert, match } = query;
   if (upsert !== undefined && upsert !== 'true' && upsert !== 'false') {
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'upsert must be true or false');

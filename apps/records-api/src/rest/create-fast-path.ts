@@ -1,0 +1,46 @@
+import type { NextFunction, Response } from 'express';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import type { AuthenticatedRequest } from '#auth/auth.guard.js';
+import type { BearerAuthService } from '#auth/bearer-auth.service.js';
+import { OBJECTS } from '#records/objects/index.js';
+import type { ObjectService } from '../records/object-service.js';
+import type { RestExceptionFilter } from '../http/rest-exception.filter.js';
+
+/**
+ * `POST /rest/<plural>` with no query string, the single create an integration sends most,
+ * answered without Express's route matching and Nest's request pipeline, by the same calls
+ * in the same order: the guard's (`req.principal ??=` the bearer credential's principal),
+ * the controller's `create` (the service's create, `{data: {create<Object>}}`, 201 through
+ * `res.json` as Nest's Express adapter replies), and on any error the app's own
+ * RestExceptionFilter, so the answer is the one the route gives. Anything else (a query
+ * string such as `?upsert=true`, a trailing slash, another method or path) goes on to Nest.
+ * It is mounted after every middleware (request id, logging, rate limits, body parsing,
+ * read routing, idempotency), so those apply as before. Nest's matching of ~90 routes and its
+ * guard/param/response machinery cost ~60–80 µs of Node CPU per create at 16 writers
+ * (docs/benchmark.md). `REST_FAST_PATH=off` sends every request through Nest.
+ */
+export function restCreateFastPath(deps: {
+  auth: BearerAuthService;
+  services: readonly ObjectService[];
+  filter: RestExceptionFilter;
+}): (req: AuthenticatedRequest, res: Response, next: NextFunction) => void {
+  const routes = new Map(
+    deps.services.map((service) => {
+      const object = OBJECTS.find((o) => o.plural === service.object)!;
+      return [`/rest/${object.plural}`, { service, key: `create${object.typeName}` }];
+    }),
+  );
+  return (req, res, next) => {
+    const route = req.method === 'POST' ? routes.get(req.url) : undefined;
+    if (!route) return next();
+    void (async () => {
+      try {
+        req.principal ??= await deps.auth.authenticate(req.headers.authorization, 'api');
+        const record = await route.service.create(req.principal, req.body);
+        res.status(201).json({ data: { [route.key]: record } });
+      } catch (err) {
+        deps.filter.catch(err, new ExecutionContextHost([req, res, next]));
+      }
+    })().catch(next);
+  };
+}
