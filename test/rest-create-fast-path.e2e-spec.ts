@@ -189,6 +189,24 @@ describe('single REST creates without Nest routing', () => {
     expect(throughNest).toBe(1); // only the field's creation
   });
 
+  it("treats another workspace's company as missing, and leaves that workspace alone", async () => {
+    const other = await newWorkspace(ds, 'fast-other');
+    const theirs = await request(fast.http).post('/rest/companies').set(bearer(other.keys.Admin)).send({ name: 'Theirs' });
+    expect(theirs.status).toBe(201);
+    const theirId = theirs.body.data.createCompany.id;
+    const { answers, throughNest } = await both('tenant', [
+      post('/rest/people', { name: { firstName: 'Cross' }, companyId: theirId }),
+      post('/rest/companies', { id: theirId, name: 'Same id, other workspace' }),
+    ]);
+    expect(answers[0].status).toBe(400);
+    expect(answers[0].body.messages.join(' ')).toContain(theirId);
+    // Another workspace's id behaves as missing: taking it here is no conflict, and theirs is untouched.
+    expect(answers[1].status).toBe(201);
+    expect(throughNest).toBe(0);
+    const rows = await ds.query(`SELECT id, name FROM companies WHERE workspace_id = $1`, [other.id]);
+    expect(rows).toEqual([{ id: theirId, name: 'Theirs' }]);
+  });
+
   it('survives concurrent creates of one workspace and answers each its own record', async () => {
     const ws = await newWorkspace(ds, 'fast-concurrent');
     const results = await Promise.all(
