@@ -20,6 +20,11 @@ export function requestOf(context: ExecutionContext): AuthenticatedRequest {
   return context.switchToHttp().getRequest<AuthenticatedRequest>();
 }
 
+/** The request's principal: the one already set (Idempotency-Key's middleware), else its bearer credential's, or a 401. */
+export async function authenticateRequest(auth: BearerAuthService, req: AuthenticatedRequest): Promise<Principal> {
+  return (req.principal ??= await auth.authenticate(req.headers.authorization, isMcpPath(req.path) ? 'mcp' : 'api'));
+}
+
 /** One guard for every transport: the credential becomes `req.principal`, or a 401. */
 @Injectable()
 export class BearerAuthGuard implements CanActivate {
@@ -30,8 +35,7 @@ export class BearerAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
-    const req = requestOf(context);
-    req.principal ??= await this.auth.authenticate(req.headers.authorization, isMcpPath(req.path) ? 'mcp' : 'api');
+    await authenticateRequest(this.auth, requestOf(context));
     return true;
   }
 }

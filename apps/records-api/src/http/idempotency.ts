@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { createHash, createHmac } from 'node:crypto';
 import type { NextFunction, Response } from 'express';
-import type { AuthenticatedRequest } from '#auth/auth.guard.js';
+import { authenticateRequest, type AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import type { Principal } from '#auth/principal.js';
 import { KEY_PURPOSES, subkey } from '#database/master-key.js';
@@ -169,13 +169,14 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
     if (!WRITE_METHODS.has(req.method) || key === undefined || isImportUpload(req)) return next();
     try {
       if (typeof key !== 'string' || !isValidKey(key)) throw invalidKey();
+      let principal: Principal;
       try {
-        req.principal ??= await auth.authenticate(req.headers.authorization);
+        principal = await authenticateRequest(auth, req);
       } catch (err) {
         if (err instanceof AppError) return next(); // the guard answers 401 the usual way
         throw err;
       }
-      const scope = scopeOf(req.principal);
+      const scope = scopeOf(principal);
       const path = req.originalUrl;
       const claim = await store.claim(scope, key, req.method, path, fingerprint(req.method, path, req.body));
       if (claim.kind === 'reused') throw keyReused();
@@ -193,7 +194,7 @@ export function restIdempotency(store: IdempotencyStore, auth: BearerAuthService
       );
       const [route, search = ''] = path.split('?');
       if (req.method === 'POST' && CREATE_PATH.test(route)) {
-        req.principal = withDerivedIds(req.principal!, Array.isArray(req.body) ? req.body : [req.body], {
+        req.principal = withDerivedIds(principal, Array.isArray(req.body) ? req.body : [req.body], {
           scope,
           key,
           upsert: new URLSearchParams(search).get('upsert') === 'true',

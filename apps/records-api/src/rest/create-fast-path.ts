@@ -1,6 +1,6 @@
 import type { NextFunction, Response } from 'express';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
-import type { AuthenticatedRequest } from '#auth/auth.guard.js';
+import { authenticateRequest, type AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { OBJECTS } from '#records/objects/index.js';
 import type { ObjectService } from '../records/object-service.js';
@@ -9,14 +9,15 @@ import type { RestExceptionFilter } from '../http/rest-exception.filter.js';
 /**
  * `POST /rest/<plural>` with no query string, the single create an integration sends most,
  * answered without Express's route matching and Nest's request pipeline, by the same calls
- * in the same order: the guard's (`req.principal ??=` the bearer credential's principal),
+ * in the same order: the guard's (`authenticateRequest`),
  * the controller's `create` (the service's create, `{data: {create<Object>}}`, 201 through
  * `res.json` as Nest's Express adapter replies), and on any error the app's own
  * RestExceptionFilter, so the answer is the one the route gives. Anything else (a query
  * string such as `?upsert=true`, a trailing slash, another method or path) goes on to Nest.
  * It is mounted after every middleware (request id, logging, rate limits, body parsing,
- * read routing, idempotency), so those apply as before. Nest's matching of ~90 routes and its
- * guard/param/response machinery cost ~60–80 µs of Node CPU per create at 16 writers
+ * read routing, idempotency), so those apply as before. Express matching the ~35 routes
+ * registered before a create's and Nest's guard/param/response machinery cost ~60–80 µs of
+ * Node CPU per create at 16 writers
  * (docs/benchmark.md). `REST_FAST_PATH=off` sends every request through Nest.
  */
 export function restCreateFastPath(deps: {
@@ -35,8 +36,7 @@ export function restCreateFastPath(deps: {
     if (!route) return next();
     void (async () => {
       try {
-        req.principal ??= await deps.auth.authenticate(req.headers.authorization, 'api');
-        const record = await route.service.create(req.principal, req.body);
+        const record = await route.service.create(await authenticateRequest(deps.auth, req), req.body);
         res.status(201).json({ data: { [route.key]: record } });
       } catch (err) {
         deps.filter.catch(err, new ExecutionContextHost([req, res, next]));

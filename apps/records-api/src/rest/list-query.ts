@@ -149,7 +149,7 @@ export function parseRestExportQuery(query: Record<string, unknown>, schema: Obj
   };
 }
 
-/** `?upsert=true[&match=field]` on a create (docs/rest.md, "Upsert"); other parameters are left alone, as before. */
+/** `?upsert=true[&match=field]` on a create (docs/rest.md, "Upsert"); any other parameter is refused. */
 export function parseUpsertQuery(query: Record<string, unknown>): { upsert: boolean; match?: string } {
   const unknown = Object.keys(query).filter((key) => key !== 'upsert' && key !== 'match');
   if (unknown.length) {
