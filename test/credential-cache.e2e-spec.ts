@@ -6,6 +6,8 @@ import { createApiKey, findRole, revokeApiKey } from '#identity/accounts.js';
 import { removeMember } from '#identity/members.js';
 import { createRole, updateRole, type RoleInput } from '#identity/roles.js';
 import { createServerApp, deleteServerApp } from '#identity/server-apps.js';
+import { createWebhook } from '#webhooks/webhooks.js';
+import { createField } from '#identity/data-model.js';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
 import { useEmptyDatabase } from './factories.js';
 import { authorizationCode } from './oauth-flow.js';
@@ -184,6 +186,135 @@ describe('credential cache across two instances', () => {
     await removeMember(db.ds, workspace.id, people[1].id);
     expect(await statuses(more.access_token)).toEqual([401, 401]);
     expect((await get('B', more.access_token)).messages[0]).toMatch(/no longer a member/);
+  });
+
+  describe('a create on a kept credential: the INSERT checks the version, no read before it', () => {
+    const create = async (token: string, body: unknown) => {
+      const res = await fetch(`${origin.url}/rest/companies`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { messages?: string[]; data?: { createCompany: { id: string } } } };
+    };
+    const named = async (workspaceId: string, name: string) =>
+      (await admin.query('SELECT count(*)::int AS n FROM companies WHERE workspace_id = $1 AND name = $2', [workspaceId, name])).rows[0]
+        .n as number;
+    /** The version reads A's cache sends on its own connection while `fn` runs. */
+    const versionReads = async (fn: () => Promise<unknown>) => {
+      const listener = (cacheOf('A') as unknown as { listener: pg.Client }).listener;
+      const query = listener.query;
+      let reads = 0;
+      listener.query = ((...args: Parameters<pg.Client['query']>) => {
+        if (/credential_changes/.test(String(args[0]))) reads++;
+        return (query as (...a: unknown[]) => unknown).apply(listener, args);
+      }) as pg.Client['query'];
+      try {
+        await fn();
+      } finally {
+        listener.query = query;
+      }
+      return reads;
+    };
+    /**
+     * A key A keeps, with the version A last read current: making it moved the version, so
+     * the second read reads the version (and with it the NOTIFY) first.
+     */
+    async function keptKey(label: string) {
+      await waitFor(() => cacheOf('A').active);
+      const key = await adminKey(label);
+      expect(await statuses(key.secret)).toEqual([200, 200]);
+      expect((await get('A', key.secret)).status).toBe(200);
+      return key;
+    }
+
+    it('sends no version read before the INSERT', async () => {
+      const key = await keptKey('no-read');
+      let status = 0;
+      expect(await versionReads(async () => (status = (await create(key.secret, { name: 'no-read 2' })).status))).toBe(0);
+      expect(status).toBe(201);
+      // Any other request still reads the version first.
+      expect(await versionReads(() => get('A', key.secret))).toBe(1);
+    });
+
+    it('refuses a key revoked before the request (version moved, no announcement) with 401, and writes nothing', async () => {
+      const key = await keptKey('revoked-create');
+      await silently('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+      // Not yet a change anyone can see: the version did not move, so the key still holds, as for reads.
+      expect((await create(key.secret, { name: 'before the version' })).status).toBe(201);
+      await admin.query('UPDATE credential_changes SET version = version + 1');
+      const refused = await create(key.secret, { name: 'after the version' });
+      expect(refused.status).toBe(401);
+      expect(refused.body.messages?.[0]).toMatch(/revoked/);
+      expect(await named(key.workspaceId, 'after the version')).toBe(0);
+    });
+
+    it('answers a revoked key 401, not the error its body would get', async () => {
+      const key = await keptKey('revoked-bad-body');
+      const taken = (await create(key.secret, { name: 'taken' })).body.data!.createCompany.id;
+      await silently('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+      await admin.query('UPDATE credential_changes SET version = version + 1');
+      expect((await create(key.secret, { name: 42, nope: true })).status).toBe(401);
+      // A 409 would name the record holding the id.
+      expect((await create(key.secret, { id: taken, name: 'same id' })).status).toBe(401);
+    });
+
+    it('creates once, for the principal read anew, when an unrelated change moved the version', async () => {
+      const key = await keptKey('moved');
+      await admin.query('UPDATE credential_changes SET version = version + 1');
+      const made = await create(key.secret, { name: 'once' });
+      expect(made.status).toBe(201);
+      expect(await named(key.workspaceId, 'once')).toBe(1);
+    });
+
+    it('applies a role change made before the request: 403, nothing written', async () => {
+      const key = await keptKey('role-create');
+      await silently(
+        `UPDATE roles SET object_permissions = jsonb_set(object_permissions::jsonb, '{companies,create}', 'false')
+          WHERE workspace_id = $1 AND name = 'Admin'`,
+        [key.workspaceId],
+      );
+      await admin.query('UPDATE credential_changes SET version = version + 1');
+      expect((await create(key.secret, { name: 'not allowed' })).status).toBe(403);
+      expect(await named(key.workspaceId, 'not allowed')).toBe(0);
+    });
+
+    it('takes a custom field added before the request (the kept principal predates it): written once, with its value', async () => {
+      const key = await keptKey('new-field');
+      await db.ds.transaction(async (tx) => {
+        await tx.query('SET LOCAL session_replication_role = replica'); // no NOTIFY: the entry stays
+        await createField(
+          tx,
+          key.workspaceId,
+          { userId: null, email: 'test@example.com' },
+          { object: 'companies', name: 'tier', label: 'Tier', type: 'TEXT' },
+        );
+      });
+      await admin.query('UPDATE credential_changes SET version = version + 1');
+      const made = await create(key.secret, { name: 'with tier', tier: 'gold' });
+      expect(made.status).toBe(201);
+      expect((made.body.data?.createCompany as unknown as { tier: string }).tier).toBe('gold');
+      expect(await named(key.workspaceId, 'with tier')).toBe(1);
+    });
+
+    it('with a webhook (the path with events checks no version): authenticates in full first, then writes once with its event', async () => {
+      const key = await keptKey('watched-create');
+      await createWebhook(
+        db.ds,
+        key.workspaceId,
+        { url: 'http://127.0.0.1:9/hook', operations: ['company.created'] },
+        { allowPrivate: true },
+      );
+      const made = await create(key.secret, { name: 'watched' });
+      expect(made.status).toBe(201);
+      expect(await named(key.workspaceId, 'watched')).toBe(1);
+      const { rows } = await admin.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE workspace_id = $1`, [key.workspaceId]);
+      expect(rows[0].n).toBe(1);
+      await silently('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+      await admin.query('UPDATE credential_changes SET version = version + 1');
+      expect((await create(key.secret, { name: 'watched, revoked' })).status).toBe(401);
+      expect(await named(key.workspaceId, 'watched, revoked')).toBe(0);
+    });
   });
 
   it('does not hold requests behind a version read that hangs: it gives up, reads the credential, and reconnects', async () => {

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '#config/config.js';
 import { UnauthenticatedError } from '#errors/errors.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
-import { CredentialCache } from './credential-cache.js';
+import { CredentialCache, type CachedCredential } from './credential-cache.js';
 import type { Principal } from './principal.js';
 import { API_KEY_PREFIX, hashSecret } from '#identity/secrets.js';
 
@@ -27,6 +27,17 @@ interface ApiKeyRow {
 }
 
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+/** RFC 6750 §2.1: `Bearer` is case-insensitive, the token is b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i;
+
+/** A cached principal not yet checked against the credential version (BearerAuthService.cached). */
+export interface UnconfirmedPrincipal {
+  principal: Principal;
+  /** The credential version it holds for: the write's statement carries `credentialGuard(version)`. */
+  version: string;
+  /** Call once the write succeeded: the key counts as used. */
+  used(): void;
+}
 
 /** Which resource is being called: the whole API, or MCP (which also takes whole-API tokens). */
 export type Resource = 'api' | 'mcp';
@@ -74,10 +85,7 @@ export class BearerAuthService {
       const hash = hashSecret(token);
       const cached = await this.cache.lookup(hash);
       if (!cached) return this.fromApiKey(hash);
-      if (Date.now() - cached.touched >= KEY_USE_RESOLUTION_MS) {
-        cached.touched = Date.now();
-        this.touchKey(cached.principal);
-      }
+      this.used(cached);
       return cached.principal;
     }
     if (JWT_SHAPE.test(token)) {
@@ -85,6 +93,30 @@ export class BearerAuthService {
       return (await this.cache.lookup(key))?.principal ?? this.fromAccessToken(token, resource, key);
     }
     throw new UnauthenticatedError('The bearer token is not a valid API key or access token');
+  }
+
+  /**
+   * The principal the cache keeps for this credential, without the version read
+   * `authenticate` makes, and the credential version it holds for (CredentialCache.peek);
+   * undefined when nothing is kept or the header is not a bearer credential. Only for a write
+   * whose statement carries `credentialGuard(version)` and that authenticates in full
+   * before it answers anything but its success; `used` then counts the key as used.
+   */
+  cached(authorization: string | string[] | undefined, resource: Resource): UnconfirmedPrincipal | undefined {
+    const token = BEARER.exec(typeof authorization === 'string' ? authorization : '')?.[1];
+    if (!token) return undefined;
+    const isKey = token.startsWith(API_KEY_PREFIX);
+    if (!isKey && !JWT_SHAPE.test(token)) return undefined;
+    const peeked = this.cache.peek(isKey ? hashSecret(token) : `${resource}:${hashSecret(token)}`);
+    if (!peeked) return undefined;
+    return { principal: peeked.entry.principal, version: peeked.version, used: () => isKey && this.used(peeked.entry) };
+  }
+
+  /** An API key's `last_used_at`, written at most once a minute (KEY_USE_RESOLUTION_MS). */
+  private used(entry: CachedCredential): void {
+    if (Date.now() - entry.touched < KEY_USE_RESOLUTION_MS) return;
+    entry.touched = Date.now();
+    this.touchKey(entry.principal);
   }
 
   /**
@@ -185,13 +217,13 @@ export class BearerAuthService {
   }
 }
 
-/** RFC 6750 §2.1: `Bearer` is case-insensitive, the token is b64token. */
+/** The token of an `Authorization: Bearer` header (BEARER), or a 401 naming what is wrong. */
 export function bearerToken(authorization: string | string[] | undefined): string {
   if (authorization === undefined || authorization === '') {
     throw new UnauthenticatedError('Missing credentials: send Authorization: Bearer <API key or access token>');
   }
   const value = Array.isArray(authorization) ? authorization[0] : authorization;
-  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(value ?? '');
+  const match = BEARER.exec(value ?? '');
   if (!match) throw new UnauthenticatedError('The Authorization header must be "Bearer <token>"');
   return match[1];
 }

@@ -32,9 +32,11 @@ export interface CachedCredential {
  * that was sent after the request arrived (`lookup`): one such read, on this cache's own
  * connection, serves every request waiting at that moment, and a change committed before
  * the request was sent is always seen, so a revoked key is refused on the very next
- * request. The NOTIFY drops entries early. While that connection is down nothing is kept
- * and every request reads the database. A read that was under way when a change was seen
- * is not kept (`ticket`).
+ * request. A single REST create takes the other road (`peek`): its INSERT checks the
+ * version itself and fails, nothing written, if it moved (migration 1765700000000), so the
+ * version is read by the statement that writes. The NOTIFY drops entries early. While that
+ * connection is down nothing is kept and every request reads the database. A read that was
+ * under way when a change was seen is not kept (`ticket`).
  *
  * Behind a pooler in transaction mode (DATABASE_POOLER=transaction) a LISTEN would stay on
  * whichever server connection ran it, so the cache does not LISTEN there: it polls the
@@ -108,6 +110,17 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     if (!this.get(key)) return undefined;
     await this.sync();
     return this.get(key);
+  }
+
+  /**
+   * The entry for `key` as kept now, read without a version read, and the version it holds
+   * for (every change since that version dropped the entries kept before it). Good only for a
+   * write whose statement carries `credentialGuard(version)`, which ends it with nothing
+   * written when the version moved; anything else the caller shows waits for `lookup`.
+   */
+  peek(key: string): { entry: CachedCredential; version: string } | undefined {
+    const entry = this.get(key);
+    return entry && this.seen !== undefined ? { entry, version: this.seen } : undefined;
   }
 
   /** A version read sent after this call (shared with every caller until it is sent). */
@@ -207,7 +220,11 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
     };
     client.on('error', lost);
     client.on('end', () => lost());
-    client.on('notification', () => this.drop());
+    // The version moved to one not read yet: nothing is peeked at until a version read (`peek`).
+    client.on('notification', () => {
+      this.drop();
+      this.seen = undefined;
+    });
     let version: string | undefined;
     try {
       await client.connect();
@@ -238,6 +255,17 @@ export class CredentialCache implements OnModuleInit, OnModuleDestroy {
 /** A LISTEN the server answered with an error (Postgres or a pooler; the connection is still up): poll from now on. */
 function refused(err: unknown): boolean {
   return err instanceof pg.DatabaseError;
+}
+
+/**
+ * SQLSTATE of `credential_version_is` (migration 1765700000000): the credential version is
+ * no longer the one a write was made for, and the write's statement wrote nothing.
+ */
+export const CREDENTIAL_CHANGED_SQLSTATE = 'WA001';
+
+/** The condition that ends a statement with CREDENTIAL_CHANGED_SQLSTATE unless the version is `version` (its parameter is pushed on `params`). */
+export function credentialGuard(version: string, params: unknown[]): string {
+  return `credential_version_is($${params.push(version)}::bigint)`;
 }
 
 /** The credential version every change that can take access away moves (migration 1764400000100). */

@@ -36,6 +36,7 @@ import { FieldPermissions1765300000000 } from './migrations/1765300000000-field-
 import { RelationGuard1765400000000 } from './migrations/1765400000000-relation-guard.js';
 import { PendingDeliveries1765500000000 } from './migrations/1765500000000-pending-deliveries.js';
 import { PendingByWorkspace1765600000000 } from './migrations/1765600000000-pending-by-workspace.js';
+import { CredentialGuard1765700000000 } from './migrations/1765700000000-credential-guard.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -69,6 +70,7 @@ export const MIGRATIONS = [
   RelationGuard1765400000000,
   PendingDeliveries1765500000000,
   PendingByWorkspace1765600000000,
+  CredentialGuard1765700000000,
 ];
 
 export { sessionOptions } from './connections.js';

@@ -154,11 +154,16 @@ export const WATCHED_SQLSTATE = 'WH002';
  * with WATCHED_SQLSTATE having written nothing (migration 1764800000100). Run on its own, it
  * is its own transaction: one round trip instead of BEGIN, the write, recordEvents, COMMIT.
  */
-export function unwatched(sql: string, params: unknown[], eventType: string): { sql: string; params: unknown[] } {
-  return {
-    sql: `WITH written AS (${sql}) SELECT * FROM written WHERE webhook_events_unwatched($1, $${params.length + 1})`,
-    params: [...params, eventType],
-  };
+export function unwatched(
+  sql: string,
+  params: unknown[],
+  eventType: string,
+  /** A further condition on each written row (its parameters pushed on the list it is given), e.g. credentialGuard. */
+  also?: (params: unknown[]) => string,
+): { sql: string; params: unknown[] } {
+  const all = [...params, eventType];
+  const condition = `webhook_events_unwatched($1, $${all.length})${also ? ` AND ${also(all)}` : ''}`;
+  return { sql: `WITH written AS (${sql}) SELECT * FROM written WHERE ${condition}`, params: all };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { FilterNode, ObjectSchema } from '#records/query/types.js';
 import type { ListArgs, ListResult } from './records.service.js';
 import type { AnyRecord } from './object-definitions.js';
 import type { AggregateGroup, GroupByArgs } from './group-by.js';
-import { RecordsService, type ChangedByFilter, type UpsertResult } from './records.service.js';
+import { RecordsService, type ChangedByFilter, type UnconfirmedCreate, type UpsertResult } from './records.service.js';
 
 /**
  * A handle on RecordsService with one object fixed, not a layer of its own: each method is
@@ -41,8 +41,8 @@ export class ObjectService {
     return this.records.fieldNames(this.object, principal);
   }
 
-  create(principal: Principal, body: unknown): Promise<AnyRecord> {
-    return this.records.create(this.object, principal, body);
+  create(principal: Principal, body: unknown, unconfirmed?: UnconfirmedCreate): Promise<AnyRecord> {
+    return this.records.create(this.object, principal, body, unconfirmed);
   }
 
   createMany(principal: Principal, bodies: unknown, listName = ''): Promise<AnyRecord[]> {

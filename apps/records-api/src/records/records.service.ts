@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { assertCan, can, type Principal } from '#auth/principal.js';
+import { CREDENTIAL_CHANGED_SQLSTATE, credentialGuard } from '#auth/credential-cache.js';
 import { assertReadableField, assertUpdatableFields, fieldAccess, hasFieldRestrictions, withoutHidden } from '#auth/field-access.js';
 import { Sql, type SqlTx, type StatementOptions } from '#database/sql.js';
 import { ReadRouter } from '#database/read-routing.js';
@@ -116,6 +117,22 @@ const literal = (name: string) => `'${name.replaceAll("'", "''")}'`;
 
 /** The SQLSTATE of an INSERT whose link names no live record of the workspace (insertStatement). */
 const RELATION_SQLSTATE = 'WR001';
+
+/** A create for a principal the credential cache gave without a version read (RecordsService.create). */
+export interface UnconfirmedCreate {
+  /** The credential version the principal holds for. */
+  version: string;
+  /** The request authenticated in full: its principal now, or a 401. */
+  confirm(): Promise<Principal>;
+}
+
+/** A write for an unconfirmed principal that needs the transaction path, which checks no version: nothing was written. */
+class CredentialUnconfirmed extends Error {}
+
+/** Whether a write for an unconfirmed principal stopped, nothing written, for want of a good credential version. */
+function credentialUnconfirmed(err: unknown): boolean {
+  return err instanceof CredentialUnconfirmed || (err as { code?: string }).code === CREDENTIAL_CHANGED_SQLSTATE;
+}
 
 /** At most this many records change in one call by filter. */
 export const MAX_BY_FILTER = 10_000;
@@ -498,9 +515,22 @@ export class RecordsService {
     return result;
   }
 
-  async create(plural: string, principal: Principal, body: unknown): Promise<AnyRecord> {
-    const [created] = await this.createMany(plural, principal, [body], null);
-    return created;
+  /**
+   * One record. With `unconfirmed`, `principal` is the credential cache's, read without the
+   * version read authentication makes (BearerAuthService.cached): the INSERT checks the
+   * version instead, and on any failure nothing was written, so the request is first
+   * authenticated in full (`confirm`: a 401 when the credential no longer holds) and the
+   * create runs again for a principal read anew; the error is shown only to the same one.
+   */
+  async create(plural: string, principal: Principal, body: unknown, unconfirmed?: UnconfirmedCreate): Promise<AnyRecord> {
+    if (!unconfirmed) return (await this.createMany(plural, principal, [body], null))[0];
+    try {
+      return (await this.createMany(plural, principal, [body], null, unconfirmed.version))[0];
+    } catch (err) {
+      const confirmed = await unconfirmed.confirm();
+      if (confirmed === principal && !credentialUnconfirmed(err)) throw err;
+      return (await this.createMany(plural, confirmed, [body], null))[0];
+    }
   }
 
   /** All or none: every record is validated first, then one INSERT in one transaction. */
@@ -510,6 +540,8 @@ export class RecordsService {
     bodies: unknown,
     /** How messages name the list (`data` in GraphQL, nothing for a REST body); null for a single record. */
     listName: string | null = '',
+    /** The credential version the INSERT checks (see `create`): on a change it fails, nothing written. */
+    credentialVersion?: string,
   ): Promise<AnyRecord[]> {
     const def = await this.definitionFor(plural, principal);
     assertCan(principal, def.object, 'create');
@@ -531,12 +563,15 @@ export class RecordsService {
         const watched = insertWithEvents(insert, { object: def.object, recordJson: ndjsonLine(def) });
         return (await this.sql.rows(watched.sql, watched.params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
       },
+      credentialVersion,
     )
-      .catch(
-        async (err) =>
+      .catch(async (err) => {
+        if (credentialUnconfirmed(err)) throw err;
+        return (
           (await this.madeByEarlierRun(plural, principal, def, columnSets, err)) ??
-          this.mapDbError(err, def, principal.workspaceId, columnSets),
-      )
+          this.mapDbError(err, def, principal.workspaceId, columnSets)
+        );
+      })
       .then((records) => this.written(principal, this.visible(principal, def.object, records)));
   }
 
@@ -1120,10 +1155,17 @@ export class RecordsService {
     statement: { sql: string; params: unknown[]; prepared: StatementOptions['prepared'] },
     result: (rows: Record<string, unknown>[]) => R,
     inTransaction: () => Promise<R>,
+    /** Also end the statement unless the credential version is this one (`create`); the transaction path does not check it. */
+    credentialVersion?: string,
   ): Promise<R> {
     const until = this.watched.get(workspaceId);
     if (until === undefined || until < Date.now()) {
-      const guarded = unwatched(statement.sql, statement.params, `${eventObjectOf(object)}.${action}`);
+      const guarded = unwatched(
+        statement.sql,
+        statement.params,
+        `${eventObjectOf(object)}.${action}`,
+        credentialVersion === undefined ? undefined : (params) => credentialGuard(credentialVersion, params),
+      );
       try {
         return result(await this.sql.rows(guarded.sql, guarded.params, { prepared: statement.prepared }));
       } catch (err) {
@@ -1133,6 +1175,7 @@ export class RecordsService {
         this.watched.set(workspaceId, Date.now() + WATCHED_TTL_MS);
       }
     }
+    if (credentialVersion !== undefined) throw new CredentialUnconfirmed();
     return inTransaction();
   }
 

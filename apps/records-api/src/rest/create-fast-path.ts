@@ -19,6 +19,10 @@ import type { RestExceptionFilter } from '../http/rest-exception.filter.js';
  * registered before a create's and Nest's guard/param/response machinery cost ~60–80 µs of
  * Node CPU per create at 16 writers
  * (docs/benchmark.md). `REST_FAST_PATH=off` sends every request through Nest.
+ *
+ * A credential the cache keeps is used without the version read before it: the INSERT
+ * checks the version, and on any failure the request is authenticated in full before an
+ * answer is chosen (RecordsService.create; docs/decisions/0044-credential-checked-by-the-insert.md).
  */
 export function restCreateFastPath(deps: {
   auth: BearerAuthService;
@@ -36,7 +40,18 @@ export function restCreateFastPath(deps: {
     if (!route) return next();
     void (async () => {
       try {
-        const record = await route.service.create(await authenticateRequest(deps.auth, req), req.body);
+        // A credential the cache keeps is checked by the INSERT itself, not by a read before it (RecordsService.create).
+        const cached = req.principal ? undefined : deps.auth.cached(req.headers.authorization, 'api');
+        const record = cached
+          ? await route.service.create(cached.principal, req.body, {
+              version: cached.version,
+              confirm: () => authenticateRequest(deps.auth, req),
+            })
+          : await route.service.create(await authenticateRequest(deps.auth, req), req.body);
+        if (cached && !req.principal) {
+          req.principal = cached.principal;
+          cached.used();
+        }
         res.status(201).json({ data: { [route.key]: record } });
       } catch (err) {
         deps.filter.catch(err, new ExecutionContextHost([req, res, next]));
