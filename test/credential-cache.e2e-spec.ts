@@ -297,6 +297,17 @@ describe('credential cache across two instances', () => {
       expect(await named(key.workspaceId, 'with tier')).toBe(1);
     });
 
+    it('under concurrent creates and a revocation: one record per 201, and every create sent after it is 401', async () => {
+      const key = await keptKey('burst');
+      const before = Array.from({ length: 20 }, (_, i) => create(key.secret, { name: 'burst' }).then((r) => r.status));
+      await revokeApiKey(db.ds, key.id);
+      const after = await Promise.all(Array.from({ length: 20 }, () => create(key.secret, { name: 'burst' }).then((r) => r.status)));
+      const all = [...(await Promise.all(before)), ...after];
+      expect(new Set(after)).toEqual(new Set([401]));
+      expect(all.every((status) => status === 201 || status === 401)).toBe(true);
+      expect(await named(key.workspaceId, 'burst')).toBe(all.filter((status) => status === 201).length);
+    });
+
     it('with a webhook (the path with events checks no version): authenticates in full first, then writes once with its event', async () => {
       const key = await keptKey('watched-create');
       await createWebhook(
