@@ -299,7 +299,7 @@ describe('credential cache across two instances', () => {
 
     it('under concurrent creates and a revocation: one record per 201, and every create sent after it is 401', async () => {
       const key = await keptKey('burst');
-      const before = Array.from({ length: 20 }, (_, i) => create(key.secret, { name: 'burst' }).then((r) => r.status));
+      const before = Array.from({ length: 20 }, () => create(key.secret, { name: 'burst' }).then((r) => r.status));
       await revokeApiKey(db.ds, key.id);
       const after = await Promise.all(Array.from({ length: 20 }, () => create(key.secret, { name: 'burst' }).then((r) => r.status)));
       const all = [...(await Promise.all(before)), ...after];

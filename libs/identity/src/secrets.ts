@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import crypto, { createHash, randomBytes } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'wrs_';
 
@@ -7,6 +7,8 @@ export function newApiKeySecret(): string {
   return API_KEY_PREFIX + randomBytes(32).toString('base64url');
 }
 
+/** SHA-256, hex. `crypto.hash` (one call, about half the time of createHash on every request) where Node has it (20.12+). */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return oneShot ? oneShot('sha256', secret, 'hex') : createHash('sha256').update(secret).digest('hex');
 }
+const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;

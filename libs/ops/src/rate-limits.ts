@@ -116,6 +116,11 @@ export class SharedFailureLimit {
     this.counter = new SharedLimit(pool, name, limit);
   }
 
+  /** Whether any key is refused now (or was, and is not yet forgotten): otherwise `blockedFor` is 0 for every key. */
+  get anyBlocked(): boolean {
+    return this.blocked.size > 0;
+  }
+
   /** Seconds this key must still wait, or 0. */
   blockedFor(key: string): number {
     const until = this.blocked.get(key);

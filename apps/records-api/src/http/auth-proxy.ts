@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { Socket } from 'node:net';
 import { AppError, ErrorCode } from '#errors/errors.js';
@@ -27,7 +27,7 @@ function forwarded(path: string): boolean {
  */
 export function authProxy(authPort: number, publicUrl: string) {
   const origin = new URL(publicUrl);
-  return createProxyMiddleware<Request, Response>({
+  const proxy = createProxyMiddleware<Request, Response>({
     target: `http://127.0.0.1:${authPort}`,
     xfwd: false,
     changeOrigin: false,
@@ -55,4 +55,23 @@ export function authProxy(authPort: number, publicUrl: string) {
       },
     },
   });
+  // The proxy's own path check parses a URL per request: the API's own paths are told apart first.
+  return (req: Request, res: Response, next: NextFunction) => (certainlyOwn(req.url) ? next() : proxy(req, res, next));
 }
+
+/**
+ * `/rest`, `/graphql` or `/mcp` and below, with nothing URL parsing could turn into another
+ * path (dot segments, percent-escapes, backslashes, control characters): never forwarded.
+ * Anything else is left to the proxy's own check (`forwarded`, on the parsed path).
+ */
+function certainlyOwn(url: string): boolean {
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
+  if (!OWN_PATH.test(path)) return false;
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f || c === 0x2e /* . */ || c === 0x25 /* % */ || c === 0x5c /* \ */) return false;
+  }
+  return true;
+}
+const OWN_PATH = /^\/(?:rest|graphql|mcp)(?:\/|$)/;

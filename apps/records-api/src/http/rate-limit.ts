@@ -74,15 +74,15 @@ export function rateLimitAuthFailures(perMinute: number, pool: Pool) {
   if (perMinute === 0) return pass;
   const failures = new SharedFailureLimit(pool, 'fail', perMinute);
   return (req: RequestWithId, res: Response, next: NextFunction) => {
-    const address = addressOf(req);
-    const wait = failures.blockedFor(address);
+    // The address (`req.ip`, resolved through TRUST_PROXY) only when some address is blocked, or at a 401.
+    const wait = failures.anyBlocked ? failures.blockedFor(addressOf(req)) : 0;
     if (wait > 0) return refuse(req, res, perMinute, 'failed authentications', wait);
     // Counted before the 401 is sent, so the client's next request already sees it.
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     res.end = ((...args: unknown[]) => {
       if (res.statusCode !== 401) return end(...args);
       void failures
-        .fail(address)
+        .fail(addressOf(req))
         .catch(() => undefined)
         .finally(() => end(...args));
       return res;
