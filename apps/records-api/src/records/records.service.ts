@@ -523,14 +523,19 @@ export class RecordsService {
    * create runs again for a principal read anew; the error is shown only to the same one.
    */
   async create(plural: string, principal: Principal, body: unknown, unconfirmed?: UnconfirmedCreate): Promise<AnyRecord> {
-    if (!unconfirmed) return (await this.createMany(plural, principal, [body], null))[0];
-    try {
-      return (await this.createMany(plural, principal, [body], null, unconfirmed.version))[0];
-    } catch (err) {
-      const confirmed = await unconfirmed.confirm();
-      if (confirmed === principal && !credentialUnconfirmed(err)) throw err;
-      return (await this.createMany(plural, confirmed, [body], null))[0];
+    if (unconfirmed && !this.watchedNow(principal.workspaceId)) {
+      try {
+        return (await this.createMany(plural, principal, [body], null, unconfirmed.version))[0];
+      } catch (err) {
+        const confirmed = await unconfirmed.confirm();
+        if (confirmed === principal && !credentialUnconfirmed(err)) throw err;
+        principal = confirmed;
+      }
+    } else if (unconfirmed) {
+      // A watched workspace's creates take the transaction path, which checks no version: authenticate first.
+      principal = await unconfirmed.confirm();
     }
+    return (await this.createMany(plural, principal, [body], null))[0];
   }
 
   /** All or none: every record is validated first, then one INSERT in one transaction. */
@@ -1158,8 +1163,7 @@ export class RecordsService {
     /** Also end the statement unless the credential version is this one (`create`); the transaction path does not check it. */
     credentialVersion?: string,
   ): Promise<R> {
-    const until = this.watched.get(workspaceId);
-    if (until === undefined || until < Date.now()) {
+    if (!this.watchedNow(workspaceId)) {
       const guarded = unwatched(
         statement.sql,
         statement.params,
@@ -1177,6 +1181,12 @@ export class RecordsService {
     }
     if (credentialVersion !== undefined) throw new CredentialUnconfirmed();
     return inTransaction();
+  }
+
+  /** Whether a webhook of the workspace was seen selecting its writes' events in the last WATCHED_TTL_MS (writeWithEvents). */
+  private watchedNow(workspaceId: string): boolean {
+    const until = this.watched.get(workspaceId);
+    return until !== undefined && until >= Date.now();
   }
 
   /**
