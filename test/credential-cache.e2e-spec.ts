@@ -297,6 +297,34 @@ describe('credential cache across two instances', () => {
       expect(await named(key.workspaceId, 'with tier')).toBe(1);
     });
 
+    it("refuses a server app's access token once the app is gone (no announcement): 401, nothing written", async () => {
+      await waitFor(() => cacheOf('A').active);
+      const { workspace } = await workspaceWith(db.ds, [], 'app-create');
+      const app = await createServerApp(db.ds, {
+        workspaceId: workspace.id,
+        role: await findRole(db.ds, workspace.id, 'Admin'),
+        name: 'sync',
+      });
+      const res = await fetch(`${origin.url}/oauth/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api' }).toString(),
+      });
+      const { access_token: token } = (await res.json()) as { access_token: string };
+      expect(await statuses(token)).toEqual([200, 200]);
+      expect((await get('A', token)).status).toBe(200);
+      let status = 0;
+      expect(await versionReads(async () => (status = (await create(token, { name: 'by the app' })).status))).toBe(0);
+      expect(status).toBe(201);
+      await silently('DELETE FROM server_apps WHERE workspace_id = $1 AND id = $2', [workspace.id, app.id]);
+      await admin.query('UPDATE credential_changes SET version = version + 1');
+      expect((await create(token, { name: 'after the app' })).status).toBe(401);
+      expect(await named(workspace.id, 'after the app')).toBe(0);
+    });
+
     it('under concurrent creates and a revocation: one record per 201, and every create sent after it is 401', async () => {
       const key = await keptKey('burst');
       const before = Array.from({ length: 20 }, () => create(key.secret, { name: 'burst' }).then((r) => r.status));
