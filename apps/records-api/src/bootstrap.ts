@@ -58,7 +58,8 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use(['/rest', '/graphql', '/mcp'], rateLimitPerCredential(config.rateLimitPerMinute, pool, config.rateLimitPerWorkspacePerMinute));
   app.use(jsonBodies());
   // Record reads of these requests may go to a read replica (libs/database/src/read-routing.ts); after body parsing, whose stream events run outside the request's context.
-  app.use(['/rest', '/graphql', '/mcp'], readRoutingScope);
+  // Without a replica nothing reads the scope, and on Node 20 an AsyncLocalStorage in use costs every promise a hook.
+  if (config.databaseReadUrls.length) app.use(['/rest', '/graphql', '/mcp'], readRoutingScope);
   app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
   if (config.restFastPath) {
     app.use(

@@ -10,8 +10,8 @@ import type { RestExceptionFilter } from '../http/rest-exception.filter.js';
  * `POST /rest/<plural>` with no query string, the single create an integration sends most,
  * answered without Express's route matching and Nest's request pipeline, by the same calls
  * in the same order: the guard's (`authenticateRequest`),
- * the controller's `create` (the service's create, `{data: {create<Object>}}`, 201 through
- * `res.json` as Nest's Express adapter replies), and on any error the app's own
+ * the controller's `create` (the service's create, `{data: {create<Object>}}`, a 201 with
+ * the status, headers and bytes of `res.json`, as Nest's Express adapter replies: `created`), and on any error the app's own
  * RestExceptionFilter, so the answer is the one the route gives. Anything else (a query
  * string such as `?upsert=true`, a trailing slash, another method or path) goes on to Nest.
  * It is mounted after every middleware (request id, logging, rate limits, body parsing,
@@ -52,10 +52,23 @@ export function restCreateFastPath(deps: {
           req.principal = cached.principal;
           cached.used();
         }
-        res.status(201).json({ data: { [route.key]: record } });
+        created(res, { data: { [route.key]: record } });
       } catch (err) {
         deps.filter.catch(err, new ExecutionContextHost([req, res, next]));
       }
     })().catch(next);
   };
+}
+
+/**
+ * The 201 as Express's `res.status(201).json(body)` sends it here (no ETag, no JSON
+ * settings, not a GET): the same status, headers and bytes, without its content-type
+ * parsing and charset lookups on every create.
+ */
+function created(res: Response, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.statusCode = 201;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', String(Buffer.byteLength(json)));
+  res.end(json);
 }
