@@ -79,6 +79,26 @@ describe('credential cache across two instances', () => {
     return { workspaceId: workspace.id, ...key };
   }
 
+  /** A workspace with an Admin server app, and an access token of that app (client credentials). */
+  async function serverAppToken(label: string) {
+    const { workspace } = await workspaceWith(db.ds, [], label);
+    const app = await createServerApp(db.ds, {
+      workspaceId: workspace.id,
+      role: await findRole(db.ds, workspace.id, 'Admin'),
+      name: 'sync job',
+    });
+    const res = await fetch(`${origin.url}/oauth/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api' }).toString(),
+    });
+    const { access_token: token } = (await res.json()) as { access_token: string };
+    return { workspace, app, token };
+  }
+
   it('serves a credential it has seen from memory, and drops it when a change moves the version', async () => {
     await waitFor(() => cacheOf('A').active && cacheOf('B').active);
     const key = await adminKey('served');
@@ -145,21 +165,7 @@ describe('credential cache across two instances', () => {
   });
 
   it("refuses a deleted server app's access token on both instances", async () => {
-    const { workspace } = await workspaceWith(db.ds, [], 'app');
-    const app = await createServerApp(db.ds, {
-      workspaceId: workspace.id,
-      role: await findRole(db.ds, workspace.id, 'Admin'),
-      name: 'sync job',
-    });
-    const res = await fetch(`${origin.url}/oauth/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`,
-      },
-      body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api' }).toString(),
-    });
-    const { access_token: token } = (await res.json()) as { access_token: string };
+    const { workspace, app, token } = await serverAppToken('app');
     expect(await statuses(token)).toEqual([200, 200]);
     await deleteServerApp(db.ds, workspace.id, app.id);
     expect(await statuses(token)).toEqual([401, 401]);
@@ -299,21 +305,7 @@ describe('credential cache across two instances', () => {
 
     it("refuses a server app's access token once the app is gone (no announcement): 401, nothing written", async () => {
       await waitFor(() => cacheOf('A').active);
-      const { workspace } = await workspaceWith(db.ds, [], 'app-create');
-      const app = await createServerApp(db.ds, {
-        workspaceId: workspace.id,
-        role: await findRole(db.ds, workspace.id, 'Admin'),
-        name: 'sync',
-      });
-      const res = await fetch(`${origin.url}/oauth/token`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`,
-        },
-        body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api' }).toString(),
-      });
-      const { access_token: token } = (await res.json()) as { access_token: string };
+      const { workspace, app, token } = await serverAppToken('app-create');
       expect(await statuses(token)).toEqual([200, 200]);
       expect((await get('A', token)).status).toBe(200);
       let status = 0;
