@@ -268,8 +268,17 @@ describe('credential cache across two instances', () => {
     it('creates once, for the principal read anew, when an unrelated change moved the version', async () => {
       const key = await keptKey('moved');
       await admin.query('UPDATE credential_changes SET version = version + 1');
-      const made = await create(key.secret, { name: 'once' });
+      const body = {
+        name: 'once',
+        domainName: { primaryLinkUrl: 'https://once.example.com', secondaryLinks: [{ url: 'https://b.example.com' }] },
+      };
+      const made = await create(key.secret, body);
       expect(made.status).toBe(201);
+      // The second run wrote the body as sent (the first run changed nothing in it).
+      expect(made.body.data?.createCompany).toMatchObject({
+        name: 'once',
+        domainName: { primaryLinkUrl: 'https://once.example.com', secondaryLinks: [{ url: 'https://b.example.com' }] },
+      });
       expect(await named(key.workspaceId, 'once')).toBe(1);
     });
 
