@@ -81,18 +81,15 @@ export class BearerAuthService {
 
   async authenticate(authorization: string | string[] | undefined, resource: Resource = 'api'): Promise<Principal> {
     const token = bearerToken(authorization);
-    if (token.startsWith(API_KEY_PREFIX)) {
-      const hash = hashSecret(token);
-      const cached = await this.cache.lookup(hash);
-      if (!cached) return this.fromApiKey(hash);
+    const credential = cacheKeyOf(token, resource);
+    if (!credential) throw new UnauthenticatedError('The bearer token is not a valid API key or access token');
+    if (credential.apiKey) {
+      const cached = await this.cache.lookup(credential.key);
+      if (!cached) return this.fromApiKey(credential.key);
       this.used(cached);
       return cached.principal;
     }
-    if (JWT_SHAPE.test(token)) {
-      const key = `${resource}:${hashSecret(token)}`;
-      return (await this.cache.lookup(key))?.principal ?? this.fromAccessToken(token, resource, key);
-    }
-    throw new UnauthenticatedError('The bearer token is not a valid API key or access token');
+    return (await this.cache.lookup(credential.key))?.principal ?? this.fromAccessToken(token, resource, credential.key);
   }
 
   /**
@@ -104,12 +101,10 @@ export class BearerAuthService {
    */
   cached(authorization: string | string[] | undefined, resource: Resource): UnconfirmedPrincipal | undefined {
     const token = BEARER.exec(typeof authorization === 'string' ? authorization : '')?.[1];
-    if (!token) return undefined;
-    const isKey = token.startsWith(API_KEY_PREFIX);
-    if (!isKey && !JWT_SHAPE.test(token)) return undefined;
-    const peeked = this.cache.peek(isKey ? hashSecret(token) : `${resource}:${hashSecret(token)}`);
+    const credential = token === undefined ? undefined : cacheKeyOf(token, resource);
+    const peeked = credential && this.cache.peek(credential.key);
     if (!peeked) return undefined;
-    return { principal: peeked.entry.principal, version: peeked.version, used: () => isKey && this.used(peeked.entry) };
+    return { principal: peeked.entry.principal, version: peeked.version, used: () => credential.apiKey && this.used(peeked.entry) };
   }
 
   /** An API key's `last_used_at`, written at most once a minute (KEY_USE_RESOLUTION_MS). */
@@ -215,6 +210,17 @@ export class BearerAuthService {
       .rows('UPDATE api_keys SET last_used_at = now() WHERE workspace_id = $1 AND id = $2', [key.workspaceId, key.subjectId])
       .catch((err) => this.logger.warn(`last_used_at not updated: ${err.message}`));
   }
+}
+
+/**
+ * Where the credential cache keeps a bearer token's principal: an API key under its hash
+ * (the hash `api_keys.secret_hash` holds), an access token under its hash per resource;
+ * undefined for a token of neither shape.
+ */
+function cacheKeyOf(token: string, resource: Resource): { key: string; apiKey: boolean } | undefined {
+  if (token.startsWith(API_KEY_PREFIX)) return { key: hashSecret(token), apiKey: true };
+  if (JWT_SHAPE.test(token)) return { key: `${resource}:${hashSecret(token)}`, apiKey: false };
+  return undefined;
 }
 
 /** The token of an `Authorization: Bearer` header (BEARER), or a 401 naming what is wrong. */

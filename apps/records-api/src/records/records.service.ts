@@ -523,17 +523,15 @@ export class RecordsService {
    * create runs again for a principal read anew; the error is shown only to the same one.
    */
   async create(plural: string, principal: Principal, body: unknown, unconfirmed?: UnconfirmedCreate): Promise<AnyRecord> {
-    if (unconfirmed && !this.watchedNow(principal.workspaceId)) {
+    if (unconfirmed) {
       try {
         return (await this.createMany(plural, principal, [body], null, unconfirmed.version))[0];
       } catch (err) {
+        // A watched workspace's create ends here too, before any statement (writeWithEvents).
         const confirmed = await unconfirmed.confirm();
         if (confirmed === principal && !credentialUnconfirmed(err)) throw err;
         principal = confirmed;
       }
-    } else if (unconfirmed) {
-      // A watched workspace's creates take the transaction path, which checks no version: authenticate first.
-      principal = await unconfirmed.confirm();
     }
     return (await this.createMany(plural, principal, [body], null))[0];
   }
@@ -570,13 +568,11 @@ export class RecordsService {
       },
       credentialVersion,
     )
-      .catch(async (err) => {
-        if (credentialUnconfirmed(err)) throw err;
-        return (
+      .catch(
+        async (err) =>
           (await this.madeByEarlierRun(plural, principal, def, columnSets, err)) ??
-          this.mapDbError(err, def, principal.workspaceId, columnSets)
-        );
-      })
+          this.mapDbError(err, def, principal.workspaceId, columnSets),
+      )
       .then((records) => this.written(principal, this.visible(principal, def.object, records)));
   }
 
@@ -1163,7 +1159,8 @@ export class RecordsService {
     /** Also end the statement unless the credential version is this one (`create`); the transaction path does not check it. */
     credentialVersion?: string,
   ): Promise<R> {
-    if (!this.watchedNow(workspaceId)) {
+    const until = this.watched.get(workspaceId);
+    if (until === undefined || until < Date.now()) {
       const guarded = unwatched(
         statement.sql,
         statement.params,
@@ -1181,12 +1178,6 @@ export class RecordsService {
     }
     if (credentialVersion !== undefined) throw new CredentialUnconfirmed();
     return inTransaction();
-  }
-
-  /** Whether a webhook of the workspace was seen selecting its writes' events in the last WATCHED_TTL_MS (writeWithEvents). */
-  private watchedNow(workspaceId: string): boolean {
-    const until = this.watched.get(workspaceId);
-    return until !== undefined && until >= Date.now();
   }
 
   /**
