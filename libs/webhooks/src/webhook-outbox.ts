@@ -86,10 +86,10 @@ async function storeEvents(tx: TxRunner, workspaceId: string, events: WebhookEve
  * The outbox's steps as CTEs after a CTE `input` of the events (`ord`, `id`, `type`, `body`
  * as json) of workspace `workspace`: each event that an enabled webhook of the workspace
  * selects is stored, with one delivery per (event, webhook) and its first attempt queued
- * (`task` holds DELIVER_TASK). The last CTE inserts and returns nothing; a CTE that writes
- * runs whether the statement reads it or not.
+ * (`task` holds DELIVER_TASK; null: not queued here, see insertWithEvents). The last CTE
+ * inserts and returns nothing; a CTE that writes runs whether the statement reads it or not.
  */
-function outboxOf(workspace: string, task: string): string {
+function outboxOf(workspace: string, task: string | null): string {
   return `targets AS (
        SELECT i.id AS event_id, i.ord, w.id AS webhook_id
          FROM input i JOIN webhooks w ON w.workspace_id = ${workspace} AND w.enabled
@@ -102,7 +102,7 @@ function outboxOf(workspace: string, task: string): string {
      ), planned AS MATERIALIZED (
        SELECT t.ord, t.webhook_id, t.event_id, gen_random_uuid() AS id FROM targets t
      ), queued AS MATERIALIZED (
-       SELECT p.ord, p.webhook_id, p.event_id, p.id, ${queueFirstAttempt(task, workspace, 'p.id')} AS job_id
+       SELECT p.ord, p.webhook_id, p.event_id, p.id, ${task === null ? 'NULL::bigint' : queueFirstAttempt(task, workspace, 'p.id')} AS job_id
          FROM planned p
         ORDER BY p.ord
      ), outbox AS (
@@ -111,14 +111,24 @@ function outboxOf(workspace: string, task: string): string {
      )`;
 }
 
+/** The column insertWithEvents adds to each row: the ids of the deliveries it stored, for FirstAttempts.queue. */
+export const DELIVERY_IDS_COLUMN = 'webhook_delivery_ids_';
+
 /**
  * `insert`, one INSERT … RETURNING in workspace `$1` whose rows are records of `object`, as
  * one statement that also stores their `created` events (recordEvents' outbox, without a
  * transaction around it): Postgres writes each event's record with `recordJson`, SQL over
  * the inserted row `t` that gives the record's JSON text as REST shows it. The statement
- * returns the inserted rows, in order; `occurredAt` is taken as the statement is sent. One
- * round trip instead of four (BEGIN, the INSERT, the outbox statement, COMMIT) for a create
- * in a workspace whose webhooks watch it.
+ * returns the inserted rows, in order, each with DELIVERY_IDS_COLUMN; `occurredAt` is taken
+ * as the statement is sent. One round trip instead of four (BEGIN, the INSERT, the outbox
+ * statement, COMMIT) for a create in a workspace whose webhooks watch it.
+ *
+ * The deliveries' jobs are not queued by this statement: graphile-worker's `add_job`
+ * NOTIFYs, and Postgres commits the transactions that NOTIFY one at a time, so a burst of
+ * creates would commit one by one. The caller queues them once the statement has returned
+ * (FirstAttempts, first-attempts.ts), together with those of the other creates that
+ * returned meanwhile; a process that dies in between leaves them to the heartbeat's sweep
+ * (delivery.ts, requeueStranded).
  */
 export function insertWithEvents(
   insert: { sql: string; params: unknown[] },
@@ -128,7 +138,6 @@ export function insertWithEvents(
   const type = `$${params.push(`${eventObjectOf(o.object)}.created`)}`;
   // This process's clock, as for every other event (recordEvents): `occurredAt` orders one record's events.
   const occurredAt = `$${params.push(new Date().toISOString())}`;
-  const task = `$${params.push(DELIVER_TASK)}`;
   // WebhookEventBody's keys in its order, without spaces; the record's values as the NDJSON export writes them.
   return {
     sql: `WITH written AS (${insert.sql}), numbered AS MATERIALIZED (
@@ -138,8 +147,8 @@ export function insertWithEvents(
               ('{"id":"' || t.event_id_ || '","type":' || to_json(${type}::text) || ',"workspaceId":"' || $1::uuid
                || '","occurredAt":' || to_json(${occurredAt}::text) || ',"data":{"record":' || ${o.recordJson} || '}}')::json AS body
          FROM numbered t
-     ), ${outboxOf('$1', task)}
-     SELECT w.* FROM written w`,
+     ), ${outboxOf('$1', null)}
+     SELECT w.*, (SELECT array_agg(p.id ORDER BY p.ord, p.id) FROM planned p) AS ${DELIVERY_IDS_COLUMN} FROM written w`,
     params,
   };
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { assertCan, can, type Principal } from '#auth/principal.js';
 import { CREDENTIAL_CHANGED_SQLSTATE, credentialGuard } from '#auth/credential-cache.js';
@@ -9,7 +9,15 @@ import { BadInputError, ConflictError, ErrorCode, NotFoundError, UniqueConflictE
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
 import { eventObjectOf, type WebhookAction } from '#webhooks/operations.js';
-import { changedFields, insertWithEvents, recordEvents, unwatched, WATCHED_SQLSTATE } from '#webhooks/webhook-outbox.js';
+import { FirstAttempts } from '#webhooks/first-attempts.js';
+import {
+  changedFields,
+  DELIVERY_IDS_COLUMN,
+  insertWithEvents,
+  recordEvents,
+  unwatched,
+  WATCHED_SQLSTATE,
+} from '#webhooks/webhook-outbox.js';
 import {
   checkCustomValues,
   compositeSubFields,
@@ -216,6 +224,15 @@ export function inversesOf(plural: string): InverseRelation[] {
 export class RecordsService {
   /** Workspaces seen with a webhook that selects a write's event, and until when (ms) their writes go straight to a transaction. */
   private readonly watched = new Map<string, number>();
+  private readonly log = new Logger('webhooks');
+  /** The jobs of watched creates' deliveries, queued after their statement (first-attempts.ts). */
+  private readonly firstAttempts = new FirstAttempts(
+    (sql, params) => this.sql.rows(sql, params, { prepared: true }),
+    (err, deliveries) =>
+      this.log.warn(
+        `${deliveries} webhook deliveries were stored without a job (${(err as Error).message}); the webhook worker's sweep queues them within about a minute`,
+      ),
+  );
 
   constructor(
     private readonly sql: Sql,
@@ -564,7 +581,10 @@ export class RecordsService {
       async () => {
         // Watched: the INSERT and its events in one statement, the events' records written by Postgres as REST shows them.
         const watched = insertWithEvents(insert, { object: def.object, recordJson: ndjsonLine(def) });
-        return (await this.sql.rows(watched.sql, watched.params, { prepared: 'bounded-write' })).map((row) => def.toRecord(row));
+        const rows = await this.sql.rows(watched.sql, watched.params, { prepared: 'bounded-write' });
+        // Its deliveries' jobs, queued now that it has committed (first-attempts.ts).
+        await this.firstAttempts.queue(principal.workspaceId, rows[0]?.[DELIVERY_IDS_COLUMN] as string[] | null);
+        return rows.map((row) => def.toRecord(row));
       },
       credentialVersion,
     )
