@@ -533,7 +533,9 @@ export const STRANDED_CANDIDATES = `SELECT workspace_id, id, attempts FROM webho
  * A safety net of the webhook worker's heartbeat: a pending delivery that has no job on the
  * queue would never be sent, so it gets one, for its next attempt. Every path that leaves a
  * delivery pending also queues its job in the same transaction (the outbox, a failure's
- * retry, a put-back), so this finds only what a defect or a restored backup left behind.
+ * retry, a put-back) or, for a create, in the statement just after its commit
+ * (first-attempts.ts), so this finds what a process that died between those two, a failed
+ * queueing statement, a defect or a restored backup left behind.
  * Two statements: the candidates (every workspace's, through the small pending index), then,
  * on the queue's own tables, a job for each one that has none. A delivery sent in between
  * gets a job that finds it delivered and does nothing; two instances sweeping at once queue
