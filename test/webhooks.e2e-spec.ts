@@ -807,6 +807,21 @@ describe('Webhooks', () => {
       }
     });
 
+    it('a job’s 16 POSTs at once leave 16 connections kept, which the next 16 reuse', async () => {
+      const target = await countingTarget((_req, res) => res.writeHead(204).end());
+      try {
+        for (let burst = 0; burst < 2; burst++) {
+          const results = await Promise.all(Array.from({ length: 16 }, () => post(target.url)));
+          expect(results.every((r) => r.statusCode === 204)).toBe(true);
+          // Each connection goes back to the pool as its answer ends.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        expect(target.connections()).toBe(16);
+      } finally {
+        await target.close();
+      }
+    });
+
     it('a kept connection the target drops when it is reused costs no failed attempt: the POST goes again on a new one', async () => {
       // The second request of any connection finds it closed, as when a server's keep-alive timeout ends it at that moment.
       const target = await countingTarget((req, res, nth) => (nth === 1 ? res.writeHead(204).end() : req.socket.destroy()));

@@ -13,14 +13,18 @@ import { openSecret } from './webhooks.js';
 import type { WorkspaceShares } from './workspace-shares.js';
 
 const EXCERPT_BYTES = 1024;
+/** The most POSTs one job sends at once: its own attempt and the waiting ones it takes along (BATCH_EXTRA_MAX). */
+const MOST_POSTS_PER_JOB = 16;
 /**
  * Connections to webhook targets are kept for the next POST to the same host and port: a
- * burst of events costs one connection per target and slot instead of one per event. An
- * idle one is closed after 1 s, before any usual server-side keep-alive timeout (Node's
- * 5 s, nginx's 75 s), and at most 4 idle ones are kept per target. The address check
- * (`publicOnlyLookup`) runs on every new connection, so a kept one was checked when made.
+ * burst of events costs one connection per target and POST of a job instead of one per
+ * event. An idle one is closed after 1 s, before any usual server-side keep-alive timeout
+ * (Node's 5 s, nginx's 75 s), and as many idle ones are kept per target as one job sends
+ * POSTs at once, so the next job's reuse them all (with 4 kept, each burst of 16 opened 12
+ * new connections: docs/benchmark.md). The address check (`publicOnlyLookup`) runs on every
+ * new connection, so a kept one was checked when made.
  */
-const KEEP_ALIVE = { keepAlive: true, maxFreeSockets: 4, timeout: 1000 };
+const KEEP_ALIVE = { keepAlive: true, maxFreeSockets: MOST_POSTS_PER_JOB, timeout: 1000 };
 /** By protocol, and apart for public-only and private-allowed POSTs, so a connection made under one rule never serves the other. */
 const AGENTS = {
   public: { 'http:': new HttpAgent(KEEP_ALIVE), 'https:': new HttpsAgent(KEEP_ALIVE) },
@@ -190,7 +194,7 @@ const DEFER_MAX_MS = 5_000;
  * At most this many other first attempts of its workspace one job sends with its own: a
  * slot holds at most 16 POSTs, and a job's outcomes wait for its slowest answer.
  */
-const BATCH_EXTRA_MAX = 15;
+const BATCH_EXTRA_MAX = MOST_POSTS_PER_JOB - 1;
 /**
  * …and whose bodies come to at most this many bytes together: an event can be 2 MB (a
  * record of a 1 MB body and its previous values), and a job holds its bodies until its
