@@ -1,4 +1,4 @@
-import { DELIVER_TASK } from './webhook-outbox.js';
+import { DELIVER_TASK, firstAttemptPayload } from './webhook-outbox.js';
 
 /**
  * Queues the jobs of deliveries a create stored in its one statement (insertWithEvents),
@@ -16,7 +16,7 @@ import { DELIVER_TASK } from './webhook-outbox.js';
 const QUEUE_FIRST_ATTEMPTS = `WITH queued AS MATERIALIZED (
     SELECT j.id AS job_id, (j.payload->>'deliveryId')::uuid AS id
       FROM graphile_worker.add_jobs(ARRAY(
-        SELECT ROW($1::text, json_build_object('workspaceId', $2::uuid, 'deliveryId', d.id, 'attempt', 1), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
+        SELECT ROW($1::text, ${firstAttemptPayload('$2', 'd.id')}, NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
           FROM unnest($3::uuid[]) AS d(id))) j
   ), free AS (
     SELECT x.id, q.job_id FROM webhook_deliveries x JOIN queued q ON x.id = q.id

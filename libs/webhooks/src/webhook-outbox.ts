@@ -36,7 +36,12 @@ export const DELIVER_TASK = 'webhook_deliver';
  * queue (delivery.ts, `deliverOnce`).
  */
 export function queueFirstAttempt(task: string, workspace: string, id: string): string {
-  return `(graphile_worker.add_job(${task}, json_build_object('workspaceId', ${workspace}::uuid, 'deliveryId', ${id}, 'attempt', 1))).id`;
+  return `(graphile_worker.add_job(${task}, ${firstAttemptPayload(workspace, id)})).id`;
+}
+
+/** SQL for the payload (a DeliverJob) of the job of the first attempt of delivery `id` of workspace `workspace`. */
+export function firstAttemptPayload(workspace: string, id: string): string {
+  return `json_build_object('workspaceId', ${workspace}::uuid, 'deliveryId', ${id}, 'attempt', 1)`;
 }
 
 /**
@@ -148,7 +153,7 @@ export function insertWithEvents(
                || '","occurredAt":' || to_json(${occurredAt}::text) || ',"data":{"record":' || ${o.recordJson} || '}}')::json AS body
          FROM numbered t
      ), ${outboxOf('$1', null)}
-     SELECT w.*, (SELECT array_agg(p.id ORDER BY p.ord, p.id) FROM planned p) AS ${DELIVERY_IDS_COLUMN} FROM written w`,
+     SELECT w.*, (SELECT array_agg(p.id) FROM planned p) AS ${DELIVERY_IDS_COLUMN} FROM written w`,
     params,
   };
 }
