@@ -141,6 +141,9 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
     executor.transaction = 'each';
     await executor.executePendingMigrations();
     const unbounded = new pg.Pool({ connectionString: url, max: 1, options: sessionOptions(0) });
+    // An idle connection ended by the server (a restart, DROP DATABASE … WITH (FORCE)) is reported
+    // on the pool; without a listener that report would end the process. The next query fails instead.
+    unbounded.on('error', () => undefined);
     try {
       await migrateJobQueue(unbounded);
     } finally {
