@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import type { ChildProcess } from 'node:child_process';
+import type { EventEmitter } from 'node:events';
 import os from 'node:os';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
@@ -20,12 +21,19 @@ import { startChild } from './children.js';
 /** BENCH_CONNECTIONS=<n> writers (default 16). */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) || 16;
 const DURATION_S = Number(process.env.BENCH_DURATION) || 10;
+/**
+ * `BENCH_WARMUP=<s>` (default 2; 0 for none): the same load first, unmeasured, until its events
+ * are delivered. Without it a paced run's p99 (its 4th-slowest of ~350 events) was the first
+ * burst's, in a process whose code had not been compiled yet.
+ */
+const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
 /** `BENCH_RATE=<creates per second>` paces the writers (autocannon's overallRate); unset: as fast as they go. */
 const RATE = Number(process.env.BENCH_RATE) || undefined;
 /** BENCH_WEBHOOKS_DB=<name> for another (two checkouts whose migrations differ). */
 const DB = process.env.BENCH_WEBHOOKS_DB || 'records_bench_webhooks';
 const log = (m: string) => console.log(m);
 
+const ms = (x: number) => `${Math.round(x)} ms`;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 export async function webhookBench(): Promise<void> {
@@ -73,41 +81,73 @@ export async function webhookBench(): Promise<void> {
       `Webhook latency bench: POST /rest/companies at ${CONNECTIONS} connections${RATE ? `, ${RATE} per second in all,` : ''} for ${DURATION_S} s; one webhook on company.created; ` +
         `delivered by ${separate ? 'another records API process (BENCH_SEPARATE_WORKER=1)' : 'the same process'}; database ${DB}${embedded ? ' (embedded PostgreSQL)' : ''}.`,
     );
+    const load = (duration: number) => ({
+      url: `http://127.0.0.1:${api.message.port}/rest/companies`,
+      method: 'POST' as const,
+      connections: CONNECTIONS,
+      duration,
+      ...(RATE ? { overallRate: RATE } : {}),
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench Hooks' }),
+    });
+    const report = () =>
+      new Promise<{ receivedAt: number; occurredAt: string; headers: Record<string, unknown>; body: string }[]>((resolve) => {
+        receiver.child.once('message', (m: any) => resolve(m.receipts));
+        receiver.child.send('report');
+      });
+    const eventCount = async () =>
+      ((await ds.query('SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1', [workspace.id])) as { n: number }[])[0].n;
+    // Waits (at most 60 s) until the receiver holds `n` events, and returns them.
+    const delivered = async (n: number) => {
+      let receipts = await report();
+      for (let i = 0; i < 600 && receipts.length < n; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        receipts = await report();
+      }
+      return receipts;
+    };
+    let warmupEvents = 0;
+    if (WARMUP_S > 0) {
+      await autocannon(load(WARMUP_S));
+      await new Promise((r) => setTimeout(r, 1000));
+      warmupEvents = await eventCount();
+      await delivered(warmupEvents);
+      receiver.child.send('reset');
+      log(`Warm-up: ${WARMUP_S} s of the same load first, ${warmupEvents} events, not counted below.`);
+    }
     const loadBefore = os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(', ');
     const answeredAt = new Map<string, number>();
-    const result = await autocannon({
-      url: `http://127.0.0.1:${api.message.port}/rest/companies`,
-      method: 'POST',
-      connections: CONNECTIONS,
-      duration: DURATION_S,
-      ...(RATE ? { overallRate: RATE } : {}),
-      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench Hooks' }),
+    // …and when its request was sent: the answer's time less autocannon's response time, which
+    // autocannon reports (its 'response' event) just after the body (onResponse), in the same tick.
+    const sentAt = new Map<string, number>();
+    let answered: string | undefined;
+    const run = autocannon({
+      ...load(DURATION_S),
       requests: [
         {
           // When each create's answer arrived, by record id: its transaction had committed by then.
           onResponse: (status, body) => {
-            if (status === 201) answeredAt.set(JSON.parse(body).data.createCompany.id, Date.now());
+            if (status !== 201) return;
+            answered = JSON.parse(body).data.createCompany.id as string;
+            answeredAt.set(answered, Date.now());
           },
         },
       ],
     });
+    // autocannon's result is also its event emitter, which its types leave out.
+    (run as unknown as EventEmitter).on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+      if (answered !== undefined) sentAt.set(answered, answeredAt.get(answered)! - responseTime);
+      answered = undefined;
+    });
+    const result = await run;
     // Requests still in flight when autocannon stops commit a moment later: count after a pause.
     await new Promise((r) => setTimeout(r, 1000));
-    const [{ n }] = await ds.query('SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1', [workspace.id]);
+    const n = (await eventCount()) - warmupEvents;
     // Wait for the queue to drain (at most 60 s).
-    let receipts: { receivedAt: number; occurredAt: string; headers: Record<string, unknown>; body: string }[] = [];
-    for (let i = 0; i < 600; i++) {
-      receipts = await new Promise((resolve) => {
-        receiver.child.once('message', (m: any) => resolve(m.receipts));
-        receiver.child.send('report');
-      });
-      if (receipts.length >= n) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const receipts = await delivered(n);
     const latencies = receipts.map((r) => r.receivedAt - Date.parse(r.occurredAt)).sort((a, b) => a - b);
     log(
       `Load average before the run: ${loadBefore}; after: ${os
@@ -137,6 +177,45 @@ export async function webhookBench(): Promise<void> {
         `Delivery latency, the create's answer → receipt (${afterAnswer.length} events): p50 ${percentile(afterAnswer, 50)} ms, ` +
           `p90 ${percentile(afterAnswer, 90)} ms, p99 ${percentile(afterAnswer, 99)} ms, max ${afterAnswer[afterAnswer.length - 1]} ms.`,
       );
+    // What a client sees end to end: from sending the create to the event's receipt.
+    const afterSend = receipts
+      .map((r) => r.receivedAt - (sentAt.get(JSON.parse(r.body).data.record.id) ?? NaN))
+      .filter((ms) => !Number.isNaN(ms))
+      .sort((a, b) => a - b);
+    if (afterSend.length)
+      log(
+        `Delivery latency, the create's request sent → receipt (${afterSend.length} events): p50 ${ms(percentile(afterSend, 50))}, ` +
+          `p90 ${ms(percentile(afterSend, 90))}, p99 ${ms(percentile(afterSend, 99))}, max ${ms(afterSend[afterSend.length - 1])}.`,
+      );
+    // Where the time after the answer goes: from the answer to the POST's start (the job's fetch and claim;
+    // `webhook_attempts.attempted_at` is taken by the worker just before it sends), and from
+    // there to the receipt (the POST itself, and the receiver's turn).
+    const attempts: { event_id: string; attempted_at: Date; record_id: string; duration_ms: number }[] = await ds.query(
+      `SELECT d.event_id, a.attempted_at, a.duration_ms, e.payload->'data'->'record'->>'id' AS record_id
+         FROM webhook_attempts a
+         JOIN webhook_deliveries d ON d.workspace_id = a.workspace_id AND d.id = a.delivery_id
+         JOIN webhook_events e ON e.workspace_id = d.workspace_id AND e.id = d.event_id
+        WHERE a.workspace_id = $1 AND a.attempt = 1`,
+      [workspace.id],
+    );
+    const receivedAt = new Map(receipts.map((r) => [String(r.headers['webhook-id']), r.receivedAt]));
+    const toPost: number[] = [];
+    const posting: number[] = [];
+    for (const a of attempts) {
+      const answered = answeredAt.get(a.record_id);
+      const received = receivedAt.get(a.event_id);
+      if (answered === undefined || received === undefined) continue;
+      toPost.push(a.attempted_at.getTime() - answered);
+      posting.push(received - a.attempted_at.getTime());
+    }
+    const line = (xs: number[]) => {
+      xs.sort((a, b) => a - b);
+      return `p50 ${percentile(xs, 50)} ms, p90 ${percentile(xs, 90)} ms, p99 ${percentile(xs, 99)} ms, max ${xs[xs.length - 1]} ms`;
+    };
+    if (toPost.length) {
+      log(`  of which the answer → the POST's start: ${line(toPost)};`);
+      log(`  and the POST's start → receipt: ${line(posting)}.`);
+    }
     const sample = receipts[receipts.length - 1];
     if (sample) {
       const h = sample.headers;
