@@ -148,7 +148,11 @@ export async function webhookBench(): Promise<void> {
     const n = (await eventCount()) - warmupEvents;
     // Wait for the queue to drain (at most 60 s).
     const receipts = await delivered(n);
-    const latencies = receipts.map((r) => r.receivedAt - Date.parse(r.occurredAt)).sort((a, b) => a - b);
+    const summary = (xs: number[]) => {
+      xs.sort((a, b) => a - b);
+      return `p50 ${ms(percentile(xs, 50))}, p90 ${ms(percentile(xs, 90))}, p99 ${ms(percentile(xs, 99))}, max ${ms(xs[xs.length - 1])}`;
+    };
+    const latencies = receipts.map((r) => r.receivedAt - Date.parse(r.occurredAt));
     log(
       `Load average before the run: ${loadBefore}; after: ${os
         .loadavg()
@@ -161,37 +165,23 @@ export async function webhookBench(): Promise<void> {
     log(
       `Events committed: ${n}; delivered: ${receipts.length}; unique ids: ${new Set(receipts.map((r) => r.headers['webhook-id'])).size}.`,
     );
-    log(
-      `Delivery latency, commit → receipt: p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms.`,
-    );
-    // From the create's answer instead: what a client sees, without the time between occurredAt
-    // (taken as the statement is sent) and the COMMIT, which includes waiting for other
-    // writers' commits (Postgres serialises the commits of transactions that NOTIFY, as
-    // graphile_worker.add_job does).
-    const afterAnswer = receipts
-      .map((r) => r.receivedAt - (answeredAt.get(JSON.parse(r.body).data.record.id) ?? NaN))
-      .filter((ms) => !Number.isNaN(ms))
-      .sort((a, b) => a - b);
-    if (afterAnswer.length)
-      log(
-        `Delivery latency, the create's answer → receipt (${afterAnswer.length} events): p50 ${percentile(afterAnswer, 50)} ms, ` +
-          `p90 ${percentile(afterAnswer, 90)} ms, p99 ${percentile(afterAnswer, 99)} ms, max ${afterAnswer[afterAnswer.length - 1]} ms.`,
-      );
+    log(`Delivery latency, commit → receipt: ${summary(latencies)}.`);
+    const sinceEach = (label: string, startedAt: Map<string, number>) => {
+      const xs = receipts
+        .map((r) => r.receivedAt - (startedAt.get(JSON.parse(r.body).data.record.id) ?? NaN))
+        .filter((x) => !Number.isNaN(x));
+      if (xs.length) log(`Delivery latency, ${label} → receipt (${xs.length} events): ${summary(xs)}.`);
+    };
+    // From the create's answer instead, without the time between occurredAt (taken as the
+    // statement is sent) and the COMMIT, which includes waiting for other writers' commits.
+    sinceEach("the create's answer", answeredAt);
     // What a client sees end to end: from sending the create to the event's receipt.
-    const afterSend = receipts
-      .map((r) => r.receivedAt - (sentAt.get(JSON.parse(r.body).data.record.id) ?? NaN))
-      .filter((ms) => !Number.isNaN(ms))
-      .sort((a, b) => a - b);
-    if (afterSend.length)
-      log(
-        `Delivery latency, the create's request sent → receipt (${afterSend.length} events): p50 ${ms(percentile(afterSend, 50))}, ` +
-          `p90 ${ms(percentile(afterSend, 90))}, p99 ${ms(percentile(afterSend, 99))}, max ${ms(afterSend[afterSend.length - 1])}.`,
-      );
+    sinceEach("the create's request sent", sentAt);
     // Where the time after the answer goes: from the answer to the POST's start (the job's fetch and claim;
     // `webhook_attempts.attempted_at` is taken by the worker just before it sends), and from
     // there to the receipt (the POST itself, and the receiver's turn).
-    const attempts: { event_id: string; attempted_at: Date; record_id: string; duration_ms: number }[] = await ds.query(
-      `SELECT d.event_id, a.attempted_at, a.duration_ms, e.payload->'data'->'record'->>'id' AS record_id
+    const attempts: { event_id: string; attempted_at: Date; record_id: string }[] = await ds.query(
+      `SELECT d.event_id, a.attempted_at, e.payload->'data'->'record'->>'id' AS record_id
          FROM webhook_attempts a
          JOIN webhook_deliveries d ON d.workspace_id = a.workspace_id AND d.id = a.delivery_id
          JOIN webhook_events e ON e.workspace_id = d.workspace_id AND e.id = d.event_id
@@ -202,19 +192,15 @@ export async function webhookBench(): Promise<void> {
     const toPost: number[] = [];
     const posting: number[] = [];
     for (const a of attempts) {
-      const answered = answeredAt.get(a.record_id);
+      const answer = answeredAt.get(a.record_id);
       const received = receivedAt.get(a.event_id);
-      if (answered === undefined || received === undefined) continue;
-      toPost.push(a.attempted_at.getTime() - answered);
+      if (answer === undefined || received === undefined) continue;
+      toPost.push(a.attempted_at.getTime() - answer);
       posting.push(received - a.attempted_at.getTime());
     }
-    const line = (xs: number[]) => {
-      xs.sort((a, b) => a - b);
-      return `p50 ${percentile(xs, 50)} ms, p90 ${percentile(xs, 90)} ms, p99 ${percentile(xs, 99)} ms, max ${xs[xs.length - 1]} ms`;
-    };
     if (toPost.length) {
-      log(`  of which the answer → the POST's start: ${line(toPost)};`);
-      log(`  and the POST's start → receipt: ${line(posting)}.`);
+      log(`  of which the answer → the POST's start: ${summary(toPost)};`);
+      log(`  and the POST's start → receipt: ${summary(posting)}.`);
     }
     const sample = receipts[receipts.length - 1];
     if (sample) {
