@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 
 /**
  * The bench's webhook receiver, in its own process so autocannon's load does not delay
- * its event loop: records when each delivery arrived, answers 204, and reports on request (and forgets what it holds, after the warm-up).
+ * its event loop: records when each delivery arrived, answers 204, reports on request, and
+ * forgets what it holds when told (after the warm-up).
  */
 const receipts: { receivedAt: number; occurredAt: string; type: string; headers: Record<string, unknown>; body: string }[] = [];
 const server = createServer((req, res) => {
