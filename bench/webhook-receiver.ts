@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 /**
  * The bench's webhook receiver, in its own process so autocannon's load does not delay
  * its event loop: records when each delivery arrived, answers 204, reports on request, and
- * forgets what it holds when told (after the warm-up).
+ * forgets what it holds when told (after the warm-up), reporting the empty list once it has.
  */
 const receipts: { receivedAt: number; occurredAt: string; type: string; headers: Record<string, unknown>; body: string }[] = [];
 const server = createServer((req, res) => {
@@ -19,7 +19,7 @@ const server = createServer((req, res) => {
 });
 server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as { port: number }).port }));
 process.on('message', (message) => {
-  if (message === 'report') process.send?.({ receipts });
   if (message === 'reset') receipts.length = 0;
+  if (message === 'report' || message === 'reset') process.send?.({ receipts });
 });
 process.on('disconnect', () => process.exit(0));

@@ -90,10 +90,11 @@ export async function webhookBench(): Promise<void> {
       headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench Hooks' }),
     });
-    const report = () =>
+    // What the receiver holds ('report'), or holds after forgetting it all ('reset').
+    const report = (message: 'report' | 'reset' = 'report') =>
       new Promise<{ receivedAt: number; occurredAt: string; headers: Record<string, unknown>; body: string }[]>((resolve) => {
         receiver.child.once('message', (m: any) => resolve(m.receipts));
-        receiver.child.send('report');
+        receiver.child.send(message);
       });
     const eventCount = async () =>
       ((await ds.query('SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1', [workspace.id])) as { n: number }[])[0].n;
@@ -112,7 +113,7 @@ export async function webhookBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 1000));
       warmupEvents = await eventCount();
       await delivered(warmupEvents);
-      receiver.child.send('reset');
+      await report('reset');
       log(`Warm-up: ${WARMUP_S} s of the same load first, ${warmupEvents} events, not counted below.`);
     }
     const loadBefore = os
@@ -166,10 +167,9 @@ export async function webhookBench(): Promise<void> {
       `Events committed: ${n}; delivered: ${receipts.length}; unique ids: ${new Set(receipts.map((r) => r.headers['webhook-id'])).size}.`,
     );
     log(`Delivery latency, commit → receipt: ${summary(latencies)}.`);
+    const recordIds: string[] = receipts.map((r) => JSON.parse(r.body).data.record.id);
     const sinceEach = (label: string, startedAt: Map<string, number>) => {
-      const xs = receipts
-        .map((r) => r.receivedAt - (startedAt.get(JSON.parse(r.body).data.record.id) ?? NaN))
-        .filter((x) => !Number.isNaN(x));
+      const xs = receipts.map((r, i) => r.receivedAt - (startedAt.get(recordIds[i]) ?? NaN)).filter((x) => !Number.isNaN(x));
       if (xs.length) log(`Delivery latency, ${label} → receipt (${xs.length} events): ${summary(xs)}.`);
     };
     // From the create's answer instead, without the time between occurredAt (taken as the
