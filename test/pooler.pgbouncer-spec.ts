@@ -71,28 +71,29 @@ describePooled('PgBouncer in transaction mode', () => {
   it('loses a named prepared statement between transactions (PgBouncer 1.18), so the app prepares none', async () => {
     // A statement prepared on one server session, then every other session made the only free one.
     const a = await client(pooledUrl());
-    const holders: pg.Client[] = [];
+    const probes: { c: pg.Client; pid: number }[] = [];
     try {
       await a.query('BEGIN');
       const { rows } = await a.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       await a.query({ name: 'pooler_probe', text: 'SELECT 1 AS one' });
       await a.query('COMMIT');
+      // Three open transactions take PgBouncer's three server sessions, so one of them is the
+      // session that knows the statement. Ending each probe that missed it before opening the
+      // next did not ensure that: another test file's transaction could hold that session
+      // meanwhile, and the next probe got a missed one again.
       for (let i = 0; i < 3; i++) {
-        const h = await client(pooledUrl());
-        await h.query('BEGIN');
-        const pid = (await h.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-        if (pid === rows[0].pid) holders.push(h);
-        else {
-          await h.query('COMMIT');
-          await h.end();
-        }
+        const c = await client(pooledUrl());
+        await c.query('BEGIN');
+        probes.push({ c, pid: (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid });
       }
+      const holders = probes.filter((p) => p.pid === rows[0].pid);
+      for (const p of probes.filter((p) => !holders.includes(p))) await p.c.query('COMMIT');
       expect(holders).toHaveLength(1); // the session that knows the statement is busy
       await expect(a.query({ name: 'pooler_probe', text: 'SELECT 1 AS one' })).rejects.toThrow(
         /prepared statement "pooler_probe" does not exist/,
       );
     } finally {
-      for (const h of holders) await h.end().catch(() => undefined);
+      for (const p of probes) await p.c.end().catch(() => undefined);
       await a.end().catch(() => undefined);
     }
 
