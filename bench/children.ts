@@ -32,7 +32,8 @@ export async function startApi(env: Record<string, string>): Promise<{ child: Ch
 export async function stopChild(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.disconnect();
+  if (child.connected) child.disconnect();
+  else child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(timer);

@@ -753,6 +753,7 @@ async function main(): Promise<void> {
     ['--import', async () => (await import('./import.js')).importBench()],
     ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
+    ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   // Data in and out (--import, --export) also print the single-create figures of --writes.

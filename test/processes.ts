@@ -82,14 +82,19 @@ export interface AppProcess {
 }
 
 /** `node dist/apps/<app>/src/main.js` on a free port (each app starts alone, README "Operations"). */
-export async function spawnApp(app: 'records-api' | 'auth-server', env: Record<string, string>): Promise<AppProcess> {
+export async function spawnApp(
+  app: 'records-api' | 'auth-server',
+  env: Record<string, string>,
+  options: { ipc?: boolean } = {},
+): Promise<AppProcess> {
   // A port given in env (PORT, AUTH_PORT) is kept: a pair of apps needs to know each other's.
   const port = Number(env[app === 'records-api' ? 'PORT' : 'AUTH_PORT']) || (await freePort());
   const portVar = app === 'records-api' ? { PORT: String(port) } : { AUTH_PORT: String(port) };
   const child = spawn(process.execPath, [join(ROOT, 'dist/apps', app, 'src/main.js')], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'error', AUTH_PROXY: 'off', PUBLIC_URL: `http://127.0.0.1:${port}`, ...portVar, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // With an IPC channel the app answers `{stats}` requests (libs/ops/src/process-stats.ts), as under the launcher.
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -120,6 +125,21 @@ export async function waitUntil(
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`Timed out after ${ms} ms waiting for ${what()}`);
+}
+
+/** The figures an app started with `ipc` keeps about itself; `reset` starts its event-loop delay histogram anew. */
+export function statsOf(app: AppProcess, what: 'read' | 'reset' = 'read'): Promise<Record<string, number>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no stats answer within 10 s')), 10_000);
+    const listener = (message: { stats?: Record<string, number> }) => {
+      if (!message?.stats) return;
+      clearTimeout(timer);
+      app.child.off('message', listener);
+      resolve(message.stats);
+    };
+    app.child.on('message', listener);
+    app.child.send({ stats: what });
+  });
 }
 
 /** True when a process with this pid exists (and is not a zombie). */

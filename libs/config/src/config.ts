@@ -61,6 +61,11 @@ export interface AppConfig {
    */
   apiHeapMb: number;
   /**
+   * What the records API keeps of per-workspace GraphQL schemas and their servers, in MB
+   * (estimated; docs/decisions/0052-graphql-schemas-bounded-in-bytes.md): well under the heap bound.
+   */
+  graphqlSchemaCacheMb: number;
+  /**
    * Postgres cancels any statement of the apps' pools that runs longer (ms; 0 = no limit).
    * Migrations run without it.
    */
@@ -224,6 +229,7 @@ export function loadConfig(): AppConfig {
     credentialCacheMs: intFrom('CREDENTIAL_CACHE_MS', 300_000),
     customFieldIndexesPerTable: intFrom('CUSTOM_FIELD_INDEXES_PER_TABLE', 64),
     apiHeapMb: intFrom('API_HEAP_MB', 160),
+    graphqlSchemaCacheMb: positive('GRAPHQL_SCHEMA_CACHE_MB', 16),
     databaseStatementTimeoutMs: intFrom('DATABASE_STATEMENT_TIMEOUT_MS', 15_000),
     graphqlFastPath: (process.env.GRAPHQL_FAST_PATH ?? 'on') !== 'off',
     restFastPath: (process.env.REST_FAST_PATH ?? 'on') !== 'off',

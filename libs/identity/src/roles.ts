@@ -66,6 +66,8 @@ const MAX_FIELD_PROBLEMS = 10;
 const RESTRICTABLE: ReadonlyMap<string, ReadonlySet<string>> = new Map(
   OBJECTS.map((o) => [o.plural, new Set(o.fields.filter((f) => f.kind !== 'relation').map((f) => f.name))]),
 );
+/** The built-in fields of `object` a role may restrict (with the workspace's custom fields, decision 39). */
+export const restrictableBuiltins = (object: string): ReadonlySet<string> => RESTRICTABLE.get(object) ?? new Set();
 const LINKS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
   OBJECTS.map((o) => [o.plural, new Set(o.fields.filter((f) => f.kind === 'relation').map((f) => f.name))]),
 );

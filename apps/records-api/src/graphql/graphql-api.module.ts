@@ -25,6 +25,12 @@ import { WorkspaceGraphql, WorkspaceGraphqlModule } from './workspace-graphql.js
  * alias-heavy documents, in a process whose old generation is 160 MB.
  */
 const APOLLO_DOCUMENT_STORE_BYTES = 4 * 1024 * 1024;
+/**
+ * Apollo's cache for automatic persisted queries (query texts by hash), shared by the base
+ * server and every workspace server: its default of 30 MiB per server let one client fill
+ * the heap through many servers.
+ */
+const APOLLO_CACHE_BYTES = 2 * 1024 * 1024;
 
 /** Relative to the working directory (the repository root for `npm start` and the tests). */
 export const SCHEMA_FILE = 'apps/records-api/schema.gql';
@@ -53,6 +59,7 @@ function graphqlOptions(
     preserveHttpStatusForExecutionErrors: false,
     validationRules: [...VALIDATION_RULES],
     documentStore: new InMemoryLRUCache<DocumentNode>({ maxSize: APOLLO_DOCUMENT_STORE_BYTES }),
+    cache: new InMemoryLRUCache<string>({ maxSize: APOLLO_CACHE_BYTES }),
     // graphql-js stops a parse beyond this many tokens, so a 1 MB body cannot become a 50 MB AST.
     parseOptions: { maxTokens: MAX_QUERY_TOKENS },
     // Cache control would wrap every field resolver; we send no cache hints.

@@ -1,40 +1,45 @@
-import { getNullableType, isObjectType, lexicographicSortSchema, type GraphQLSchema } from 'graphql';
+import { defaultFieldResolver, getNullableType, type GraphQLSchema } from 'graphql';
 import { fieldAccess } from '#auth/field-access.js';
-import type { Principal } from '#auth/principal.js';
 import { ForbiddenError } from '#errors/errors.js';
+import { restrictableBuiltins } from '#identity/roles.js';
 import { OBJECTS } from '#records/objects/index.js';
+import type { WorkspaceModel } from '../records/data-model.js';
 import type { GraphqlContext } from './graphql-context.js';
+import { copySchema } from './schema-copy.js';
 
 /*
- * The GraphQL schema of a role that cannot read some fields (docs/graphql.md, "Field
- * permissions"). Each such field stays in the schema (documents that select it stay valid),
- * becomes nullable, and resolves to a FORBIDDEN error at its own path: the answer keeps
- * everything else, with null there. Only roles with restrictions get one of these (made per
- * workspace model and restrictions, and kept, by WorkspaceGraphql); every other caller is
- * served by the shared schemas and the fast path, which never see this.
+ * The GraphQL schema of roles that cannot read some fields (docs/graphql.md, "Field
+ * permissions"): one per workspace schema, shared by every restricted role of every
+ * workspace with that schema (docs/decisions/0052-graphql-schemas-bounded-in-bytes.md).
+ * Every field a role may restrict (decision 39) stays in the schema, so documents that
+ * select it stay valid for every role; it is nullable, and resolves to a FORBIDDEN error at
+ * its own path when the caller's role hides it, so the rest of the answer stands. The
+ * check is per request, against the caller's role: a schema per set of restrictions would
+ * let 48 roles make 48 schemas. Roles without restrictions never get this schema; they are
+ * served by the workspace's own schema and the fast path.
  */
 
-/** `schema` for `principal`: a copy whose hidden fields are nullable and answer FORBIDDEN; `schema` itself when nothing is hidden. */
-export function restrictedSchema(schema: GraphQLSchema, principal: Principal): GraphQLSchema {
-  const hiddenOf = OBJECTS.map((o) => ({ o, hidden: fieldAccess(principal, o.plural)?.hidden })).filter((x) => x.hidden?.size);
-  if (!hiddenOf.length) return schema;
-  // A copy with every type made anew (the base is sorted already, so nothing moves but the
-  // workspace's custom fields), whose fields can be changed without touching the shared schema.
-  const copy = lexicographicSortSchema(schema);
-  for (const { o, hidden } of hiddenOf) {
-    const type = copy.getType(o.typeName);
-    if (!isObjectType(type)) continue;
-    const fields = type.getFields();
-    for (const name of hidden!) {
-      const field = fields[name];
-      if (!field) continue;
-      field.type = getNullableType(field.type);
-      const what = `${o.plural}.${name}`;
-      // The schema is shared by every role with the same restrictions: the message names the caller's.
-      field.resolve = (_source, _args, context: GraphqlContext) => {
-        throw new ForbiddenError(`The role "${context.principal.role.name}" does not allow read on ${what}`);
-      };
-    }
-  }
-  return copy;
+const OBJECT_OF_TYPE = new Map(OBJECTS.map((o) => [o.typeName, o.plural]));
+
+export function guardedSchema(schema: GraphQLSchema, model: WorkspaceModel): GraphQLSchema {
+  const restrictable = new Map(
+    OBJECTS.map((o) => [o.typeName, new Set([...restrictableBuiltins(o.plural), ...model.active(o.plural).map((f) => f.name)])]),
+  );
+  return copySchema(schema, (typeName, name, field) => {
+    const object = OBJECT_OF_TYPE.get(typeName);
+    if (!object || !restrictable.get(typeName)!.has(name)) return field;
+    const resolve = field.resolve ?? defaultFieldResolver;
+    const what = `${object}.${name}`;
+    return {
+      ...field,
+      type: getNullableType(field.type),
+      resolve: (source, args, context, info) => {
+        const { principal } = context as GraphqlContext;
+        if (fieldAccess(principal, object)?.hidden.has(name)) {
+          throw new ForbiddenError(`The role "${principal.role.name}" does not allow read on ${what}`);
+        }
+        return resolve(source, args, context, info);
+      },
+    };
+  });
 }

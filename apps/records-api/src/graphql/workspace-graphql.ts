@@ -6,45 +6,75 @@ import type { ApolloDriverConfig } from '@nestjs/apollo';
 import { Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
-import { LRUCache } from 'lru-cache';
+import { createHash } from 'node:crypto';
 import { BearerAuthService } from '#auth/bearer-auth.service.js';
-import { DataModel } from '../records/data-model.js';
+import { hasFieldRestrictions } from '#auth/field-access.js';
+import { loadConfig } from '#config/config.js';
+import { registerStats } from '#ops/process-stats.js';
+import { DataModel, type WorkspaceModel } from '../records/data-model.js';
 import { RecordsModule } from '../records/records.module.js';
+import { sendError } from '../http/body-parsing.js';
 import type { GraphqlContext, GraphqlRequest } from './graphql-context.js';
-import { workspaceSchema } from './workspace-schema.js';
-import { restrictionsKey } from '#auth/field-access.js';
-import { restrictedSchema } from './restricted-schema.js';
+import { guardedSchema } from './restricted-schema.js';
+import { BuildQueue, BuildsBusyError } from './build-queue.js';
+import { SchemaCache, type Built } from './schema-cache.js';
+import { schemaNodes } from './schema-copy.js';
+import { workspaceSchema, workspaceSchemaSdl } from './workspace-schema.js';
 
-/** Workspace schemas served at once; the least recently used one is stopped. */
-const MAX_SERVERS = 50;
-/** Each one's parsed-document cache (the base server's is 4 MB). */
-const DOCUMENT_STORE_BYTES = 512 * 1024;
+/**
+ * Parsed documents of every workspace server, in one store (Apollo prefixes each key with
+ * its schema's hash), measured as Apollo measures it: the AST's JSON length.
+ */
+const DOCUMENT_STORE_BYTES = 1024 * 1024;
+/**
+ * Heap per type, field, argument and enum value of a schema kept without syntax trees,
+ * measured: a 300-field workspace schema (2,325 of them) held 0.34 MB, the base schema's
+ * copy (412) 0.09–0.12 MB (docs/decisions/0052-graphql-schemas-bounded-in-bytes.md).
+ */
+const BYTES_PER_SCHEMA_NODE = 250;
+/** An Apollo server over a schema, measured: ~46 KB; rounded up. */
+const BYTES_PER_SERVER = 64 * 1024;
 
 interface Served {
-  server: ApolloServer<GraphqlContext>;
+  schema: GraphQLSchema;
   handler: RequestHandler;
+}
+
+/** The key of a workspace model's schema: a hash of the SDL its custom fields add ('' → the base schema). */
+const schemaKeys = new WeakMap<WorkspaceModel, string>();
+function schemaKey(model: WorkspaceModel): string {
+  let key = schemaKeys.get(model);
+  if (key === undefined) {
+    const sdl = workspaceSchemaSdl(model);
+    key = sdl ? createHash('sha256').update(sdl).digest('base64url') : 'base';
+    schemaKeys.set(model, key);
+  }
+  return key;
 }
 
 /**
  * `POST /graphql` for a workspace with custom fields (docs/data-model.md), or for a role
- * that cannot read some fields (restricted-schema.ts): the same Apollo
- * configuration as the base server (plugins, limits, errors, context) over that
- * workspace's schema, one server per workspace and data-model version, made on first use
- * and kept in a bounded cache. Requests of other workspaces, and any request without a
- * valid credential, go on to the base server untouched.
+ * that cannot read some fields (restricted-schema.ts): the same Apollo configuration as
+ * the base server (plugins, limits, errors, context) over that workspace's schema.
+ * Servers are kept by content in a cache bounded in bytes (schema-cache.ts,
+ * docs/decisions/0052-graphql-schemas-bounded-in-bytes.md): workspaces with identical
+ * custom fields share one; a workspace keeps only its current version; every restricted
+ * role of a workspace shares one guarded schema. Requests of other workspaces, and any
+ * request without a valid credential, go on to the base server untouched.
  */
 @Injectable()
 export class WorkspaceGraphql implements OnModuleDestroy {
   private options?: ApolloDriverConfig;
-  private readonly servers = new LRUCache<string, Promise<Served>>({
-    max: MAX_SERVERS,
-    dispose: (served) => void served.then((s) => s.server.stop()).catch(() => undefined),
-  });
+  private readonly cache = new SchemaCache<Served>(Math.max(1, loadConfig().graphqlSchemaCacheMb) * 1024 * 1024);
+  private readonly documents = new InMemoryLRUCache<DocumentNode>({ maxSize: DOCUMENT_STORE_BYTES });
+  private readonly builds = new BuildQueue();
 
   constructor(
     private readonly auth: BearerAuthService,
     private readonly models: DataModel,
-  ) {}
+  ) {
+    registerStats('graphqlSchemas', () => this.cache.stats());
+  }
 
   /** The base server's options (graphql-api.module.ts), reused for every workspace's server. */
   configure(options: ApolloDriverConfig): ApolloDriverConfig {
@@ -53,7 +83,8 @@ export class WorkspaceGraphql implements OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
-    this.servers.clear();
+    this.builds.clear();
+    this.cache.clear();
   }
 
   /** Mounted on /graphql before the base server; `base` is the built base schema (undefined until built). */
@@ -74,25 +105,38 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       let served: Served;
       try {
         const model = await this.models.of(principal);
-        // A role that cannot read some fields gets its own schema (restricted-schema.ts), per restrictions.
-        const restrictions = restrictionsKey(principal, 'read');
-        if (!model.hasActiveFields && !restrictions) return next();
-        const key = restrictions ? `${model.key}:${restrictions}` : model.key;
-        let entry = this.servers.get(key);
-        if (!entry) {
-          entry = this.start(restrictedSchema(workspaceSchema(baseSchema, model), principal));
-          this.servers.set(key, entry);
-          entry.catch(() => this.servers.delete(key));
+        const restricted = hasFieldRestrictions(principal);
+        if (!model.hasActiveFields && !restricted) return next();
+        served = await this.served(baseSchema, model, restricted);
+      } catch (err) {
+        if (err instanceof BuildsBusyError) {
+          res.setHeader('Retry-After', String(err.retryAfterSeconds));
+          return sendError(request, res, err);
         }
-        served = await entry;
-      } catch {
         return next(); // the database is away: the base server answers 503
       }
       return served.handler(req, res, next);
     };
   }
 
-  private async start(schema: GraphQLSchema): Promise<Served> {
+  /** The server for `model`: its own schema, or (for restricted roles) the guarded copy of it. */
+  private served(baseSchema: GraphQLSchema, model: WorkspaceModel, guarded: boolean): Promise<Served> {
+    const key = schemaKey(model);
+    const { workspaceId, version } = model;
+    const plain = () =>
+      key === 'base'
+        ? Promise.resolve({ schema: baseSchema } as Pick<Served, 'schema'>)
+        : this.cache.get(workspaceId, version, key, () =>
+            this.builds.run(workspaceId, () => this.start(workspaceSchema(baseSchema, model))),
+          );
+    if (!guarded) return plain() as Promise<Served>;
+    return this.cache.get(workspaceId, version, `${key}:guarded`, async () => {
+      const { schema } = await plain();
+      return this.builds.run(workspaceId, () => this.start(guardedSchema(schema, model)));
+    });
+  }
+
+  private async start(schema: GraphQLSchema): Promise<Built<Served>> {
     const options = this.options!;
     const server = new ApolloServer<GraphqlContext>({
       schema,
@@ -100,16 +144,21 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       formatError: options.formatError,
       includeStacktraceInErrorResponses: false,
       validationRules: options.validationRules,
-      documentStore: new InMemoryLRUCache<DocumentNode>({ maxSize: DOCUMENT_STORE_BYTES }),
+      documentStore: this.documents,
+      cache: options.cache,
       parseOptions: options.parseOptions,
       plugins: [...(options.plugins ?? []), ApolloServerPluginLandingPageDisabled()],
       stopOnTerminationSignals: false,
     } as ApolloServerOptions<GraphqlContext>);
     await server.start();
     const context = options.context as (args: { req: GraphqlRequest }) => Promise<GraphqlContext>;
+    // Not stopped when dropped: it holds no timer or socket, and a request may still be running on it.
     return {
-      server,
-      handler: expressMiddleware(server, { context: ({ req }) => context({ req: req as GraphqlRequest }) }) as RequestHandler,
+      value: {
+        schema,
+        handler: expressMiddleware(server, { context: ({ req }) => context({ req: req as GraphqlRequest }) }) as RequestHandler,
+      },
+      bytes: schemaNodes(schema) * BYTES_PER_SCHEMA_NODE + BYTES_PER_SERVER,
     };
   }
 }

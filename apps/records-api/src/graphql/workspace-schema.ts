@@ -1,6 +1,7 @@
 import { extendSchema, parse, type GraphQLSchema } from 'graphql';
 import { composite, OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
 import type { WorkspaceModel } from '../records/data-model.js';
+import { copySchema } from './schema-copy.js';
 
 /*
  * A workspace's GraphQL schema (docs/data-model.md): the base schema (apps/records-api/schema.gql,
@@ -101,8 +102,11 @@ export function workspaceSchemaSdl(model: WorkspaceModel): string {
   return [...[...shared].map((name) => SHARED[name as keyof typeof SHARED]), ...types, ...extensions].join('\n');
 }
 
-/** The base schema with a workspace's custom fields, or the base schema itself when it has none. */
+/**
+ * The base schema with a workspace's custom fields, or the base schema itself when it has
+ * none; copied without the syntax trees `extendSchema` leaves behind (schema-copy.ts).
+ */
 export function workspaceSchema(base: GraphQLSchema, model: WorkspaceModel): GraphQLSchema {
   const sdl = workspaceSchemaSdl(model);
-  return sdl ? extendSchema(base, parse(sdl), { assumeValidSDL: false }) : base;
+  return sdl ? copySchema(extendSchema(base, parse(sdl, { noLocation: true }), { assumeValidSDL: false })) : base;
 }
