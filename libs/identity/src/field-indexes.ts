@@ -36,14 +36,14 @@ const LOCK_RETRY_MS = 1_000;
 /** A build whose instance died is cancelled this soon after, instead of running to its end for nobody. */
 const CONNECTION_CHECK_MS = 1_000;
 
-type Kind = 'text' | 'number';
+export type IndexKind = 'text' | 'number';
 
 const INDEXED_TYPES = CUSTOM_FIELD_TYPES.filter((t) => indexKind(t));
 const NUMBER_TYPES = CUSTOM_FIELD_TYPES.filter((t) => indexKind(t) === 'number');
 
 const tableOf = (object: CustomFieldObject): string => OBJECTS.find((o) => o.plural === object)!.table;
 
-function indexNameOf(object: CustomFieldObject, name: string, kind: Kind): string {
+function indexNameOf(object: CustomFieldObject, name: string, kind: IndexKind): string {
   return `cf_${tableOf(object)}_${kind}_${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
 }
 
@@ -51,6 +51,15 @@ function indexNameOf(object: CustomFieldObject, name: string, kind: Kind): strin
 export function fieldIndexName(field: Pick<CustomField, 'object' | 'name' | 'type'>): string | undefined {
   const kind = indexKind(field.type);
   return kind && indexNameOf(field.object, field.name, kind);
+}
+
+/**
+ * The statement that builds the index of `object`'s fields named `name` of `kind`: of live
+ * records, `(workspace_id, value DESC NULLS LAST, id DESC)`, concurrently, so writes go on.
+ */
+export function buildIndexSql(object: CustomFieldObject, name: string, kind: IndexKind): string {
+  return `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${indexNameOf(object, name, kind)} ON ${tableOf(object)}
+    (workspace_id, ${indexedValue(name, kind, '')} DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL`;
 }
 
 /**
@@ -163,7 +172,7 @@ class Sweeper {
     for (const object of CUSTOM_FIELD_OBJECTS) {
       const table = tableOf(object);
       const wanted = (
-        await client.query<{ name: string; kind: Kind }>(WANTED, [
+        await client.query<{ name: string; kind: IndexKind }>(WANTED, [
           object,
           INDEXED_TYPES,
           NUMBER_TYPES,
@@ -188,10 +197,7 @@ class Sweeper {
       }
       const missing = wanted.find((w) => !valid.has(w.index));
       if (missing && !this.stopped) {
-        await client.query(
-          `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${missing.index} ON ${table} (workspace_id, ${indexedValue(missing.name, missing.kind, '')} DESC NULLS LAST, id DESC)
-            WHERE deleted_at IS NULL`,
-        );
+        await client.query(buildIndexSql(object, missing.name, missing.kind));
         changed = true;
       }
     }
