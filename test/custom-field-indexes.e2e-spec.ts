@@ -136,6 +136,21 @@ describe('custom-field indexes', () => {
     );
   }
 
+  /** Waits until the test database's backends matching `where` (other than the test's own) are as `wanted` says. */
+  async function backends(where: string, wanted: (n: number) => boolean): Promise<void> {
+    const count = async () =>
+      (
+        await db.ds.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND ${where}`,
+        )
+      )[0].n as number;
+    await eventually(
+      async () => wanted(await count()),
+      60_000,
+      async () => `backends where ${where}: ${await count()}`,
+    );
+  }
+
   /** Samples the test database's connections while `work` runs: the most seen at once, in all and per kind. */
   async function watchConnections<T>(work: () => Promise<T>): Promise<{ result: T; total: number; indexers: number; builds: number }> {
     const monitor = await connect();
@@ -208,24 +223,9 @@ describe('custom-field indexes', () => {
     const first = await start();
     const ws = await newWorkspace(db.ds, 'crash');
     const holder = await holdSnapshot();
-    const fields = [];
-    for (const name of ['crashA', 'crashB', 'crashC']) fields.push(await addField(first, ws, { object: 'people', name, type: 'TEXT' }));
+    for (const name of ['crashA', 'crashB', 'crashC']) await addField(first, ws, { object: 'people', name, type: 'TEXT' });
     // A build has begun (it waits for the open snapshot); the process dies under it.
-    const monitor = await connect();
-    try {
-      await waitUntil(
-        async () =>
-          (
-            await monitor.query(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query ILIKE 'CREATE INDEX%'`,
-            )
-          ).rowCount! > 0,
-        60_000,
-        () => 'a build to begin',
-      );
-    } finally {
-      await monitor.end();
-    }
+    await backends(`state = 'active' AND query ILIKE 'CREATE INDEX%'`, (n) => n > 0);
     await stop(first, 'SIGKILL');
     await release(holder);
     await start();
@@ -238,6 +238,25 @@ describe('custom-field indexes', () => {
       },
       120_000,
       async () => `indexes ${wanted.join(', ')}; present: ${JSON.stringify([...(await indexes())])}`,
+    );
+  }, 240_000);
+
+  it('an instance stopped while its build waits on a snapshot exits, and the server cancels that build instead of running it for nobody', async () => {
+    const app = await start();
+    const ws = await newWorkspace(db.ds, 'stopping');
+    const holder = await holdSnapshot();
+    await addField(app, ws, { object: 'people', name: 'stopping', type: 'NUMBER' });
+    await backends(`state = 'active' AND query ILIKE 'CREATE INDEX%'`, (n) => n > 0);
+    await stop(app, 'SIGTERM');
+    // The snapshot is still open: only the build's cancellation ends its session (and frees the lock).
+    await backends(`application_name = 'custom-field indexes'`, (n) => n === 0);
+    await release(holder);
+    await start();
+    const wanted = fieldIndexName({ object: 'people', name: 'stopping', type: 'NUMBER' })!;
+    await eventually(
+      async () => (await indexes()).get(wanted) === true,
+      60_000,
+      async () => `an index for stopping: ${JSON.stringify([...(await indexes())])}`,
     );
   }, 240_000);
 
