@@ -3,12 +3,13 @@ import { DataSource } from 'typeorm';
 import { createWorkspace } from '#identity/accounts.js';
 import { buildIndexSql } from '#identity/field-indexes.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
+import { benchDatabaseUrl, ensureBenchDatabase } from './seed.js';
 
 /**
  * `npm run bench -- --field-indexes`: what the shared custom-field indexes cost the writes of
  * a workspace that uses none of them (docs/decisions/0048-custom-field-index-sweeper.md): each
  * index covers every live record of the table, so every insert of every workspace adds an
- * entry to each. Database `records_bench_field_indexes`, emptied before each run. For 0, 8
+ * entry to each. Database `records_bench_field_indexes`, emptied at start and before each run. For 0, 8
  * (one workspace's share), 16 and 64 (a table's slots) indexes of other workspaces' fields,
  * it inserts BENCH_FIELD_INDEX_ROWS companies (default 30,000) with two custom values, in
  * statements of 60 rows (a batch create), through the tables' triggers as the API's writes
@@ -37,17 +38,18 @@ async function rowsPerSecond(pool: pg.Pool, workspaceId: string): Promise<number
 
 export async function fieldIndexBench(): Promise<void> {
   const { url, embedded } = await resolveDatabaseUrl(log);
-  const dbUrl = new URL(url);
-  dbUrl.pathname = `/${DB}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${DB}`);
-  await admin.end();
-  const ds = await new DataSource(dataSourceOptions(dbUrl.toString(), 2)).initialize();
-  const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 1, options: '-c statement_timeout=0' });
+  const benchUrl = benchDatabaseUrl(url, DB);
+  await ensureBenchDatabase(benchUrl);
+  const ds = await new DataSource(dataSourceOptions(benchUrl, 2)).initialize();
+  const pool = new pg.Pool({ connectionString: benchUrl, max: 1, options: '-c statement_timeout=0' });
   try {
     await runMigrations(ds);
+    // The database is this bench's alone: what an earlier run left goes.
+    await pool.query('TRUNCATE workspaces CASCADE');
+    const left = await pool.query<{ name: string }>(
+      `SELECT indexname AS name FROM pg_indexes WHERE tablename = 'companies' AND indexname LIKE 'cf\\_%'`,
+    );
+    for (const { name } of left.rows) await pool.query(`DROP INDEX ${name}`);
     const { id } = await createWorkspace(ds, 'Bench field indexes');
     log(`Inserts of ${ROWS} companies in statements of ${BATCH}, best of ${RUNS}, with other workspaces' custom-field indexes:`);
     let none = 0;
