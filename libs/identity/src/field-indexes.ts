@@ -93,7 +93,15 @@ class Sweeper {
   request(): void {
     if (this.stopped) return;
     this.requested++;
-    this.running ??= this.run().finally(() => (this.running = undefined));
+    this.start();
+  }
+
+  private start(): void {
+    this.running ??= this.run().finally(() => {
+      this.running = undefined;
+      // Asked for while the run was closing its connection.
+      if (!this.stopped && this.completed < this.requested) this.start();
+    });
   }
 
   /** Resolves once a sweep that began after this call has ended (or the sweeper stopped). */
