@@ -6,7 +6,8 @@ import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
 import { startApi, stopChild } from './children.js';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
-import { createField, fieldIndexesSettled } from '#identity/data-model.js';
+import { createField } from '#identity/data-model.js';
+import { fieldIndexesSettled } from '#identity/field-indexes.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { RssSampler } from './rss.js';
 

@@ -42,7 +42,8 @@ import { startApi, startChild, stopChild } from './children.js';
  * --webhooks, --writes, --export, --search, --import (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
  * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
  * figures of --writes: 1 and 16 writers beside the bare server), --replica (bench/replica.ts: list and GraphQL reads
- * on the primary alone and with one streaming replica, same run).
+ * on the primary alone and with one streaming replica, same run), --field-indexes (bench/field-indexes.ts: what
+ * other workspaces' custom-field indexes cost inserts).
  */
 
 const CONNECTIONS = 16;
@@ -754,6 +755,7 @@ async function main(): Promise<void> {
     ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
     ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],
+    ['--field-indexes', async () => (await import('./field-indexes.js')).fieldIndexBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   // Data in and out (--import, --export) also print the single-create figures of --writes.

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
-import { createField, fieldIndexesSettled } from '#identity/data-model.js';
+import { createField } from '#identity/data-model.js';
+import { fieldIndexesSettled } from '#identity/field-indexes.js';
 import { indexedValue } from '#records/objects/index.js';
 import { dataSourceOptions, runMigrations } from '#database/data-source.js';
 

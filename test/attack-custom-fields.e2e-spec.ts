@@ -116,6 +116,67 @@ describe('custom fields under attack', () => {
     expect(JSON.stringify(gql.body)).not.toMatch(/"tier"/);
   });
 
+  it('refuses every Object.prototype member as a field name', async () => {
+    const { ws, api } = await admin();
+    // Those the name rule lets through (__proto__ and the __define…__ ones it refuses already).
+    const names = Object.getOwnPropertyNames(Object.prototype).filter((name) => /^[a-z][a-zA-Z0-9]{0,62}$/.test(name));
+    expect(names).toEqual(expect.arrayContaining(['constructor', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf']));
+    for (const name of names) {
+      const res = await api.post('/rest/metadata/fields', { object: 'companies', name, type: 'TEXT' });
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.messages).toEqual([`name "${name}" is reserved or a built-in field of companies; choose another`]);
+    }
+    expect(await fieldCount(ws.id)).toBe(0);
+  });
+
+  it('a field named after an Object.prototype member (made before they were reserved) reads and writes as its own value', async () => {
+    const { ws, api } = await admin();
+    await ds.query(
+      `INSERT INTO custom_fields (workspace_id, object, name, label, type) VALUES ($1, 'companies', 'constructor', 'C', 'TEXT'),
+              ($1, 'companies', 'valueOf', 'V', 'NUMBER'), ($1, 'companies', 'toString', 'T', 'CURRENCY')`,
+      [ws.id],
+    );
+    await ds.query('UPDATE workspaces SET data_model_version = data_model_version + 1 WHERE id = $1', [ws.id]);
+    // Left out: every write works and the record holds nulls, never a function of Object.prototype.
+    const created = await api.post('/rest/companies', { name: 'Plain' });
+    expect(created.status).toBe(201);
+    const plain = created.body.data.createCompany;
+    expect(plain).toMatchObject({ constructor: null, valueOf: null, toString: { amountMicros: null, currencyCode: null } });
+    expect((await api.patch(`/rest/companies/${plain.id}`, { name: 'Renamed' })).status).toBe(200);
+    expect((await api.post('/rest/batch/companies', [{ name: 'B1' }, { name: 'B2' }])).status).toBe(201);
+    const gql = await request(http)
+      .post('/graphql')
+      .set(bearer(ws.keys.Admin))
+      .send({ query: 'mutation { createCompany(data: {name: "G"}) { id } }' });
+    expect(gql.body.errors).toBeUndefined();
+    // Given: kept as given, filtered and ordered by.
+    const given = await api.post('/rest/companies', {
+      name: 'Given',
+      constructor: 'c',
+      valueOf: 7,
+      toString: { amountMicros: 5, currencyCode: 'EUR' },
+    });
+    expect(given.status).toBe(201);
+    expect(given.body.data.createCompany).toMatchObject({
+      constructor: 'c',
+      valueOf: 7,
+      toString: { amountMicros: 5, currencyCode: 'EUR' },
+    });
+    const listed = await api.get('/rest/companies', { filter: 'constructor[eq]:"c"', order_by: 'valueOf[DescNullsLast]' });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.companies.map((c: { name: string }) => c.name)).toEqual(['Given']);
+    const page = await api.get('/rest/companies', { order_by: 'valueOf[AscNullsLast]', limit: 2 });
+    expect(page.status).toBe(200);
+    expect(page.body.data.companies.map((c: { valueOf: unknown }) => c.valueOf)).toEqual([7, null]);
+    const next = await api.get('/rest/companies', {
+      order_by: 'valueOf[AscNullsLast]',
+      limit: 2,
+      starting_after: page.body.pageInfo.endCursor,
+    });
+    expect(next.status).toBe(200);
+    expect(next.body.data.companies).toHaveLength(2);
+  });
+
   it('churning the data model builds a new schema per version and keeps answering', async () => {
     const { ws, api } = await admin();
     const field = (await api.post('/rest/metadata/fields', { object: 'companies', name: 'flip', type: 'TEXT' })).body.data.createField;

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { fieldIndexesSettled } from '#identity/data-model.js';
+import { fieldIndexesSettled } from '#identity/field-indexes.js';
 import { indexedValue } from '#records/objects/index.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { client, expectError, ids, UUID, type Client, type Http } from './rest-helpers.js';

@@ -13,6 +13,7 @@ import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { MetadataController, UniqueFieldsController } from './rest/metadata.controller.js';
 import { SearchController } from './rest/search.controller.js';
+import { FieldIndexSweeper } from '#identity/field-indexes.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
@@ -48,6 +49,7 @@ import { VaultController } from './vault/vault.controller.js';
     WebhooksWorker,
     ImportsService,
     ImportsWorker,
+    FieldIndexSweeper,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],

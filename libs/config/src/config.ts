@@ -55,6 +55,10 @@ export interface AppConfig {
   credentialCacheMs: number;
   /** At most this many shared custom-field indexes per record table (docs/decisions/0028-custom-fields-storage.md). */
   customFieldIndexesPerTable: number;
+  /** Of those, at most this many for one workspace's fields (docs/decisions/0048-custom-field-index-sweeper.md). */
+  customFieldIndexesPerWorkspace: number;
+  /** How often each records API instance makes the custom-field indexes match the fields (ms; 0 = only at start and on changes). */
+  customFieldIndexSweepMs: number;
   /**
    * Old-generation heap of the records API process in MB (`--max-old-space-size`, set by the
    * launcher); 0 leaves V8's default, which lets an idle-looking heap grow to hundreds of MB.
@@ -228,6 +232,8 @@ export function loadConfig(): AppConfig {
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 10_000),
     credentialCacheMs: intFrom('CREDENTIAL_CACHE_MS', 300_000),
     customFieldIndexesPerTable: intFrom('CUSTOM_FIELD_INDEXES_PER_TABLE', 64),
+    customFieldIndexesPerWorkspace: intFrom('CUSTOM_FIELD_INDEXES_PER_WORKSPACE', 8),
+    customFieldIndexSweepMs: intFrom('CUSTOM_FIELD_INDEX_SWEEP_MS', 60_000),
     apiHeapMb: intFrom('API_HEAP_MB', 160),
     graphqlSchemaCacheMb: positive('GRAPHQL_SCHEMA_CACHE_MB', 16),
     databaseStatementTimeoutMs: intFrom('DATABASE_STATEMENT_TIMEOUT_MS', 15_000),

@@ -238,9 +238,9 @@ export const MULTI_SHARD_BY_DESIGN: readonly { table: string; sql: string; reaso
   },
   {
     table: 'custom_fields',
-    sql: 'SELECT 1 FROM custom_fields WHERE object = $1 AND name = $2 AND type = ANY($3::text[]) LIMIT 1',
+    sql: "SELECT name, kind FROM (SELECT name, CASE WHEN type = ANY($3::text[]) THEN 'number' ELSE 'text' END AS kind,",
     reason:
-      'a custom-field index is shared by every workspace with such a field: it is dropped only when none has one (under Citus, per shard)',
+      "a custom-field index is shared by every workspace with such a field, and a table's slots are shared among all of them: the sweeper ranks every workspace's fields (field-indexes.ts)",
   },
   {
     table: 'webhooks',

@@ -1,10 +1,4 @@
-import { Logger } from '@nestjs/common';
-import { createHash } from 'node:crypto';
-import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
-import { loadConfig } from '#config/config.js';
-import { poolOf } from '#database/sql.js';
-import { sessionConnection } from '#database/connections.js';
 import { isUuid } from '#records/query/filter.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { makeNotUnique, makeUnique } from './unique-fields.js';
@@ -12,10 +6,8 @@ import {
   checkFieldChange,
   customUniqueField,
   checkNewField,
-  indexedValue,
   indexKind,
   CUSTOM_FIELD_OBJECTS,
-  CUSTOM_FIELD_TYPES,
   MAX_CUSTOM_FIELDS,
   OBJECTS,
   takenNames,
@@ -24,6 +16,7 @@ import {
 } from '#records/objects/index.js';
 import type { Db } from './accounts.js';
 import { recordAudit, type AuditEntry } from './audit-log.js';
+import { sweepFieldIndexes } from './field-indexes.js';
 
 /*
  * A workspace's custom fields (docs/data-model.md): the metadata API (`/rest/metadata/fields`)
@@ -171,7 +164,8 @@ export async function createField(db: Db, workspaceId: string, actor: Actor, bod
     });
     return created;
   });
-  if (isDataSource(db)) inBackground(() => ensureFieldIndex(db, created), created);
+  // Its index follows in the background (field-indexes.ts), when its workspace's share allows.
+  if (isDataSource(db) && indexKind(created.type)) sweepFieldIndexes(db);
   return created;
 }
 
@@ -192,7 +186,7 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
     if (uniqueChange) await makeUnique(db, workspaceId, actor, unique);
     else await makeNotUnique(db, workspaceId, actor, unique);
   }
-  return inTransaction(db, async (tx) => {
+  const updated = await inTransaction(db, async (tx) => {
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
     const field = await getField(tx, workspaceId, id);
     const { isUnique: _unique, ...change } = checkFieldChange(field, body);
@@ -255,6 +249,9 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
     });
     return updated;
   });
+  // An active field wants an index and an inactive one none: the sweeper builds or drops it (field-indexes.ts).
+  if (isDataSource(db) && indexKind(updated.type) && updated.isActive !== current.isActive) sweepFieldIndexes(db);
+  return updated;
 }
 
 /**
@@ -291,126 +288,10 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
     });
     return { id };
   });
-  if (isDataSource(db) && deleted) {
-    const field = deleted;
-    inBackground(() => dropUnusedFieldIndex(db, field), field);
-  }
+  if (isDataSource(db) && deleted && indexKind(deleted.type)) sweepFieldIndexes(db);
   return result;
 }
 
-// ---------------------------------------------------------------------------------------
-// Indexes (docs/data-model.md, "How it works")
-
-const logger = new Logger('CustomFieldIndexes');
-/** How long an index build waits for the one before it. */
-const LOCK_WAIT_MS = 10 * 60_000;
-const pending = new Set<Promise<unknown>>();
-
 function isDataSource(db: Db): db is DataSource {
   return 'driver' in db && 'manager' in db;
-}
-
-/** Index work after a change commits: never on the request's path, and a failure only costs speed (logged). */
-function inBackground(work: () => Promise<string>, field: Pick<CustomField, 'object' | 'name'>): void {
-  const done: Promise<unknown> = work()
-    .then((outcome) => {
-      if (outcome === 'limit') logger.warn(`No index for ${field.object}.${field.name}: CUSTOM_FIELD_INDEXES_PER_TABLE reached`);
-    })
-    .catch((err: Error) => logger.warn(`Index for ${field.object}.${field.name} not built: ${err.message}`))
-    .finally(() => pending.delete(done));
-  pending.add(done);
-}
-
-/** Resolves when the index work started so far has finished (tests, shutdown). */
-export async function fieldIndexesSettled(): Promise<void> {
-  while (pending.size) await Promise.all([...pending]);
-}
-
-export function fieldIndexName(field: Pick<CustomField, 'object' | 'name' | 'type'>): string | undefined {
-  const kind = indexKind(field.type);
-  if (!kind) return undefined;
-  return `cf_${tableOf(field.object)}_${kind}_${createHash('sha256').update(field.name).digest('hex').slice(0, 16)}`;
-}
-
-/** A connection of its own without the statement timeout: building an index on a large table takes longer than any request. */
-async function indexClient(ds: DataSource): Promise<pg.Client> {
-  // A session advisory lock and SET: DATABASE_SESSION_URL behind a transaction pooler (connections.ts).
-  const client = new pg.Client({
-    connectionTimeoutMillis: poolOf(ds).options.connectionTimeoutMillis,
-    ...sessionConnection((ds.options as { url: string }).url, 0),
-    application_name: 'custom-field indexes',
-  });
-  client.on('error', () => undefined);
-  await client.connect();
-  await client.query('SET statement_timeout = 0');
-  // One index build at a time across instances: two CREATE INDEX CONCURRENTLY on one table
-  // wait for each other and deadlock. Never wait for the lock inside a statement, either: a
-  // session blocked in pg_advisory_lock holds a snapshot, which the build holding the lock
-  // waits for (a deadlock too). So: try, and try again a moment later.
-  const until = Date.now() + LOCK_WAIT_MS;
-  while (!(await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext('custom-field-indexes')) AS ok`)).rows[0].ok) {
-    if (Date.now() > until) {
-      await client.end().catch(() => undefined);
-      throw new Error('another index build held the lock for too long; the next change of this field tries again');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 150));
-  }
-  return client;
-}
-
-/**
- * Makes the index that serves filters and order on `field` (shared by every workspace with a
- * field of that object, name and kind): `(workspace_id, value DESC NULLS LAST, id DESC)` of
- * live records, built CONCURRENTLY so writes go on meanwhile. A build that was cut short
- * (left INVALID) is dropped and made again. Beyond the per-table limit, fields stay unindexed.
- * Returns what it did, for logs and tests.
- */
-export async function ensureFieldIndex(ds: DataSource, field: Pick<CustomField, 'object' | 'name' | 'type'>): Promise<string> {
-  const name = fieldIndexName(field);
-  const kind = indexKind(field.type);
-  if (!name || !kind) return 'none';
-  const table = tableOf(field.object);
-  const client = await indexClient(ds);
-  try {
-    const found = await client.query<{ valid: boolean }>(
-      `SELECT i.indisvalid AS valid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = $1`,
-      [name],
-    );
-    if (found.rows[0]?.valid) return 'exists';
-    if (found.rows.length) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
-    const [{ n }] = (
-      await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_class WHERE relkind = 'i' AND relname LIKE $1`, [
-        `cf\\_${table}\\_%`,
-      ])
-    ).rows;
-    if (n >= loadConfig().customFieldIndexesPerTable) return 'limit';
-    await client.query(
-      `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${table} (workspace_id, ${indexedValue(field.name, kind, '')} DESC NULLS LAST, id DESC)
-        WHERE deleted_at IS NULL`,
-    );
-    return 'created';
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-/** Drops a field's index once no workspace has a field of that object, name and kind any more. */
-export async function dropUnusedFieldIndex(ds: DataSource, field: Pick<CustomField, 'object' | 'name' | 'type'>): Promise<string> {
-  const name = fieldIndexName(field);
-  const kind = indexKind(field.type);
-  if (!name || !kind) return 'none';
-  const types = CUSTOM_FIELD_TYPES.filter((t) => indexKind(t) === kind);
-  const client = await indexClient(ds);
-  try {
-    const used = await client.query('SELECT 1 FROM custom_fields WHERE object = $1 AND name = $2 AND type = ANY($3::text[]) LIMIT 1', [
-      field.object,
-      field.name,
-      types,
-    ]);
-    if (used.rows.length) return 'used';
-    await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
-    return 'dropped';
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }

@@ -3,7 +3,7 @@ import { loadConfig } from '#config/config.js';
 import { Sql, type SqlTx } from '#database/sql.js';
 import { isUUID } from 'class-validator';
 import { AppError, BadInputError, ConflictError, ErrorCode } from '#errors/errors.js';
-import { composite, compositeSubFields, fullComposite, uniqueValueIn } from '#records/objects/index.js';
+import { composite, compositeSubFields, fullComposite, ownValue, uniqueValueIn } from '#records/objects/index.js';
 import { changedFields, recordEvents, recordImportCompleted, type RecordChange } from '#webhooks/webhook-outbox.js';
 import type { DataModel } from '../records/data-model.js';
 import type { AnyRecord, ObjectDefinition } from '../records/object-definitions.js';
@@ -563,7 +563,7 @@ function mergedCustom(def: ObjectDefinition, stored: unknown, given: Record<stri
   const out: Record<string, unknown> = { ...(stored && typeof stored === 'object' ? (stored as Record<string, unknown>) : {}) };
   for (const [name, value] of Object.entries(given)) {
     const field = def.custom?.find((f) => f.name === name);
-    const old = out[name];
+    const old = ownValue(out, name);
     out[name] =
       field && compositeSubFields(field.type) && value !== null && typeof value === 'object'
         ? {

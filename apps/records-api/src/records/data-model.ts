@@ -3,7 +3,14 @@ import { LRUCache } from 'lru-cache';
 import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { toField } from '#identity/data-model.js';
-import { compositeSubFields, customCompositeSort, customQueryFields, fullComposite, type CustomField } from '#records/objects/index.js';
+import {
+  compositeSubFields,
+  customCompositeSort,
+  customQueryFields,
+  fullComposite,
+  ownValue,
+  type CustomField,
+} from '#records/objects/index.js';
 import { relationsOf } from '#records/objects/query-schema.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 
@@ -112,7 +119,7 @@ function withCustomFields(base: ObjectDefinition, fields: CustomField[]): Object
       const stored = row.custom as Record<string, unknown> | undefined;
       if (stored === undefined) return record; // not read (GraphQL selected no custom field)
       for (const field of fields) {
-        const value = stored[field.name];
+        const value = ownValue(stored, field.name);
         record[field.name] =
           value === undefined || value === null ? empty(field) : compositeSubFields(field.type) ? fullComposite(field.type, value) : value;
       }

@@ -42,8 +42,13 @@ export const MAX_TEXT = 10_000;
 const RATING_VALUES = ['RATING_1', 'RATING_2', 'RATING_3', 'RATING_4', 'RATING_5'];
 const COLORS = ['green', 'turquoise', 'sky', 'blue', 'purple', 'pink', 'red', 'orange', 'yellow', 'gray'];
 
-/** Names no custom field may take on any object: record keys, GraphQL meta fields and filter groups. */
+/**
+ * Names no custom field may take on any object: record keys, GraphQL meta fields, filter
+ * groups, and every member of Object.prototype (`constructor`, `toString`, `valueOf`, …),
+ * which a plain object answers for even when it holds no such key.
+ */
 export const RESERVED_NAMES = new Set([
+  ...Object.getOwnPropertyNames(Object.prototype),
   'id',
   'createdAt',
   'updatedAt',
@@ -373,6 +378,15 @@ export function checkFieldChange(field: CustomField, body: unknown): FieldChange
 // ---------------------------------------------------------------------------------------
 // Values (records)
 
+/**
+ * The value `object` holds under `name` itself: a field named after an Object.prototype member
+ * (made before those names were reserved) reads as absent when the object lacks it, never as
+ * the inherited function.
+ */
+export function ownValue(object: unknown, name: string): unknown {
+  return object !== null && typeof object === 'object' && Object.hasOwn(object, name) ? (object as Input)[name] : undefined;
+}
+
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** ISO 4217: three capital letters (custom CURRENCY fields and the built-in amount's currencyCode alike). */
 export const CURRENCY_CODE = /^[A-Z]{3}$/;
@@ -518,7 +532,7 @@ export function checkCustomValues(
   const out: Record<string, unknown> = {};
   for (const field of fields) {
     const path = prefix ? `${prefix}.${field.name}` : field.name;
-    const raw = body[field.name];
+    const raw = ownValue(body, field.name);
     if (raw === undefined) {
       if (mode === 'update') continue;
       if (field.defaultValue != null) out[field.name] = field.defaultValue;
@@ -561,7 +575,7 @@ export function indexedValue(name: string, kind: 'text' | 'number', alias: strin
 export function customQueryFields(field: CustomField): FieldDef[] {
   const json = `t.custom->${quote(field.name)}`;
   const textOf = indexedValue(field.name, 'text', 't.');
-  const read = (row: Record<string, unknown>) => (row.custom as Input | undefined)?.[field.name] ?? null;
+  const read = (row: Record<string, unknown>) => ownValue(row.custom, field.name) ?? null;
   const base = { path: field.name, column: 'custom', nullable: true, sortable: true, read };
   switch (field.type) {
     case 'TEXT':
