@@ -218,6 +218,74 @@ describe('Webhooks, the vault and read permissions', () => {
       }
     }, 60_000);
 
+    it('the pages ask for the password where it is needed; a bad, foreign or forged confirmation changes nothing', async () => {
+      const { workspace: ws, admin, key } = await workspace('whv-pages');
+      const other = await workspace('whv-pages-other');
+      const receiver = await new Receiver().start();
+      try {
+        expect(
+          (await rest(key, 'POST', '/rest/vault/secrets', { name: 'CRM_TOKEN', value: `s-${randomBytes(16).toString('hex')}` })).status,
+        ).toBe(201);
+        const a = await signIn(admin.email);
+        await a.go(`${url}/settings/webhooks`);
+        expect(a.lastBody).toContain('<label for="wh-password">Your password');
+        const fields = { url: receiver.url, operations: 'company.created', headers: 'Authorization: Bearer {{vault.CRM_TOKEN}}' };
+        await a.submit('Add webhook', fields);
+        expect(a.lastStatus).toBe(403);
+        expect(a.lastBody).toContain('Type your password to send vault secrets');
+        expect(a.lastBody).not.toContain(PASSWORD);
+        await a.submit('Add webhook', { ...fields, password: PASSWORD });
+        expect(a.lastUrl).toMatch(/\/settings\/webhooks\/created\//);
+        const [{ id }] = await origin.ds.query('SELECT id FROM webhooks WHERE workspace_id = $1', [ws.id]);
+        expect((await rest(key, 'POST', '/rest/companies', { name: 'Paged' })).status).toBe(201);
+        await receiver.waitFor(1);
+        await waitUntil(async () => (await attemptsOf(a, id)).length === 1, 10_000);
+
+        // A malformed password is a 400 and saves nothing.
+        const typed = await json(a, 'PATCH', `/settings/api/webhooks/${id}`, { url: `${receiver.url}?x`, password: 42 });
+        expect({ status: typed.status, code: typed.body.code }).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
+        // Later than 5 minutes: Redeliver on the page asks for the password first, in a form of its own.
+        await origin.ds.query(`UPDATE web_sessions SET password_confirmed_at = now() - interval '6 minutes' WHERE user_id = $1`, [
+          admin.id,
+        ]);
+        await a.go(`${url}/settings/webhooks/${id}`);
+        expect(a.lastBody).toContain('Your password, to redeliver');
+        await a.submit('Redeliver', {});
+        expect(a.lastStatus).toBe(403);
+        await a.go(`${url}/settings/webhooks/${id}`);
+        await a.submit('Confirm password', { password: 'not it' });
+        expect(a.lastStatus).toBe(403);
+        expect(a.lastBody).toContain('Wrong password');
+        // Without the CSRF token, or for another workspace's webhook, nothing is confirmed.
+        const forged = await fetch(`${url}/settings/webhooks/${id}/password`, {
+          method: 'POST',
+          headers: { cookie: a.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ password: PASSWORD }).toString(),
+        });
+        expect(forged.status).toBe(403);
+        const [{ id: foreign }] = await origin.ds.query(
+          'INSERT INTO webhooks (workspace_id, url, operations, secret_sealed, role_id) VALUES ($1, $2, $3, $4, NULL) RETURNING id',
+          [other.workspace.id, 'https://hooks.example.com/theirs', ['*.*'], 'x'],
+        );
+        await a.go(`${url}/settings/webhooks/${foreign}/password`, {
+          method: 'POST',
+          form: { _csrf: a.cookie('wrs_csrf')!, password: PASSWORD },
+        });
+        expect(a.lastStatus).toBe(404);
+        expect((await json(a, 'PATCH', `/settings/api/webhooks/${id}`, { url: `${receiver.url}?x` })).status).toBe(403);
+
+        await a.go(`${url}/settings/webhooks/${id}`);
+        await a.submit('Confirm password', { password: PASSWORD });
+        expect(a.lastUrl).toBe(`${url}/settings/webhooks/${id}?notice=password`);
+        expect(a.lastBody).not.toContain('Your password, to redeliver');
+        await a.submit('Redeliver', {});
+        expect(a.lastUrl).toBe(`${url}/settings/webhooks/${id}?notice=redelivered`);
+        await receiver.waitFor(2);
+      } finally {
+        await receiver.close();
+      }
+    }, 60_000);
+
     it('keeps no answer excerpt of an attempt that carried vault values: an echo in base64, hex or reversed is not readable', async () => {
       const { workspace: ws, admin, key } = await workspace('whv-echo');
       const echo = await new DisguisingEcho().start();
