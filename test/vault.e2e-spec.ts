@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
@@ -9,7 +8,7 @@ import { revealSecret } from '#identity/vault.js';
 import { FormBrowser } from '../bench/form-browser.js';
 import { settingsJson, signInAt } from './settings-client.js';
 import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
-import { TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
+import { EchoReceiver, TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
 
 /**
  * The workspace vault (docs/vault.md) over real HTTP on both apps: `/rest/vault/secrets` for
@@ -21,29 +20,6 @@ import { TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
 const DAY = 86_400_000;
 const OPERATOR = { userId: null, email: 'test' };
 const REVEAL_MESSAGE = /signed-in member reveals a value in the app/;
-
-/** An endpoint that answers with the Authorization header it got: what an echo service would do. */
-class EchoReceiver {
-  readonly auth: string[] = [];
-  private server?: Server;
-  url = '';
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        this.auth.push(String(req.headers.authorization ?? ''));
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ youSent: req.headers.authorization }));
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/hook`;
-    return this;
-  }
-  close(): Promise<void> {
-    this.server?.closeAllConnections();
-    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
 
 /** Every table of the database as COPY … TO STDOUT writes it (what a dump holds), by table. */
 async function copyEveryTable(url: string): Promise<Map<string, string>> {

@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { addMember, createApiKey, createUser, findRole } from '#identity/accounts.js';
 import { createRole, deleteRole, updateRole, type RoleInput } from '#identity/roles.js';
@@ -7,7 +6,7 @@ import type { FormBrowser } from '../bench/form-browser.js';
 import { waitUntil } from './processes.js';
 import { settingsJson, signInAt } from './settings-client.js';
 import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
-import { Receiver, TEST_WORKER_ENV } from './webhook-receiver.js';
+import { EchoReceiver, Receiver, TEST_WORKER_ENV } from './webhook-receiver.js';
 
 /**
  * Webhooks against the vault and the roles (docs/webhooks.md "Custom headers", "Who a
@@ -17,35 +16,13 @@ import { Receiver, TEST_WORKER_ENV } from './webhook-receiver.js';
  */
 const DAY = 86_400_000;
 
-/** An endpoint that answers with the Authorization header it got, disguised: what a thief's echo would do. */
-class DisguisingEcho {
-  readonly got: string[] = [];
-  private server?: Server;
-  url = '';
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        const auth = String(req.headers.authorization ?? '');
-        this.got.push(auth);
-        const answer = {
-          base64: Buffer.from(auth).toString('base64'),
-          hex: Buffer.from(auth).toString('hex'),
-          reversed: [...auth].reverse().join(''),
-          spaced: [...auth].join(' '),
-        };
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/hook`;
-    return this;
-  }
-  close(): Promise<void> {
-    this.server?.closeAllConnections();
-    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
+/** The Authorization header a receiver got, disguised as a thief's echo would send it back. */
+const disguised = (auth: string) => ({
+  base64: Buffer.from(auth).toString('base64'),
+  hex: Buffer.from(auth).toString('hex'),
+  reversed: [...auth].reverse().join(''),
+  spaced: [...auth].join(' '),
+});
 
 describe('Webhooks, the vault and read permissions', () => {
   let origin: PublicOrigin;
@@ -288,7 +265,7 @@ describe('Webhooks, the vault and read permissions', () => {
 
     it('keeps no answer excerpt of an attempt that carried vault values: an echo in base64, hex or reversed is not readable', async () => {
       const { workspace: ws, admin, key } = await workspace('whv-echo');
-      const echo = await new DisguisingEcho().start();
+      const echo = await new EchoReceiver(disguised).start();
       try {
         const value = `s-${randomBytes(16).toString('hex')}`;
         expect((await rest(key, 'POST', '/rest/vault/secrets', { name: 'CRM_TOKEN', value })).status).toBe(201);
@@ -306,7 +283,7 @@ describe('Webhooks, the vault and read permissions', () => {
           async () => (await count('SELECT count(*) AS n FROM webhook_attempts WHERE workspace_id = $1', [ws.id])) === 2,
           10_000,
         );
-        expect(echo.got).toContain(`Bearer ${value}`);
+        expect(echo.auth).toContain(`Bearer ${value}`);
         const [vaulted] = await attemptsOf(a, hook.body.data.createWebhook.id);
         expect(vaulted).toMatchObject({ statusCode: 200, responseExcerpt: '' });
         // A webhook without vault references keeps its excerpt as before.
