@@ -133,6 +133,44 @@ const DAY = 86_400_000;
     SLOW,
   );
 
+  it(
+    'on a role that cannot update an object, unchecking Read alone saves (update goes with it); the column heads stay on one line at 1280 px',
+    async () => {
+      const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'fperm-readonly');
+      const context = await browser.newContext({ viewport: WIDTHS.desktop });
+      const page = await context.newPage();
+      await signIn(page, people[0].email);
+      await page.goto(`${url}/settings/roles/new`);
+      await page.getByLabel('Name').fill('Reader without domains');
+      // A new role reads every object and updates none.
+      const companies = page.locator('fieldset', { has: page.locator('legend', { hasText: 'Companies' }) });
+      expect(await companies.getByLabel('Update', { exact: true }).isChecked()).toBe(false);
+      await companies.getByText('Field permissions').click();
+
+      // Each head of the field table is one line: its text's boxes all sit on one line.
+      const lines = await page.evaluate(`[...document.querySelectorAll('fieldset .field-permissions[open] th')].map((th) => {
+        const range = document.createRange();
+        range.selectNodeContents(th);
+        return [th.textContent.trim(), new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size];
+      })`);
+      expect(lines).toEqual([
+        ['Field', 1],
+        ['Read', 1],
+        ['Update', 1],
+      ]);
+
+      await companies.getByTitle('Read Domain name', { exact: true }).uncheck();
+      expect(await companies.getByTitle('Update Domain name', { exact: true }).isChecked()).toBe(false);
+      await page.getByRole('button', { name: 'Create role' }).click();
+      await page.waitForURL(/\/settings\/roles\?saved=/);
+      expect((await findRole(origin.ds, workspace.id, 'Reader without domains')).fieldPermissions).toEqual({
+        companies: { domainName: { read: false, update: false } },
+      });
+      await context.close();
+    },
+    SLOW,
+  );
+
   it('takes fieldPermissions on the roles JSON API and refuses what it must', async () => {
     const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'fperm-api');
     const other = await workspaceWith(origin.ds, [], 'fperm-api-other');

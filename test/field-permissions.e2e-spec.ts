@@ -329,6 +329,58 @@ describe('field permissions', () => {
     expect((await send(readOnlyKey, 'patch', `/rest/opportunities/${dealId}`, { stage: 'PROPOSAL' })).status).toBe(200);
   });
 
+  it('the OpenAPI document of a role names no field it cannot read: models, inputs, list parameters, examples, tags', async () => {
+    /** Every string of the paths of `plural` (and its tag) that names `field` as a field: a list item, a path, a condition; not a word of prose. */
+    const naming = (doc: any, plural: string, field: string) => {
+      const strings: string[] = [];
+      const walk = (node: unknown) => {
+        if (typeof node === 'string') strings.push(node);
+        else if (node && typeof node === 'object') for (const value of Object.values(node)) walk(value);
+      };
+      for (const [path, item] of Object.entries(doc.paths))
+        if (new RegExp(`^/rest/(batch/|restore/)?${plural}(/|$)`).test(path)) walk(item);
+      walk(doc.tags.find((t: any) => t.name === plural));
+      const escaped = field.replace('.', '\\.');
+      return strings.filter((text) => new RegExp(`(^|[\\s(,;:\`"])${escaped}(?=[.\`,;)[])`).test(text));
+    };
+    const model = (doc: any, name: string) => doc.components.schemas[name];
+    const hiddenDoc = (await get(hiddenKey, '/rest/open-api')).body;
+    for (const name of ['OpportunityModel', 'OpportunityCreateInput', 'OpportunityUpdateInput']) {
+      expect({ name, properties: Object.keys(model(hiddenDoc, name).properties) }).toEqual({
+        name,
+        properties: expect.not.arrayContaining(['amount', 'dealNote']),
+      });
+      expect(model(hiddenDoc, name).required ?? []).not.toContain('amount');
+    }
+    expect(JSON.stringify(hiddenDoc)).not.toContain('dealNote');
+    expect(naming(hiddenDoc, 'opportunities', 'amount')).toEqual([]);
+    // What the role may use is still described.
+    expect(naming(hiddenDoc, 'opportunities', 'closeDate').length).toBeGreaterThan(3);
+    expect(model(hiddenDoc, 'OpportunityModel').properties).toHaveProperty('stage');
+
+    // Hidden on one object: gone from its paths, from the relation filters of others, and from the upsert notes of all.
+    const noCompanyNames = await createRole(
+      ds,
+      ws.id,
+      roleInput('No company names', { companies: { name: { read: false, update: false }, domainName: { read: false, update: false } } }),
+    );
+    const companiesDoc = (await get(await keyFor(ws.id, noCompanyNames), '/rest/open-api')).body;
+    expect(JSON.stringify(companiesDoc)).not.toContain('domainName');
+    expect(Object.keys(model(companiesDoc, 'CompanyModel').properties)).not.toContain('name');
+    expect(naming(companiesDoc, 'companies', 'name')).toEqual([]);
+    expect(naming(companiesDoc, 'people', 'company.name')).toEqual([]);
+    expect(naming(companiesDoc, 'people', 'name')).not.toEqual([]);
+    expect(Object.keys(model(companiesDoc, 'PersonModel').properties)).toContain('name');
+
+    // Roles without restrictions get the whole document, custom field included.
+    for (const key of [ws.keys.Admin, legacyKey]) {
+      const full = (await get(key, '/rest/open-api')).body;
+      expect(Object.keys(model(full, 'OpportunityModel').properties)).toEqual(expect.arrayContaining(['amount', 'dealNote']));
+      expect(naming(full, 'opportunities', 'amount').length).toBeGreaterThan(3);
+      expect(JSON.stringify(full)).toContain('domainName');
+    }
+  });
+
   it('applies a role edit to a key already in use, at its next request', async () => {
     const before = await get(hiddenKey, `/rest/opportunities/${dealId}`);
     expect(before.body.data.opportunity).not.toHaveProperty('amount');

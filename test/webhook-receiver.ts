@@ -72,6 +72,37 @@ export class Receiver {
   }
 }
 
+/**
+ * An endpoint that answers every POST with `answer(the Authorization header it got)` as JSON:
+ * what an echo service, or a thief's, would do with a token a webhook sends.
+ */
+export class EchoReceiver {
+  readonly auth: string[] = [];
+  private server?: Server;
+  url = '';
+
+  constructor(private readonly answer: (authorization: string) => unknown = (authorization) => ({ youSent: authorization })) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const authorization = String(req.headers.authorization ?? '');
+        this.auth.push(authorization);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.answer(authorization)));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/hook`;
+    return this;
+  }
+
+  close(): Promise<void> {
+    this.server?.closeAllConnections();
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**

@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
+import { createRole } from '#identity/roles.js';
+import { RECORD_OBJECTS, type ObjectPermissions } from '#database/entities/index.js';
 import { dataSourceOptions } from '#database/data-source.js';
 import { createWebhook } from '#webhooks/webhooks.js';
 import { spawnApp, waitUntil } from './processes.js';
@@ -122,6 +124,44 @@ describe('Webhooks across processes', () => {
       { action: 'webhook.delete', actor_email: 'operator (CLI)' },
     ]);
   }, 120_000);
+
+  it('webhook:create --role names the role it delivers as (Admin by default), and webhook:list shows it', async () => {
+    const { workspace } = await workspaceWithKey('wh-cli-role');
+    const objectPermissions = Object.fromEntries(
+      RECORD_OBJECTS.map((o) => [o, { read: o !== 'people', create: false, update: false, delete: false }]),
+    ) as ObjectPermissions;
+    const role = await createRole(ds, workspace.id, {
+      name: 'No people',
+      description: '',
+      objectPermissions,
+      settingsPermissions: [],
+      assignableToUsers: false,
+      assignableToApiKeys: true,
+    });
+    const create = (...args: string[]) =>
+      cli(['webhook:create', '--workspace', workspace.id, '--url', 'https://hooks.example.com/role', ...args, '--json']);
+    const plain = JSON.parse((await create()).stdout);
+    const narrowed = await create('--role', 'no people');
+    expect({ code: narrowed.code, stderr: narrowed.stderr }).toEqual({ code: 0, stderr: '' });
+    const hook = JSON.parse(narrowed.stdout);
+    const unknown = await create('--role', 'Nobody');
+    expect(unknown.code).not.toBe(0);
+    expect(JSON.parse(unknown.stdout).error).toEqual({ code: 'NOT_FOUND', message: expect.stringMatching(/No role "Nobody"/) });
+
+    const list = JSON.parse((await cli(['webhook:list', '--workspace', workspace.id, '--json'])).stdout).webhooks;
+    const admin = await findRole(ds, workspace.id, 'Admin');
+    expect(list.map((w: any) => [w.id, w.role])).toEqual([
+      [plain.id, { id: admin.id, name: 'Admin' }],
+      [hook.id, { id: role.id, name: 'No people' }],
+    ]);
+    const text = await cli(['webhook:list', '--workspace', workspace.id]);
+    expect(text.stdout).toMatch(new RegExp(`${hook.id} .* as No people`));
+    const audit = await ds.query(
+      `SELECT details FROM audit_log WHERE workspace_id = $1 AND action = 'webhook.create' ORDER BY created_at`,
+      [workspace.id],
+    );
+    expect(audit.map((a: any) => a.details.role)).toEqual(['Admin', 'No people']);
+  }, 60_000);
 
   it('a records API killed (SIGKILL) right after its commits loses no event, and no event exists without its record', async () => {
     const { workspace, key } = await workspaceWithKey('wh-kill');

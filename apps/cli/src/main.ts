@@ -222,30 +222,32 @@ command('webhook:create', 'Add a webhook to a workspace; its signing secret (whs
   .requiredOption('--url <url>', 'https URL that receives the events (http and private addresses only with WEBHOOKS_ALLOW_PRIVATE=1)')
   .option('--operations <patterns>', 'comma-separated <object>.<action> patterns, * for any part', '*.*')
   .option('--description <text>', 'what the webhook is for (at most 500 characters)')
-  .action((opts: OutputOptions & { workspace: string; url: string; operations: string; description?: string }) =>
+  .option('--role <name>', 'the role it delivers as: each event carries only what this role may read', 'Admin')
+  .action((opts: OutputOptions & { workspace: string; url: string; operations: string; description?: string; role: string }) =>
     runCommand(
       opts,
       async (ds) => {
         const workspace = await findWorkspace(ds, opts.workspace);
+        const role = await findRole(ds, workspace.id, opts.role);
         return ds.transaction(async (tx) => {
           const webhook = await createWebhook(
             tx,
             workspace.id,
             { url: opts.url, operations: splitOperations(opts.operations), description: opts.description },
-            { allowPrivate: webhookSettings().allowPrivate },
+            { allowPrivate: webhookSettings().allowPrivate, roleId: role.id },
           );
           await recordAudit(tx, {
             workspaceId: workspace.id,
             actor: OPERATOR,
             action: 'webhook.create',
             target: { type: 'webhook', id: webhook.id, label: webhook.url },
-            details: { operations: webhook.operations, enabled: webhook.enabled },
+            details: { operations: webhook.operations, enabled: webhook.enabled, role: role.name },
           });
           return { id: webhook.id, url: webhook.url, operations: webhook.operations, secret: webhook.secret };
         });
       },
       (r) => [
-        `Added webhook ${r.id} → ${r.url} for ${r.operations.join(', ')}.`,
+        `Added webhook ${r.id} → ${r.url} for ${r.operations.join(', ')}, delivering as ${opts.role}.`,
         'Signing secret (store it in a secret manager; a signed-in admin can reveal it on /settings/webhooks):',
         `  ${r.secret}`,
       ],
@@ -265,7 +267,7 @@ command('webhook:list', "List a workspace's webhooks (never their secrets)")
         r.webhooks.length
           ? r.webhooks.map(
               (w) =>
-                `${w.id}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.url}  ${w.operations.join(',')}${w.disabledReason ? `  (${w.disabledReason})` : ''}`,
+                `${w.id}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.url}  ${w.operations.join(',')}  as ${w.role.name ?? 'a deleted role (nothing is sent)'}${w.disabledReason ? `  (${w.disabledReason})` : ''}`,
             )
           : ['No webhooks.'],
     ),

@@ -20,8 +20,11 @@ export interface FieldAccess {
 /** Computed once per role object (a cached principal keeps it until the role changes). */
 const computed = new WeakMap<FieldPermissions, Map<string, FieldAccess | undefined>>();
 
+/** Whatever holds a role: a principal, or a webhook delivering as one (libs/webhooks/src/role-view.ts). */
+export type RoleHolder = { role: Pick<Principal['role'], 'fieldPermissions'> };
+
 /** What `principal` may not do with the fields of `object`; undefined when nothing is restricted. */
-export function fieldAccess(principal: Principal, object: string): FieldAccess | undefined {
+export function fieldAccess(principal: RoleHolder, object: string): FieldAccess | undefined {
   const permissions = principal.role.fieldPermissions;
   const fields = permissions?.[object];
   if (!fields) return undefined;
@@ -40,7 +43,7 @@ export function fieldAccess(principal: Principal, object: string): FieldAccess |
 }
 
 /** Whether the role restricts any field of any object (GraphQL and MCP then build its own schemas). */
-export function hasFieldRestrictions(principal: Principal): boolean {
+export function hasFieldRestrictions(principal: RoleHolder): boolean {
   const permissions = principal.role.fieldPermissions;
   if (!permissions) return false;
   for (const object in permissions) if (fieldAccess(principal, object)) return true;

@@ -43,7 +43,11 @@ export interface Principal {
   upsertCreateIds?: readonly string[];
 }
 
-export function can(principal: Principal, object: RecordObject, action: RecordCapability): boolean {
+export function can(
+  principal: { role: Pick<Principal['role'], 'objectPermissions'> },
+  object: RecordObject,
+  action: RecordCapability,
+): boolean {
   return principal.role.objectPermissions[object]?.[action] === true;
 }
 

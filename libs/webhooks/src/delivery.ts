@@ -6,7 +6,8 @@ import { Webhook } from 'standardwebhooks';
 import { AppError } from '#errors/errors.js';
 import { valuesForDelivery } from '#identity/vault.js';
 import { assertNotLiteralSpecialUse, publicOnlyLookup } from '#net/public-address.js';
-import { redactValues, referencedNames, resolveHeaders, type WebhookHeader } from './headers.js';
+import { referencedNames, resolveHeaders, type WebhookHeader } from './headers.js';
+import { RoleViews, type DeliveryRole } from './role-view.js';
 import type { WebhookSettings } from './settings.js';
 import { DELIVER_TASK } from './webhook-outbox.js';
 import { openSecret } from './webhooks.js';
@@ -32,13 +33,12 @@ const AGENTS = {
 };
 /** What a kept connection closed by the target gives when it is written to. */
 const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
-/** Read past the excerpt by the largest vault value, so a value echoed across its end is still found and redacted. */
-const REDACT_MARGIN_BYTES = 8192;
 
 export interface PostResult {
   statusCode: number | null;
   durationMs: number;
-  excerpt: string;
+  /** The first KB of the answer; null when none was kept (`keepAnswer: false`). */
+  excerpt: string | null;
   error: string | null;
 }
 
@@ -48,8 +48,10 @@ export interface PostResult {
  * is followed (a 3xx is a failure); `timeoutMs` bounds the whole exchange; only the first
  * KB of the answer is kept. Without `allowPrivate` the target must be https and every
  * address connected to public (checked in the socket's lookup, so DNS rebinding fails).
- * `headers` (custom, vault values filled in) go first, so ours win; every string of
- * `redact` is cut out of what is kept of the answer.
+ * `headers` (custom, vault values filled in) go first, so ours win. With `keepAnswer: false`
+ * (the POST carried vault values) nothing of the answer is kept: a receiver can echo a
+ * secret in any encoding, so no redaction of the text could be trusted
+ * (docs/decisions/0049-webhooks-vault-and-read-permissions.md).
  */
 export function postEvent(
   url: string,
@@ -61,7 +63,7 @@ export function postEvent(
     allowPrivate: boolean;
     now?: Date;
     headers?: Record<string, string>;
-    redact?: string[];
+    keepAnswer?: boolean;
     /** Not a kept connection (the retry after one failed). */
     freshConnection?: boolean;
   },
@@ -77,7 +79,7 @@ export function postEvent(
       assertNotLiteralSpecialUse(target);
     } else if (!['http:', 'https:'].includes(target.protocol)) throw new Error(`unsupported protocol ${target.protocol}`);
   } catch (err) {
-    return Promise.resolve(done({ statusCode: null, excerpt: '', error: (err as Error).message }));
+    return Promise.resolve(done({ statusCode: null, excerpt: o.keepAnswer === false ? null : '', error: (err as Error).message }));
   }
   const headers = {
     ...o.headers,
@@ -110,17 +112,13 @@ export function postEvent(
       (res: IncomingMessage) => {
         answered = true;
         const chunks: Buffer[] = [];
-        const keep = o.redact?.length ? EXCERPT_BYTES + REDACT_MARGIN_BYTES : EXCERPT_BYTES;
+        const keep = o.keepAnswer === false ? 0 : EXCERPT_BYTES;
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           if (size < keep) chunks.push(chunk.subarray(0, keep - size));
           size += chunk.length;
         });
-        const excerpt = () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (!o.redact?.length) return text;
-          return Buffer.from(redactValues(text, o.redact)).subarray(0, EXCERPT_BYTES).toString('utf8');
-        };
+        const excerpt = () => (o.keepAnswer === false ? null : Buffer.concat(chunks).toString('utf8'));
         const end = () => finish({ statusCode: res.statusCode ?? null, excerpt: excerpt(), error: null });
         res.on('end', end);
         res.on('error', end);
@@ -138,7 +136,7 @@ export function postEvent(
       }
       finish({
         statusCode: null,
-        excerpt: '',
+        excerpt: o.keepAnswer === false ? null : '',
         error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${o.timeoutMs / 1000} s` : err.message,
       });
     });
@@ -157,6 +155,7 @@ interface Claimed {
   attempts: number;
   webhook_id: string;
   event_id: string;
+  type: string;
   manual: boolean;
   created_at: Date;
   url: string;
@@ -165,6 +164,8 @@ interface Claimed {
   enabled: boolean;
   failing_since: Date | null;
   body: string;
+  role_id: string | null;
+  role: DeliveryRole | null;
 }
 
 export interface DeliverJob {
@@ -202,11 +203,17 @@ const BATCH_EXTRA_MAX = MOST_POSTS_PER_JOB - 1;
  */
 const BATCH_EXTRA_BYTES = 1024 * 1024;
 
-/** A claim of delivery `d` taken with its webhook `w` and event `e`: what the attempt needs, as the claims return it. */
+/**
+ * A claim of delivery `d` taken with its webhook `w` and event `e`: what the attempt needs, as
+ * the claims return it, with the role the webhook delivers as, read now (null: deleted), so
+ * the attempt sends what the role reads at this moment (role-view.ts).
+ */
 const CLAIMED = {
   from: 'webhooks w, webhook_events e',
   join: 'w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND e.workspace_id = d.workspace_id AND e.id = d.event_id',
-  columns: `d.id, d.attempts, d.job_id, d.webhook_id, d.event_id, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body`,
+  columns: `d.id, d.attempts, d.job_id, d.webhook_id, d.event_id, e.type, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body, w.role_id,
+    (SELECT json_build_object('name', r.name, 'objects', r.object_permissions, 'fields', r.field_permissions)
+       FROM roles r WHERE r.workspace_id = d.workspace_id AND r.id = w.role_id) AS role`,
 };
 
 /** Delivery `d` is not claimed by another job whose claim is current; `job` is the parameter naming this job. */
@@ -257,28 +264,36 @@ const CLAIM = `WITH mine AS (
   UNION ALL
   SELECT false, a.* FROM along a WHERE (SELECT n FROM unqueued) IS NOT NULL`;
 
-/** The outcome of every successful attempt of one job: deliveries, attempt log, failure streaks. */
-const RECORD_DELIVERED = `WITH input AS (
-    SELECT * FROM unnest($3::uuid[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[])
-      AS i(id, attempt, attempted_at, status_code, duration_ms, excerpt)
+/**
+ * The final outcome of every attempt of one job that ended its delivery: `delivered` (a
+ * 2xx), or `skipped` (nothing the webhook's role may read, so nothing sent; its reason in
+ * the log, and the failure streak left as it is). Deliveries, attempt log, failure streaks.
+ */
+const RECORD_ENDED = `WITH input AS (
+    SELECT * FROM unnest($3::uuid[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])
+      AS i(id, attempt, attempted_at, status_code, duration_ms, excerpt, status, error)
   ), d AS (
-    UPDATE webhook_deliveries x SET status = 'delivered', attempts = i.attempt, delivered_at = now(), next_attempt_at = NULL, claim_job = NULL, claimed_until = NULL
+    UPDATE webhook_deliveries x
+       SET status = i.status, attempts = i.attempt, delivered_at = CASE WHEN i.status = 'delivered' THEN now() END,
+           next_attempt_at = NULL, claim_job = NULL, claimed_until = NULL
       FROM input i
      WHERE x.workspace_id = $1 AND x.id = i.id AND x.claim_job = $2::bigint AND x.attempts = i.attempt - 1
-    RETURNING x.workspace_id, x.id, x.webhook_id, i.attempt, i.attempted_at, i.status_code, i.duration_ms, i.excerpt
+    RETURNING x.workspace_id, x.id, x.webhook_id, i.attempt, i.attempted_at, i.status_code, i.duration_ms, i.excerpt, i.status, i.error
   ), logged AS (
     INSERT INTO webhook_attempts (workspace_id, webhook_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
-    SELECT d.workspace_id, d.webhook_id, d.id, d.attempt, d.attempted_at, d.status_code, d.duration_ms, d.excerpt, NULL FROM d
+    SELECT d.workspace_id, d.webhook_id, d.id, d.attempt, d.attempted_at, d.status_code, d.duration_ms, d.excerpt, d.error FROM d
     ON CONFLICT DO NOTHING
   )
   UPDATE webhooks w SET failing_since = NULL
-   WHERE w.workspace_id = $1 AND w.id IN (SELECT webhook_id FROM d) AND w.failing_since IS NOT NULL`;
+   WHERE w.workspace_id = $1 AND w.id IN (SELECT webhook_id FROM d WHERE d.status = 'delivered') AND w.failing_since IS NOT NULL`;
 
 interface Attempt {
   d: Claimed;
   attempt: number;
   attemptedAt: Date;
   result: PostResult;
+  /** Why nothing was sent (role-view.ts); the delivery ends `skipped`. */
+  skipped?: string;
 }
 
 /**
@@ -324,40 +339,58 @@ export async function deliverOnce(
         BATCH_EXTRA_BYTES,
       ],
     });
-    const claimed = rows.filter((d) => d.enabled).map((d) => ({ d: d as Claimed, attempt: d.own ? job.attempt : d.attempts + 1 }));
-    const attempts = await Promise.all(claimed.map((c) => attemptOnce(pool, job.workspaceId, c, settings)));
-    const delivered = attempts.filter(succeeded);
-    if (delivered.length) {
+    const views = new RoleViews();
+    const attempts = await Promise.all(
+      rows
+        .filter((d) => d.enabled)
+        .map((d) => {
+          const c = { d: d as Claimed, attempt: d.own ? job.attempt : d.attempts + 1 };
+          const shaped = views.shape(d.role_id, d.role, d.type, d.body);
+          return shaped.skipped !== undefined
+            ? skippedAttempt(c, shaped.skipped)
+            : attemptOnce(pool, job.workspaceId, c, shaped.body, settings);
+        }),
+    );
+    const ended = attempts.filter((a) => a.skipped !== undefined || succeeded(a));
+    if (ended.length) {
       await pool.query({
-        name: 'webhook-delivered',
-        text: RECORD_DELIVERED,
+        name: 'webhook-ended',
+        text: RECORD_ENDED,
         values: [
           job.workspaceId,
           o.jobId,
-          delivered.map((a) => a.d.id),
-          delivered.map((a) => a.attempt),
-          delivered.map((a) => a.attemptedAt),
-          delivered.map((a) => a.result.statusCode),
-          delivered.map((a) => a.result.durationMs),
-          delivered.map((a) => cleanExcerpt(a.result.excerpt)),
+          ended.map((a) => a.d.id),
+          ended.map((a) => a.attempt),
+          ended.map((a) => a.attemptedAt),
+          ended.map((a) => a.result.statusCode),
+          ended.map((a) => a.result.durationMs),
+          ended.map((a) => cleanExcerpt(a.result.excerpt)),
+          ended.map((a) => (a.skipped !== undefined ? 'skipped' : 'delivered')),
+          ended.map((a) => a.skipped ?? null),
         ],
       });
-      for (const a of delivered) o.onDelivered?.(a.d.event_id);
+      for (const a of ended) if (a.skipped === undefined) o.onDelivered?.(a.d.event_id);
     }
-    for (const a of attempts) if (!succeeded(a)) await recordFailure(pool, job.workspaceId, o.jobId, a, settings);
+    for (const a of attempts) if (!ended.includes(a)) await recordFailure(pool, job.workspaceId, o.jobId, a, settings);
   } finally {
     release();
   }
 }
 
 const succeeded = ({ result: { statusCode } }: Attempt) => statusCode !== null && statusCode >= 200 && statusCode < 300;
-const cleanExcerpt = (excerpt: string) => excerpt.replaceAll('\u0000', '');
+const cleanExcerpt = (excerpt: string | null) => excerpt?.replaceAll('\u0000', '') ?? null;
 
-/** The POST of one claimed attempt. */
+/** An attempt that sends nothing: the webhook's role may read nothing of its event. */
+function skippedAttempt(c: { d: Claimed; attempt: number }, reason: string): Attempt {
+  return { ...c, attemptedAt: new Date(), result: { statusCode: null, durationMs: 0, excerpt: '', error: null }, skipped: reason };
+}
+
+/** The POST of one claimed attempt, with `body` (the event as the webhook's role may read it). */
 async function attemptOnce(
   pool: DeliveryPool,
   workspaceId: string,
   c: { d: Claimed; attempt: number },
+  body: string,
   settings: WebhookSettings,
 ): Promise<Attempt> {
   const attemptedAt = new Date();
@@ -367,21 +400,21 @@ async function attemptOnce(
       ? { statusCode: null, durationMs: 0, excerpt: '', error: custom.error }
       : await postEvent(c.d.url, {
           eventId: c.d.event_id,
-          body: c.d.body,
+          body,
           secret: openSecret(c.d.secret_sealed),
           timeoutMs: settings.timeoutMs,
           allowPrivate: settings.allowPrivate,
           now: attemptedAt,
           headers: custom.headers,
-          redact: custom.values,
+          keepAnswer: !custom.values.length,
         });
   return { ...c, attemptedAt, result };
 }
 
 /**
  * The webhook's custom headers with the vault's values filled in now, at the last moment
- * (docs/webhooks.md, "Custom headers"); the values also come back so the answer's excerpt
- * can be cleaned of them. A reference that cannot be filled fails the attempt, saying why.
+ * (docs/webhooks.md, "Custom headers"); the values also come back, so an attempt that sends
+ * any keeps nothing of the answer. A reference that cannot be filled fails the attempt, saying why.
  */
 async function customHeaders(
   pool: DeliveryPool,

@@ -130,13 +130,3 @@ export function resolveHeaders(
   }
   return { headers: out };
 }
-
-/** `text` with every value of `values` replaced, for what a delivery logs (the receiver's answer may echo a header back). */
-export function redactValues(text: string, values: Iterable<string>): string {
-  let out = text;
-  for (const v of values) {
-    // As sent, and as a JSON string would carry it (an echo service answering JSON).
-    for (const form of new Set([v, JSON.stringify(v).slice(1, -1)])) if (form) out = out.split(form).join('[redacted]');
-  }
-  return out;
-}

@@ -21,6 +21,12 @@ export interface WebhookSummary {
   /** Custom headers as saved: `{{vault.NAME}}` references stay references (filled in only when sent). */
   headers: WebhookHeader[];
   enabled: boolean;
+  /**
+   * The role the webhook delivers as: each event carries what it may read, checked when sent
+   * (docs/webhooks.md, "Who a webhook delivers as"). `name` null: the role was deleted, and
+   * nothing is sent until the webhook is saved again.
+   */
+  role: { id: string | null; name: string | null };
   /** Why the webhook was switched off automatically (3 days of failures); null otherwise. */
   disabledReason: string | null;
   disabledAt: string | null;
@@ -51,9 +57,20 @@ export interface WebhookAttempt {
   statusCode: number | null;
   durationMs: number;
   responseExcerpt: string;
+  /** The attempt sent vault values, so nothing of the answer was kept (docs/webhooks.md, "Custom headers"). */
+  responseWithheld: boolean;
   error: string | null;
   deliveryStatus: string;
 }
+
+/**
+ * Called when a save or a redelivery would send the vault secrets `names` somewhere not
+ * approved before: a new webhook naming them, a new URL or new headers of one that does,
+ * a redelivery of one. The settings layer refuses (403) unless the member holds VAULT and
+ * typed the password lately (docs/decisions/0049-webhooks-vault-and-read-permissions.md).
+ * It runs before the names are looked up, so a refusal says nothing of which exist.
+ */
+export type VaultUse = (names: string[]) => Promise<void>;
 
 const MAX_URL = 2048;
 const MAX_DESCRIPTION = 500;
@@ -76,6 +93,7 @@ function summary(row: Record<string, unknown>): WebhookSummary {
     operations: row.operations as string[],
     headers: (row.headers as WebhookHeader[] | undefined) ?? [],
     enabled: row.enabled as boolean,
+    role: { id: (row.role_id as string | null) ?? null, name: (row.role_name as string | null) ?? null },
     disabledReason: (row.disabled_reason as string | null) ?? null,
     disabledAt: iso(row.disabled_at),
     failingSince: iso(row.failing_since),
@@ -84,7 +102,12 @@ function summary(row: Record<string, unknown>): WebhookSummary {
   };
 }
 
-const COLUMNS = 'id, url, description, operations, headers, enabled, disabled_reason, disabled_at, failing_since, created_at, updated_at';
+/** The webhook's columns and its role's name (null: the role was deleted); `webhooks` unaliased, so RETURNING can use it too. */
+const COLUMNS = `id, url, description, operations, headers, enabled, disabled_reason, disabled_at, failing_since, created_at, updated_at, role_id,
+  (SELECT r.name FROM roles r WHERE r.workspace_id = webhooks.workspace_id AND r.id = webhooks.role_id) AS role_name`;
+
+/** The built-in Admin of workspace `$1`: whom a webhook made without a role (the CLI's default) delivers as. */
+const ADMIN_ROLE = '(SELECT r.id FROM roles r WHERE r.workspace_id = $1 AND NOT r.is_editable ORDER BY r.created_at LIMIT 1)';
 
 /**
  * A target URL: https (http too with `allowPrivate`), no user-info, no fragment, at most
@@ -157,6 +180,13 @@ async function assertReferencesExist(db: Db, workspaceId: string, headers: Webho
     );
 }
 
+/** The vault names `headers` refer to, passed to `vaultUse` first when there are any. */
+async function approveVaultUse(headers: WebhookHeader[], vaultUse: VaultUse | undefined): Promise<string[]> {
+  const names = referencedNames(headers);
+  if (names.length && vaultUse) await vaultUse(names);
+  return names;
+}
+
 function inTransaction<T>(db: Db, work: (tx: EntityManager) => Promise<T>): Promise<T> {
   return 'transaction' in db && typeof db.transaction === 'function' && !('queryRunner' in db && db.queryRunner)
     ? db.transaction(work)
@@ -190,9 +220,12 @@ export async function listWebhooks(db: Db, workspaceId: string): Promise<Webhook
 }
 
 /** Another workspace's webhook behaves as missing. */
-export async function findWebhook(db: Db, workspaceId: string, id: string): Promise<WebhookSummary> {
+export async function findWebhook(db: Db, workspaceId: string, id: string, o: { lock?: boolean } = {}): Promise<WebhookSummary> {
   assertWebhookId(id);
-  const [row] = await query(db, `SELECT ${COLUMNS} FROM webhooks WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+  const [row] = await query(db, `SELECT ${COLUMNS} FROM webhooks WHERE workspace_id = $1 AND id = $2${o.lock ? ' FOR UPDATE' : ''}`, [
+    workspaceId,
+    id,
+  ]);
   if (!row) throw new NotFoundError(`No webhook with id ${id} in this workspace`);
   return summary(row);
 }
@@ -201,7 +234,7 @@ export async function createWebhook(
   db: Db,
   workspaceId: string,
   input: WebhookInput,
-  o: { allowPrivate: boolean; createdByUserId?: string },
+  o: { allowPrivate: boolean; createdByUserId?: string; roleId?: string; vaultUse?: VaultUse },
 ): Promise<CreatedWebhook> {
   const problems: string[] = [];
   const attempt = <T>(parse: () => T): T | undefined => {
@@ -221,11 +254,12 @@ export async function createWebhook(
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
   const secret = newWebhookSecret();
   const [row] = await inTransaction(db, async (tx) => {
+    await approveVaultUse(headers!, o.vaultUse);
     await assertReferencesExist(tx, workspaceId, headers!);
     return query(
       tx,
-      `INSERT INTO webhooks (workspace_id, url, description, operations, headers, enabled, secret_sealed, created_by_user_id)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8) RETURNING ${COLUMNS}`,
+      `INSERT INTO webhooks (workspace_id, url, description, operations, headers, enabled, secret_sealed, created_by_user_id, role_id)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, coalesce($9::uuid, ${ADMIN_ROLE})) RETURNING ${COLUMNS}`,
       [
         workspaceId,
         url,
@@ -235,6 +269,7 @@ export async function createWebhook(
         input.enabled ?? true,
         sealSecret(secret),
         o.createdByUserId ?? null,
+        o.roleId ?? null,
       ],
     );
   }).catch((err: { driverError?: { code?: string }; code?: string }) => {
@@ -247,31 +282,46 @@ export async function createWebhook(
   return { ...summary(row), secret };
 }
 
-/** A partial change; turning a webhook on again clears the reason it was switched off. */
+/**
+ * A partial change; turning a webhook on again clears the reason it was switched off. A
+ * change delivers as `roleId` from then on (whoever edits a webhook answers for what it
+ * sends). A new URL or new headers of a webhook whose headers name vault secrets go through
+ * `vaultUse` first, on the row locked, so a concurrent save cannot slip a reference in
+ * between the check and the write.
+ */
 export async function updateWebhook(
   db: Db,
   workspaceId: string,
   id: string,
   input: WebhookInput,
-  o: { allowPrivate: boolean },
-): Promise<{ before: WebhookSummary; after: WebhookSummary }> {
-  const before = await findWebhook(db, workspaceId, id);
+  o: { allowPrivate: boolean; roleId?: string; vaultUse?: VaultUse },
+): Promise<{ before: WebhookSummary; after: WebhookSummary; vaultSecrets: string[] }> {
+  assertWebhookId(id);
   const sets: string[] = [];
   const params: unknown[] = [workspaceId, id];
   const problems: string[] = [];
-  const take = (column: string, parse: () => unknown) => {
+  const take = <T>(column: string, parse: () => T, stored: (value: T) => unknown = (v) => v): T | undefined => {
     try {
-      sets.push(`${column} = $${params.push(parse())}`);
+      const value = parse();
+      sets.push(`${column} = $${params.push(stored(value))}`);
+      return value;
     } catch (err) {
       if (err instanceof BadInputError) problems.push(...err.messages);
       else throw err;
+      return undefined;
     }
   };
-  if (input.url !== undefined) take('url', () => parseTargetUrl(input.url, o.allowPrivate));
+  const url = input.url !== undefined ? take('url', () => parseTargetUrl(input.url, o.allowPrivate)) : undefined;
   if (input.description !== undefined) take('description', () => parseDescription(input.description));
   if (input.operations !== undefined) take('operations', () => parseOperations(input.operations));
-  let headers: WebhookHeader[] | undefined;
-  if (input.headers !== undefined) take('headers', () => JSON.stringify((headers = parseHeaders(input.headers))));
+  const headers =
+    input.headers !== undefined
+      ? take(
+          'headers',
+          () => parseHeaders(input.headers),
+          (h) => JSON.stringify(h),
+        )
+      : undefined;
   if (input.enabled !== undefined) {
     if (typeof input.enabled !== 'boolean') problems.push('enabled must be true or false');
     else {
@@ -280,16 +330,21 @@ export async function updateWebhook(
     }
   }
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
-  if (!sets.length) return { before, after: before };
-  const [row] = await inTransaction(db, async (tx) => {
+  return inTransaction(db, async (tx) => {
+    const before = await findWebhook(tx, workspaceId, id, { lock: true });
+    if (!sets.length) return { before, after: before, vaultSecrets: [] };
+    const sendsElsewhere =
+      (url !== undefined && url !== before.url) || (headers !== undefined && JSON.stringify(headers) !== JSON.stringify(before.headers));
+    const vaultSecrets = sendsElsewhere ? await approveVaultUse(headers ?? before.headers, o.vaultUse) : [];
     if (headers) await assertReferencesExist(tx, workspaceId, headers);
-    return query(
+    if (o.roleId) sets.push(`role_id = $${params.push(o.roleId)}`);
+    const [row] = await query(
       tx,
       `UPDATE webhooks SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       params,
     );
+    return { before, after: summary(row), vaultSecrets };
   });
-  return { before, after: summary(row) };
 }
 
 export async function deleteWebhook(db: Db, workspaceId: string, id: string): Promise<WebhookSummary> {
@@ -342,7 +397,8 @@ export async function listAttempts(db: Db, workspaceId: string, webhookId: strin
     attemptedAt: iso(r.attempted_at)!,
     statusCode: (r.status_code as number | null) ?? null,
     durationMs: Number(r.duration_ms),
-    responseExcerpt: r.response_excerpt as string,
+    responseExcerpt: (r.response_excerpt as string | null) ?? '',
+    responseWithheld: r.response_excerpt === null,
     error: (r.error as string | null) ?? null,
     deliveryStatus: r.status as string,
   }));
@@ -350,15 +406,17 @@ export async function listAttempts(db: Db, workspaceId: string, webhookId: strin
 
 /**
  * Sends a delivered or failed event again: a new delivery of the same event (same
- * `Webhook-Id`, so a receiver that deduplicates skips it) with one attempt, queued now.
+ * `Webhook-Id`, so a receiver that deduplicates skips it) with one attempt, queued now. A
+ * webhook whose headers name vault secrets sends them again: `vaultUse` approves that first.
  */
 export async function redeliver(
   db: Db,
   workspaceId: string,
   webhookId: string,
   deliveryId: string,
-): Promise<{ deliveryId: string; eventId: string }> {
-  await findWebhook(db, workspaceId, webhookId);
+  o: { vaultUse?: VaultUse } = {},
+): Promise<{ deliveryId: string; eventId: string; vaultSecrets: string[] }> {
+  const webhook = await findWebhook(db, workspaceId, webhookId);
   if (!isUUID(deliveryId)) throw new BadInputError(ErrorCode.INVALID_ID, `deliveryId must be a UUID; got "${deliveryId.slice(0, 100)}"`);
   const [source] = await query<{ event_id: string }>(
     db,
@@ -366,6 +424,7 @@ export async function redeliver(
     [workspaceId, webhookId, deliveryId],
   );
   if (!source) throw new NotFoundError(`No delivery with id ${deliveryId} for this webhook`);
+  const vaultSecrets = await approveVaultUse(webhook.headers, o.vaultUse);
   const [row] = await query<{ id: string }>(
     db,
     `WITH q AS MATERIALIZED (
@@ -375,5 +434,5 @@ export async function redeliver(
      SELECT $1, q.id, $2, $3, true, q.job_id FROM q RETURNING id`,
     [workspaceId, webhookId, source.event_id, DELIVER_TASK],
   );
-  return { deliveryId: row.id, eventId: source.event_id };
+  return { deliveryId: row.id, eventId: source.event_id, vaultSecrets };
 }

@@ -30,6 +30,7 @@ import { VaultApiController } from './vault/vault.api.controller.js';
 import { VaultController } from './vault/vault.controller.js';
 import { VaultService } from './vault/vault.service.js';
 import { SignInThrottle } from '../sessions/sign-in-throttle.js';
+import { RecentPassword } from '../sessions/recent-password.js';
 
 /** The workspace settings pages for signed-in members, and the JSON API they share a service layer with. */
 @Module({
@@ -62,6 +63,7 @@ import { SignInThrottle } from '../sessions/sign-in-throttle.js';
     WebhooksService,
     VaultService,
     SignInThrottle,
+    RecentPassword,
     DataModelService,
     // Imports: the records API's service, on the same database (docs/settings.md).
     Sql,

@@ -84,7 +84,9 @@ td .badge { white-space: normal; overflow-wrap: anywhere; }
 /* the roles form: an object's fields with Read and Update boxes; a long field name wraps rather than widening the form */
 .field-permissions > summary { cursor: pointer; }
 .field-permissions table { table-layout: fixed; }
-.field-permissions th:not(:first-child), .field-permissions td:not(:first-child) { width: 4.5rem; text-align: center; }
+.field-permissions th:not(:first-child), .field-permissions td:not(:first-child) { width: 5.5rem; text-align: center; }
+/* a column head is one word: never broken inside it (.content lets long words wrap anywhere) */
+.field-permissions th { white-space: nowrap; overflow-wrap: normal; }
 .field-permissions td:first-child { overflow-wrap: anywhere; }
 /* the data model page: an object's add form under its table, and one line per select option */
 .table-wrap table.fields .badge { white-space: nowrap; }

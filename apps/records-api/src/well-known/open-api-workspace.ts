@@ -2,8 +2,11 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
+import { fieldAccess, restrictionsKey } from '#auth/field-access.js';
+import type { Principal } from '#auth/principal.js';
 import { compositeSubFields, describeField, OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
 import type { DataModel, WorkspaceModel } from '../records/data-model.js';
+import { withoutHiddenFields, type HiddenFields } from './open-api-restricted.js';
 
 type Schema = Record<string, unknown>;
 
@@ -47,12 +50,15 @@ function valueSchema(field: CustomField, mode: 'model' | 'input'): Schema {
   }
 }
 
-/** The base document with a workspace's custom fields on each object's model, inputs and list parameters. */
-export function workspaceOpenApi(base: OpenAPIObject, model: WorkspaceModel): OpenAPIObject {
+/**
+ * The base document with a workspace's custom fields on each object's model, inputs and list
+ * parameters, as a role that cannot read `hidden` sees it (none of those named).
+ */
+export function workspaceOpenApi(base: OpenAPIObject, model: WorkspaceModel, hidden: HiddenFields = new Map()): OpenAPIObject {
   const document = structuredClone(base);
   const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
   for (const object of OBJECTS) {
-    const fields = model.active(object.plural);
+    const fields = model.active(object.plural).filter((f) => !hidden.get(object.plural)?.has(f.name));
     if (!fields.length) continue;
     for (const [name, mode] of [
       [`${object.typeName}Model`, 'model'],
@@ -77,28 +83,44 @@ export function workspaceOpenApi(base: OpenAPIObject, model: WorkspaceModel): Op
       }
     }
   }
-  document.info.description = `${document.info.description ?? ''} This document describes the workspace of the credential that asked, custom fields included.`;
-  return document;
+  document.info.description = `${document.info.description ?? ''} This document describes the workspace of the credential that asked, custom fields included${hidden.size ? ', without the fields its role cannot read' : ''}.`;
+  return hidden.size ? withoutHiddenFields(document, hidden) : document;
+}
+
+/** The fields `principal`'s role cannot read, by object (none: an empty map). */
+function hiddenFields(principal: Principal): HiddenFields {
+  const hidden = new Map<string, ReadonlySet<string>>();
+  for (const object of OBJECTS) {
+    const names = fieldAccess(principal, object.plural)?.hidden;
+    if (names?.size) hidden.set(object.plural, names);
+  }
+  return hidden;
 }
 
 /**
- * `GET /rest/open-api` with a credential whose workspace has custom fields: that
- * workspace's document. Without a credential, with an invalid one, or for a workspace
- * without custom fields: the public base document, unchanged.
+ * `GET /rest/open-api` with a credential whose workspace has custom fields, or whose role
+ * cannot read some fields: that workspace's document as the role sees it (kept per workspace
+ * model and set of hidden fields, so a role edit applies at the next request). Without a
+ * credential, with an invalid one, or for neither: the public base document, unchanged.
  */
 export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; auth: BearerAuthService; models: DataModel }) {
   const documents = new LRUCache<string, string>({ max: 100 });
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' || !req.headers.authorization) return next();
     let model: WorkspaceModel;
+    let hidden: HiddenFields;
+    let key: string;
     try {
-      model = await deps.models.of(await deps.auth.authenticate(req.headers.authorization));
-      if (!model.hasActiveFields) return next();
+      const principal = await deps.auth.authenticate(req.headers.authorization);
+      model = await deps.models.of(principal);
+      hidden = hiddenFields(principal);
+      if (!model.hasActiveFields && !hidden.size) return next();
+      key = `${model.key}\u0000${restrictionsKey(principal, 'read')}`;
     } catch {
       return next();
     }
-    let json = documents.get(model.key);
-    if (!json) documents.set(model.key, (json = JSON.stringify(workspaceOpenApi(deps.base(), model))));
+    let json = documents.get(key);
+    if (!json) documents.set(key, (json = JSON.stringify(workspaceOpenApi(deps.base(), model, hidden))));
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.setHeader('cache-control', 'private, no-store');
     res.setHeader('vary', 'Authorization');

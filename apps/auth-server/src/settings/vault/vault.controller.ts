@@ -5,7 +5,8 @@ import { confirmDeleteSecretPage, vaultPage, vaultRevealedPage, vaultSecretPage 
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
-import { PasswordRequired, REVEAL_SHOWN_SECONDS, VaultService, WrongPassword } from './vault.service.js';
+import { PasswordRequired, WrongPassword } from '../../sessions/recent-password.js';
+import { REVEAL_SHOWN_SECONDS, VaultService } from './vault.service.js';
 
 const NOTICES: Record<string, string> = {
   created: 'Secret added.',

@@ -7,11 +7,13 @@ import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
 import { WebhooksService } from './webhooks.service.js';
 
-const FIELDS = ['url', 'description', 'operations', 'headers', 'enabled'];
+const FIELDS = ['url', 'description', 'operations', 'headers', 'enabled', 'password'];
 
 /**
  * The webhooks part of the settings JSON API: session cookie + X-CSRF-Token, never a
  * bearer token (docs/webhooks.md: API keys and OAuth tokens can neither manage nor read webhooks).
+ * `password` (never stored) is the member's, typed again where vault secrets would be sent
+ * somewhere new: saving headers that name them, a new URL of such a webhook, a redelivery.
  */
 @Controller('settings/api/webhooks')
 @UseGuards(SettingsGuard)
@@ -30,10 +32,10 @@ export class WebhooksApiController {
   @HttpCode(201)
   async create(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Body() body: unknown) {
     requireJson(req);
-    const input = parseBody(body);
+    const { password, ...input } = parseBody(body);
     if (input.url === undefined)
       throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'url is required: the https URL that receives the events');
-    return { data: { createWebhook: await this.webhooks.create(ctx, input) } };
+    return { data: { createWebhook: await this.webhooks.create(ctx, input, req, password) } };
   }
 
   @Get(':id')
@@ -44,7 +46,8 @@ export class WebhooksApiController {
   @Patch(':id')
   async update(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Param('id') id: string, @Body() body: unknown) {
     requireJson(req);
-    return { data: { updateWebhook: await this.webhooks.update(ctx, id, parseBody(body)) } };
+    const { password, ...input } = parseBody(body);
+    return { data: { updateWebhook: await this.webhooks.update(ctx, id, input, req, password) } };
   }
 
   @Delete(':id')
@@ -68,10 +71,18 @@ export class WebhooksApiController {
     return { data: { attempts }, totalCount: attempts.length };
   }
 
+  /** `{"password": …}` when the webhook's headers name vault secrets and the last one typed is older than 5 minutes. */
   @Post(':id/deliveries/:deliveryId/redeliver')
   @HttpCode(202)
-  async redeliver(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Param('deliveryId') deliveryId: string) {
-    return { data: { redeliver: await this.webhooks.redeliver(ctx, id, deliveryId) } };
+  async redeliver(
+    @CurrentSettings() ctx: SettingsContext,
+    @Req() req: Request,
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+    @Body() body: unknown,
+  ) {
+    const given = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+    return { data: { redeliver: await this.webhooks.redeliver(ctx, id, deliveryId, req, given.password) } };
   }
 }
 
@@ -83,7 +94,7 @@ function requireJson(req: Request): void {
   }
 }
 
-function parseBody(body: unknown): WebhookInput {
+function parseBody(body: unknown): WebhookInput & { password?: unknown } {
   if (!body || typeof body !== 'object' || Array.isArray(body))
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'The body must be a JSON object');
   const b = body as Record<string, unknown>;
@@ -93,5 +104,5 @@ function parseBody(body: unknown): WebhookInput {
       ErrorCode.VALIDATION_FAILED,
       `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; allowed: ${FIELDS.join(', ')}`,
     );
-  return { url: b.url, description: b.description, operations: b.operations, headers: b.headers, enabled: b.enabled };
+  return { url: b.url, description: b.description, operations: b.operations, headers: b.headers, enabled: b.enabled, password: b.password };
 }

@@ -33,6 +33,12 @@ function formInput(body: Record<string, unknown>, withEnabled: boolean): Webhook
   };
 }
 
+/** The form as typed, to show again after an error: never the password. */
+function withoutPassword(body: Record<string, unknown>): Record<string, string> {
+  const { password: _password, ...rest } = body;
+  return rest as Record<string, string>;
+}
+
 /** /settings/webhooks: list, create (secret shown once), edit, delete, reveal the secret, attempts with Redeliver. */
 @Controller('settings/webhooks')
 @UseGuards(SettingsGuard)
@@ -45,11 +51,12 @@ export class WebhooksController {
   ) {}
 
   @Get()
-  async list(@CurrentSettings() ctx: SettingsContext, @Query('deleted') deleted: unknown, @Res() res: Response) {
+  async list(@CurrentSettings() ctx: SettingsContext, @Query('deleted') deleted: unknown, @Req() req: Request, @Res() res: Response) {
     res.send(
       webhooksPage(ctx, {
         webhooks: await this.webhooks.list(ctx),
         eventTypes: eventTypes(),
+        passwordFresh: await this.webhooks.passwordFresh(req),
         notice: typeof deleted === 'string' ? 'Webhook deleted.' : undefined,
       }),
     );
@@ -60,14 +67,15 @@ export class WebhooksController {
     const body = (req.body ?? {}) as Record<string, unknown>;
     let created: CreatedWebhook;
     try {
-      created = await this.webhooks.create(ctx, formInput(body, false));
+      created = await this.webhooks.create(ctx, formInput(body, false), req, body.password);
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       const page = webhooksPage(ctx, {
         webhooks: await this.webhooks.list(ctx),
         eventTypes: eventTypes(),
+        passwordFresh: await this.webhooks.passwordFresh(req),
         error: err.messages.join(' '),
-        values: body as Record<string, string>,
+        values: withoutPassword(body),
       });
       return res.status(err.status).send(page);
     }
@@ -84,13 +92,24 @@ export class WebhooksController {
   }
 
   @Get(':id')
-  async edit(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Query('notice') notice: unknown, @Res() res: Response) {
+  async edit(
+    @CurrentSettings() ctx: SettingsContext,
+    @Param('id') id: string,
+    @Query('notice') notice: unknown,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     const webhook = await this.webhooks.find(ctx, id);
-    const notices: Record<string, string> = { saved: 'Saved.', redelivered: 'Queued for redelivery.' };
+    const notices: Record<string, string> = {
+      saved: 'Saved.',
+      redelivered: 'Queued for redelivery.',
+      password: 'Password confirmed for 5 minutes.',
+    };
     res.send(
       editWebhookPage(ctx, {
         webhook,
         attempts: await this.webhooks.attempts(ctx, id),
+        passwordFresh: await this.webhooks.passwordFresh(req),
         notice: typeof notice === 'string' ? notices[notice] : undefined,
       }),
     );
@@ -100,19 +119,44 @@ export class WebhooksController {
   async update(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
     const body = (req.body ?? {}) as Record<string, unknown>;
     try {
-      await this.webhooks.update(ctx, id, formInput(body, true));
+      await this.webhooks.update(ctx, id, formInput(body, true), req, body.password);
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
-      const webhook = await this.webhooks.find(ctx, id);
-      const page = editWebhookPage(ctx, {
-        webhook,
-        attempts: await this.webhooks.attempts(ctx, id),
-        error: err.messages.join(' '),
-        values: body as Record<string, string>,
-      });
-      return res.status(err.status).send(page);
+      return this.editPageWith(ctx, id, req, res, err, withoutPassword(body));
     }
     res.redirect(303, `/settings/webhooks/${id}?notice=saved`);
+  }
+
+  /** The password typed on the webhook's page, so that Redeliver may send its vault secrets for the next 5 minutes. */
+  @Post(':id/password')
+  async confirmPassword(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.webhooks.find(ctx, id);
+    try {
+      await this.webhooks.confirmPassword(ctx, req, (req.body as Record<string, unknown> | undefined)?.password ?? '', 'nothing changed');
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      return this.editPageWith(ctx, id, req, res, err);
+    }
+    res.redirect(303, `/settings/webhooks/${id}?notice=password`);
+  }
+
+  /** The webhook's page again, with what went wrong (and the form's values, when a save failed). */
+  private async editPageWith(
+    ctx: SettingsContext,
+    id: string,
+    req: Request,
+    res: Response,
+    err: AppError,
+    values?: Record<string, string>,
+  ): Promise<void> {
+    const page = editWebhookPage(ctx, {
+      webhook: await this.webhooks.find(ctx, id),
+      attempts: await this.webhooks.attempts(ctx, id),
+      passwordFresh: await this.webhooks.passwordFresh(req),
+      error: err.messages.join(' '),
+      values,
+    });
+    res.status(err.status).send(page);
   }
 
   @Post(':id/secret')
@@ -126,9 +170,15 @@ export class WebhooksController {
     @CurrentSettings() ctx: SettingsContext,
     @Param('id') id: string,
     @Param('deliveryId') deliveryId: string,
+    @Req() req: Request,
     @Res() res: Response,
   ) {
-    await this.webhooks.redeliver(ctx, id, deliveryId);
+    try {
+      await this.webhooks.redeliver(ctx, id, deliveryId, req);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
+      return this.editPageWith(ctx, id, req, res, err);
+    }
     res.redirect(303, `/settings/webhooks/${id}?notice=redelivered`);
   }
 

@@ -116,6 +116,16 @@ for (const shown of document.querySelectorAll('[data-hide-after]')) {
   }, Number(shown.dataset.hideAfter) * 1000);
 }
 
+// The roles form (views/settings/roles.ts): a field that cannot be read cannot be updated
+// either ("update needs read"), so unticking Read unticks Update; ticking Read again leaves
+// Update as it is.
+for (const read of document.querySelectorAll('input[name="fieldRead"]')) {
+  read.addEventListener('change', () => {
+    const update = document.getElementById(read.id.replace(/-read$/, '-update'));
+    if (!read.checked && update) update.checked = false;
+  });
+}
+
 // The Import panel (views/settings/imports.ts): the file goes as the request body, then its page follows it.
 const importForm = document.getElementById('import-form');
 if (importForm) {

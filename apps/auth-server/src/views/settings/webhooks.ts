@@ -1,6 +1,6 @@
-import { headersToLines, MAX_HEADERS } from '#webhooks/headers.js';
+import { headersToLines, MAX_HEADERS, referencedNames } from '#webhooks/headers.js';
 import type { WebhookAttempt, WebhookSummary } from '#webhooks/webhooks.js';
-import type { SettingsContext } from '../../settings/settings-context.js';
+import { allows, type SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '../html.js';
 import { COPY_STATUS, UTC_NOTE, secretField, settingsPage, when } from './layout.js';
 
@@ -13,7 +13,27 @@ function status(w: WebhookSummary): Html {
 }
 
 function disabledBox(w: WebhookSummary): Html {
-  return w.disabledReason ? html`<p class="error" role="alert"><strong>${w.url}</strong>: ${w.disabledReason}</p>` : html``;
+  return html`${w.disabledReason ? html`<p class="error" role="alert"><strong>${w.url}</strong>: ${w.disabledReason}</p>` : html``}${
+    w.role.name === null
+      ? html`<p class="error" role="alert">
+          <strong>${w.url}</strong> delivers as a role that was deleted, so nothing is sent to it. Saving the webhook makes it deliver as
+          your role.
+        </p>`
+      : html``
+  }`;
+}
+
+/**
+ * The member's password, asked on the forms that can send vault secrets somewhere new while
+ * the last one typed is older than 5 minutes; only members who may use the vault see it.
+ */
+function passwordField(ctx: SettingsContext, passwordFresh: boolean): Html {
+  if (passwordFresh || !allows(ctx.role, 'VAULT')) return html``;
+  return html`<label for="wh-password">Your password <span class="muted">(when the headers name a vault secret)</span></label>
+    <input id="wh-password" name="password" type="password" autocomplete="current-password" aria-describedby="wh-password-hint" />
+    <p class="hint" id="wh-password-hint">
+      Sending vault secrets to a new URL or in new headers needs your password, asked again 5 minutes after you last typed it.
+    </p>`;
 }
 
 function headersField(value: string, error: string | undefined): Html {
@@ -42,7 +62,14 @@ function operationsHint(eventTypes: string[]): Html {
 
 export function webhooksPage(
   ctx: SettingsContext,
-  o: { webhooks: WebhookSummary[]; eventTypes: string[]; error?: string; values?: Record<string, string>; notice?: string },
+  o: {
+    webhooks: WebhookSummary[];
+    eventTypes: string[];
+    passwordFresh: boolean;
+    error?: string;
+    values?: Record<string, string>;
+    notice?: string;
+  },
 ): string {
   const v = o.values ?? {};
   return settingsPage(ctx, {
@@ -78,7 +105,7 @@ export function webhooksPage(
                           <code>${w.url}</code>${w.description ? html`<br /><span class="muted">${w.description}</span>` : html``}
                         </td>
                         <td data-label="Operations">${w.operations.join(', ')}</td>
-                        <td data-label="Status">${status(w)}</td>
+                        <td data-label="Status">${status(w)}<br /><span class="muted">as ${w.role.name ?? 'a deleted role'}</span></td>
                         <td data-label="Created">${when(w.createdAt)}</td>
                         <td data-label="">
                           <a href="/settings/webhooks/${w.id}">Edit and deliveries<span class="sr-only"> of ${w.url}</span></a
@@ -129,7 +156,8 @@ export function webhooksPage(
             value="${v.operations ?? '*.*'}"
             ${fieldError(errorAbout(o.error, 'operations'), 'wh-ops-hint')}
           />
-          ${operationsHint(o.eventTypes)} ${headersField(v.headers ?? '', o.error)}
+          ${operationsHint(o.eventTypes)} ${headersField(v.headers ?? '', o.error)} ${passwordField(ctx, o.passwordFresh)}
+          <p class="hint">It sends only what your role (${ctx.role.name}) may read.</p>
           <button type="submit">Add webhook</button>
         </form>
       </section>`,
@@ -165,17 +193,27 @@ export function webhookSecretPage(ctx: SettingsContext, o: { webhook: WebhookSum
   });
 }
 
-function attemptRow(ctx: SettingsContext, webhookId: string, a: WebhookAttempt): Html {
+function attemptStatus(a: WebhookAttempt): Html {
+  if (a.deliveryStatus === 'skipped') return html`<span class="badge off">Skipped</span><br /><span class="muted">${a.error ?? ''}</span>`;
   const outcome = a.statusCode !== null ? `HTTP ${a.statusCode}` : (a.error ?? 'no answer');
   const ok = a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300;
+  return ok ? html`<span class="badge ok">${outcome}</span>` : html`<span class="badge warn">${outcome}</span>`;
+}
+
+function attemptResponse(a: WebhookAttempt): Html {
+  if (a.responseWithheld) return html`<span class="muted">not kept: vault values were sent</span>`;
+  return a.responseExcerpt ? html`<code class="excerpt">${a.responseExcerpt.slice(0, 200)}</code>` : html``;
+}
+
+function attemptRow(ctx: SettingsContext, webhookId: string, a: WebhookAttempt): Html {
   return html` <tr>
     <td data-label="Time">${when(a.attemptedAt)}</td>
     <td data-label="Event">
       <code>${a.eventType}</code><br /><span class="muted"><code>${a.eventId}</code> · attempt ${a.attempt}</span>
     </td>
-    <td data-label="Status">${ok ? html`<span class="badge ok">${outcome}</span>` : html`<span class="badge warn">${outcome}</span>`}</td>
+    <td data-label="Status">${attemptStatus(a)}</td>
     <td data-label="Duration">${a.durationMs} ms</td>
-    <td data-label="Response">${a.responseExcerpt ? html`<code class="excerpt">${a.responseExcerpt.slice(0, 200)}</code>` : html``}</td>
+    <td data-label="Response">${attemptResponse(a)}</td>
     <td data-label="">
       <form method="post" action="/settings/webhooks/${webhookId}/deliveries/${a.deliveryId}/redeliver">
         ${csrfField(ctx.csrf)}<button type="submit" class="secondary" aria-label="Redeliver event ${a.eventId}">Redeliver</button>
@@ -184,9 +222,35 @@ function attemptRow(ctx: SettingsContext, webhookId: string, a: WebhookAttempt):
   </tr>`;
 }
 
+/** Above the attempts of a webhook that sends vault secrets: Redeliver sends them again, so it needs the password first. */
+function redeliverPassword(ctx: SettingsContext, w: WebhookSummary, passwordFresh: boolean): Html {
+  if (passwordFresh || !referencedNames(w.headers).length || !allows(ctx.role, 'VAULT')) return html``;
+  return html`<form method="post" action="/settings/webhooks/${w.id}/password" class="panel stack">
+    ${csrfField(ctx.csrf)}
+    <label for="redeliver-password">Your password, to redeliver</label>
+    <input
+      id="redeliver-password"
+      name="password"
+      type="password"
+      autocomplete="current-password"
+      required
+      aria-describedby="redeliver-password-hint"
+    />
+    <p class="hint" id="redeliver-password-hint">This webhook sends vault secrets: Redeliver works for 5 minutes after your password.</p>
+    <button type="submit" class="secondary">Confirm password</button>
+  </form>`;
+}
+
 export function editWebhookPage(
   ctx: SettingsContext,
-  o: { webhook: WebhookSummary; attempts: WebhookAttempt[]; error?: string; values?: Record<string, string>; notice?: string },
+  o: {
+    webhook: WebhookSummary;
+    attempts: WebhookAttempt[];
+    passwordFresh: boolean;
+    error?: string;
+    values?: Record<string, string>;
+    notice?: string;
+  },
 ): string {
   const w = o.webhook;
   const v = o.values ?? {};
@@ -229,6 +293,11 @@ export function editWebhookPage(
           />
           ${headersField(v.headers ?? headersToLines(w.headers), o.error)}
           <label class="check"><input type="checkbox" name="enabled" ${enabled ? html` checked` : html``} /> Enabled</label>
+          ${passwordField(ctx, o.passwordFresh)}
+          <p class="hint">
+            Delivers as ${w.role.name === null ? html`a deleted role` : html`<strong>${w.role.name}</strong>`}: each event carries only what
+            that role may read. Saving makes it deliver as your role (${ctx.role.name}).
+          </p>
           <button type="submit">Save</button>
         </form>
         <form method="post" action="/settings/webhooks/${w.id}/secret" class="gap-top">
@@ -238,6 +307,7 @@ export function editWebhookPage(
       </section>
 
       <h2 class="gap-top">Recent attempts</h2>
+      ${redeliverPassword(ctx, w, o.passwordFresh)}
       <div class="table-wrap">
         <table>
           <caption class="sr-only">
