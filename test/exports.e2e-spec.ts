@@ -418,14 +418,20 @@ describe('exports', () => {
       expect(await eventually(async () => (await runningExports(big.id)) === 0, 3000)).toBe(true);
     });
 
-    it('ends an export whose reader reads nothing for EXPORT_STALL_TIMEOUT_MS, and stops its statement', async () => {
-      process.env.EXPORT_STALL_TIMEOUT_MS = '1500';
+    /** A records API of its own whose EXPORT_STALL_TIMEOUT_MS is `stallMs`, listening on a port: its origin and how to close it. */
+    async function apiWithStallLimit(stallMs: number): Promise<{ origin: string; close: () => Promise<void> }> {
+      process.env.EXPORT_STALL_TIMEOUT_MS = String(stallMs);
       const strict = await startApi();
       delete process.env.EXPORT_STALL_TIMEOUT_MS;
+      const server = strict.http as http.Server;
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => strict.app.close() };
+    }
+
+    it('ends an export whose reader reads nothing for EXPORT_STALL_TIMEOUT_MS, and stops its statement', async () => {
+      const strict = await apiWithStallLimit(1500);
       try {
-        const server = strict.http as http.Server;
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-        const reader = await stalledExport(big.keys.Admin, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+        const reader = await stalledExport(big.keys.Admin, strict.origin);
         expect(reader.res.statusCode).toBe(200);
         expect(await runningExports(big.id)).toBe(1);
         expect(await eventually(async () => (await runningExports(big.id)) === 0, 8000)).toBe(true);
@@ -437,8 +443,45 @@ describe('exports', () => {
         reader.res.resume();
         expect(await ended).toBe(false);
       } finally {
-        await strict.app.close();
+        await strict.close();
       }
     });
+
+    it('serves a reader that takes the file slowly but steadily to its end, however long past EXPORT_STALL_TIMEOUT_MS that is', async () => {
+      // Loopback TCP acknowledges a paced reader in steps of about 256 KB (its receive window
+      // reopens once 1/16 of its buffer is free): at 200 KB/s a step every ~1.5 s, under the
+      // 4 s limit, while the socket's own buffer (MBs) takes the API's bytes only every ~8 s.
+      const RATE = 200_000;
+      const SLOW_FOR_MS = 12_000;
+      const strict = await apiWithStallLimit(4000);
+      try {
+        const { status, complete, body } = await new Promise<{ status?: number; complete: boolean; body: string }>((resolve, reject) => {
+          const req = http.get(
+            `${strict.origin}/rest/companies/export?format=csv&fields=name`,
+            { headers: { Authorization: `Bearer ${big.keys.Admin}` } },
+            (res) => {
+              const chunks: Buffer[] = [];
+              const started = Date.now();
+              res.on('data', (chunk: Buffer) => {
+                chunks.push(chunk);
+                if (Date.now() - started > SLOW_FOR_MS) return;
+                res.pause();
+                setTimeout(() => res.resume(), (chunk.length / RATE) * 1000);
+              });
+              const done = () => resolve({ status: res.statusCode, complete: res.complete, body: Buffer.concat(chunks).toString('utf8') });
+              res.on('end', done);
+              res.on('error', done);
+              res.on('close', done);
+            },
+          );
+          req.on('error', reject);
+        });
+        expect(status).toBe(200);
+        expect(complete).toBe(true);
+        expect(lines(body)).toHaveLength(10001);
+      } finally {
+        await strict.close();
+      }
+    }, 60_000);
   });
 });
