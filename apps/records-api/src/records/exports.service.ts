@@ -12,7 +12,7 @@ import { sessionConnection } from '#database/connections.js';
 import { TooManyRequestsError } from '#errors/errors.js';
 import { compileFilter, compileOrderBy, DEFAULT_ORDER } from '#records/query/index.js';
 import type { FilterNode, ObjectSchema } from '#records/query/types.js';
-import { csvColumns, csvHeader, ndjsonLine } from './export-sql.js';
+import { csvColumns, csvHeader, ndjsonLine, type FormulaMode } from './export-sql.js';
 import { RecordsService } from './records.service.js';
 
 export type ExportFormat = 'csv' | 'ndjson';
@@ -22,6 +22,8 @@ export interface ExportArgs {
   filter?: FilterNode;
   /** `fields=`: the record's fields to write (`id` always); unset: every field. */
   fields?: ReadonlySet<string>;
+  /** `formulas=` (CSV only): `escaped` unless `raw` (export-sql.ts). */
+  formulas?: FormulaMode;
 }
 
 /** An export whose statement Postgres has accepted: nothing has been sent yet. */
@@ -118,7 +120,7 @@ export class ExportsService implements OnModuleDestroy {
     // Live records only, whatever the filter says about deletedAt (docs/rest.md "Exports").
     const where = ['t.workspace_id = $1', 't.deleted_at IS NULL'];
     if (args.filter) where.push(compileFilter(args.filter, def.schema, params));
-    const columns = args.format === 'csv' ? csvColumns(def, args.fields) : undefined;
+    const columns = args.format === 'csv' ? csvColumns(def, args.fields, args.formulas) : undefined;
     const select = columns ? columns.map((c) => c.sql).join(', ') : ndjsonLine(def, args.fields);
     // The list's default order, oldest first, served by the (workspace_id, created_at, id) index of live rows.
     const statement = inlineParams(
