@@ -504,19 +504,23 @@ describe('exports', () => {
 
   describe('with readers that stop', () => {
     let big: TestWorkspace;
+    /** Another workspace as big, of the same party: one person can sign up many workspaces. */
+    let big2: TestWorkspace;
     let base: string;
 
     beforeAll(async () => {
-      // About 30 MB of CSV: far more than the socket buffers between Postgres, the API and a client hold.
+      // About 30 MB of CSV each: far more than the socket buffers between Postgres, the API and a client hold.
       big = await newWorkspace(ds, 'big');
+      big2 = await newWorkspace(ds, 'big2');
       // Set-based, and without the test pool's statement timeout: the write triggers make it take a few seconds on a busy machine.
-      await ds.transaction(async (tx) => {
-        await tx.query('SET LOCAL statement_timeout = 0');
-        await tx.query(
-          `INSERT INTO companies (workspace_id, name) SELECT $1, 'Co ' || g || repeat('x', 3000) FROM generate_series(1, 10000) g`,
-          [big.id],
-        );
-      });
+      for (const ws of [big, big2])
+        await ds.transaction(async (tx) => {
+          await tx.query('SET LOCAL statement_timeout = 0');
+          await tx.query(
+            `INSERT INTO companies (workspace_id, name) SELECT $1, 'Co ' || g || repeat('x', 3000) FROM generate_series(1, 10000) g`,
+            [ws.id],
+          );
+        });
       await new Promise<void>((resolve) => (api as http.Server).listen(0, '127.0.0.1', resolve));
       base = `http://127.0.0.1:${((api as http.Server).address() as AddressInfo).port}`;
     });
@@ -578,15 +582,63 @@ describe('exports', () => {
       expect(await eventually(async () => (await runningExports(big.id)) === 0, 3000)).toBe(true);
     });
 
-    /** A records API of its own whose EXPORT_STALL_TIMEOUT_MS is `stallMs`, listening on a port: its origin and how to close it. */
-    async function apiWithStallLimit(stallMs: number): Promise<{ origin: string; close: () => Promise<void> }> {
-      process.env.EXPORT_STALL_TIMEOUT_MS = String(stallMs);
-      const strict = await startApi();
-      delete process.env.EXPORT_STALL_TIMEOUT_MS;
-      const server = strict.http as http.Server;
+    /** A records API of its own started with `env`, listening on a port: its origin and how to close it. */
+    async function apiWith(env: Record<string, string>): Promise<{ origin: string; http: Http; close: () => Promise<void> }> {
+      Object.assign(process.env, env);
+      const own = await startApi();
+      for (const name of Object.keys(env)) delete process.env[name];
+      const server = own.http as http.Server;
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => strict.app.close() };
+      return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, http: own.http, close: () => own.app.close() };
     }
+    const apiWithStallLimit = (stallMs: number) => apiWith({ EXPORT_STALL_TIMEOUT_MS: String(stallMs) });
+
+    it("shares a server's export slots among workspaces: one party's two workspaces never hold all 4 while another asks", async () => {
+      const party = [await stalledExport(big.keys.Admin), await stalledExport(big.keys.Admin), await stalledExport(big2.keys.Admin)];
+      try {
+        for (const { res } of party) expect(res.statusCode).toBe(200);
+        // big2's second would take the server's last slot: it stays for a workspace that has none.
+        const fourth = await exportOf(big2.keys.Admin, 'companies', { format: 'csv', fields: 'id' });
+        expect(expectError(fourth, 429, 'RATE_LIMITED')).toMatch(/kept for workspaces that have none/);
+        expect(fourth.headers['retry-after']).toBe('10');
+        const other = await newWorkspace(ds, 'other-party');
+        await client(api, other.keys.Admin).post('/rest/companies', { name: 'Other' });
+        const theirs = await exportOf(other.keys.Admin, 'companies', { format: 'csv' });
+        expect(theirs.status).toBe(200);
+        expect(lines(theirs.body)).toHaveLength(2);
+      } finally {
+        for (const reader of party) reader.stop();
+      }
+      expect(await eventually(async () => (await runningExports(big.id)) + (await runningExports(big2.id)) === 0, 5000)).toBe(true);
+    });
+
+    it('gives a freed slot to the workspace that was refused first, not to one that asks later', async () => {
+      const small = await apiWith({ EXPORTS_PER_INSTANCE: '2' });
+      const stops: (() => void)[] = [];
+      try {
+        const [first, late] = [await newWorkspace(ds, 'waits-first'), await newWorkspace(ds, 'waits-late')];
+        const holders = [await stalledExport(big.keys.Admin, small.origin), await stalledExport(big2.keys.Admin, small.origin)];
+        stops.push(...holders.map((h) => h.stop));
+        for (const { res } of holders) expect(res.statusCode).toBe(200);
+        const refused = await exportFrom(small.http, first.keys.Admin, 'companies', { format: 'csv' });
+        expect(expectError(refused, 429, 'RATE_LIMITED')).toMatch(/This server is running 2 exports/);
+        holders[0].stop();
+        expect(await eventually(async () => (await runningExports(big.id)) === 0, 5000)).toBe(true);
+        // The slot is kept for the workspace that waits: another one asking now is behind it.
+        const behind = await exportFrom(small.http, late.keys.Admin, 'companies', { format: 'csv' });
+        expect(expectError(behind, 429, 'RATE_LIMITED')).toMatch(/kept for 1 workspace that has waited longer/);
+        const served = await exportFrom(small.http, first.keys.Admin, 'companies', { format: 'csv' });
+        expect(served.status).toBe(200);
+        expect(lines(served.body)).toEqual([
+          'id,name,domainName.primaryLinkUrl,domainName.primaryLinkLabel,domainName.secondaryLinks,createdAt,updatedAt,deletedAt',
+        ]);
+        // Served, it waits no more: the next one in is served too.
+        expect((await exportFrom(small.http, late.keys.Admin, 'companies', { format: 'csv' })).status).toBe(200);
+      } finally {
+        for (const stop of stops) stop();
+        await small.close();
+      }
+    });
 
     it('ends an export whose reader reads nothing for EXPORT_STALL_TIMEOUT_MS, and stops its statement', async () => {
       const strict = await apiWithStallLimit(1500);
