@@ -546,6 +546,21 @@ describe('exports', () => {
         )
       )[0].n as number;
 
+    /** A 429 for want of an export slot, with the message it names and its Retry-After. */
+    function expectNoSlot(res: request.Response, message: RegExp): void {
+      expect(expectError(res, 429, 'RATE_LIMITED')).toMatch(message);
+      expect(res.headers['retry-after']).toBe('10');
+    }
+
+    /** A new workspace with one company exports it at once: the exports running elsewhere do not hold it up. */
+    async function exportsAtOnce(label: string): Promise<void> {
+      const other = await newWorkspace(ds, label);
+      await client(api, other.keys.Admin).post('/rest/companies', { name: 'Other' });
+      const res = await exportOf(other.keys.Admin, 'companies', { format: 'csv' });
+      expect(res.status).toBe(200);
+      expect(lines(res.body)).toHaveLength(2);
+    }
+
     async function eventually(check: () => Promise<boolean>, ms: number): Promise<boolean> {
       for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) if (await check()) return true;
       return check();
@@ -556,15 +571,9 @@ describe('exports', () => {
       for (const { res } of readers) expect(res.statusCode).toBe(200);
       expect(await runningExports(big.id)).toBe(2);
 
-      const third = await exportOf(big.keys.Admin, 'companies', { format: 'csv' });
-      expect(expectError(third, 429, 'RATE_LIMITED')).toMatch(/2 exports of this workspace are running/);
-      expect(third.headers['retry-after']).toBe('10');
+      expectNoSlot(await exportOf(big.keys.Admin, 'companies', { format: 'csv' }), /2 exports of this workspace are running/);
       // Another workspace is not held up by this one.
-      const other = await newWorkspace(ds, 'other');
-      await client(api, other.keys.Admin).post('/rest/companies', { name: 'Other' });
-      const otherExport = await exportOf(other.keys.Admin, 'companies', { format: 'csv' });
-      expect(otherExport.status).toBe(200);
-      expect(lines(otherExport.body)).toHaveLength(2);
+      await exportsAtOnce('other');
 
       // The clients go away mid-stream: their statements end within a few seconds.
       for (const reader of readers) reader.stop();
@@ -598,14 +607,8 @@ describe('exports', () => {
       try {
         for (const { res } of party) expect(res.statusCode).toBe(200);
         // big2's second would take the server's last slot: it stays for a workspace that has none.
-        const fourth = await exportOf(big2.keys.Admin, 'companies', { format: 'csv', fields: 'id' });
-        expect(expectError(fourth, 429, 'RATE_LIMITED')).toMatch(/kept for workspaces that have none/);
-        expect(fourth.headers['retry-after']).toBe('10');
-        const other = await newWorkspace(ds, 'other-party');
-        await client(api, other.keys.Admin).post('/rest/companies', { name: 'Other' });
-        const theirs = await exportOf(other.keys.Admin, 'companies', { format: 'csv' });
-        expect(theirs.status).toBe(200);
-        expect(lines(theirs.body)).toHaveLength(2);
+        expectNoSlot(await exportOf(big2.keys.Admin, 'companies', { format: 'csv', fields: 'id' }), /kept for workspaces that have none/);
+        await exportsAtOnce('other-party');
       } finally {
         for (const reader of party) reader.stop();
       }
@@ -620,13 +623,14 @@ describe('exports', () => {
         const holders = [await stalledExport(big.keys.Admin, small.origin), await stalledExport(big2.keys.Admin, small.origin)];
         stops.push(...holders.map((h) => h.stop));
         for (const { res } of holders) expect(res.statusCode).toBe(200);
-        const refused = await exportFrom(small.http, first.keys.Admin, 'companies', { format: 'csv' });
-        expect(expectError(refused, 429, 'RATE_LIMITED')).toMatch(/This server is running 2 exports/);
+        expectNoSlot(await exportFrom(small.http, first.keys.Admin, 'companies', { format: 'csv' }), /This server is running 2 exports/);
         holders[0].stop();
         expect(await eventually(async () => (await runningExports(big.id)) === 0, 5000)).toBe(true);
         // The slot is kept for the workspace that waits: another one asking now is behind it.
-        const behind = await exportFrom(small.http, late.keys.Admin, 'companies', { format: 'csv' });
-        expect(expectError(behind, 429, 'RATE_LIMITED')).toMatch(/kept for 1 workspace that has waited longer/);
+        expectNoSlot(
+          await exportFrom(small.http, late.keys.Admin, 'companies', { format: 'csv' }),
+          /kept for workspaces that have waited longer/,
+        );
         const served = await exportFrom(small.http, first.keys.Admin, 'companies', { format: 'csv' });
         expect(served.status).toBe(200);
         expect(lines(served.body)).toEqual([

@@ -56,10 +56,8 @@ export async function turnOf(query: Query, workspace: string, lockName: string):
  */
 export function refusal(free: number, turn: Turn): string | undefined {
   if (free > turn.ahead + (turn.held > 0 ? 1 : 0)) return undefined;
-  if (turn.ahead > 0) {
-    const many = turn.ahead > 1;
-    return `this server's free export slots are kept for ${turn.ahead} workspace${many ? 's' : ''} that ${many ? 'have' : 'has'} waited longer`;
-  }
+  // How many others wait is theirs to know: the message does not count them.
+  if (turn.ahead > 0) return "this server's free export slots are kept for workspaces that have waited longer";
   return `this workspace runs ${turn.held} export${turn.held > 1 ? 's' : ''} already; this server's last free export slot is kept for workspaces that have none`;
 }
 
