@@ -57,8 +57,8 @@ export async function turnOf(query: Query, workspace: string, lockName: string):
 export function refusal(free: number, turn: Turn): string | undefined {
   if (free > turn.ahead + (turn.held > 0 ? 1 : 0)) return undefined;
   // How many others wait is theirs to know: the message does not count them.
-  if (turn.ahead > 0) return "this server's free export slots are kept for workspaces that have waited longer";
-  return `this workspace runs ${turn.held} export${turn.held > 1 ? 's' : ''} already; this server's last free export slot is kept for workspaces that have none`;
+  if (turn.ahead > 0) return "This server's free export slots are kept for workspaces that have waited longer";
+  return `This workspace runs ${turn.held} export${turn.held > 1 ? 's' : ''} already; this server's last free export slot is kept for workspaces that have none`;
 }
 
 /**

@@ -163,10 +163,7 @@ export class ExportsService implements OnModuleDestroy {
       const refused = refusal(this.limits.perInstance - (this.running - 1), turn);
       if (refused) {
         await waitInLine(query, workspace, lockName(workspace), turn.held);
-        throw new TooManyRequestsError(
-          `${refused[0].toUpperCase()}${refused.slice(1)}; retry after ${RETRY_AFTER_SECONDS} s`,
-          RETRY_AFTER_SECONDS,
-        );
+        throw new TooManyRequestsError(`${refused}; retry after ${RETRY_AFTER_SECONDS} s`, RETRY_AFTER_SECONDS);
       }
       if (turn.listed) await leaveLine(query, workspace);
       const body = client.query(copyTo(statement));
