@@ -9,7 +9,7 @@ import { REFERENCE_TABLES_WITH_WORKSPACE } from '#database/tenant-scope.js';
  * where parents come first, makes every other table a reference table or leaves it local,
  * and the keys are what Citus needs. (The statements are checked by the suite's teardown.)
  */
-const LOCAL = ['migrations', 'rate_limits', 'auth_throttle'];
+const LOCAL = ['migrations', 'rate_limits', 'auth_throttle', 'export_waits'];
 
 function script(): { reference: string[]; distributed: string[] } {
   const doc = readFileSync(new URL('../docs/scaling.md', import.meta.url), 'utf8');

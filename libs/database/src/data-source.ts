@@ -37,6 +37,7 @@ import { RelationGuard1765400000000 } from './migrations/1765400000000-relation-
 import { PendingDeliveries1765500000000 } from './migrations/1765500000000-pending-deliveries.js';
 import { PendingByWorkspace1765600000000 } from './migrations/1765600000000-pending-by-workspace.js';
 import { CredentialGuard1765700000000 } from './migrations/1765700000000-credential-guard.js';
+import { ExportWaits1765800000050 } from './migrations/1765800000050-export-waits.js';
 import { WebhookRoles1765849000000 } from './migrations/1765849000000-webhook-roles.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
@@ -72,6 +73,7 @@ export const MIGRATIONS = [
   PendingDeliveries1765500000000,
   PendingByWorkspace1765600000000,
   CredentialGuard1765700000000,
+  ExportWaits1765800000050,
   WebhookRoles1765849000000,
 ];
 

@@ -1,15 +1,21 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { isSafeIntegerText } from '#records/query/filter.js';
 import { composite, compositeSubFields, type SubFieldKind } from '#records/objects/index.js';
+import { formulaGuard, unguardedCell } from '../records/csv-formulas.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 
-/** How a CSV cell becomes a JSON value before the record is checked as a REST body would be. */
-export type CellKind = 'text' | 'integer' | 'number' | 'boolean' | 'json';
+/** How a CSV cell becomes a JSON value before the record is checked as a REST body would be; `ignored`: it does not. */
+export type CellKind = 'text' | 'integer' | 'number' | 'boolean' | 'json' | 'ignored';
+
+/** Columns of an export that the API sets itself: a file may hold them (an export imports as it is), and they are not read. */
+const SET_BY_THE_API = ['createdAt', 'updatedAt', 'deletedAt'];
 
 /** A CSV column: the path it fills in the body (`domainName.primaryLinkUrl` → `["domainName", "primaryLinkUrl"]`). */
 export interface ImportColumn {
   path: string[];
   kind: CellKind;
+  /** A text column an export guards against formulas: its cell loses the `'` the export added (csv-formulas.ts). */
+  guarded?: boolean;
 }
 
 const SUB_KIND: Record<SubFieldKind, CellKind> = { text: 'text', bigint: 'integer', textList: 'json', linkList: 'json' };
@@ -18,26 +24,31 @@ const SUB_KIND: Record<SubFieldKind, CellKind> = { text: 'text', bigint: 'intege
  * The columns a CSV may have for `def` (in a workspace, with its custom fields): `id`, each
  * scalar field by name, each composite sub-field as `field.subField` (`domainName.primaryLinkUrl`,
  * a custom `budget.amountMicros`); lists and multi-selects hold JSON text in their cell.
+ * `createdAt`, `updatedAt` and `deletedAt` are taken and ignored.
  */
 export function importColumns(def: ObjectDefinition): Map<string, ImportColumn> {
   const columns = new Map<string, ImportColumn>([['id', { path: ['id'], kind: 'text' }]]);
   for (const field of def.declaration.fields) {
     if (field.kind === 'composite') {
-      for (const sub of composite(field.type).subFields)
-        columns.set(`${field.name}.${sub.name}`, { path: [field.name, sub.name], kind: SUB_KIND[sub.kind] });
-    } else columns.set(field.name, { path: [field.name], kind: 'text' });
+      for (const sub of composite(field.type).subFields) columns.set(`${field.name}.${sub.name}`, subColumn(field.name, sub));
+    } else columns.set(field.name, { path: [field.name], kind: 'text', guarded: !!formulaGuard(field.kind, field.name) });
   }
   for (const field of def.custom ?? []) {
     const subs = compositeSubFields(field.type);
     if (subs) {
-      for (const sub of subs) columns.set(`${field.name}.${sub.name}`, { path: [field.name, sub.name], kind: SUB_KIND[sub.kind] });
+      for (const sub of subs) columns.set(`${field.name}.${sub.name}`, subColumn(field.name, sub));
     } else {
       const kind: CellKind =
         field.type === 'NUMBER' ? 'number' : field.type === 'BOOLEAN' ? 'boolean' : field.type === 'MULTI_SELECT' ? 'json' : 'text';
-      columns.set(field.name, { path: [field.name], kind });
+      columns.set(field.name, { path: [field.name], kind, guarded: field.type === 'TEXT' });
     }
   }
+  for (const name of SET_BY_THE_API) columns.set(name, { path: [name], kind: 'ignored' });
   return columns;
+}
+
+function subColumn(field: string, sub: { name: string; kind: SubFieldKind }): ImportColumn {
+  return { path: [field, sub.name], kind: SUB_KIND[sub.kind], guarded: !!formulaGuard(sub.kind, sub.name) };
 }
 
 /**
@@ -78,9 +89,9 @@ export function recordBody(columns: ImportColumn[], cells: string[], problems: s
   const body: Record<string, unknown> = {};
   for (let i = 0; i < columns.length; i++) {
     const cell = cells[i];
-    if (cell === undefined || cell === '') continue;
     const column = columns[i];
-    let value: unknown = cell;
+    if (cell === undefined || cell === '' || column.kind === 'ignored') continue;
+    let value: unknown = column.guarded ? unguardedCell(cell) : cell;
     switch (column.kind) {
       case 'integer':
         value = isSafeIntegerText(cell.trim()) ? Number(cell.trim()) : cell;

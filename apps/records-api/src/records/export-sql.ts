@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { composite, compositeSubFields, type CustomField } from '#records/objects/index.js';
+import { formulaGuard, guardedCellSql, type FormulaGuard } from './csv-formulas.js';
 import type { ObjectDefinition } from './object-definitions.js';
 
 /*
@@ -13,14 +14,20 @@ import type { ObjectDefinition } from './object-definitions.js';
  * - NDJSON: one JSON object per line, built as text with `||` (no argument limit, unlike
  *   json_build_object's 100) and to_json for every string, so escaping is Postgres's.
  * - CSV: one column per leaf: a composite's sub-fields as `domainName.primaryLinkUrl`,
- *   lists (and multi-selects) as their JSON text in one cell, no value as an empty cell.
+ *   lists (and multi-selects) as their JSON text in one cell, no value as an empty cell,
+ *   text that a spreadsheet would run as a formula after a `'` (csv-formulas.ts).
  */
 
 /** A column of the CSV: its header (the field path) and its text. */
 export interface ExportColumn {
   path: string;
   sql: string;
+  /** Set on text columns: how a formula in them is neutralised (csv-formulas.ts). */
+  guard?: FormulaGuard;
 }
+
+/** `formulas=`: `escaped` (the default) puts a `'` before formula text cells; `raw` writes them as they are. */
+export type FormulaMode = 'escaped' | 'raw';
 
 /** One field of the record: its JSON value as SQL text, and its CSV columns. */
 interface ExportField {
@@ -40,8 +47,8 @@ const isoOf = (sql: string) => `to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T
 /** A jsonb list as its JSON text; a missing list reads as `[]`, as the API shows it. */
 const listText = (sql: string) => `coalesce(nullif(${sql}, 'null'::jsonb), '[]'::jsonb)::text`;
 
-function scalar(name: string, path: string, text: string, json: string): ExportField {
-  return { name, json, columns: [{ path, sql: text }] };
+function scalar(name: string, path: string, text: string, json: string, guard?: FormulaGuard): ExportField {
+  return { name, json, columns: [{ path, sql: text, guard }] };
 }
 
 /** `{"a":…,"b":…}` from each part's JSON text, in order. */
@@ -53,7 +60,7 @@ function compositeField(name: string, subs: { name: string; kind: string; text: 
   return {
     name,
     json: objectOf(subs.map((s) => ({ key: s.name, json: s.json }))),
-    columns: subs.map((s) => ({ path: `${name}.${s.name}`, sql: s.text })),
+    columns: subs.map((s) => ({ path: `${name}.${s.name}`, sql: s.text, guard: formulaGuard(s.kind, s.name) })),
   };
 }
 
@@ -62,7 +69,9 @@ function builtInFields(def: ObjectDefinition): ExportField[] {
   for (const field of def.declaration.fields) {
     switch (field.kind) {
       case 'text':
-        fields.push(scalar(field.name, field.name, `t.${field.column}`, jsonString(`t.${field.column}`)));
+        fields.push(
+          scalar(field.name, field.name, `t.${field.column}`, jsonString(`t.${field.column}`), formulaGuard(field.kind, field.name)),
+        );
         break;
       case 'enum':
       case 'relation':
@@ -102,7 +111,14 @@ function customField(field: CustomField): ExportField {
   const value = `(t.custom->${lit(field.name)})`;
   const subs = compositeSubFields(field.type);
   if (field.type === 'MULTI_SELECT') return scalar(field.name, field.name, listText(value), listText(value));
-  if (!subs) return scalar(field.name, field.name, `(t.custom->>${lit(field.name)})`, orNull(`${value}::text`));
+  if (!subs)
+    return scalar(
+      field.name,
+      field.name,
+      `(t.custom->>${lit(field.name)})`,
+      orNull(`${value}::text`),
+      field.type === 'TEXT' ? formulaGuard('text', field.name) : undefined,
+    );
   return compositeField(
     field.name,
     subs.map((sub) => {
@@ -119,9 +135,10 @@ function exportFields(def: ObjectDefinition, selected?: ReadonlySet<string>): Ex
   return selected ? all.filter((f) => f.name === 'id' || selected.has(f.name)) : all;
 }
 
-/** The CSV's columns: header paths and their SQL, in order. */
-export function csvColumns(def: ObjectDefinition, selected?: ReadonlySet<string>): ExportColumn[] {
-  return exportFields(def, selected).flatMap((f) => f.columns);
+/** The CSV's columns: header paths and their SQL, in order; formula text cells escaped unless `formulas` is `raw`. */
+export function csvColumns(def: ObjectDefinition, selected?: ReadonlySet<string>, formulas: FormulaMode = 'escaped'): ExportColumn[] {
+  const columns = exportFields(def, selected).flatMap((f) => f.columns);
+  return formulas === 'raw' ? columns : columns.map((c) => (c.guard ? { ...c, sql: guardedCellSql(c.sql, c.guard) } : c));
 }
 
 /** The whole record's line of each definition (a workspace's definitions are kept, so this is built once per definition). */

@@ -12,7 +12,8 @@ import { sessionConnection } from '#database/connections.js';
 import { TooManyRequestsError } from '#errors/errors.js';
 import { compileFilter, compileOrderBy, DEFAULT_ORDER } from '#records/query/index.js';
 import type { FilterNode, ObjectSchema } from '#records/query/types.js';
-import { csvColumns, csvHeader, ndjsonLine } from './export-sql.js';
+import { csvColumns, csvHeader, ndjsonLine, type FormulaMode } from './export-sql.js';
+import { leaveLine, refusal, turnOf, waitInLine, type Query } from './export-turns.js';
 import { RecordsService } from './records.service.js';
 
 export type ExportFormat = 'csv' | 'ndjson';
@@ -22,6 +23,8 @@ export interface ExportArgs {
   filter?: FilterNode;
   /** `fields=`: the record's fields to write (`id` always); unset: every field. */
   fields?: ReadonlySet<string>;
+  /** `formulas=` (CSV only): `escaped` unless `raw` (export-sql.ts). */
+  formulas?: FormulaMode;
 }
 
 /** An export whose statement Postgres has accepted: nothing has been sent yet. */
@@ -71,7 +74,9 @@ const CONNECTION_CHECK_MS = 1000;
  * (at most `EXPORTS_PER_INSTANCE`, without the statement timeout, which a long export must
  * outlive), never on the request pool, and holds one of its workspace's
  * `EXPORTS_PER_WORKSPACE` slots: a session advisory lock, so the limit holds across
- * instances and a connection that dies frees its slot with it.
+ * instances and a connection that dies frees its slot with it. The slots are shared
+ * fairly among workspaces (export-turns.ts): no workspace takes a server's last one for a
+ * further export, and a freed one goes to those refused first.
  */
 @Injectable()
 export class ExportsService implements OnModuleDestroy {
@@ -79,11 +84,14 @@ export class ExportsService implements OnModuleDestroy {
   readonly limits: ExportLimits = loadConfig().exports;
   private readonly pool: pg.Pool;
   private running = 0;
+  /** A refusal before an export connection is taken puts the workspace in line through the request pool (one short statement). */
+  private readonly requestQuery: Query;
 
   constructor(
     private readonly records: RecordsService,
     dataSource: DataSource,
   ) {
+    this.requestQuery = (sql, params) => dataSource.query(sql, params);
     // Session advisory locks: DATABASE_SESSION_URL behind a transaction pooler (connections.ts).
     this.pool = new pg.Pool({
       connectionTimeoutMillis: poolOf(dataSource).options.connectionTimeoutMillis,
@@ -118,7 +126,7 @@ export class ExportsService implements OnModuleDestroy {
     // Live records only, whatever the filter says about deletedAt (docs/rest.md "Exports").
     const where = ['t.workspace_id = $1', 't.deleted_at IS NULL'];
     if (args.filter) where.push(compileFilter(args.filter, def.schema, params));
-    const columns = args.format === 'csv' ? csvColumns(def, args.fields) : undefined;
+    const columns = args.format === 'csv' ? csvColumns(def, args.fields, args.formulas) : undefined;
     const select = columns ? columns.map((c) => c.sql).join(', ') : ndjsonLine(def, args.fields);
     // The list's default order, oldest first, served by the (workspace_id, created_at, id) index of live rows.
     const statement = inlineParams(
@@ -127,7 +135,10 @@ export class ExportsService implements OnModuleDestroy {
       params,
     );
 
+    const workspace = principal.workspaceId;
     if (this.running >= this.limits.perInstance) {
+      // The line only orders turns: a refusal stands even when it cannot be written down.
+      await waitInLine(this.requestQuery, workspace, lockName(workspace)).catch(() => undefined);
       throw new TooManyRequestsError(
         `This server is running ${this.running} exports, its most at once; retry after ${RETRY_AFTER_SECONDS} s`,
         RETRY_AFTER_SECONDS,
@@ -140,13 +151,21 @@ export class ExportsService implements OnModuleDestroy {
       client = await this.pool.connect();
       // A connection lost mid-export emits 'error' on the client: the stream reports it instead.
       client.on('error', ignore);
-      slot = await this.claimSlot(client, principal.workspaceId);
+      slot = await this.claimSlot(client, workspace);
       if (slot === undefined) {
         throw new TooManyRequestsError(
           `${this.limits.perWorkspace} exports of this workspace are running, its most at once; retry after ${RETRY_AFTER_SECONDS} s`,
           RETRY_AFTER_SECONDS,
         );
       }
+      const query: Query = async (sql, values) => (await client!.query(sql, values)).rows;
+      const turn = await turnOf(query, workspace, lockName(workspace));
+      const refused = refusal(this.limits.perInstance - (this.running - 1), turn);
+      if (refused) {
+        await waitInLine(query, workspace, lockName(workspace), turn.held);
+        throw new TooManyRequestsError(`${refused}; retry after ${RETRY_AFTER_SECONDS} s`, RETRY_AFTER_SECONDS);
+      }
+      if (turn.listed) await leaveLine(query, workspace);
       const body = client.query(copyTo(statement));
       // pg-copy-streams emits the connection's end as 'error' even after the stream was
       // abandoned (the client went away, HEAD): whoever reads it (accepted, the pipe) listens
@@ -158,11 +177,11 @@ export class ExportsService implements OnModuleDestroy {
         contentType: CONTENT_TYPES[args.format],
         prefix: columns ? csvHeader(columns) : '',
         body,
-        finish: once((err) => this.finish(client!, principal.workspaceId, slot!, err)),
+        finish: once((err) => this.finish(client!, workspace, slot!, err)),
       };
     } catch (err) {
       this.running--;
-      if (client) this.release(client, principal.workspaceId, slot, err instanceof TooManyRequestsError ? undefined : err);
+      if (client) this.release(client, workspace, slot, err instanceof TooManyRequestsError ? undefined : err);
       throw err;
     }
   }

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { pipeline } from 'node:stream';
+import { unacknowledgedBytes } from '#net/unacknowledged-bytes.js';
 import type { RunningExport } from '../records/exports.service.js';
 
 /**
@@ -8,9 +9,9 @@ import type { RunningExport } from '../records/exports.service.js';
  *
  * - The client goes away: the pipe breaks and the export is finished with that error, which
  *   closes its connection and so stops the statement (exports.service.ts).
- * - The client stays but reads nothing (its socket accepts no byte while the response waits
- *   to drain) for `stallTimeoutMs`: the response is destroyed, with the same effect. A slow
- *   reader that makes any progress is never cut.
+ * - The client stays but takes nothing (its TCP stack acknowledges no byte while the
+ *   response waits to drain) for `stallTimeoutMs`: the response is destroyed, with the same
+ *   effect. A slow reader is not cut: each step its receive window reopens is progress.
  * - The statement fails midway: the response is destroyed without its last chunk, so the
  *   client sees a broken transfer, never a short file that looks complete.
  */
@@ -28,31 +29,56 @@ export function sendExport(res: Response, running: RunningExport, stallTimeoutMs
     return Promise.resolve();
   }
   if (running.prefix) res.write(running.prefix);
-  const watchdog = stallTimeoutMs > 0 ? watchStall(res, stallTimeoutMs) : undefined;
+  const stopWatching = stallTimeoutMs > 0 ? watchStall(res, stallTimeoutMs) : undefined;
   return new Promise((resolve) => {
     pipeline(running.body, res, (err) => {
-      clearInterval(watchdog);
+      stopWatching?.();
       running.finish(err ?? undefined);
       resolve();
     });
   });
 }
 
-/** Destroys `res` once its socket has taken no byte for `timeoutMs` while the response waits for it to drain. */
-function watchStall(res: Response, timeoutMs: number): NodeJS.Timeout {
+/**
+ * Destroys `res` once its client has taken no byte for `timeoutMs` while the response waits
+ * for it to drain. "Taken" is what the client's TCP stack acknowledged (libs/net
+ * unacknowledged-bytes.ts), not what the socket handed to the kernel: the kernel's send
+ * buffer takes bytes in bursts a steady slow reader spaces out by a minute and more. Where
+ * the kernel does not tell, the socket's own counters are all there is.
+ */
+function watchStall(res: Response, timeoutMs: number): () => void {
   const tick = Math.min(1000, Math.max(50, Math.floor(timeoutMs / 4)));
-  let lastBytes = -1;
+  let stopped = false;
+  let checking = false;
+  let last: string | undefined;
   let since = Date.now();
-  const timer = setInterval(() => {
-    const bytes = res.socket?.bytesWritten ?? 0;
-    if (!res.writableNeedDrain || bytes !== lastBytes) {
-      lastBytes = bytes;
+  const check = async () => {
+    const socket = res.socket;
+    if (!res.writableNeedDrain || !socket) {
+      last = undefined;
+      since = Date.now();
+      return;
+    }
+    const unacknowledged = await unacknowledgedBytes(socket);
+    const mark = `${socket.bytesWritten}:${socket.writableLength}:${unacknowledged}`;
+    if (stopped) return;
+    if (mark !== last) {
+      last = mark;
       since = Date.now();
     } else if (Date.now() - since >= timeoutMs) {
-      clearInterval(timer);
-      res.destroy(new Error(`the client read nothing for ${timeoutMs} ms`));
+      stop();
+      res.destroy(new Error(`the client took nothing for ${timeoutMs} ms`));
     }
+  };
+  const timer = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    void check().finally(() => (checking = false));
   }, tick);
   timer.unref();
-  return timer;
+  const stop = () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  return stop;
 }

@@ -119,13 +119,15 @@ export function parseRestGroupByQuery(query: Record<string, unknown>, schema: Ob
   };
 }
 
-const EXPORT_PARAMS = ['format', 'filter', 'fields'];
+const EXPORT_PARAMS = ['format', 'filter', 'fields', 'formulas'];
 const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+const FORMULA_MODES = ['escaped', 'raw'] as const;
 
 /**
- * `GET /rest/<plural>/export` parameters (docs/rest.md "Exports"): `format` (required), and
- * the list's `filter` and `fields` with their rules and codes. Unknown parameters are
- * refused, the list's paging ones too: an export is every matching record.
+ * `GET /rest/<plural>/export` parameters (docs/rest.md "Exports"): `format` (required), the
+ * list's `filter` and `fields` with their rules and codes, and `formulas` (`escaped` or
+ * `raw`; NDJSON takes it and never changes a value). Unknown parameters are refused, the
+ * list's paging ones too: an export is every matching record.
  */
 export function parseRestExportQuery(query: Record<string, unknown>, schema: ObjectSchema, names: FieldNames): ExportArgs {
   const unknown = Object.keys(query).filter((key) => !EXPORT_PARAMS.includes(key));
@@ -142,10 +144,18 @@ export function parseRestExportQuery(query: Record<string, unknown>, schema: Obj
       `format must be ${EXPORT_FORMATS.join(' or ')}; got ${format === undefined ? 'nothing' : JSON.stringify(format.slice(0, 40))}`,
     );
   }
+  const formulas = single(query, 'formulas') ?? 'escaped';
+  if (!FORMULA_MODES.includes(formulas as (typeof FORMULA_MODES)[number])) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `formulas must be ${FORMULA_MODES.join(' or ')}; got ${JSON.stringify(formulas.slice(0, 40))}`,
+    );
+  }
   return {
     format: format as ExportArgs['format'],
     filter: parseFilter(query.filter, schema),
     fields: parseFields(query.fields, names, 0),
+    formulas: formulas as ExportArgs['formulas'],
   };
 }
 

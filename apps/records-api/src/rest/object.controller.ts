@@ -123,7 +123,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
         summary: `Export ${plural} as CSV or NDJSON`,
         description:
           'Streams every live record the filter keeps (custom fields included), oldest first, as a file download. ' +
-          'Needs read permission. A workspace runs at most EXPORTS_PER_WORKSPACE (2) exports at once; one more is 429 with Retry-After. ' +
+          'Needs read permission. A workspace runs at most EXPORTS_PER_WORKSPACE (2) exports at once, and a second one never takes a ' +
+          "server's last free slot; one more, or one asked while workspaces refused earlier wait for a slot, is 429 with Retry-After. " +
           'Unknown query parameters are refused (400).',
       }),
       ApiExportQuery(),

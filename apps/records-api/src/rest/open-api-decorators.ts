@@ -401,6 +401,14 @@ export function ApiExportQuery() {
       schema: { type: 'string' },
       example: 'id,name',
     }),
+    ApiQuery({
+      name: 'formulas',
+      required: false,
+      description:
+        "CSV only. `escaped` (the default): a text cell that starts with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'` " +
+        '(OWASP CSV injection), which CSV imports take off again. `raw`: every cell as it is. NDJSON is never changed.',
+      schema: { type: 'string', enum: ['escaped', 'raw'], default: 'escaped' },
+    }),
   );
 }
 
