@@ -1,0 +1,237 @@
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
+import { dataSourceOptions } from '#database/data-source.js';
+import { createWebhook } from '#webhooks/webhooks.js';
+import { alive, childrenOf, ownPostgres, spawnApp, waitUntil, type AppProcess, type OwnPostgres } from './processes.js';
+import { Receiver, TEST_WORKER_ENV } from './webhook-receiver.js';
+
+/**
+ * Queue workers across Postgres crashes (docs/decisions/0051-queue-workers-that-outlive-postgres.md):
+ * a records API keeps running while its Postgres is killed (SIGKILL of the postmaster) and
+ * started again on the same data. A worker whose job's outcome could not be recorded is
+ * stopped by graphile-worker; it must be replaced, and an import must always end.
+ */
+const ROWS = 60_000;
+/** More than an import job's 5 attempts: each crash mid-import stops the worker running it. */
+const CRASHES = 6;
+const DAY = 86_400_000;
+
+interface Workspace {
+  id: string;
+  key: string;
+}
+
+describe('queue workers when Postgres crashes', () => {
+  let own: OwnPostgres;
+  let db: pg.Pool;
+  let api: AppProcess | undefined;
+  const receiver = new Receiver();
+  const workspaces: string[] = [];
+
+  const connect = () => {
+    db = new pg.Pool({ connectionString: own.url, max: 2 });
+    db.on('error', () => undefined);
+  };
+
+  beforeAll(async () => {
+    own = await ownPostgres('queue-crash');
+    connect();
+    await receiver.start();
+  }, 60_000);
+
+  afterEach(async () => {
+    if (api && api.child.exitCode === null && api.child.signalCode === null) {
+      api.child.kill('SIGKILL');
+      await api.exited;
+    }
+    api = undefined;
+    // What a test left unfinished is not for the next test's process to run.
+    for (const id of workspaces)
+      await db
+        .query(`UPDATE imports SET status = 'cancelled' WHERE workspace_id = $1 AND status IN ('queued', 'running')`, [id])
+        .catch(() => undefined);
+  });
+
+  afterAll(async () => {
+    await db?.end().catch(() => undefined);
+    await receiver.close();
+    await own?.remove();
+  });
+
+  async function workspace(label: string): Promise<Workspace> {
+    const ds = await new DataSource(dataSourceOptions(own.url, 2)).initialize();
+    try {
+      const ws = await createWorkspace(ds, label);
+      workspaces.push(ws.id);
+      const role = await findRole(ds, ws.id, 'Admin');
+      const { secret } = await createApiKey(ds, { workspaceId: ws.id, role, name: label, expiresAt: new Date(Date.now() + DAY) });
+      return { id: ws.id, key: secret };
+    } finally {
+      await ds.destroy();
+    }
+  }
+
+  /** SIGKILL of the postmaster (its backends then exit too), and a new one on the same data. */
+  async function crashPostgres(whileDown: () => Promise<void>): Promise<void> {
+    const postmaster = own.db.postmaster();
+    expect(postmaster).toBeDefined();
+    const backends = childrenOf(postmaster!);
+    own.db.release();
+    process.kill(postmaster!, 'SIGKILL');
+    await waitUntil(
+      () => !alive(postmaster!) && backends.every((pid) => !alive(pid)),
+      15_000,
+      () => 'the killed postmaster and its backends to exit',
+    );
+    await whileDown();
+    await db.end().catch(() => undefined);
+    await own.restart();
+    connect();
+  }
+
+  const progress = async (ws: Workspace, id: string) =>
+    (
+      await db.query<{ status: string; done: number; error: string | null }>(
+        'SELECT status, rows_done::int AS done, error FROM imports WHERE workspace_id = $1 AND id = $2',
+        [ws.id, id],
+      )
+    ).rows[0];
+
+  async function upload(ws: Workspace, csv: string): Promise<string> {
+    const res = await fetch(`${api!.url}/rest/imports?object=companies`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' },
+      body: csv,
+    });
+    expect(res.status).toBe(202);
+    return ((await res.json()) as { data: { import: { id: string } } }).data.import.id;
+  }
+
+  async function ended(ws: Workspace, id: string, ms: number): Promise<Record<string, unknown>> {
+    let state: Record<string, unknown> = {};
+    await waitUntil(
+      async () => {
+        const r = await fetch(`${api!.url}/rest/imports/${id}`, { headers: { authorization: `Bearer ${ws.key}` } });
+        if (r.status !== 200) return false;
+        state = ((await r.json()) as { data: { import: Record<string, unknown> } }).data.import;
+        return !['queued', 'running'].includes(state.status as string);
+      },
+      ms,
+      () => `the import to end: ${JSON.stringify(state)}\n${api!.output().slice(-3000)}`,
+    );
+    return state;
+  }
+
+  /** graphile-worker's line for a worker that could not record its job's outcome (it then stops). */
+  const webhookWorkerStopped = () => /\[webhooks\][^\n]*Failed to release job/.test(api!.output());
+
+  it(`an import goes on after each of ${CRASHES} Postgres crashes and completes with every row once; the webhook worker stopped by a crash is replaced`, async () => {
+    const ws = await workspace('queue-crash');
+    const setup = await new DataSource(dataSourceOptions(own.url, 2)).initialize();
+    await createWebhook(setup, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+    await setup.destroy();
+    api = await spawnApp('records-api', {
+      ...TEST_WORKER_ENV,
+      DATABASE_URL: own.url,
+      IMPORTS_WORKER: 'on',
+      IMPORTS_CONCURRENCY: '1',
+      IMPORTS_HEARTBEAT_MS: '300',
+      WEBHOOKS_CONCURRENCY: '1',
+      WEBHOOKS_HEARTBEAT_MS: '300',
+      LOG_LEVEL: 'error',
+    });
+    const auth = { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' };
+
+    // The only webhook worker is in the middle of a POST when Postgres goes away.
+    receiver.hold = true;
+    const first = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Before' }) });
+    expect(first.status).toBe(201);
+    await waitUntil(
+      () => receiver.held === 1,
+      15_000,
+      () => 'the first event to be POSTed',
+    );
+
+    const csv = ['name,domainName.primaryLinkUrl', ...Array.from({ length: ROWS }, (_, i) => `Crash ${i},crash-${i}.example`)].join('\n');
+    const id = await upload(ws, csv);
+    let atCrash = 0;
+    for (let crash = 1; crash <= CRASHES; crash++) {
+      // Crashed while running, with some batches committed since the last crash.
+      await waitUntil(
+        async () => {
+          const p = await progress(ws, id).catch(() => undefined);
+          return p?.status === 'running' && p.done > atCrash;
+        },
+        30_000,
+        () => `the import to go on after crash ${crash - 1} (at ${atCrash} rows)\n${api!.output().slice(-3000)}`,
+      );
+      await crashPostgres(async () => {
+        if (crash > 1) return;
+        // The webhook target answers while Postgres is down: its worker cannot record the outcome, and graphile-worker stops it.
+        receiver.answerHeld();
+        await waitUntil(
+          () => webhookWorkerStopped(),
+          15_000,
+          () => `the webhook worker to stop\n${api!.output().slice(-3000)}`,
+        );
+      });
+      atCrash = (await progress(ws, id)).done;
+      expect(atCrash).toBeLessThan(ROWS);
+    }
+
+    const state = await ended(ws, id, 60_000);
+    expect(state).toMatchObject({ status: 'completed', rowsRead: ROWS, created: ROWS, failed: 0, progress: 1, error: null });
+    const [counts] = (
+      await db.query(
+        `SELECT count(*)::int AS n, count(DISTINCT name)::int AS names FROM companies WHERE workspace_id = $1 AND name LIKE 'Crash %'`,
+        [ws.id],
+      )
+    ).rows;
+    expect(counts).toEqual({ n: ROWS, names: ROWS });
+
+    // A webhook worker delivers again: the event after the crashes arrives.
+    const after = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'After' }) });
+    expect(after.status).toBe(201);
+    await waitUntil(
+      () => receiver.receipts.some((r) => r.json?.data?.record?.name === 'After'),
+      20_000,
+      () => `the event after the crashes to be delivered (${receiver.receipts.length} received)\n${api!.output().slice(-3000)}`,
+    );
+    // An import worker runs imports again: a new one completes.
+    const small = await upload(ws, ['name', ...Array.from({ length: 100 }, (_, i) => `Later ${i}`)].join('\n'));
+    expect(await ended(ws, small, 20_000)).toMatchObject({ status: 'completed', created: 100 });
+    const ready = await fetch(`${api.url}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ok', checks: { database: 'up', importWorkers: 'up', webhookWorkers: 'up' } });
+    expect(api.child.exitCode).toBeNull();
+  }, 240_000);
+
+  it('an import whose runs keep failing without importing a row ends failed with the reason, instead of waiting on longer and longer retries', async () => {
+    const ws = await workspace('queue-stuck');
+    api = await spawnApp('records-api', {
+      DATABASE_URL: own.url,
+      WEBHOOKS_WORKER: 'off',
+      IMPORTS_WORKER: 'on',
+      IMPORTS_HEARTBEAT_MS: '300',
+      IMPORT_RETRY_BASE_MS: '100',
+      IMPORT_MAX_FAILED_RUNS: '3',
+      DATABASE_STATEMENT_TIMEOUT_MS: '500',
+      LOG_LEVEL: 'error',
+    });
+    // Every run's first INSERT waits on this lock until its statement times out.
+    const locker = await db.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE companies IN SHARE MODE');
+      const id = await upload(ws, ['name', ...Array.from({ length: 10 }, (_, i) => `Stuck ${i}`)].join('\n'));
+      const state = await ended(ws, id, 30_000);
+      expect(state).toMatchObject({ status: 'failed', rowsRead: 0, created: 0 });
+      expect(state.error).toMatch(/3 runs in a row/);
+      expect(state.error).toMatch(/statement timeout/);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      locker.release();
+    }
+  }, 60_000);
+});
