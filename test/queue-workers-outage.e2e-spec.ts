@@ -207,6 +207,39 @@ describe('queue workers when Postgres crashes', () => {
     expect(api.child.exitCode).toBeNull();
   }, 240_000);
 
+  it('an import whose job its dead workers spent (SIGKILL mid-file, its last attempt) gets a new job and completes with every row once', async () => {
+    const ws = await workspace('queue-spent');
+    const env = { DATABASE_URL: own.url, WEBHOOKS_WORKER: 'off', IMPORTS_WORKER: 'on', IMPORTS_HEARTBEAT_MS: '300', LOG_LEVEL: 'error' };
+    api = await spawnApp('records-api', env);
+    const rows = 20_000;
+    const id = await upload(ws, ['name', ...Array.from({ length: rows }, (_, i) => `Spent ${i}`)].join('\n'));
+    await waitUntil(
+      async () => (await progress(ws, id))?.done > 0,
+      30_000,
+      () => `the import to start\n${api!.output().slice(-3000)}`,
+    );
+    api.child.kill('SIGKILL');
+    await api.exited;
+    // Each worker death spends an attempt that no failure records: this one was the fifth.
+    const { rowCount } = await db.query(
+      `UPDATE graphile_worker._private_jobs SET attempts = max_attempts WHERE payload->>'importId' = $1 AND locked_by IS NOT NULL`,
+      [id],
+    );
+    expect(rowCount).toBe(1);
+    const atDeath = (await progress(ws, id)).done;
+    expect(atDeath).toBeLessThan(rows);
+
+    api = await spawnApp('records-api', env);
+    expect(await ended(ws, id, 30_000)).toMatchObject({ status: 'completed', rowsRead: rows, created: rows, failed: 0 });
+    const [counts] = (
+      await db.query(`SELECT count(*)::int AS n, count(DISTINCT name)::int AS names FROM companies WHERE workspace_id = $1`, [ws.id])
+    ).rows;
+    expect(counts).toEqual({ n: rows, names: rows });
+    // The spent job went with the new one's run.
+    const left = await db.query(`SELECT id FROM graphile_worker._private_jobs WHERE payload->>'importId' = $1`, [id]);
+    expect(left.rows).toEqual([]);
+  }, 90_000);
+
   it('an import whose runs keep failing without importing a row ends failed with the reason, instead of waiting on longer and longer retries', async () => {
     const ws = await workspace('queue-stuck');
     api = await spawnApp('records-api', {
