@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
@@ -207,6 +208,70 @@ describe('queue workers when Postgres crashes', () => {
     expect(api.child.exitCode).toBeNull();
   }, 240_000);
 
+  it('reports not ready while a stopped worker cannot be replaced, though requests are served, and is ready again once it is', async () => {
+    const ws = await workspace('queue-ready');
+    const setup = await new DataSource(dataSourceOptions(own.url, 2)).initialize();
+    await createWebhook(setup, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+    await setup.destroy();
+    // The queue's connections (DATABASE_SESSION_URL) go through a TCP relay the test can cut; requests use DATABASE_URL.
+    const relay = await new TcpRelay(Number(new URL(own.url).port)).open();
+    try {
+      const session = new URL(own.url);
+      session.port = String(relay.port);
+      api = await spawnApp('records-api', {
+        ...TEST_WORKER_ENV,
+        DATABASE_URL: own.url,
+        DATABASE_SESSION_URL: session.toString(),
+        IMPORTS_WORKER: 'off',
+        WEBHOOKS_CONCURRENCY: '1',
+        WEBHOOKS_HEARTBEAT_MS: '300',
+        LOG_LEVEL: 'error',
+      });
+      const auth = { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' };
+      receiver.hold = true;
+      const held = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Held' }) });
+      expect(held.status).toBe(201);
+      await waitUntil(
+        () => receiver.held === 1,
+        15_000,
+        () => 'the event to be POSTed',
+      );
+      relay.cut();
+      receiver.answerHeld();
+      const readiness = async () => {
+        const r = await fetch(`${api!.url}/health/ready`);
+        return { status: r.status, body: await r.json() };
+      };
+      let seen: unknown;
+      await waitUntil(
+        async () => {
+          seen = await readiness();
+          return (seen as { status: number }).status === 503;
+        },
+        15_000,
+        () => `/health/ready to turn 503 (last: ${JSON.stringify(seen)})\n${api!.output().slice(-3000)}`,
+      );
+      expect(seen).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'up', webhookWorkers: 'down' } } });
+      const served = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Later' }) });
+      expect(served.status).toBe(201);
+
+      await relay.open();
+      await waitUntil(
+        async () => (await readiness()).status === 200,
+        15_000,
+        () => `/health/ready to turn 200 again\n${api!.output().slice(-3000)}`,
+      );
+      expect(await readiness()).toEqual({ status: 200, body: { status: 'ok', checks: { database: 'up', webhookWorkers: 'up' } } });
+      await waitUntil(
+        () => receiver.receipts.some((r) => r.json?.data?.record?.name === 'Later'),
+        20_000,
+        () => `the event written while the worker was missing to be delivered\n${api!.output().slice(-3000)}`,
+      );
+    } finally {
+      relay.cut();
+    }
+  }, 90_000);
+
   it('an import whose job its dead workers spent (SIGKILL mid-file, its last attempt) gets a new job and completes with every row once', async () => {
     const ws = await workspace('queue-spent');
     const env = { DATABASE_URL: own.url, WEBHOOKS_WORKER: 'off', IMPORTS_WORKER: 'on', IMPORTS_HEARTBEAT_MS: '300', LOG_LEVEL: 'error' };
@@ -268,3 +333,34 @@ describe('queue workers when Postgres crashes', () => {
     }
   }, 60_000);
 });
+
+/** A TCP relay on loopback to a Postgres port: `cut` drops every connection and refuses new ones until `open` again (same port). */
+class TcpRelay {
+  port = 0;
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(private readonly target: number) {}
+
+  async open(): Promise<this> {
+    const server = createServer((client) => {
+      const upstream = connect(this.target, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => this.sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+    return this;
+  }
+
+  cut(): void {
+    this.server?.close();
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+  }
+}

@@ -66,8 +66,6 @@ const UNKNOWN_WORKER_GRACE_MS = 60_000;
 /** Waits between attempts to start workers in place of stopped ones (Postgres may still be down): doubling up to the second. */
 const RESTART_FIRST_WAIT_MS = 100;
 const RESTART_MOST_WAIT_MS = 1_000;
-/** Short of workers this long, and the last attempt to start more failed: the process reports itself not ready. */
-const SHORT_GRACE_MS = 10_000;
 
 export interface QueueWorkerOptions {
   /** How log lines name this worker ("webhook", "import") and its jobs ("webhook jobs", "imports"). */
@@ -95,7 +93,7 @@ export interface QueueWorkerOptions {
  * that-outlive-postgres.md). Here each stopped worker is replaced by a runner of as many
  * workers as are missing, started again and again until Postgres takes it, and its job is
  * released at once; a runner left without workers is stopped. `ready` is false while the
- * process has been short of workers for SHORT_GRACE_MS and cannot start more.
+ * process has been short of workers for 3 heartbeat intervals and cannot start more.
  *
  * `stop` stops taking jobs, waits for those running, removes this process's heartbeat row
  * and closes the pool. The webhook and import workers are each one of these.
@@ -133,7 +131,7 @@ export class QueueWorker {
 
   /** False once the process has been short of workers for a while and could not start more (`/health/ready`). */
   get ready(): boolean {
-    return this.shortSince === undefined || !this.restartFailing || Date.now() - this.shortSince < SHORT_GRACE_MS;
+    return this.shortSince === undefined || !this.restartFailing || Date.now() - this.shortSince < 3 * this.o.heartbeatMs;
   }
 
   /** A graphile-worker runner of `concurrency` workers, each counted while it runs. */
