@@ -13,7 +13,7 @@ import { Receiver, TEST_WORKER_ENV } from './webhook-receiver.js';
  * started again on the same data. A worker whose job's outcome could not be recorded is
  * stopped by graphile-worker; it must be replaced, and an import must always end.
  */
-const ROWS = 60_000;
+const ROWS = 30_000;
 /** More than an import job's 5 attempts: each crash mid-import stops the worker running it. */
 const CRASHES = 6;
 const DAY = 86_400_000;
