@@ -73,6 +73,35 @@ describe('queue workers when Postgres crashes', () => {
     }
   }
 
+  /** A workspace with a webhook of company creates to the receiver. */
+  async function workspaceWithWebhook(label: string): Promise<Workspace> {
+    const ws = await workspace(label);
+    const setup = await new DataSource(dataSourceOptions(own.url, 2)).initialize();
+    await createWebhook(setup, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
+    await setup.destroy();
+    return ws;
+  }
+
+  async function createCompany(ws: Workspace, name: string): Promise<void> {
+    const res = await fetch(`${api!.url}/rest/companies`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name }),
+    });
+    expect(res.status).toBe(201);
+  }
+
+  /** A company created whose event the receiver takes and does not answer yet: the only webhook worker is in the middle of its POST. */
+  async function createdAndHeld(ws: Workspace, name: string): Promise<void> {
+    receiver.hold = true;
+    await createCompany(ws, name);
+    await waitUntil(
+      () => receiver.held === 1,
+      15_000,
+      () => `the event of ${name} to be POSTed`,
+    );
+  }
+
   /** SIGKILL of the postmaster (its backends then exit too), and a new one on the same data. */
   async function crashPostgres(whileDown: () => Promise<void>): Promise<void> {
     const postmaster = own.db.postmaster();
@@ -128,10 +157,7 @@ describe('queue workers when Postgres crashes', () => {
   const webhookWorkerStopped = () => /\[webhooks\][^\n]*Failed to release job/.test(api!.output());
 
   it(`an import goes on after each of ${CRASHES} Postgres crashes and completes with every row once; the webhook worker stopped by a crash is replaced`, async () => {
-    const ws = await workspace('queue-crash');
-    const setup = await new DataSource(dataSourceOptions(own.url, 2)).initialize();
-    await createWebhook(setup, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
-    await setup.destroy();
+    const ws = await workspaceWithWebhook('queue-crash');
     api = await spawnApp('records-api', {
       ...TEST_WORKER_ENV,
       DATABASE_URL: own.url,
@@ -142,17 +168,8 @@ describe('queue workers when Postgres crashes', () => {
       WEBHOOKS_HEARTBEAT_MS: '300',
       LOG_LEVEL: 'error',
     });
-    const auth = { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' };
-
     // The only webhook worker is in the middle of a POST when Postgres goes away.
-    receiver.hold = true;
-    const first = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Before' }) });
-    expect(first.status).toBe(201);
-    await waitUntil(
-      () => receiver.held === 1,
-      15_000,
-      () => 'the first event to be POSTed',
-    );
+    await createdAndHeld(ws, 'Before');
 
     const csv = ['name,domainName.primaryLinkUrl', ...Array.from({ length: ROWS }, (_, i) => `Crash ${i},crash-${i}.example`)].join('\n');
     const id = await upload(ws, csv);
@@ -192,8 +209,7 @@ describe('queue workers when Postgres crashes', () => {
     expect(counts).toEqual({ n: ROWS, names: ROWS });
 
     // A webhook worker delivers again: the event after the crashes arrives.
-    const after = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'After' }) });
-    expect(after.status).toBe(201);
+    await createCompany(ws, 'After');
     await waitUntil(
       () => receiver.receipts.some((r) => r.json?.data?.record?.name === 'After'),
       20_000,
@@ -209,10 +225,7 @@ describe('queue workers when Postgres crashes', () => {
   }, 240_000);
 
   it('reports not ready while a stopped worker cannot be replaced, though requests are served, and is ready again once it is', async () => {
-    const ws = await workspace('queue-ready');
-    const setup = await new DataSource(dataSourceOptions(own.url, 2)).initialize();
-    await createWebhook(setup, ws.id, { url: receiver.url, operations: ['company.created'] }, { allowPrivate: true });
-    await setup.destroy();
+    const ws = await workspaceWithWebhook('queue-ready');
     // The queue's connections (DATABASE_SESSION_URL) go through a TCP relay the test can cut; requests use DATABASE_URL.
     const relay = await new TcpRelay(Number(new URL(own.url).port)).open();
     try {
@@ -227,15 +240,7 @@ describe('queue workers when Postgres crashes', () => {
         WEBHOOKS_HEARTBEAT_MS: '300',
         LOG_LEVEL: 'error',
       });
-      const auth = { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' };
-      receiver.hold = true;
-      const held = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Held' }) });
-      expect(held.status).toBe(201);
-      await waitUntil(
-        () => receiver.held === 1,
-        15_000,
-        () => 'the event to be POSTed',
-      );
+      await createdAndHeld(ws, 'Held');
       relay.cut();
       receiver.answerHeld();
       const readiness = async () => {
@@ -252,8 +257,7 @@ describe('queue workers when Postgres crashes', () => {
         () => `/health/ready to turn 503 (last: ${JSON.stringify(seen)})\n${api!.output().slice(-3000)}`,
       );
       expect(seen).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'up', webhookWorkers: 'down' } } });
-      const served = await fetch(`${api.url}/rest/companies`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Later' }) });
-      expect(served.status).toBe(201);
+      await createCompany(ws, 'Later');
 
       await relay.open();
       await waitUntil(

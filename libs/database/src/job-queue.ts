@@ -218,9 +218,9 @@ export class QueueWorker {
   }
 
   async stop(): Promise<void> {
+    // A replacement still starting stops itself once started (addRunner); its connect is not waited for.
     this.stopping = true;
     clearInterval(this.heartbeat);
-    await this.replacing;
     const runners = [...this.runners];
     this.runners.clear();
     await Promise.all(runners.map((r) => r.stop().catch((err) => this.o.log.warn(`stopping the ${this.o.name} worker: ${err.message}`))));
