@@ -11,7 +11,9 @@ export interface Receipt {
 /**
  * A real HTTP endpoint on loopback that records every POST. `answers` are the statuses to
  * give, in order (then `fallback`). While `hang` is set a request is accepted and never
- * answered (a target that is down behind a load balancer); `hung` counts those.
+ * answered (a target that is down behind a load balancer); `hung` counts those. While
+ * `hold` is set a request is recorded but its answer waits for `answerHeld()`; `held`
+ * counts those still waiting.
  */
 export class Receiver {
   readonly receipts: Receipt[] = [];
@@ -19,6 +21,8 @@ export class Receiver {
   fallback = 200;
   hang = false;
   hung = 0;
+  hold = false;
+  private waiting: (() => void)[] = [];
   private server?: Server;
   private waiters: { n: number; resolve: () => void }[] = [];
   url = '';
@@ -41,7 +45,9 @@ export class Receiver {
         }
         this.receipts.push({ at: Date.now(), headers: req.headers, body, json });
         const status = this.answers.length ? this.answers.shift()! : this.fallback;
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(`answer ${status}`);
+        const answer = () => res.writeHead(status, { 'content-type': 'text/plain' }).end(`answer ${status}`);
+        if (this.hold) this.waiting.push(answer);
+        else answer();
         this.waiters = this.waiters.filter((w) => (this.receipts.length >= w.n ? (w.resolve(), false) : true));
       });
     });
@@ -49,6 +55,16 @@ export class Receiver {
     const { port } = this.server.address() as { port: number };
     this.url = `http://127.0.0.1:${port}${path}`;
     return this;
+  }
+
+  get held(): number {
+    return this.waiting.length;
+  }
+
+  /** Answers the requests held so far (and stops holding new ones). */
+  answerHeld(): void {
+    this.hold = false;
+    for (const answer of this.waiting.splice(0)) answer();
   }
 
   /** Resolves once `n` requests arrived in all (rejects after `timeoutMs`). */

@@ -126,6 +126,10 @@ export interface ImportSettings {
   concurrency: number;
   /** How often the import worker records that it is alive and releases the imports of workers that stopped (silent for 3 intervals). */
   heartbeatMs: number;
+  /** `IMPORT_RETRY_BASE_MS`: the wait before the run after one that failed without importing a row; doubles with each such run. */
+  retryBaseMs: number;
+  /** `IMPORT_MAX_FAILED_RUNS`: this many runs in a row that import no row end the import `failed` (docs/decisions/0051-queue-workers-that-outlive-postgres.md). */
+  maxFailedRuns: number;
 }
 
 export interface HttpTimeouts {
@@ -252,6 +256,8 @@ export function loadConfig(): AppConfig {
       worker: onOff('IMPORTS_WORKER'),
       concurrency: Math.max(1, intFrom('IMPORTS_CONCURRENCY', 2)),
       heartbeatMs: Math.max(100, intFrom('IMPORTS_HEARTBEAT_MS', 10_000)),
+      retryBaseMs: Math.max(1, intFrom('IMPORT_RETRY_BASE_MS', 1000)),
+      maxFailedRuns: Math.max(1, intFrom('IMPORT_MAX_FAILED_RUNS', 5)),
     },
   };
 }

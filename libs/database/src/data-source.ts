@@ -39,6 +39,7 @@ import { PendingByWorkspace1765600000000 } from './migrations/1765600000000-pend
 import { CredentialGuard1765700000000 } from './migrations/1765700000000-credential-guard.js';
 import { ExportWaits1765800000050 } from './migrations/1765800000050-export-waits.js';
 import { WebhookRoles1765849000000 } from './migrations/1765849000000-webhook-roles.js';
+import { ImportRuns1765851000000 } from './migrations/1765851000000-import-runs.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -75,6 +76,7 @@ export const MIGRATIONS = [
   CredentialGuard1765700000000,
   ExportWaits1765800000050,
   WebhookRoles1765849000000,
+  ImportRuns1765851000000,
 ];
 
 export { sessionOptions } from './connections.js';

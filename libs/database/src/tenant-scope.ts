@@ -237,6 +237,12 @@ export const MULTI_SHARD_BY_DESIGN: readonly { table: string; sql: string; reaso
     reason: "the import worker's heartbeat sweeps uploads abandoned by a dead instance, in every workspace",
   },
   {
+    table: 'imports',
+    sql: `SELECT workspace_id, id FROM imports WHERE status IN ('queued', 'running')`,
+    reason:
+      "the import worker's heartbeat looks in every workspace for unfinished imports left without a job that can run (stranded-imports.ts)",
+  },
+  {
     table: 'custom_fields',
     sql: "SELECT name, kind FROM (SELECT name, CASE WHEN type = ANY($3::text[]) THEN 'number' ELSE 'text' END AS kind,",
     reason:

@@ -3,6 +3,7 @@ import { HealthIndicatorService } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { readinessChecks } from './readiness.js';
 import { isDraining } from './shutdown-state.js';
 
 /** The records API's bearer guard lets routes with this metadata through (libs/auth `Public`). */
@@ -12,7 +13,9 @@ const PUBLIC = SetMetadata('auth:public', true);
  * README.md, Operations health checks, public and without credentials, on both apps:
  * `/health/live` is 200 while the process serves (a restart is the only cure when it is
  * not); `/health/ready` is 200 when the database answers within a second, 503 otherwise
- * and while the process drains for shutdown (take it out of the load balancer).
+ * and while the process drains for shutdown (take it out of the load balancer), and 503
+ * too when a queue worker of the process is short of workers and cannot start more
+ * (readiness.ts).
  */
 @PUBLIC
 @ApiExcludeController()
@@ -44,6 +47,12 @@ export class HealthController {
       res.status(503);
       return { status: 'unavailable', checks: { database } };
     }
-    return { status: 'ok', checks: { database } };
+    const workers = readinessChecks();
+    const checks = { database, ...workers };
+    if (Object.values(workers).includes('down')) {
+      res.status(503);
+      return { status: 'unavailable', checks };
+    }
+    return { status: 'ok', checks };
   }
 }

@@ -1,8 +1,9 @@
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as waitFor } from 'node:timers/promises';
 import { loadConfig } from '#config/config.js';
 import { Sql, type SqlTx } from '#database/sql.js';
 import { isUUID } from 'class-validator';
 import { AppError, BadInputError, ConflictError, ErrorCode } from '#errors/errors.js';
+import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
 import { composite, compositeSubFields, fullComposite, ownValue, uniqueValueIn } from '#records/objects/index.js';
 import { changedFields, recordEvents, recordImportCompleted, type RecordChange } from '#webhooks/webhook-outbox.js';
 import type { DataModel } from '../records/data-model.js';
@@ -63,28 +64,81 @@ export class ImportRunner {
   /** Set on shutdown: running imports stop after their current batch and are queued again. */
   stopping = false;
 
-  async run(job: ImportJob, attempt: { attempts: number; maxAttempts: number }): Promise<void> {
-    const [imp] = await this.sql.rows<ImportRow>(
-      `UPDATE imports SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'running') RETURNING *`,
-      [job.workspaceId, job.importId],
+  /**
+   * One run of an import. The import's own account decides whether it goes on, never the
+   * job's attempts (docs/decisions/0051-queue-workers-that-outlive-postgres.md): each run's
+   * start counts the runs in a row that imported no row before it (`failed_runs`; a run whose
+   * worker or database died counts too), and at IMPORT_MAX_FAILED_RUNS the import ends
+   * `failed` with the last reason. A run that fails queues the next one itself, at once
+   * when it imported rows, else after a wait that doubles, and returns: graphile-worker
+   * neither spends an attempt on it nor waits e^attempts seconds before the next. While
+   * the database is unreachable, the run's first statement and that queueing are retried
+   * until they take, so the import goes on as soon as the database is back.
+   */
+  async run(job: ImportJob, attempt: { maxAttempts: number }): Promise<void> {
+    const { retryBaseMs, maxFailedRuns } = loadConfig().imports;
+    const [imp] = await this.onceReachable(() =>
+      this.sql.rows<ImportRow & { failed_runs: number; run_error: string | null }>(
+        `UPDATE imports SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now(),
+                failed_runs = CASE WHEN run_rows_done = rows_done THEN failed_runs + 1 ELSE 0 END,
+                run_error = CASE WHEN run_rows_done = rows_done THEN run_error END,
+                run_rows_done = rows_done
+          WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'running') RETURNING *`,
+        [job.workspaceId, job.importId],
+      ),
     );
     if (!imp) return; // cancelled, or already ended
+    if (imp.failed_runs >= maxFailedRuns) {
+      const why = imp.run_error ?? 'its worker or the database went away';
+      await this.finish(imp, 'failed', `the import stopped: ${imp.failed_runs} runs in a row imported no row; the last one: ${why}`);
+      return;
+    }
     try {
       await this.runRows(imp);
     } catch (err) {
       if (err instanceof Stopped) return;
-      if (err instanceof Interrupted) {
-        await this.sql.rows(
-          `SELECT graphile_worker.add_job($1, json_build_object('workspaceId', $2::uuid, 'importId', $3::uuid),
-                                          queue_name => 'imports:' || $2, max_attempts => $4)`,
-          [IMPORT_TASK, imp.workspace_id, imp.id, attempt.maxAttempts],
-        );
-        return;
+      if (err instanceof Interrupted) return this.queueNextRun(imp, attempt.maxAttempts, null, 0);
+      await this.queueNextRun(imp, attempt.maxAttempts, (err as Error).message.slice(0, 500), retryBaseMs);
+    }
+  }
+
+  /**
+   * The import's next run, as a new job on its workspace's queue, in one statement with the
+   * reason this one stopped: due at once after a run that imported rows, else after
+   * `baseMs` doubling with each run in a row that imported none (at most 60 × `baseMs`).
+   * Nothing when the import was cancelled meanwhile.
+   */
+  private async queueNextRun(imp: ImportRow, maxAttempts: number, error: string | null, baseMs: number): Promise<void> {
+    await this.onceReachable(() =>
+      this.sql.rows(
+        `WITH ran AS (
+           UPDATE imports SET run_error = coalesce($3, run_error), updated_at = now()
+            WHERE workspace_id = $1 AND id = $2 AND status = 'running'
+           RETURNING workspace_id, id, CASE WHEN rows_done = run_rows_done THEN failed_runs + 1 ELSE 0 END AS failed_runs
+         )
+         SELECT graphile_worker.add_job($4, json_build_object('workspaceId', workspace_id, 'importId', id),
+                  queue_name => 'imports:' || workspace_id, max_attempts => $5,
+                  run_at => now() + CASE WHEN failed_runs = 0 THEN 0 ELSE least($6 * 2 ^ (failed_runs - 1), 60 * $6) END * interval '1 millisecond')
+           FROM ran`,
+        [imp.workspace_id, imp.id, error, IMPORT_TASK, maxAttempts, baseMs],
+      ),
+    );
+  }
+
+  /**
+   * `statement` again (every 100 ms, doubling to 1 s) while the database is unreachable:
+   * a job that threw then would end its worker (its outcome cannot be recorded) or, once
+   * recorded, wait e^attempts seconds. Thrown as is when the process is stopping (another
+   * instance's heartbeat releases the job).
+   */
+  private async onceReachable<T>(statement: () => Promise<T>): Promise<T> {
+    for (let wait = 100; ; wait = Math.min(2 * wait, 1000)) {
+      try {
+        return await statement();
+      } catch (err) {
+        if (this.stopping || !isDatabaseUnavailable(err)) throw err;
+        await waitFor(wait);
       }
-      // graphile-worker retries with backoff; the last attempt ends the import as failed.
-      if (attempt.attempts >= attempt.maxAttempts) await this.finish(imp, 'failed', `the import stopped: ${(err as Error).message}`);
-      throw err;
     }
   }
 

@@ -16,8 +16,12 @@ import { importSummary, type ImportRow, type ImportSummary } from './import-summ
 
 /** The file is kept in chunks of this size (the last one shorter). */
 export const CHUNK_BYTES = 1024 * 1024;
-/** A failed job is retried this many times in all (with graphile-worker's backoff) before the import ends `failed`. */
-const MAX_ATTEMPTS = 5;
+/**
+ * graphile-worker's attempts of one import job. The import's own count of runs that imported
+ * nothing decides when it ends `failed` (import-runner.ts); an import whose job spent them
+ * all (its workers died) gets a new job from the heartbeat (stranded-imports.ts).
+ */
+export const MAX_ATTEMPTS = 5;
 /**
  * Uploads streaming into one process at once: each holds up to a chunk (1 MB) in memory, so
  * this bounds what uploads take of the records API's memory; one more is 503 with Retry-After.

@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { DataSource } from 'typeorm';
 import { sessionConnection } from '#database/connections.js';
 import { QueueWorker } from '#database/job-queue.js';
+import { addReadinessCheck } from '#ops/readiness.js';
 import { deliverOnce, requeueStranded, type DeliverJob } from '#webhooks/delivery.js';
 import { webhookSettings } from '#webhooks/settings.js';
 import { DELIVER_TASK } from '#webhooks/webhook-outbox.js';
@@ -17,7 +18,9 @@ import { WorkspaceShares } from '#webhooks/workspace-shares.js';
  * graphile-worker takes back the jobs of a worker that died only after 4 hours. So every
  * WEBHOOKS_HEARTBEAT_MS this process records its worker ids as alive for 3 intervals and
  * releases (`force_unlock_workers`) the jobs of workers no longer alive, at start and from
- * then on: an event whose worker was SIGKILLed is sent again within seconds.
+ * then on: an event whose worker was SIGKILLed is sent again within seconds. A worker that
+ * graphile-worker stopped (Postgres went away before it could record an outcome) is
+ * replaced, and its job released at once (QueueWorker).
  *
  * On application shutdown the runner stops taking jobs and waits for the attempts in
  * flight (each at most 10 s), then the process's heartbeat row goes and the pool closes.
@@ -26,6 +29,7 @@ import { WorkspaceShares } from '#webhooks/workspace-shares.js';
 export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('webhooks');
   private worker?: QueueWorker;
+  private removeReadiness?: () => void;
 
   constructor(private readonly ds: DataSource) {}
 
@@ -50,9 +54,11 @@ export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShut
         if (queued) this.log.warn(`queued ${queued} pending webhook deliveries that had no job`);
       },
     });
+    this.removeReadiness = addReadinessCheck('webhookWorkers', () => this.worker?.ready ?? true);
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.removeReadiness?.();
     const worker = this.worker;
     this.worker = undefined;
     await worker?.stop();
