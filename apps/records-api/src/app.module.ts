@@ -11,9 +11,11 @@ import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { McpController } from './mcp/mcp.controller.js';
-import { MetadataController, UniqueFieldsController } from './rest/metadata.controller.js';
+import { MetadataController, ObjectsMetadataController, UniqueFieldsController } from './rest/metadata.controller.js';
+import { CustomObjectController } from './rest/custom-object.controller.js';
 import { SearchController } from './rest/search.controller.js';
 import { FieldIndexSweeper } from '#identity/field-indexes.js';
+import { DeletedObjectsSweeper } from '#identity/objects.js';
 import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
@@ -43,6 +45,9 @@ import { VaultController } from './vault/vault.controller.js';
     McpController,
     ImportsController,
     VaultController,
+    ObjectsMetadataController,
+    // Last: `/rest/<object>` of a workspace's own objects, after every other route.
+    CustomObjectController,
   ],
   providers: [
     RateLimitPool.provider(),
@@ -50,6 +55,7 @@ import { VaultController } from './vault/vault.controller.js';
     ImportsService,
     ImportsWorker,
     FieldIndexSweeper,
+    DeletedObjectsSweeper,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: RestExceptionFilter },
   ],

@@ -48,7 +48,9 @@ export function can(
   object: RecordObject,
   action: RecordCapability,
 ): boolean {
-  return principal.role.objectPermissions[object]?.[action] === true;
+  // A role that does not name an object holds what its "*" entry (every other object) allows.
+  const permissions = principal.role.objectPermissions;
+  return (permissions[object] ?? permissions['*'])?.[action] === true;
 }
 
 /** Object permissions are checked in the service layer, so REST, GraphQL and MCP share them. */

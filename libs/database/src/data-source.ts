@@ -40,6 +40,7 @@ import { CredentialGuard1765700000000 } from './migrations/1765700000000-credent
 import { ExportWaits1765800000050 } from './migrations/1765800000050-export-waits.js';
 import { WebhookRoles1765849000000 } from './migrations/1765849000000-webhook-roles.js';
 import { ImportRuns1765851000000 } from './migrations/1765851000000-import-runs.js';
+import { CustomObjects1765900000000 } from './migrations/1765900000000-custom-objects.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -77,6 +78,7 @@ export const MIGRATIONS = [
   ExportWaits1765800000050,
   WebhookRoles1765849000000,
   ImportRuns1765851000000,
+  CustomObjects1765900000000,
 ];
 
 export { sessionOptions } from './connections.js';

@@ -265,6 +265,12 @@ export const MULTI_SHARD_BY_DESIGN: readonly { table: string; sql: string; reaso
       "the webhook worker's heartbeat looks in every workspace for pending deliveries left without a job (delivery.ts, requeueStranded)",
   },
   {
+    table: 'deleted_objects',
+    sql: 'SELECT workspace_id, object_id FROM deleted_objects ORDER BY deleted_at LIMIT 1',
+    reason:
+      "the records API's sweep takes the oldest deleted object of any workspace, then removes its records in that workspace (objects.ts)",
+  },
+  {
     table: 'vault_keys',
     sql: 'SELECT workspace_id, data_key_sealed FROM vault_keys ORDER BY workspace_id FOR UPDATE',
     reason: "the operator's vault:rotate-master-key re-wraps every workspace's vault data key in one transaction",

@@ -26,7 +26,8 @@ export type Db = DataSource | EntityManager;
 
 function allObjects(read: boolean, write: boolean, destroy = false): ObjectPermissions {
   const actions = { read, create: write, update: write, delete: write, ...(destroy ? { destroy } : {}) };
-  return Object.fromEntries(RECORD_OBJECTS.map((object) => [object, { ...actions }]));
+  // `*`: every object the role does not name, the workspace's own objects among them (roles.ts OTHER_OBJECTS).
+  return Object.fromEntries([...RECORD_OBJECTS, '*'].map((object) => [object, { ...actions }]));
 }
 
 export const DEFAULT_ROLES = [

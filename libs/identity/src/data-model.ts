@@ -10,6 +10,7 @@ import {
   CUSTOM_FIELD_OBJECTS,
   MAX_CUSTOM_FIELDS,
   OBJECTS,
+  RESERVED_NAMES,
   takenNames,
   type CustomField,
   type CustomFieldObject,
@@ -17,6 +18,16 @@ import {
 import type { Db } from './accounts.js';
 import { recordAudit, type AuditEntry } from './audit-log.js';
 import { sweepFieldIndexes } from './field-indexes.js';
+import { recordsOf } from './objects.js';
+
+/** The plural names of a workspace's objects, standard first. */
+async function objectNames(db: Db, workspaceId: string): Promise<string[]> {
+  const rows: { name_plural: string }[] = await db.query(
+    'SELECT name_plural FROM objects WHERE workspace_id = $1 ORDER BY is_custom, created_at, id',
+    [workspaceId],
+  );
+  return rows.map((r) => r.name_plural);
+}
 
 /*
  * A workspace's custom fields (docs/data-model.md): the metadata API (`/rest/metadata/fields`)
@@ -65,15 +76,13 @@ export function toField(row: FieldRow): CustomField {
   };
 }
 
-/** The record table of an object, from its declaration. */
-const tableOf = (object: CustomFieldObject): string => OBJECTS.find((o) => o.plural === object)!.table;
-
 export type Actor = AuditEntry['actor'];
 
 /** Every custom field of a workspace (active or not), by object then creation. */
 export async function listFields(db: Db, workspaceId: string, object?: string): Promise<CustomField[]> {
-  if (object !== undefined && !(CUSTOM_FIELD_OBJECTS as readonly string[]).includes(object)) {
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `object must be one of ${CUSTOM_FIELD_OBJECTS.join(', ')}`);
+  if (object !== undefined && !CUSTOM_FIELD_OBJECTS.includes(object)) {
+    const objects = await objectNames(db, workspaceId);
+    if (!objects.includes(object)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `object must be one of ${objects.join(', ')}`);
   }
   const rows: FieldRow[] = await db.query(
     `SELECT ${COLUMNS} FROM custom_fields WHERE workspace_id = $1 AND ($2::text IS NULL OR object = $2)
@@ -111,11 +120,11 @@ export async function createField(db: Db, workspaceId: string, actor: Actor, bod
     const field = checkNewField(
       body,
       (object) => new Set(existing.filter((f) => f.object === object).map((f) => f.name)),
-      (object) =>
-        takenNames(
-          OBJECTS.find((o) => o.plural === object)!,
-          OBJECTS,
-        ),
+      (object) => {
+        const standard = OBJECTS.find((o) => o.plural === object);
+        return standard ? takenNames(standard, OBJECTS) : new Set(RESERVED_NAMES);
+      },
+      await objectNames(tx, workspaceId),
     );
     const count = existing.filter((f) => f.object === field.object).length;
     if (count >= MAX_CUSTOM_FIELDS) {
@@ -195,7 +204,7 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
         `The field ${field.name} is unique; make it not unique (PATCH with {"isUnique": false}) before deactivating it`,
       );
     }
-    const table = tableOf(field.object);
+    const { table, and } = await recordsOf(tx, workspaceId, field.object);
     // Options removed: their values become null (SELECT) or leave the lists (MULTI_SELECT).
     if (change.options) {
       const kept = change.options.map((o) => o.value);
@@ -203,14 +212,14 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
       if (removed.length && field.type === 'SELECT') {
         await tx.query(
           `UPDATE ${table} SET custom = jsonb_set(custom, ARRAY[$2::text], 'null'::jsonb)
-            WHERE workspace_id = $1 AND custom->>$2 = ANY($3::text[])`,
+            WHERE workspace_id = $1${and} AND custom->>$2 = ANY($3::text[])`,
           [workspaceId, field.name, removed],
         );
       } else if (removed.length) {
         await tx.query(
           `UPDATE ${table} SET custom = jsonb_set(custom, ARRAY[$2::text],
                   coalesce((SELECT jsonb_agg(v) FROM jsonb_array_elements_text(custom->$2) v WHERE v <> ALL($3::text[])), '[]'::jsonb))
-            WHERE workspace_id = $1 AND jsonb_typeof(custom->$2) = 'array' AND (custom->$2) ?| $3::text[]`,
+            WHERE workspace_id = $1${and} AND jsonb_typeof(custom->$2) = 'array' AND (custom->$2) ?| $3::text[]`,
           [workspaceId, field.name, removed],
         );
       }
@@ -266,7 +275,8 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
     if (field.isActive) {
       throw new ConflictError(`The field ${field.name} is active; deactivate it first (PATCH with {"isActive": false}), then delete it`);
     }
-    await tx.query(`UPDATE ${tableOf(field.object)} SET custom = custom - $2::text WHERE workspace_id = $1 AND custom ? $2::text`, [
+    const { table, and } = await recordsOf(tx, workspaceId, field.object);
+    await tx.query(`UPDATE ${table} SET custom = custom - $2::text WHERE workspace_id = $1${and} AND custom ? $2::text`, [
       workspaceId,
       field.name,
     ]);

@@ -157,7 +157,34 @@ function checkFieldPermissions(raw: unknown, custom: CustomFieldNames, problems:
  * Trimmed and checked; every problem is reported at once. Field permissions may name the
  * workspace's custom fields given in `custom` (roleInputFor reads them).
  */
-export function validateRoleInput(input: RoleInput, custom: CustomFieldNames = new Map()): RoleInput {
+/**
+ * The key of `object_permissions` that stands for every object a role does not name (the
+ * built-in roles hold their company permissions there, so a new custom object is theirs as
+ * companies are; docs/authentication.md "Roles").
+ */
+export const OTHER_OBJECTS = '*';
+
+/** The plural names of a workspace's custom objects (active or not): what object permissions may name besides the standard ones. */
+export async function customObjectNames(db: Db, workspaceId: string): Promise<Set<string>> {
+  const rows: { name_plural: string }[] = await db.query('SELECT name_plural FROM objects WHERE workspace_id = $1 AND is_custom', [
+    workspaceId,
+  ]);
+  return new Set(rows.map((r) => r.name_plural));
+}
+
+const checkActions = (object: string, given: Record<string, unknown> | undefined, problems: string[]) => {
+  const actions = Object.fromEntries(RECORD_ACTIONS.map((a) => [a, given?.[a] === true])) as ObjectPermissions[string];
+  // Changing what one cannot see makes no sense, and every write answers with the record.
+  if (!actions.read && (actions.create || actions.update || actions.delete))
+    problems.push(`${object}: create, update and delete need read`);
+  return actions;
+};
+
+export function validateRoleInput(
+  input: RoleInput,
+  custom: CustomFieldNames = new Map(),
+  objects: ReadonlySet<string> = new Set(),
+): RoleInput {
   const name = String(input.name ?? '').trim();
   const description = String(input.description ?? '').trim();
   const problems: string[] = [];
@@ -165,13 +192,19 @@ export function validateRoleInput(input: RoleInput, custom: CustomFieldNames = n
   if (description.length > DESCRIPTION_MAX) problems.push(`description must be at most ${DESCRIPTION_MAX} characters`);
   const objectPermissions = {} as ObjectPermissions;
   for (const object of RECORD_OBJECTS) {
-    const given = input.objectPermissions?.[object] ?? ({} as Record<string, boolean>);
-    objectPermissions[object] = Object.fromEntries(RECORD_ACTIONS.map((a) => [a, given[a] === true])) as ObjectPermissions[typeof object];
+    objectPermissions[object] = checkActions(object, input.objectPermissions?.[object], problems);
     const { read, create, update, delete: del } = objectPermissions[object];
-    // Changing what one cannot see makes no sense, and every write answers with the record.
-    if (!read && (create || update || del)) problems.push(`${object}: create, update and delete need read`);
     // Left out only when the input does not name it: a role saved on the roles page names every object.
     if (SPARSE.has(object) && !input.objectPermissions?.[object] && !read && !create && !update && !del) delete objectPermissions[object];
+  }
+  // The workspace's own objects, and every other object (OTHER_OBJECTS), only where named.
+  for (const object of Object.keys(input.objectPermissions ?? {})) {
+    if (RECORD_OBJECTS.includes(object)) continue;
+    if (object !== OTHER_OBJECTS && !objects.has(object)) {
+      problems.push(`objectPermissions: unknown object ${JSON.stringify(object.slice(0, 64))}`);
+      continue;
+    }
+    objectPermissions[object] = checkActions(object, input.objectPermissions[object], problems);
   }
   const fieldPermissions = checkFieldPermissions(input.fieldPermissions, custom, problems);
   if (input.settingsPermissions !== undefined && !Array.isArray(input.settingsPermissions)) {
@@ -195,7 +228,8 @@ export function validateRoleInput(input: RoleInput, custom: CustomFieldNames = n
 /** validateRoleInput with the workspace's custom fields, which field permissions may name. */
 export async function roleInputFor(db: Db, workspaceId: string, input: RoleInput): Promise<RoleInput> {
   const custom = input.fieldPermissions && Object.keys(input.fieldPermissions).length ? await customFieldNames(db, workspaceId) : new Map();
-  return validateRoleInput(input, custom);
+  const named = Object.keys(input.objectPermissions ?? {}).some((o) => !RECORD_OBJECTS.includes(o) && o !== OTHER_OBJECTS);
+  return validateRoleInput(input, custom, named ? await customObjectNames(db, workspaceId) : new Set());
 }
 
 export async function findRoleById(db: Db, workspaceId: string, id: string): Promise<RoleEntity> {
@@ -318,6 +352,16 @@ export function permissionsBeyond(actor: RolePermissions, target: RolePermission
     const undecided = SPARSE.has(object) && !actor.objectPermissions[object];
     for (const action of RECORD_ACTIONS) {
       const held = actor.objectPermissions[object]?.[action] || (undecided && action === 'read');
+      if (target.objectPermissions[object]?.[action] && !held) extra.push(`${object}.${action}`);
+    }
+  }
+  // The workspace's own objects and every other one: what a role does not name, OTHER_OBJECTS holds. A role
+  // saved before either existed names neither, and compares as holding read there, as for a sparse object.
+  for (const object of Object.keys(target.objectPermissions)) {
+    if (RECORD_OBJECTS.includes(object)) continue;
+    const own = actor.objectPermissions[object] ?? actor.objectPermissions[OTHER_OBJECTS];
+    for (const action of RECORD_ACTIONS) {
+      const held = own ? own[action] : action === 'read';
       if (target.objectPermissions[object]?.[action] && !held) extra.push(`${object}.${action}`);
     }
   }

@@ -4,13 +4,13 @@ import {
   BUILT_IN_UNIQUE_FIELDS,
   CUSTOM_FIELD_OBJECTS,
   customUniqueField,
-  OBJECTS,
   UNIQUE_TYPES,
   type CustomFieldObject,
   type UniqueField,
 } from '#records/objects/index.js';
 import type { Db } from './accounts.js';
 import { recordAudit, type AuditEntry } from './audit-log.js';
+import { listObjects, objectNamed, recordsOf } from './objects.js';
 
 /*
  * Unique fields (docs/data-model.md, "Unique fields"). Which fields are unique is a row of
@@ -28,17 +28,16 @@ interface Row {
   normalize: UniqueField['normalize'];
 }
 
-function assertObject(object: string): void {
-  if (!(CUSTOM_FIELD_OBJECTS as readonly string[]).includes(object)) {
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `object must be one of ${CUSTOM_FIELD_OBJECTS.join(', ')}`);
-  }
+/** 400 unless `object` is an object of the workspace (a standard one or its own). */
+async function assertObject(db: Db, workspaceId: string, object: string): Promise<void> {
+  if (CUSTOM_FIELD_OBJECTS.includes(object) || (await objectNamed(db, workspaceId, object))) return;
+  const names = (await listObjects(db, workspaceId)).map((o) => o.namePlural);
+  throw new BadInputError(ErrorCode.VALIDATION_FAILED, `object must be one of ${names.join(', ')}`);
 }
-
-const tableOf = (object: CustomFieldObject): string => OBJECTS.find((o) => o.plural === object)!.table;
 
 /** The unique fields of a workspace, of one object or all. */
 export async function listUniqueFields(db: Db, workspaceId: string, object?: string): Promise<UniqueField[]> {
-  if (object !== undefined) assertObject(object);
+  if (object !== undefined) await assertObject(db, workspaceId, object);
   const rows: Row[] = await db.query(
     `SELECT object, field, source, compare AS normalize FROM unique_fields WHERE workspace_id = $1 AND ($2::text IS NULL OR object = $2)
       ORDER BY array_position(ARRAY['companies','people','opportunities'], object), created_at, field`,
@@ -57,10 +56,11 @@ function rawExpression(field: Pick<UniqueField, 'source'>): string {
 
 /** Up to 10 values that more than one live record of the workspace holds. */
 export async function duplicateValues(db: Db, workspaceId: string, field: UniqueField): Promise<string[]> {
+  const { table, and } = await recordsOf(db, workspaceId, field.object);
   const rows: { value: string }[] = await db.query(
-    `SELECT k.value FROM ${tableOf(field.object)} t
+    `SELECT k.value FROM ${table} t
       CROSS JOIN LATERAL (SELECT record_key_value($2, ${rawExpression(field)}) AS value) k
-      WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND k.value IS NOT NULL
+      WHERE t.workspace_id = $1${and.replace('object_id', 't.object_id')} AND t.deleted_at IS NULL AND k.value IS NOT NULL
       GROUP BY k.value HAVING count(*) > 1 ORDER BY k.value LIMIT ${MAX_DUPLICATES_LISTED}`,
     [workspaceId, field.normalize],
   );
@@ -80,7 +80,7 @@ function duplicatesError(field: UniqueField, values: string[]): ConflictError {
  * `emails`) or an active custom field of a type that may be unique (`code`, `work`).
  */
 export async function resolveUniqueField(db: Db, workspaceId: string, object: string, path: string): Promise<UniqueField> {
-  assertObject(object);
+  await assertObject(db, workspaceId, object);
   const builtIn = BUILT_IN_UNIQUE_FIELDS.find((b) => b.object === object && (b.field === path || b.field.split('.')[0] === path));
   if (builtIn) return builtIn;
   const [name] = path.split('.');
@@ -113,7 +113,7 @@ export async function makeUnique(ds: DataSource, workspaceId: string, actor: Act
   if (before.length) throw duplicatesError(field, before);
   const added = await ds.transaction(async (tx) => {
     await tx.query(`SET LOCAL lock_timeout = '5s'`);
-    await tx.query(`LOCK TABLE ${tableOf(field.object)} IN SHARE MODE`);
+    await tx.query(`LOCK TABLE ${(await recordsOf(tx, workspaceId, field.object)).table} IN SHARE MODE`);
     const rows: unknown[] = await tx.query(
       `INSERT INTO unique_fields (workspace_id, object, field, source, compare) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT DO NOTHING RETURNING field`,
@@ -131,11 +131,12 @@ export async function makeUnique(ds: DataSource, workspaceId: string, actor: Act
     return true;
   });
   if (!added) return field;
+  const { table, and } = await recordsOf(ds, workspaceId, field.object);
   await ds.query(
     `INSERT INTO record_keys (workspace_id, object, field, value, record_id)
-     SELECT t.workspace_id, $2, $3, k.value, t.id FROM ${tableOf(field.object)} t
+     SELECT t.workspace_id, $2, $3, k.value, t.id FROM ${table} t
       CROSS JOIN LATERAL (SELECT record_key_value($4, ${rawExpression(field)}) AS value) k
-      WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND k.value IS NOT NULL
+      WHERE t.workspace_id = $1${and.replace('object_id', 't.object_id')} AND t.deleted_at IS NULL AND k.value IS NOT NULL
      ON CONFLICT DO NOTHING`,
     [workspaceId, field.object, field.field, field.normalize],
   );

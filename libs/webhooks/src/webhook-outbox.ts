@@ -10,6 +10,8 @@ export interface TxRunner {
 export interface RecordChange {
   /** The record object (`companies`, `people`, …): the event type's object is its singular. */
   object: string;
+  /** Its singular name, given for a workspace's own objects (a standard object's is known). */
+  singular?: string;
   action: WebhookAction;
   /** The record as REST returns it, after the change. */
   record: Record<string, unknown>;
@@ -60,7 +62,7 @@ export async function recordEvents(tx: TxRunner, workspaceId: string, changes: R
     workspaceId,
     changes.map((c) => ({
       id: randomUUID(),
-      type: `${eventObjectOf(c.object)}.${c.action}`,
+      type: `${c.singular ?? eventObjectOf(c.object)}.${c.action}`,
       workspaceId,
       occurredAt,
       data: c.previous ? { record: c.record, previous: c.previous } : { record: c.record },
@@ -137,10 +139,10 @@ export const DELIVERY_IDS_COLUMN = 'webhook_delivery_ids_';
  */
 export function insertWithEvents(
   insert: { sql: string; params: unknown[] },
-  o: { object: string; recordJson: string },
+  o: { object: string; singular?: string; recordJson: string },
 ): { sql: string; params: unknown[] } {
   const params = [...insert.params];
-  const type = `$${params.push(`${eventObjectOf(o.object)}.created`)}`;
+  const type = `$${params.push(`${o.singular ?? eventObjectOf(o.object)}.created`)}`;
   // This process's clock, as for every other event (recordEvents): `occurredAt` orders one record's events.
   const occurredAt = `$${params.push(new Date().toISOString())}`;
   // WebhookEventBody's keys in its order, without spaces; the record's values as the NDJSON export writes them.

@@ -239,7 +239,12 @@ export class ImportRunner {
         await recordEvents(
           tx,
           imp.workspace_id,
-          created.records.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })),
+          created.records.map((record) => ({
+            object: def.object,
+            singular: def.singular,
+            action: 'created',
+            record: record as Record<string, unknown>,
+          })),
         );
       }
     });
@@ -367,6 +372,7 @@ export class ImportRunner {
         await recordEvents(tx, imp.workspace_id, [
           ...created.records.map((record) => ({
             object: def.object,
+            singular: def.singular,
             action: 'created' as const,
             record: record as Record<string, unknown>,
           })),
@@ -437,7 +443,7 @@ export class ImportRunner {
         for (const row of written) {
           const record = def.toRecord(row) as Record<string, unknown>;
           const previous = def.toRecord(before.get(record.id as string)!) as Record<string, unknown>;
-          events.push({ object: def.object, action: 'updated', record, previous: changedFields(previous, record) });
+          events.push({ object: def.object, singular: def.singular, action: 'updated', record, previous: changedFields(previous, record) });
         }
       }
     }

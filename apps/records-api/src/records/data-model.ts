@@ -2,19 +2,23 @@ import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
+import { NotFoundError } from '#errors/errors.js';
 import { toField } from '#identity/data-model.js';
+import { OBJECT_COLUMNS, toObject } from '#identity/objects.js';
 import {
   compositeSubFields,
   customCompositeSort,
   customQueryFields,
   fullComposite,
+  OBJECTS,
   ownValue,
   type CustomField,
+  type WorkspaceObject,
 } from '#records/objects/index.js';
 import { relationsOf } from '#records/objects/query-schema.js';
-import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
+import { customObjectDefinition, definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 
-/** A workspace's data model at one version: its custom fields and each object's definition with them. */
+/** A workspace's data model at one version: its custom objects and fields, and each object's definition with them. */
 export class WorkspaceModel {
   private readonly definitions = new Map<string, ObjectDefinition>();
 
@@ -23,7 +27,24 @@ export class WorkspaceModel {
     readonly version: number,
     /** Every custom field, active or not. */
     readonly fields: readonly CustomField[],
+    /** Every custom object, active or not (the standard ones are every workspace's). */
+    readonly objects: readonly WorkspaceObject[] = [],
   ) {}
+
+  /** The active custom object named `plural` (its plural name), if any. */
+  customObject(plural: string): WorkspaceObject | undefined {
+    return this.objects.find((o) => o.namePlural === plural && o.isActive);
+  }
+
+  /** Whether `plural` is an object this workspace serves: a standard one, or an active custom one. */
+  has(plural: string): boolean {
+    return OBJECTS.some((o) => o.plural === plural) || this.customObject(plural) !== undefined;
+  }
+
+  /** The plural names of every object served, standard first. */
+  get served(): string[] {
+    return [...OBJECTS.map((o) => o.plural), ...this.objects.filter((o) => o.isActive).map((o) => o.namePlural)];
+  }
 
   /** Names this model in caches of what is made from it (GraphQL servers, OpenAPI documents, MCP tools). */
   get key(): string {
@@ -35,15 +56,20 @@ export class WorkspaceModel {
     return this.fields.filter((f) => f.object === plural && f.isActive);
   }
 
+  /** Whether anything of this model differs from the standard objects: an active custom field or object. */
   get hasActiveFields(): boolean {
-    return this.fields.some((f) => f.isActive);
+    return this.fields.some((f) => f.isActive) || this.objects.some((o) => o.isActive);
   }
 
+  /** The definition of `plural` with this workspace's fields; 404 for an object it does not serve (a deactivated one included). */
   definition(plural: string): ObjectDefinition {
     let found = this.definitions.get(plural);
     if (!found) {
       const active = this.active(plural);
-      found = active.length ? withCustomFields(definitionFor(plural), active) : definitionFor(plural);
+      const custom = this.customObject(plural);
+      if (!custom && !OBJECTS.some((o) => o.plural === plural)) throw new NotFoundError(`No object ${plural} in this workspace`);
+      const base = custom ? customObjectDefinition(custom) : definitionFor(plural);
+      found = active.length ? withCustomFields(base, active) : base;
       // A relation filter reaches the target's custom fields of this workspace too.
       if (this.hasActiveFields) {
         found = { ...found, schema: { ...found.schema, relations: relationsOf(plural, (target) => this.definition(target).schema) } };
@@ -78,6 +104,11 @@ export class DataModel {
   }
 
   async read(workspaceId: string): Promise<WorkspaceModel> {
+    const objects = await this.sql.rows<Parameters<typeof toObject>[0]>(
+      `SELECT ${OBJECT_COLUMNS} FROM objects WHERE workspace_id = $1 AND is_custom ORDER BY created_at, id`,
+      [workspaceId],
+      { prepared: true },
+    );
     const rows = await this.sql.rows<Record<string, unknown>>(
       `SELECT w.data_model_version AS __version, f.*
          FROM workspaces w LEFT JOIN custom_fields f ON f.workspace_id = $1
@@ -87,7 +118,7 @@ export class DataModel {
     );
     const version = Number(rows[0]?.__version ?? 0);
     const fields = rows.filter((row) => row.id != null).map((row) => toField(row as unknown as Parameters<typeof toField>[0]));
-    const model = new WorkspaceModel(workspaceId, version, fields);
+    const model = new WorkspaceModel(workspaceId, version, fields, objects.map(toObject));
     this.models.set(workspaceId, model);
     return model;
   }

@@ -1,4 +1,4 @@
-import { composite, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { composite, customObjectDeclaration, OBJECTS, type ObjectDeclaration, type WorkspaceObject } from '#records/objects/index.js';
 import { querySchemaOf, relationsOf } from '#records/objects/query-schema.js';
 import { normalizeTimestamp } from '#records/query/index.js';
 import type { RecordDefinition } from './record-definition.js';
@@ -139,6 +139,21 @@ function definitionOf(object: ObjectDeclaration): ObjectDefinition {
       if (!target) throw new Error(`${object.plural}.${field.name} links to unknown object ${field.target}`);
       return [{ field, targetTable: target.table, targetSingular: target.singular }];
     }),
+  };
+}
+
+/**
+ * A custom object's definition (docs/data-model.md "Custom objects"): made as a standard
+ * object's from its declaration, which has no declared field; its fields come with the
+ * workspace's custom fields (records/data-model.ts). Its records are in `custom_records`.
+ */
+export function customObjectDefinition(object: WorkspaceObject): ObjectDefinition {
+  const declaration = customObjectDeclaration(object);
+  return {
+    ...definitionOf(declaration),
+    schema: querySchemaOf(declaration),
+    relations: [],
+    objectId: object.id,
   };
 }
 

@@ -8,7 +8,7 @@ import { ReadRouter } from '#database/read-routing.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError, UniqueConflictError } from '#errors/errors.js';
 import { compileFilter, compileKeyset, compileOrderBy, decodeCursor, encodeCursor, orderWithTieBreaker } from '#records/query/index.js';
 import type { CursorPayload, FilterNode, ObjectSchema, OrderTerm } from '#records/query/types.js';
-import { eventObjectOf, type WebhookAction } from '#webhooks/operations.js';
+import type { WebhookAction } from '#webhooks/operations.js';
 import { FirstAttempts } from '#webhooks/first-attempts.js';
 import {
   changedFields,
@@ -32,7 +32,7 @@ import { DataModel } from './data-model.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 import { ndjsonLine } from './export-sql.js';
-import { iso, type RecordDefinition } from './record-definition.js';
+import { iso, scopeOf, type RecordDefinition } from './record-definition.js';
 import { validateInput } from './validate-input.js';
 import { groupByStatement, toGroups, type AggregateGroup, type GroupByArgs } from './group-by.js';
 
@@ -171,7 +171,9 @@ function itemName(listName: string | null, i: number): string {
 function keyConflict(err: unknown): { object: string; field: string; value: string } | undefined {
   const e = err as { code?: string; constraint?: string; detail?: string };
   if (e?.code !== '23505' || e.constraint !== 'record_keys_pkey' || !e.detail) return undefined;
-  const found = /^Key \(workspace_id, object, field, value\)=\([0-9a-f-]{36}, ([a-z_]+), ([^,]+), (.*)\) already exists\.$/s.exec(e.detail);
+  const found = /^Key \(workspace_id, object, field, value\)=\([0-9a-f-]{36}, ([a-z0-9_-]+), ([^,]+), (.*)\) already exists\.$/s.exec(
+    e.detail,
+  );
   return found ? { object: found[1], field: found[2], value: found[3] } : undefined;
 }
 
@@ -293,13 +295,13 @@ export class RecordsService {
       ...(def.custom ?? []).map((f) => f.name),
     ];
     const hidden = fieldAccess(principal, plural)?.hidden;
-    if (!hidden?.size) return { own, embedded: this.embeddedNames(plural) };
-    return { own: own.filter((name) => !hidden.has(name)), embedded: this.embeddedNames(plural), hidden: [...hidden] };
+    if (!hidden?.size) return { own, embedded: this.embeddedNames(def) };
+    return { own: own.filter((name) => !hidden.has(name)), embedded: this.embeddedNames(def), hidden: [...hidden] };
   }
 
-  /** What depth=1 embeds on a record of `plural`: its links, then the lists that link to it. */
-  private embeddedNames(plural: string): string[] {
-    return [...this.definition(plural).relations.map((r) => r.field.relation), ...inversesOf(plural).map((inv) => inv.field.inverse)];
+  /** What depth=1 embeds on a record of `def`: its links, then the lists that link to it. */
+  private embeddedNames(def: ObjectDefinition): string[] {
+    return [...def.relations.map((r) => r.field.relation), ...inversesOf(def.object).map((inv) => inv.field.inverse)];
   }
 
   private async listOf<T>(def: RecordDefinition<T, unknown, unknown>, principal: Principal, args: ListArgs): Promise<ListResult<T>> {
@@ -472,7 +474,7 @@ export class RecordsService {
     const rows = await this.reads.rows(
       principal,
       `SELECT ${(fields ? def.columnsFor(fields) : def.columns).join(', ')} FROM ${def.schema.table}
-        WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL`,
+        WHERE ${scopeOf(def)} AND id = $2 AND deleted_at IS NULL`,
       [principal.workspaceId, id],
       { prepared: true },
     );
@@ -489,7 +491,7 @@ export class RecordsService {
     const rows = await this.reads.rows(
       principal,
       `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
-        WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
+        WHERE ${scopeOf(def)} AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
       [workspaceId, ids],
     );
     return this.visible(
@@ -519,7 +521,7 @@ export class RecordsService {
                 row_number() OVER (PARTITION BY t.${parentColumn} ORDER BY t.created_at, t.id) AS __rank,
                 count(*) OVER (PARTITION BY t.${parentColumn}) AS __total
            FROM ${def.schema.table} t
-          WHERE t.workspace_id = $1 AND t.${parentColumn} = ANY($2::uuid[]) AND t.deleted_at IS NULL) ranked
+          WHERE ${scopeOf(def, 't.')} AND t.${parentColumn} = ANY($2::uuid[]) AND t.deleted_at IS NULL) ranked
         WHERE __rank <= $3 ORDER BY __rank`,
       [workspaceId, parentIds, perParent],
     );
@@ -574,13 +576,13 @@ export class RecordsService {
     const insert = this.insertStatement(def, principal.workspaceId, columnSets);
     return this.writeWithEvents(
       principal.workspaceId,
-      def.object,
+      def.singular,
       'created',
       { ...insert, prepared: 'bounded-write' },
       (rows) => rows.map((row) => def.toRecord(row)),
       async () => {
         // Watched: the INSERT and its events in one statement, the events' records written by Postgres as REST shows them.
-        const watched = insertWithEvents(insert, { object: def.object, recordJson: ndjsonLine(def) });
+        const watched = insertWithEvents(insert, { object: def.object, singular: def.singular, recordJson: ndjsonLine(def) });
         const rows = await this.sql.rows(watched.sql, watched.params, { prepared: 'bounded-write' });
         // Its deliveries' jobs, queued now that it has committed (first-attempts.ts).
         await this.firstAttempts.queue(principal.workspaceId, rows[0]?.[DELIVERY_IDS_COLUMN] as string[] | null);
@@ -756,7 +758,7 @@ export class RecordsService {
       ids.length
         ? (
             await tx.rows<{ id: string }>(
-              `SELECT id FROM ${def.schema.table} WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
+              `SELECT id FROM ${def.schema.table} WHERE ${scopeOf(def)} AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
               [workspaceId, ids],
             )
           ).map((r) => r.id)
@@ -809,9 +811,10 @@ export class RecordsService {
       if (!link || set[col] === null) return p;
       return `coalesce((SELECT id FROM ${link.targetTable} WHERE workspace_id = $1 AND id = ${p}::uuid AND deleted_at IS NULL), record_missing_relation(${literal(link.field.name)}, ${literal(link.targetSingular)}, ${p}::uuid))`;
     };
-    // `$1` alone when no column is given (a person created from `{}`).
-    const values = columnSets.map((set) => `($1${columns.map((col) => `, ${value(set, col)}`).join('')})`);
-    const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
+    // `$1` alone when no column is given (a person created from `{}`); a custom object's records also name it.
+    const own = def.objectId ? `, '${def.objectId}'` : '';
+    const values = columnSets.map((set) => `($1${own}${columns.map((col) => `, ${value(set, col)}`).join('')})`);
+    const sql = `INSERT INTO ${def.schema.table} (workspace_id${def.objectId ? ', object_id' : ''}${columns.map((c) => `, ${c}`).join('')})
                  VALUES ${values.join(', ')} RETURNING ${def.columns.join(', ')}`;
     return { sql, params };
   }
@@ -823,7 +826,7 @@ export class RecordsService {
     const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
     if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
     const sql = `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
-                  WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`;
+                  WHERE ${scopeOf(def)} AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`;
     return { sql, params };
   }
 
@@ -840,7 +843,12 @@ export class RecordsService {
     await recordEvents(
       tx,
       principal.workspaceId,
-      created.map((record) => ({ object: def.object, action: 'created', record: record as Record<string, unknown> })),
+      created.map((record) => ({
+        object: def.object,
+        singular: def.singular,
+        action: 'created',
+        record: record as Record<string, unknown>,
+      })),
     );
     return created;
   }
@@ -855,7 +863,7 @@ export class RecordsService {
   ): Promise<AnyRecord | undefined> {
     const { custom, ...columns } = written;
     const [before] = await tx.rows(
-      `SELECT ${def.columns.join(', ')} FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      `SELECT ${def.columns.join(', ')} FROM ${def.schema.table} WHERE ${scopeOf(def)} AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
       [principal.workspaceId, id],
       { prepared: true },
     );
@@ -865,7 +873,7 @@ export class RecordsService {
     const [row] = await tx.rows(sql, params, { prepared: 'bounded-write' });
     const [record, previous] = [def.toRecord(row) as Record<string, unknown>, def.toRecord(before) as Record<string, unknown>];
     await recordEvents(tx, principal.workspaceId, [
-      { object: def.object, action: 'updated', record, previous: changedFields(previous, record) },
+      { object: def.object, singular: def.singular, action: 'updated', record, previous: changedFields(previous, record) },
     ]);
     return record as AnyRecord;
   }
@@ -882,7 +890,7 @@ export class RecordsService {
     const statement = this.updateStatement(def, principal.workspaceId, id, written);
     const updated = await this.writeWithEvents(
       principal.workspaceId,
-      def.object,
+      def.singular,
       'updated',
       { ...statement, prepared: 'bounded-write' },
       (rows) => (rows.length ? (def.toRecord(rows[0]) as AnyRecord) : undefined),
@@ -936,11 +944,11 @@ export class RecordsService {
     assertCan(principal, def.object, 'delete');
     this.assertId(id);
     const sql = `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
-                  WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`;
+                  WHERE ${scopeOf(def)} AND id = $2 AND deleted_at IS NULL RETURNING ${def.columns.join(', ')}`;
     const params = [principal.workspaceId, id];
     const deleted = await this.writeWithEvents(
       principal.workspaceId,
-      def.object,
+      def.singular,
       'deleted',
       { sql, params, prepared: true },
       (rows) => rows[0],
@@ -949,7 +957,7 @@ export class RecordsService {
           const [row] = await tx.rows(sql, params, { prepared: true });
           if (row)
             await recordEvents(tx, principal.workspaceId, [
-              { object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> },
+              { object: def.object, singular: def.singular, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> },
             ]);
           return row;
         }),
@@ -983,7 +991,7 @@ export class RecordsService {
         if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
         const rows = await tx.rows(
           `UPDATE ${def.schema.table} SET ${sets.join(', ')}, updated_at = now()
-            WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING ${def.columns.join(', ')}`,
+            WHERE ${scopeOf(def)} AND id = ANY($2::uuid[]) RETURNING ${def.columns.join(', ')}`,
           params,
         );
         const previous = new Map(before.map((row) => [row.id as string, def.toRecord(row) as Record<string, unknown>]));
@@ -992,7 +1000,13 @@ export class RecordsService {
           principal.workspaceId,
           rows.map((row) => {
             const record = def.toRecord(row) as Record<string, unknown>;
-            return { object: def.object, action: 'updated', record, previous: changedFields(previous.get(record.id as string)!, record) };
+            return {
+              object: def.object,
+              singular: def.singular,
+              action: 'updated',
+              record,
+              previous: changedFields(previous.get(record.id as string)!, record),
+            };
           }),
         );
         return { count: rows.length, ids: rows.map((row) => row.id as string) };
@@ -1014,13 +1028,18 @@ export class RecordsService {
       if (!before.length) return { count: 0, ids: [] };
       const rows = await tx.rows(
         `UPDATE ${def.schema.table} SET deleted_at = now(), updated_at = now()
-          WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING ${def.columns.join(', ')}`,
+          WHERE ${scopeOf(def)} AND id = ANY($2::uuid[]) RETURNING ${def.columns.join(', ')}`,
         [principal.workspaceId, before.map((row) => row.id)],
       );
       await recordEvents(
         tx,
         principal.workspaceId,
-        rows.map((row) => ({ object: def.object, action: 'deleted', record: def.toRecord(row) as Record<string, unknown> })),
+        rows.map((row) => ({
+          object: def.object,
+          singular: def.singular,
+          action: 'deleted',
+          record: def.toRecord(row) as Record<string, unknown>,
+        })),
       );
       return { count: rows.length, ids: rows.map((row) => row.id as string) };
     });
@@ -1071,20 +1090,17 @@ export class RecordsService {
       .transaction(async (tx) => {
         const [row] = await tx.rows(
           `UPDATE ${def.schema.table} SET deleted_at = NULL, updated_at = now()
-            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NOT NULL RETURNING ${def.columns.join(', ')}`,
+            WHERE ${scopeOf(def)} AND id = $2 AND deleted_at IS NOT NULL RETURNING ${def.columns.join(', ')}`,
           [principal.workspaceId, id],
         );
         if (!row) return undefined;
         const record = def.toRecord(row) as Record<string, unknown>;
-        await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'restored', record }]);
+        await recordEvents(tx, principal.workspaceId, [{ object: def.object, singular: def.singular, action: 'restored', record }]);
         return record as AnyRecord;
       })
       .catch((err) => this.mapDbError(err, def, principal.workspaceId));
     if (restored) return this.written(principal, this.visibleOne(principal, def.object, restored));
-    const [live] = await this.sql.rows(`SELECT 1 FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2`, [
-      principal.workspaceId,
-      id,
-    ]);
+    const [live] = await this.sql.rows(`SELECT 1 FROM ${def.schema.table} WHERE ${scopeOf(def)} AND id = $2`, [principal.workspaceId, id]);
     if (live) throw new ConflictError(`The ${def.singular} ${id} is not deleted; only a deleted ${def.singular} can be restored`);
     throw new NotFoundError(`No ${def.singular} with id ${id}`);
   }
@@ -1103,7 +1119,7 @@ export class RecordsService {
     const linked = inversesOf(plural);
     const erased = await this.sql.transaction(async (tx) => {
       const [row] = await tx.rows<{ id: string; deleted_at: unknown }>(
-        `SELECT id, deleted_at FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+        `SELECT id, deleted_at FROM ${def.schema.table} WHERE ${scopeOf(def)} AND id = $2 FOR UPDATE`,
         [principal.workspaceId, id],
       );
       if (!row) return false;
@@ -1118,14 +1134,14 @@ export class RecordsService {
       if (holders.length) {
         throw new ConflictError(`${holders.join(' and ')} (live or deleted) link to this ${def.singular}; unlink or erase them first`);
       }
-      await tx.rows(`DELETE FROM ${def.schema.table} WHERE workspace_id = $1 AND id = $2`, [principal.workspaceId, id]);
+      await tx.rows(`DELETE FROM ${def.schema.table} WHERE ${scopeOf(def)} AND id = $2`, [principal.workspaceId, id]);
       await tx.rows(`DELETE FROM webhook_events WHERE workspace_id = $1 AND payload->'data'->'record'->>'id' = $2`, [
         principal.workspaceId,
         id,
       ]);
       await tx.rows(`DELETE FROM idempotency_keys WHERE workspace_id = $1 AND strpos(body, $2) > 0`, [principal.workspaceId, id]);
       if (row.deleted_at === null) {
-        await recordEvents(tx, principal.workspaceId, [{ object: def.object, action: 'deleted', record: { id } }]);
+        await recordEvents(tx, principal.workspaceId, [{ object: def.object, singular: def.singular, action: 'deleted', record: { id } }]);
       }
       return true;
     });
@@ -1171,7 +1187,8 @@ export class RecordsService {
    */
   private async writeWithEvents<R>(
     workspaceId: string,
-    object: string,
+    /** The event type's object: the record object's singular name. */
+    eventObject: string,
     action: WebhookAction,
     statement: { sql: string; params: unknown[]; prepared: StatementOptions['prepared'] },
     result: (rows: Record<string, unknown>[]) => R,
@@ -1184,7 +1201,7 @@ export class RecordsService {
       const guarded = unwatched(
         statement.sql,
         statement.params,
-        `${eventObjectOf(object)}.${action}`,
+        `${eventObject}.${action}`,
         credentialVersion === undefined ? undefined : (params) => credentialGuard(credentialVersion, params),
       );
       try {
@@ -1289,7 +1306,7 @@ export class RecordsService {
   /** depth=1 (docs/rest.md; docs/architecture.md): each linked record, and every inverse list (`only`: those named in fields=). */
   private async embed(plural: string, principal: Principal, records: AnyRecord[], only?: ReadonlySet<string>): Promise<AnyRecord[]> {
     const extras = records.map(() => ({}) as Record<string, unknown>);
-    for (const field of this.definition(plural).relations.map((r) => r.field)) {
+    for (const field of (await this.definitionFor(plural, principal)).relations.map((r) => r.field)) {
       if (only && !only.has(field.relation)) continue;
       const ids = [...new Set(records.map((r) => r[field.name]).filter((id): id is string => Boolean(id)))];
       const found = new Map((await this.byIds(field.target, principal, ids)).map((t) => [t.id, t]));
@@ -1338,7 +1355,7 @@ export class RecordsService {
 
   /** Soft-deleted records stay hidden unless the filter asks about `deletedAt` (docs/rest.md). */
   private scope(def: RecordDefinition<unknown, unknown, unknown>, filter: FilterNode | undefined, params: unknown[]): string {
-    const parts = ['t.workspace_id = $1'];
+    const parts = [scopeOf(def, 't.')];
     if (!mentions(filter, 'deletedAt')) parts.push('t.deleted_at IS NULL');
     if (filter) parts.push(compileFilter(filter, def.schema, params));
     return parts.join(' AND ');

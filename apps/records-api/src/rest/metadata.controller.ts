@@ -5,6 +5,8 @@ import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { createField, deleteField, getField, listFields, updateField, type Actor } from '#identity/data-model.js';
+import { createObject, deleteObject, getObject, listObjects, sweepDeletedObjects, updateObject } from '#identity/objects.js';
+import { customObjectDeclaration, OBJECTS, standardFields, type CustomField, type WorkspaceObject } from '#records/objects/index.js';
 import { listUniqueFields, makeNotUnique, makeUnique, resolveUniqueField } from '#identity/unique-fields.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 
@@ -37,6 +39,9 @@ function onlyObjectParameter(query: Record<string, unknown>): string | undefined
   return query.object as string | undefined;
 }
 
+/** A custom field as the metadata API shows it. */
+const custom = (field: CustomField) => ({ ...field, isCustom: true });
+
 function assertDataModel(principal: Principal): void {
   if (!principal.role.settingsPermissions.includes('DATA_MODEL')) {
     throw new ForbiddenError(`The role "${principal.role.name}" does not allow changing or reading the data model (DATA_MODEL permission)`);
@@ -59,27 +64,27 @@ export class MetadataController {
   @Get()
   async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
     assertDataModel(principal);
-    return { data: { fields: await listFields(this.dataSource, principal.workspaceId, onlyObjectParameter(query)) } };
+    return { data: { fields: (await listFields(this.dataSource, principal.workspaceId, onlyObjectParameter(query))).map(custom) } };
   }
 
   @Get(':id')
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     assertDataModel(principal);
-    return { data: { field: await getField(this.dataSource, principal.workspaceId, id) } };
+    return { data: { field: custom(await getField(this.dataSource, principal.workspaceId, id)) } };
   }
 
   @Post()
   async create(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     assertDataModel(principal);
     const actor = await actorOf(this.sql, principal);
-    return { data: { createField: await createField(this.dataSource, principal.workspaceId, actor, body) } };
+    return { data: { createField: custom(await createField(this.dataSource, principal.workspaceId, actor, body)) } };
   }
 
   @Patch(':id')
   async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: unknown) {
     assertDataModel(principal);
     const actor = await actorOf(this.sql, principal);
-    return { data: { updateField: await updateField(this.dataSource, principal.workspaceId, actor, id, body) } };
+    return { data: { updateField: custom(await updateField(this.dataSource, principal.workspaceId, actor, id, body)) } };
   }
 
   @Delete(':id')
@@ -88,6 +93,84 @@ export class MetadataController {
     assertDataModel(principal);
     const actor = await actorOf(this.sql, principal);
     return { data: { deleteField: await deleteField(this.dataSource, principal.workspaceId, actor, id) } };
+  }
+}
+
+/** The only query parameter an objects list takes: none. */
+function noParameters(query: Record<string, unknown>): void {
+  const unknown = Object.keys(query);
+  if (unknown.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown query parameter ${unknown.join(', ')}; none is taken`);
+}
+
+/**
+ * The objects of a workspace (docs/data-model.md "Custom objects"), standard and custom,
+ * for keys and tokens whose role holds DATA_MODEL; the same rules and audit entries as
+ * /settings/data-model. Each object is listed with its fields: the standard fields of a
+ * standard object (`isCustom: false`), then the custom fields of any object.
+ */
+@ApiExcludeController()
+@Controller('rest/metadata/objects')
+export class ObjectsMetadataController {
+  constructor(
+    private readonly sql: Sql,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  private async withFields(workspaceId: string, objects: WorkspaceObject[]) {
+    const fields = await listFields(this.dataSource, workspaceId);
+    return objects.map((object) => {
+      const declaration = OBJECTS.find((o) => o.plural === object.namePlural) ?? customObjectDeclaration(object);
+      return {
+        ...object,
+        fields: [...standardFields(declaration), ...fields.filter((f) => f.object === object.namePlural).map(custom)],
+      };
+    });
+  }
+
+  @Get()
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
+    assertDataModel(principal);
+    noParameters(query);
+    const objects = await this.withFields(principal.workspaceId, await listObjects(this.dataSource, principal.workspaceId));
+    return { data: { objects }, totalCount: objects.length };
+  }
+
+  @Get(':id')
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    assertDataModel(principal);
+    const [object] = await this.withFields(principal.workspaceId, [await getObject(this.dataSource, principal.workspaceId, id)]);
+    return { data: { object } };
+  }
+
+  @Post()
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
+    assertDataModel(principal);
+    const actor = await actorOf(this.sql, principal);
+    const [createObjectResult] = await this.withFields(principal.workspaceId, [
+      await createObject(this.dataSource, principal.workspaceId, actor, body),
+    ]);
+    return { data: { createObject: createObjectResult } };
+  }
+
+  @Patch(':id')
+  async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: unknown) {
+    assertDataModel(principal);
+    const actor = await actorOf(this.sql, principal);
+    const [updated] = await this.withFields(principal.workspaceId, [
+      await updateObject(this.dataSource, principal.workspaceId, actor, id, body),
+    ]);
+    return { data: { updateObject: updated } };
+  }
+
+  @Delete(':id')
+  @HttpCode(200)
+  async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    assertDataModel(principal);
+    const actor = await actorOf(this.sql, principal);
+    const deleted = await deleteObject(this.dataSource, principal.workspaceId, actor, id);
+    // Its records go in the background, a batch per transaction (objects.ts).
+    void sweepDeletedObjects(this.dataSource).catch(() => undefined);
+    return { data: { deleteObject: deleted } };
   }
 }
 

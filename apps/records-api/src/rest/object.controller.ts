@@ -43,6 +43,74 @@ import { definitionFor } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { restClasses } from '../records/rest-classes.js';
 
+/** The names a REST answer keys its data by (`companies`, `company`, `createCompany`, …). */
+export type RestNames = Pick<ObjectDeclaration, 'plural' | 'singular' | 'typeName' | 'pluralType'>;
+
+/**
+ * What each REST call of an object does: one call into RecordsService (through the
+ * object's service) and the answer's shape. The controller of each standard object
+ * (objectController) and the one that serves a workspace's own objects
+ * (custom-object.controller.ts) both answer with these.
+ */
+export const restCalls = {
+  async list(service: ObjectService, n: RestNames, principal: Principal, query: Record<string, unknown>) {
+    const { depth, ...args } = parseRestListQuery(query, await service.schema(principal), await service.fieldNames(principal));
+    const page = await service.list(principal, args, depth);
+    const records = args.fields ? page.records.map((r) => pickFields(r, args.fields)) : page.records;
+    return { data: { [n.plural]: records }, totalCount: page.totalCount, pageInfo: page.pageInfo };
+  },
+  async groupBy(service: ObjectService, principal: Principal, query: Record<string, unknown>) {
+    return { data: { groups: await service.groupBy(principal, (workspace) => parseRestGroupByQuery(query, workspace)) } };
+  },
+  async export(exports: ExportsService, plural: string, principal: Principal, query: Record<string, unknown>, res: Response) {
+    const running = await exports.start(plural, principal, (workspaceSchema, names) => parseRestExportQuery(query, workspaceSchema, names));
+    await sendExport(res, running, exports.limits.stallTimeoutMs);
+  },
+  async get(service: ObjectService, n: RestNames, principal: Principal, id: string, query: Record<string, unknown>) {
+    const { depth, fields } = parseRestReadQuery(query, await service.fieldNames(principal));
+    return { data: { [n.singular]: pickFields(await service.get(principal, id, depth, fields), fields) } };
+  },
+  async create(service: ObjectService, n: RestNames, principal: Principal, body: unknown, query: Record<string, unknown>, res: Response) {
+    const { upsert, match } = parseUpsertQuery(query);
+    if (!upsert) return { data: { [`create${n.typeName}`]: await service.create(principal, body) } };
+    const result = await service.upsertMany(principal, [body], null, match);
+    if (result.updated.length) res.status(200);
+    return { data: { [`create${n.typeName}`]: result.records[0] }, meta: { created: result.created, updated: result.updated } };
+  },
+  async createMany(
+    service: ObjectService,
+    n: RestNames,
+    principal: Principal,
+    body: unknown,
+    query: Record<string, unknown>,
+    res: Response,
+  ) {
+    const { upsert, match } = parseUpsertQuery(query);
+    if (!upsert) return { data: { [`create${n.pluralType}`]: await service.createMany(principal, body) } };
+    const result = await service.upsertMany(principal, body, '', match);
+    if (result.updated.length) res.status(200);
+    return { data: { [`create${n.pluralType}`]: result.records }, meta: { created: result.created, updated: result.updated } };
+  },
+  async update(service: ObjectService, n: RestNames, principal: Principal, id: string, body: unknown) {
+    return { data: { [`update${n.typeName}`]: await service.update(principal, id, body) } };
+  },
+  async delete(service: ObjectService, n: RestNames, principal: Principal, id: string, query: Record<string, unknown>) {
+    const hard = parseHardQuery(query);
+    return { data: { [`delete${n.typeName}`]: await (hard ? service.destroy(principal, id) : service.delete(principal, id)) } };
+  },
+  async updateByFilter(service: ObjectService, n: RestNames, principal: Principal, query: Record<string, unknown>, body: unknown) {
+    const filter = parseFilterQuery(query, await service.schema(principal));
+    return { data: { [`update${n.pluralType}`]: await service.updateByFilter(principal, filter, body) } };
+  },
+  async deleteByFilter(service: ObjectService, n: RestNames, principal: Principal, query: Record<string, unknown>) {
+    const filter = parseFilterQuery(query, await service.schema(principal));
+    return { data: { [`delete${n.pluralType}`]: await service.deleteByFilter(principal, filter) } };
+  },
+  async restore(service: ObjectService, n: RestNames, principal: Principal, id: string) {
+    return { data: { [`restore${n.typeName}`]: await service.restore(principal, id) } };
+  },
+};
+
 /**
  * The six REST calls of one object (docs/rest.md; docs/architecture.md), each a decorator list and one call into
  * RecordsService, made from the declaration: `/rest/<plural>`, `/rest/batch/<plural>`.
@@ -62,11 +130,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'list',
-    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
-      const { depth, ...args } = parseRestListQuery(query, await this.service.schema(principal), await this.service.fieldNames(principal));
-      const page = await this.service.list(principal, args, depth);
-      const records = args.fields ? page.records.map((r) => pickFields(r, args.fields)) : page.records;
-      return { data: { [plural]: records }, totalCount: page.totalCount, pageInfo: page.pageInfo };
+    function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
+      return restCalls.list(this.service, object, principal, query);
     },
     [
       Get(plural),
@@ -86,8 +151,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'groupBy',
-    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
-      return { data: { groups: await this.service.groupBy(principal, (workspace) => parseRestGroupByQuery(query, workspace)) } };
+    function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
+      return restCalls.groupBy(this.service, principal, query);
     },
     [
       Get(`${plural}/groupBy`),
@@ -110,11 +175,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'export',
-    async function (this: { exports: ExportsService }, principal: Principal, query: Record<string, unknown>, res: Response) {
-      const running = await this.exports.start(plural, principal, (workspaceSchema, names) =>
-        parseRestExportQuery(query, workspaceSchema, names),
-      );
-      await sendExport(res, running, this.exports.limits.stallTimeoutMs);
+    function (this: { exports: ExportsService }, principal: Principal, query: Record<string, unknown>, res: Response) {
+      return restCalls.export(this.exports, plural, principal, query, res);
     },
     [
       Get(`${plural}/export`),
@@ -137,9 +199,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'get',
-    async function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
-      const { depth, fields } = parseRestReadQuery(query, await this.service.fieldNames(principal));
-      return { data: { [singular]: pickFields(await this.service.get(principal, id, depth, fields), fields) } };
+    function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
+      return restCalls.get(this.service, object, principal, id, query);
     },
     [
       Get(`${plural}/:id`),
@@ -158,12 +219,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'create',
-    async function (this: { service: ObjectService }, principal: Principal, body: unknown, query: Record<string, unknown>, res: Response) {
-      const { upsert, match } = parseUpsertQuery(query);
-      if (!upsert) return { data: { [`create${typeName}`]: await this.service.create(principal, body) } };
-      const result = await this.service.upsertMany(principal, [body], null, match);
-      if (result.updated.length) res.status(200);
-      return { data: { [`create${typeName}`]: result.records[0] }, meta: { created: result.created, updated: result.updated } };
+    function (this: { service: ObjectService }, principal: Principal, body: unknown, query: Record<string, unknown>, res: Response) {
+      return restCalls.create(this.service, object, principal, body, query, res);
     },
     [
       Post(plural),
@@ -184,12 +241,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'createMany',
-    async function (this: { service: ObjectService }, principal: Principal, body: unknown, query: Record<string, unknown>, res: Response) {
-      const { upsert, match } = parseUpsertQuery(query);
-      if (!upsert) return { data: { [`create${pluralType}`]: await this.service.createMany(principal, body) } };
-      const result = await this.service.upsertMany(principal, body, '', match);
-      if (result.updated.length) res.status(200);
-      return { data: { [`create${pluralType}`]: result.records }, meta: { created: result.created, updated: result.updated } };
+    function (this: { service: ObjectService }, principal: Principal, body: unknown, query: Record<string, unknown>, res: Response) {
+      return restCalls.createMany(this.service, object, principal, body, query, res);
     },
     [
       Post(`batch/${plural}`),
@@ -206,8 +259,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'update',
-    async function (this: { service: ObjectService }, principal: Principal, id: string, body: unknown) {
-      return { data: { [`update${typeName}`]: await this.service.update(principal, id, body) } };
+    function (this: { service: ObjectService }, principal: Principal, id: string, body: unknown) {
+      return restCalls.update(this.service, object, principal, id, body);
     },
     [
       Patch(`${plural}/:id`),
@@ -228,9 +281,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'delete',
-    async function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
-      const hard = parseHardQuery(query);
-      return { data: { [`delete${typeName}`]: await (hard ? this.service.destroy(principal, id) : this.service.delete(principal, id)) } };
+    function (this: { service: ObjectService }, principal: Principal, id: string, query: Record<string, unknown>) {
+      return restCalls.delete(this.service, object, principal, id, query);
     },
     [
       Delete(`${plural}/:id`),
@@ -251,9 +303,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'updateByFilter',
-    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>, body: unknown) {
-      const filter = parseFilterQuery(query, await this.service.schema(principal));
-      return { data: { [`update${pluralType}`]: await this.service.updateByFilter(principal, filter, body) } };
+    function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>, body: unknown) {
+      return restCalls.updateByFilter(this.service, object, principal, query, body);
     },
     [
       Patch(plural),
@@ -275,9 +326,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'deleteByFilter',
-    async function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
-      const filter = parseFilterQuery(query, await this.service.schema(principal));
-      return { data: { [`delete${pluralType}`]: await this.service.deleteByFilter(principal, filter) } };
+    function (this: { service: ObjectService }, principal: Principal, query: Record<string, unknown>) {
+      return restCalls.deleteByFilter(this.service, object, principal, query);
     },
     [
       Delete(plural),
@@ -296,8 +346,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'restore',
-    async function (this: { service: ObjectService }, principal: Principal, id: string) {
-      return { data: { [`restore${typeName}`]: await this.service.restore(principal, id) } };
+    function (this: { service: ObjectService }, principal: Principal, id: string) {
+      return restCalls.restore(this.service, object, principal, id);
     },
     [
       Patch(`restore/${plural}/:id`),

@@ -27,8 +27,9 @@ export const CUSTOM_FIELD_TYPES = [
 ] as const;
 export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number];
 
-export const CUSTOM_FIELD_OBJECTS = ['companies', 'people', 'opportunities'] as const;
-export type CustomFieldObject = (typeof CUSTOM_FIELD_OBJECTS)[number];
+/** The standard objects, which every workspace has; a workspace's own objects take custom fields too (custom-objects.ts). */
+export const CUSTOM_FIELD_OBJECTS: readonly string[] = ['companies', 'people', 'opportunities'];
+export type CustomFieldObject = string;
 
 export const MAX_CUSTOM_FIELDS = 100;
 export const MAX_OPTIONS = 100;
@@ -261,13 +262,15 @@ export function checkNewField(
   body: unknown,
   existingNames: (object: CustomFieldObject) => Set<string>,
   taken: (object: CustomFieldObject) => Set<string>,
+  /** The plural names of the workspace's objects (the standard ones and its own). */
+  objects: readonly string[] = CUSTOM_FIELD_OBJECTS,
 ): NewField {
   if (!isPlain(body)) throw bad('body must be a JSON object');
   const problems: string[] = [];
   for (const key of Object.keys(body)) if (!CREATE_KEYS.includes(key)) problems.push(`${key} is not a known field`);
   const object = body.object;
-  if (typeof object !== 'string' || !(CUSTOM_FIELD_OBJECTS as readonly string[]).includes(object)) {
-    problems.push(`object must be one of ${CUSTOM_FIELD_OBJECTS.join(', ')}`);
+  if (typeof object !== 'string' || !objects.includes(object)) {
+    problems.push(`object must be one of ${objects.join(', ')}`);
   }
   const type = body.type;
   if (typeof type !== 'string' || !(CUSTOM_FIELD_TYPES as readonly string[]).includes(type)) {
@@ -280,9 +283,9 @@ export function checkNewField(
     );
   } else if (problems.length === 0 || typeof object === 'string') {
     const obj = object as CustomFieldObject;
-    if (RESERVED_NAMES.has(name) || ((CUSTOM_FIELD_OBJECTS as readonly string[]).includes(obj) && taken(obj).has(name))) {
+    if (RESERVED_NAMES.has(name) || (objects.includes(obj) && taken(obj).has(name))) {
       problems.push(`name "${name}" is reserved or a built-in field of ${String(object)}; choose another`);
-    } else if ((CUSTOM_FIELD_OBJECTS as readonly string[]).includes(obj) && existingNames(obj).has(name)) {
+    } else if (objects.includes(obj) && existingNames(obj).has(name)) {
       problems.push(`name "${name}" is already a custom field of ${String(object)}`);
     }
   }

@@ -16,3 +16,4 @@ export function objectNamed(plural: string): ObjectDeclaration {
 }
 export * from './custom-fields.js';
 export * from './unique-fields.js';
+export * from './custom-objects.js';
