@@ -755,6 +755,7 @@ async function main(): Promise<void> {
     ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
     ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],
+    ['--custom-objects', async () => (await import('./custom-objects.js')).customObjectsBench()],
     ['--field-indexes', async () => (await import('./field-indexes.js')).fieldIndexBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));

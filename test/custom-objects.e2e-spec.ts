@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import type { DataSource } from 'typeorm';
+import { fieldIndexesSettled } from '#identity/field-indexes.js';
 import { sweepDeletedObjects } from '#identity/objects.js';
 import { BASE_GRAPHQL_TYPES, OBJECTS, objectTypeNames } from '#records/objects/index.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
@@ -274,6 +275,17 @@ describe('custom objects', () => {
     );
     expect((await reader.get('/rest/tickets')).status).toBe(200);
     expectError(await reader.post('/rest/tickets', { name: 'x' }), 403, 'FORBIDDEN');
+  });
+
+  it("gives a custom object's filterable fields an index on the shared table, led by workspace and object", async () => {
+    const { api } = await admin();
+    await api.post('/rest/metadata/objects', { nameSingular: 'invoice', namePlural: 'invoices', labelSingular: 'I', labelPlural: 'Is' });
+    expect((await api.post('/rest/metadata/fields', { object: 'invoices', name: 'invoiceCode', type: 'TEXT' })).status).toBe(201);
+    await fieldIndexesSettled();
+    const [index] = await ds.query(`SELECT indexdef FROM pg_indexes WHERE tablename = 'custom_records' AND indexdef LIKE '%invoiceCode%'`);
+    expect(index.indexdef).toMatch(
+      /\(workspace_id, object_id, \(\(custom ->> 'invoiceCode'::text\)\) DESC NULLS LAST, id DESC\) WHERE \(deleted_at IS NULL\)/,
+    );
   });
 
   it('lists every type name of the committed GraphQL schema among the names no object may make', () => {

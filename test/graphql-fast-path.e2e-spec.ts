@@ -6,6 +6,8 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { toConnection } from '../apps/records-api/src/graphql/connections.js';
 import { planQuery } from '../apps/records-api/src/graphql/query-plan.js';
+import { createApiKey } from '#identity/accounts.js';
+import { createRole } from '#identity/roles.js';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
 
 /**
@@ -275,5 +277,39 @@ describe("GraphQL queries without Apollo's pipeline", () => {
       delete process.env.GRAPHQL_FAST_PATH;
       await apolloOnly?.close();
     }
+  });
+
+  it("answers a workspace's own schema (custom fields) on the fast path too, and leaves a restricted role's hidden field to Apollo", async () => {
+    const custom = await newWorkspace(ds, 'gql-fast-custom');
+    const admin = (path: string, body: object) => request(http).post(path).set(bearer(custom.keys.Admin)).send(body);
+    expect((await admin('/rest/metadata/fields', { object: 'companies', name: 'tier', type: 'TEXT' })).status).toBe(201);
+    expect((await admin('/rest/companies', { name: 'Tiered', tier: 'gold' })).status).toBe(201);
+    const query = { query: '{ companies { totalCount edges { node { name tier } } } }' };
+    const first = await answer(query, {}, custom.keys.Admin);
+    expect(first.byApollo).toBe(false);
+    expect(JSON.parse(first.text)).toEqual({ data: { companies: { totalCount: 1, edges: [{ node: { name: 'Tiered', tier: 'gold' } }] } } });
+    // Another workspace's kept document for the same text never answers for this schema.
+    const base = await answer(query);
+    expect(base.status).toBe(400);
+    expect(base.byApollo).toBe(true);
+    // A role that cannot read `tier`: its FORBIDDEN comes from Apollo, as before.
+    const role = await createRole(ds, custom.id, {
+      name: 'No tier',
+      description: '',
+      objectPermissions: { companies: { read: true, create: false, update: false, delete: false } } as never,
+      fieldPermissions: { companies: { tier: { read: false, update: false } } },
+      settingsPermissions: [],
+      assignableToUsers: true,
+      assignableToApiKeys: true,
+    });
+    const restricted = (
+      await createApiKey(ds, { workspaceId: custom.id, role, name: 'no tier', expiresAt: new Date(Date.now() + 86_400_000) })
+    ).secret;
+    const hidden = await answer(query, {}, restricted);
+    expect(hidden.byApollo).toBe(true);
+    expect(JSON.parse(hidden.text).errors[0].extensions.code).toBe('FORBIDDEN');
+    const allowed = await answer({ query: '{ companies { edges { node { name } } } }' }, {}, restricted);
+    expect(allowed.byApollo).toBe(false);
+    expect(JSON.parse(allowed.text)).toEqual({ data: { companies: { edges: [{ node: { name: 'Tiered' } }] } } });
   });
 });

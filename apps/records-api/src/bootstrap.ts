@@ -26,7 +26,7 @@ import { graphqlContextFactory } from './graphql/graphql-context.js';
 import { DataModel } from './records/data-model.js';
 import { workspaceOpenApiMiddleware } from './well-known/open-api-workspace.js';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { WorkspaceGraphql } from './graphql/workspace-graphql.js';
+import { WorkspaceGraphql, type WithServed } from './graphql/workspace-graphql.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
 import { RecordsService } from './records/records.service.js';
 import { readRoutingScope } from '#database/read-routing.js';
@@ -74,18 +74,21 @@ export async function createRecordsApi(): Promise<INestApplication> {
       return undefined; // not built yet
     }
   };
-  // Workspaces with custom fields: their own schema (docs/data-model.md), before the fast path and the base server.
-  app.use('/graphql', app.get(WorkspaceGraphql).middleware(baseSchema));
-  // Before Apollo's own middleware (mounted at init): successful queries are answered here.
+  // Workspaces with custom fields or objects, and restricted roles: their own schema (docs/data-model.md), found
+  // before the fast path, which answers successful queries on any schema; what it leaves goes to that schema's
+  // server, or on to the base one (Apollo's own middleware, mounted at init).
+  const workspaces = app.get(WorkspaceGraphql);
+  app.use('/graphql', workspaces.middleware(baseSchema));
   if (config.graphqlFastPath) {
     app.use(
       '/graphql',
       graphqlFastPath({
-        schema: baseSchema,
+        schema: (req) => (req as WithServed).graphqlServed?.schema ?? baseSchema(),
         context: graphqlContextFactory({ auth: app.get(BearerAuthService), records: app.get(RecordsService), publicUrl: config.publicUrl }),
       }),
     );
   }
+  app.use('/graphql', workspaces.answer());
   // With a credential of a workspace with custom fields, its own document (docs/data-model.md); mounted before the base one.
   const openApi: { document?: OpenAPIObject } = {};
   app.use(

@@ -41,7 +41,14 @@ export type IndexKind = 'text' | 'number';
 const INDEXED_TYPES = CUSTOM_FIELD_TYPES.filter((t) => indexKind(t));
 const NUMBER_TYPES = CUSTOM_FIELD_TYPES.filter((t) => indexKind(t) === 'number');
 
-const tableOf = (object: CustomFieldObject): string => OBJECTS.find((o) => o.plural === object)!.table;
+/**
+ * The fields of every workspace's own objects share the one table of their records
+ * (docs/decisions/0057-custom-objects-storage.md): an index there serves the fields of
+ * that name and kind of any custom object, led by `(workspace_id, object_id)`.
+ */
+const CUSTOM_RECORDS = 'custom_records';
+
+const tableOf = (object: CustomFieldObject): string => OBJECTS.find((o) => o.plural === object)?.table ?? CUSTOM_RECORDS;
 
 function indexNameOf(object: CustomFieldObject, name: string, kind: IndexKind): string {
   return `cf_${tableOf(object)}_${kind}_${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
@@ -58,8 +65,9 @@ export function fieldIndexName(field: Pick<CustomField, 'object' | 'name' | 'typ
  * records, `(workspace_id, value DESC NULLS LAST, id DESC)`, concurrently, so writes go on.
  */
 export function buildIndexSql(object: CustomFieldObject, name: string, kind: IndexKind): string {
-  return `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${indexNameOf(object, name, kind)} ON ${tableOf(object)}
-    (workspace_id, ${indexedValue(name, kind, '')} DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL`;
+  const table = tableOf(object);
+  return `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${indexNameOf(object, name, kind)} ON ${table}
+    (workspace_id, ${table === CUSTOM_RECORDS ? 'object_id, ' : ''}${indexedValue(name, kind, '')} DESC NULLS LAST, id DESC) WHERE deleted_at IS NULL`;
 }
 
 /**
@@ -68,10 +76,19 @@ export function buildIndexSql(object: CustomFieldObject, name: string, kind: Ind
  * per-workspace share) want none, and a name goes by its best rank in any workspace, then
  * by how many workspaces use it, then by age. Across workspaces by design (tenant-scope.ts).
  */
-const WANTED = `SELECT name, kind FROM (SELECT name, CASE WHEN type = ANY($3::text[]) THEN 'number' ELSE 'text' END AS kind, created_at,
+const wanted = (
+  objects: string,
+) => `SELECT name, kind FROM (SELECT name, CASE WHEN type = ANY($3::text[]) THEN 'number' ELSE 'text' END AS kind, created_at,
   row_number() OVER (PARTITION BY workspace_id ORDER BY created_at, id) AS rank
-  FROM custom_fields WHERE object = $1 AND is_active AND type = ANY($2::text[])) fields
+  FROM custom_fields WHERE ${objects} AND is_active AND type = ANY($2::text[])) fields
   WHERE rank <= $4 GROUP BY name, kind ORDER BY min(rank), count(*) DESC, min(created_at), name, kind LIMIT $5`;
+const WANTED = wanted('object = $1');
+/**
+ * The same for `custom_records`: every workspace's own objects' fields (their object is not a
+ * standard one), a workspace's share counted over all of them; `name` has its own index
+ * (every custom object's label identifier, migration 1765900000000).
+ */
+const WANTED_CUSTOM = wanted(`object <> ALL($1::text[]) AND NOT (name = 'name' AND type = 'TEXT')`);
 
 const PRESENT = `SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
   WHERE i.indrelid = $1::regclass AND c.relname LIKE $2`;
@@ -177,11 +194,12 @@ class Sweeper {
   private async pass(client: pg.Client): Promise<boolean> {
     const config = loadConfig();
     let changed = false;
-    for (const object of CUSTOM_FIELD_OBJECTS) {
+    // The standard tables, then the one of every workspace's own objects (keyed here by a name no standard object has).
+    for (const object of [...CUSTOM_FIELD_OBJECTS, CUSTOM_RECORDS]) {
       const table = tableOf(object);
       const wanted = (
-        await client.query<{ name: string; kind: IndexKind }>(WANTED, [
-          object,
+        await client.query<{ name: string; kind: IndexKind }>(table === CUSTOM_RECORDS ? WANTED_CUSTOM : WANTED, [
+          table === CUSTOM_RECORDS ? CUSTOM_FIELD_OBJECTS : object,
           INDEXED_TYPES,
           NUMBER_TYPES,
           config.customFieldIndexesPerWorkspace,

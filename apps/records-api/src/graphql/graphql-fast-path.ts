@@ -54,7 +54,8 @@ function acceptsJson(accept: string | undefined): boolean {
  * about as much Node CPU as the query itself.
  */
 export function graphqlFastPath(deps: {
-  schema: () => GraphQLSchema | undefined;
+  /** The schema the request is served by: its workspace's, or the base one (undefined until built). */
+  schema: (req: GraphqlRequest) => GraphQLSchema | undefined;
   context: (args: { req: GraphqlRequest }) => Promise<GraphqlContext>;
 }) {
   // 'apollo': a document that is not for the fast path (invalid, a mutation…), known without parsing it again.
@@ -63,7 +64,14 @@ export function graphqlFastPath(deps: {
     maxSize: MAX_CACHED_CHARS,
     sizeCalculation: (_entry, key) => Math.max(1, key.length),
   });
-  let schemaOfCache: GraphQLSchema | undefined;
+  // Documents are kept per schema: a workspace's schema differs from the base one, and its plans too.
+  const schemaIds = new WeakMap<GraphQLSchema, number>();
+  let nextSchemaId = 0;
+  const idOf = (schema: GraphQLSchema) => {
+    let id = schemaIds.get(schema);
+    if (id === undefined) schemaIds.set(schema, (id = nextSchemaId++));
+    return id;
+  };
 
   function prepare(schema: GraphQLSchema, query: string, operationName: string | undefined): Prepared | null {
     let document: DocumentNode;
@@ -78,14 +86,6 @@ export function graphqlFastPath(deps: {
     if (operation?.operation !== 'query') return null;
     const fixedCost = operation.variableDefinitions?.length ? undefined : (operationCost(schema, document, operationName, {}) ?? Infinity);
     return { document, operationName, fixedCost, plan: planQuery(schema, document, operationName) };
-  }
-
-  function cached(schema: GraphQLSchema, key: string): Prepared | 'apollo' | undefined {
-    if (schema !== schemaOfCache) {
-      prepared.clear();
-      schemaOfCache = schema;
-    }
-    return prepared.get(key);
   }
 
   function prepareAndKeep(schema: GraphQLSchema, key: string, query: string, operationName: string | undefined): Prepared | null {
@@ -106,10 +106,10 @@ export function graphqlFastPath(deps: {
     if (typeof query !== 'string' || query.length > MAX_QUERY_CHARS || extensions !== undefined) return next();
     if (!(variables == null || isPlainObject(variables)) || !(operationName == null || typeof operationName === 'string')) return next();
     if (!req.is('application/json')) return next();
-    const schema = deps.schema();
+    const schema = deps.schema(req);
     if (!schema) return next();
-    const key = `${operationName ?? ''}\n${query}`;
-    const known = cached(schema, key);
+    const key = `${idOf(schema)}\n${operationName ?? ''}\n${query}`;
+    const known = prepared.get(key);
     if (known === 'apollo') return next();
     try {
       // Who asks comes before any work on the document: without a credential Apollo answers

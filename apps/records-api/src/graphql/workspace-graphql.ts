@@ -35,10 +35,13 @@ const BYTES_PER_SCHEMA_NODE = 250;
 /** An Apollo server over a schema, measured: ~46 KB; rounded up. */
 const BYTES_PER_SERVER = 64 * 1024;
 
-interface Served {
+export interface Served {
   schema: GraphQLSchema;
   handler: RequestHandler;
 }
+
+/** A request whose workspace (or restricted role) has a schema of its own: the query fast path runs on it, Apollo's server of it answers the rest. */
+export type WithServed = Request & { graphqlServed?: Served };
 
 /** The key of a workspace model's schema: a hash of the SDL its custom fields add ('' → the base schema). */
 const schemaKeys = new WeakMap<WorkspaceModel, string>();
@@ -87,7 +90,12 @@ export class WorkspaceGraphql implements OnModuleDestroy {
     this.cache.clear();
   }
 
-  /** Mounted on /graphql before the base server; `base` is the built base schema (undefined until built). */
+  /**
+   * Mounted on /graphql before the query fast path and the base server; `base` is the built
+   * base schema (undefined until built). It finds the schema the request is served by and
+   * leaves it on the request (`graphqlServed`): the fast path runs every query on it, as on
+   * the base schema, and `answer` hands what the fast path leaves to that schema's server.
+   */
   middleware(base: () => GraphQLSchema | undefined) {
     return async (req: Request, res: Response, next: NextFunction) => {
       const request = req as GraphqlRequest;
@@ -115,7 +123,16 @@ export class WorkspaceGraphql implements OnModuleDestroy {
         }
         return next(); // the database is away: the base server answers 503
       }
-      return served.handler(req, res, next);
+      (req as WithServed).graphqlServed = served;
+      return next();
+    };
+  }
+
+  /** Mounted after the query fast path: what it left of a request with a schema of its own goes to that schema's server. */
+  answer() {
+    return (req: Request, res: Response, next: NextFunction) => {
+      const served = (req as WithServed).graphqlServed;
+      return served ? served.handler(req, res, next) : next();
     };
   }
 
