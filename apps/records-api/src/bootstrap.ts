@@ -63,7 +63,13 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use('/rest', restIdempotency(app.get(IdempotencyStore), app.get(BearerAuthService)));
   if (config.restFastPath) {
     app.use(
-      restCreateFastPath({ auth: app.get(BearerAuthService), services: app.get(ObjectServices).all, filter: new RestExceptionFilter() }),
+      restCreateFastPath({
+        auth: app.get(BearerAuthService),
+        services: app.get(ObjectServices).all,
+        filter: new RestExceptionFilter(),
+        records: app.get(RecordsService),
+        models: app.get(DataModel),
+      }),
     );
   }
   const schemaHost = app.get(GraphQLSchemaHost);

@@ -2,8 +2,10 @@ import type { NextFunction, Response } from 'express';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { authenticateRequest, type AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
-import { OBJECTS } from '#records/objects/index.js';
-import type { ObjectService } from '../records/object-service.js';
+import { customObjectDeclaration, isReservedObjectName, OBJECTS } from '#records/objects/index.js';
+import type { DataModel } from '../records/data-model.js';
+import { ObjectService } from '../records/object-service.js';
+import type { RecordsService } from '../records/records.service.js';
 import type { RestExceptionFilter } from '../http/rest-exception.filter.js';
 
 /**
@@ -28,6 +30,9 @@ export function restCreateFastPath(deps: {
   auth: BearerAuthService;
   services: readonly ObjectService[];
   filter: RestExceptionFilter;
+  /** A workspace's own objects (docs/data-model.md "Custom objects"): their creates take this path too. */
+  records: RecordsService;
+  models: DataModel;
 }): (req: AuthenticatedRequest, res: Response, next: NextFunction) => void {
   const routes = new Map(
     deps.services.map((service) => {
@@ -35,10 +40,26 @@ export function restCreateFastPath(deps: {
       return [`/rest/${object.plural}`, { service, key: `create${object.typeName}` }];
     }),
   );
+  /** `/rest/<plural>` of an active custom object of the caller's workspace, or undefined (then Nest answers, as for any other path). */
+  const customRoute = async (req: AuthenticatedRequest) => {
+    const plural = CUSTOM_PATH.exec(req.url)?.[1];
+    if (!plural || isReservedObjectName(plural) || !req.headers.authorization) return undefined;
+    const principal = deps.auth.cached(req.headers.authorization, 'api')?.principal ?? (await authenticateRequest(deps.auth, req));
+    const object = (await deps.models.of(principal)).customObject(plural);
+    return object && { service: new ObjectService(deps.records, plural), key: `create${customObjectDeclaration(object).typeName}` };
+  };
   return (req, res, next) => {
-    const route = req.method === 'POST' ? routes.get(req.url) : undefined;
-    if (!route) return next();
+    if (req.method !== 'POST') return next();
+    const known = routes.get(req.url);
+    if (!known && !CUSTOM_PATH.test(req.url)) return next();
     void (async () => {
+      let route = known;
+      try {
+        route ??= await customRoute(req);
+      } catch {
+        return next(); // Nest's route answers (401, 503, …) as it always does
+      }
+      if (!route) return next();
       try {
         // A credential the cache keeps is checked by the INSERT itself, not by a read before it (RecordsService.create).
         const cached = req.principal ? undefined : deps.auth.cached(req.headers.authorization, 'api');
@@ -59,6 +80,9 @@ export function restCreateFastPath(deps: {
     })().catch(next);
   };
 }
+
+/** A single create of one object: `/rest/<a camelCase name>`, no query string. */
+const CUSTOM_PATH = /^\/rest\/([a-z][a-zA-Z0-9]{0,62})$/;
 
 /**
  * The 201 as Express's `res.status(201).json(body)` sends it here (no ETag, no JSON

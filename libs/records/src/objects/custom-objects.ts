@@ -89,6 +89,9 @@ const RESERVED_OBJECT_NAMES = new Set(
   ].map((n) => n.toLowerCase()),
 );
 
+/** Whether no object may be named `name` (a path segment of `/rest` that is no object's, …). */
+export const isReservedObjectName = (name: string): boolean => RESERVED_OBJECT_NAMES.has(name.toLowerCase());
+
 const cap = (name: string) => name[0].toUpperCase() + name.slice(1);
 
 /** The GraphQL type names an object makes (its record type, connection, edge and inputs). */
@@ -148,7 +151,7 @@ export function checkNewObject(body: unknown, existing: readonly WorkspaceObject
       );
       continue;
     }
-    if (RESERVED_OBJECT_NAMES.has(value.toLowerCase())) problems.push(`${key} "${value}" is reserved; choose another`);
+    if (isReservedObjectName(value)) problems.push(`${key} "${value}" is reserved; choose another`);
     else if (taken.has(value.toLowerCase())) problems.push(`${key} "${value}" is already the name of an object of this workspace`);
     names[key] = value;
   }
