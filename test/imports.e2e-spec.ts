@@ -118,8 +118,8 @@ describe('imports', () => {
     expect(done).toMatchObject({ status: 'completed', rowsRead: 6000, created: 5998, failed: 2, progress: 1 });
     const errors = await importErrors(http, ws.keys.Admin, id);
     expect(errors).toEqual([
-      { row: 5000, messages: [expect.stringMatching(/^arr must be a number/)] },
-      { row: 5500, messages: [expect.stringMatching(/not a CSV record: .*Invalid Record Length/)] },
+      { row: 5000, line: 5001, messages: [expect.stringMatching(/^arr must be a number/)] },
+      { row: 5500, line: 5501, messages: [expect.stringMatching(/not a CSV record: .*Invalid Record Length/)] },
     ]);
     expect(await count(ws)).toBe(5998);
     const [row1] = await ds.query("SELECT custom FROM companies WHERE workspace_id = $1 AND name = 'Row 1'", [ws.id]);
@@ -131,7 +131,7 @@ describe('imports', () => {
     const id2 = await started(ws, '?object=companies', broken);
     expect(await waitForImport(http, ws.keys.Admin, id2)).toMatchObject({ status: 'completed', created: 2, failed: 1 });
     expect(await importErrors(http, ws.keys.Admin, id2)).toEqual([
-      { row: 2, messages: [expect.stringMatching(/not a CSV record: .*[Qq]uote/)] },
+      { row: 2, line: 3, messages: [expect.stringMatching(/not a CSV record: .*[Qq]uote/)] },
     ]);
     expect((await names(ws)).filter((n: string) => n.startsWith('Good') || n.startsWith('Bro'))).toEqual(['Good 1', 'Good 2']);
   });
@@ -151,10 +151,10 @@ describe('imports', () => {
     const done = await waitForImport(http, ws.keys.Admin, id);
     expect(done).toMatchObject({ status: 'completed', created: 2, failed: 4, format: 'ndjson' });
     expect(await importErrors(http, ws.keys.Admin, id)).toEqual([
-      { row: 2, messages: [expect.stringMatching(/must be a JSON object/)] },
-      { row: 4, messages: [expect.stringMatching(/not valid JSON/)] },
-      { row: 5, messages: ['bogus is not a known field'] },
-      { row: 6, messages: [expect.stringMatching(/must be a JSON object/)] },
+      { row: 2, line: 2, messages: [expect.stringMatching(/must be a JSON object/)] },
+      { row: 4, line: 4, messages: [expect.stringMatching(/not valid JSON/)] },
+      { row: 5, line: 5, messages: ['bogus is not a known field'] },
+      { row: 6, line: 6, messages: [expect.stringMatching(/must be a JSON object/)] },
     ]);
     expect(await names(ws)).toEqual(['Four', 'One']);
   });
@@ -168,7 +168,9 @@ describe('imports', () => {
     const companies = ['id,name', `${id},First`, `${id},Again`, ',Third'].join('\n');
     const first = await started(ws, '?object=companies', companies);
     expect(await waitForImport(http, ws.keys.Admin, first)).toMatchObject({ created: 2, failed: 1 });
-    expect(await importErrors(http, ws.keys.Admin, first)).toEqual([{ row: 2, messages: ['a company with this id already exists'] }]);
+    expect(await importErrors(http, ws.keys.Admin, first)).toEqual([
+      { row: 2, line: 3, messages: ['a company with this id already exists'] },
+    ]);
 
     const people = [
       JSON.stringify({ name: { firstName: 'Ada' }, companyId: mine }),
@@ -178,7 +180,7 @@ describe('imports', () => {
     const second = await started(ws, '?object=people', people, 'application/x-ndjson');
     expect(await waitForImport(http, ws.keys.Admin, second)).toMatchObject({ created: 2, failed: 1 });
     expect(await importErrors(http, ws.keys.Admin, second)).toEqual([
-      { row: 2, messages: [`companyId: no company with id ${foreign} in this workspace`] },
+      { row: 2, line: 2, messages: [`companyId: no company with id ${foreign} in this workspace`] },
     ]);
     expect(await count(ws, 'people')).toBe(2);
   });

@@ -37,6 +37,7 @@ import { RelationGuard1765400000000 } from './migrations/1765400000000-relation-
 import { PendingDeliveries1765500000000 } from './migrations/1765500000000-pending-deliveries.js';
 import { PendingByWorkspace1765600000000 } from './migrations/1765600000000-pending-by-workspace.js';
 import { CredentialGuard1765700000000 } from './migrations/1765700000000-credential-guard.js';
+import { ImportLines1765800000047 } from './migrations/1765800000047-import-lines.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -71,6 +72,7 @@ export const MIGRATIONS = [
   PendingDeliveries1765500000000,
   PendingByWorkspace1765600000000,
   CredentialGuard1765700000000,
+  ImportLines1765800000047,
 ];
 
 export { sessionOptions } from './connections.js';

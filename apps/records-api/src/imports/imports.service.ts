@@ -10,12 +10,10 @@ import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from
 import { OBJECTS } from '#records/objects/index.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 import { RecordsService } from '../records/records.service.js';
-import { csvHeader } from './import-reader.js';
+import { CHUNK_BYTES, csvHeader } from './import-reader.js';
 import { IMPORT_TASK } from './import-runner.js';
 import { importSummary, type ImportRow, type ImportSummary } from './import-summary.js';
 
-/** The file is kept in chunks of this size (the last one shorter). */
-export const CHUNK_BYTES = 1024 * 1024;
 /** A failed job is retried this many times in all (with graphile-worker's backoff) before the import ends `failed`. */
 const MAX_ATTEMPTS = 5;
 /**
@@ -138,14 +136,14 @@ export class ImportsService {
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     const protectedFields = fieldAccess(principal, def.object) && ndjsonKeysCheck(principal, def.object);
-    const write = async (chunk: Buffer) => {
+    const write = async (chunk: Buffer, last: boolean) => {
       if (id === undefined) {
         // A column the role cannot update is 403 before anything is stored (docs/rest.md, "Imports").
         if (request.format === 'csv')
           assertUpdatableFields(
             principal,
             def.object,
-            csvHeader(chunk, def).map((c) => c.path[0]),
+            csvHeader(chunk, def, last).map((c) => c.path[0]),
           );
         const [row] = await this.sql.rows<{ id: string }>(
           `INSERT INTO imports (workspace_id, object, mode, match, format, record_events, created_by)
@@ -170,14 +168,14 @@ export class ImportsService {
         pendingBytes += piece.length;
         while (pendingBytes >= CHUNK_BYTES) {
           const all = Buffer.concat(pending, pendingBytes);
-          await write(all.subarray(0, CHUNK_BYTES));
+          await write(all.subarray(0, CHUNK_BYTES), false);
           pending = [all.subarray(CHUNK_BYTES)];
           pendingBytes -= CHUNK_BYTES;
         }
       }
       if (total === 0) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'the file is empty');
       if (protectedFields && request.format === 'ndjson') protectedFields(undefined);
-      if (pendingBytes) await write(Buffer.concat(pending, pendingBytes));
+      if (pendingBytes) await write(Buffer.concat(pending, pendingBytes), true);
       const uploaded = id!;
       const [queued] = await this.sql.transaction(async (tx) => {
         const rows = await tx.rows<ImportRow>(
@@ -210,13 +208,16 @@ export class ImportsService {
     await this.visible(principal, id);
     let after = 0;
     for (;;) {
-      const page = await this.sql.rows<{ row_no: string; messages: string[] }>(
-        `SELECT row_no, messages FROM import_errors WHERE workspace_id = $1 AND import_id = $2 AND row_no > $3
+      const page = await this.sql.rows<{ row_no: string; line_no: string | null; messages: string[] }>(
+        `SELECT row_no, line_no, messages FROM import_errors WHERE workspace_id = $1 AND import_id = $2 AND row_no > $3
           ORDER BY row_no LIMIT ${ERRORS_PAGE}`,
         [principal.workspaceId, id, after],
         { prepared: true },
       );
-      for (const e of page) if (!(await send(`${JSON.stringify({ row: Number(e.row_no), messages: e.messages })}\n`))) return;
+      for (const e of page) {
+        const line = e.line_no === null ? null : Number(e.line_no);
+        if (!(await send(`${JSON.stringify({ row: Number(e.row_no), line, messages: e.messages })}\n`))) return;
+      }
       if (page.length < ERRORS_PAGE) return;
       after = Number(page[page.length - 1].row_no);
     }
