@@ -7,7 +7,6 @@ import { join, resolve } from 'node:path';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createWebhook } from '#webhooks/webhooks.js';
-import { MAX_UPLOADS } from '../apps/records-api/src/imports/imports.service.js';
 import { bearer, newWorkspace, type TestWorkspace } from './factories.js';
 import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
 import { client, expectError, UUID, type Http } from './rest-helpers.js';
@@ -456,28 +455,36 @@ describe('imports', () => {
     expect(error.messages.join(' ')).toContain(acme);
   });
 
-  it('takes at most 4 uploads streaming in at once (slow clients hold no more): the next is 503 with Retry-After, the slow ones then finish', async () => {
-    const ws = await newWorkspace(ds, 'imp-slow');
-    const slow = Array.from({ length: MAX_UPLOADS }, (_, i) => {
-      const req = request(http)
-        .post('/rest/imports?object=companies')
-        .set(bearer(ws.keys.Admin))
-        .set('Content-Type', 'text/csv')
-        .ok(() => true);
-      req.write(`name\nSlow ${i}\n`);
-      return req;
-    });
-    // Their headers and first bytes are in; the bodies stay open.
-    await new Promise((r) => setTimeout(r, 500));
-    const refused = await upload(http, ws.keys.Admin, '?object=companies', 'name\nFast\n');
-    expect(expectError(refused, 503, 'SERVICE_UNAVAILABLE')).toMatch(/uploads are already streaming/);
-    expect(refused.headers['retry-after']).toBeDefined();
-    const answers = await Promise.all(
-      slow.map((req) => new Promise<request.Response>((done, fail) => req.end((err, res) => (err ? fail(err) : done(res))))),
-    );
-    expect(answers.map((a) => a.status)).toEqual(Array(MAX_UPLOADS).fill(202));
-    for (const a of answers) await waitForImport(http, ws.keys.Admin, a.body.data.import.id);
-    expect(await count(ws)).toBe(MAX_UPLOADS);
+  it('takes at most IMPORT_UPLOADS_PER_INSTANCE uploads streaming in at once (slow clients hold no more): the next is 503 with Retry-After, the slow ones then finish', async () => {
+    const saved = { ...process.env };
+    // Four slots, two a workspace (test/imports-fairness.e2e-spec.ts checks the share per workspace).
+    Object.assign(process.env, { IMPORT_UPLOADS_PER_INSTANCE: '4', IMPORT_UPLOADS_PER_WORKSPACE: '2' });
+    try {
+      const workspaces = [await newWorkspace(ds, 'imp-slow-1'), await newWorkspace(ds, 'imp-slow-2')];
+      const slow = Array.from({ length: 4 }, (_, i) => {
+        const req = request(http)
+          .post('/rest/imports?object=companies')
+          .set(bearer(workspaces[i % 2].keys.Admin))
+          .set('Content-Type', 'text/csv')
+          .ok(() => true);
+        req.write(`name\nSlow ${i}\n`);
+        return req;
+      });
+      // Their headers and first bytes are in; the bodies stay open.
+      await new Promise((r) => setTimeout(r, 500));
+      const other = await newWorkspace(ds, 'imp-slow-other');
+      const refused = await upload(http, other.keys.Admin, '?object=companies', 'name\nFast\n');
+      expect(expectError(refused, 503, 'SERVICE_UNAVAILABLE')).toMatch(/uploads are already streaming/);
+      expect(refused.headers['retry-after']).toBeDefined();
+      const answers = await Promise.all(
+        slow.map((req) => new Promise<request.Response>((done, fail) => req.end((err, res) => (err ? fail(err) : done(res))))),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(4).fill(202));
+      for (const [i, a] of answers.entries()) await waitForImport(http, workspaces[i % 2].keys.Admin, a.body.data.import.id);
+      expect((await count(workspaces[0])) + (await count(workspaces[1]))).toBe(4);
+    } finally {
+      process.env = saved;
+    }
   });
 
   it('imports at most IMPORT_MAX_ROWS rows: the rest are not imported and the import ends failed, saying why', async () => {

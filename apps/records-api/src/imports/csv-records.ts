@@ -107,6 +107,11 @@ export class CsvRecords {
     return this.lastByte >= 0 && this.lastByte !== LF ? this.line : this.line - 1;
   }
 
+  /** Why the record read so far cannot be one, before it ends (a header row already past maxCells cells). */
+  get unfinishedProblem(): string | undefined {
+    return this.recordStart < this.fileEnd ? this.problem : undefined;
+  }
+
   /** The records that end in `piece`, including those that began in earlier pieces. */
   push(piece: Buffer): CsvRecord[] {
     const out: CsvRecord[] = [];
@@ -208,6 +213,7 @@ export class CsvRecords {
   /** Ends the cell whose text ends before `end` (its closing quote, for a quoted cell); `at` is the comma or line end after it. */
   private endCell(buf: Buffer, base: number, at: number, closingQuote?: number): void {
     this.count++;
+    if (this.expected === undefined && this.count > this.o.maxCells) this.problem ??= `it has more than ${this.o.maxCells} cells`;
     if (this.keep && !this.problem && this.count <= (this.expected ?? this.o.maxCells)) {
       let text = buf.toString('utf8', this.cellStart - base, (closingQuote ?? at) - base);
       if (this.cellEscapes) text = text.replaceAll('""', '"');
@@ -239,7 +245,6 @@ export class CsvRecords {
     }
     const record: CsvRecord = { line: this.recordLine, lastLine: this.line, end: lf + 1 };
     if (this.problem) record.problem = this.problem;
-    else if (this.expected === undefined && this.count > this.o.maxCells) record.problem = `it has more than ${this.o.maxCells} cells`;
     else if (this.expected !== undefined && this.count !== this.expected)
       record.problem = `Invalid Record Length: this record has ${this.count} cell${this.count === 1 ? '' : 's'}, the header row ${this.expected}`;
     else record.cells = this.cells;

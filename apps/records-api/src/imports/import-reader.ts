@@ -68,12 +68,13 @@ export function csvHeader(head: Buffer, def: ObjectDefinition, whole: boolean): 
     if (!(err instanceof UnclosedQuote)) throw err;
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, `the header row: a quote opens a cell on line ${err.line} and is never closed`);
   }
+  const problem = first ? first.problem : reader.unfinishedProblem;
+  if (problem) {
+    const known = problem.startsWith('it has more than') ? `; ${def.object} has ${limit} columns` : '';
+    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `the header row is not a CSV record: ${problem}${known}`);
+  }
   if (!first) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `the header row must end within the first ${head.length} bytes`);
   if (first.line !== 1) return checkHeader([''], def);
-  if (first.problem) {
-    const known = first.problem.startsWith('it has more than') ? `; ${def.object} has ${limit} columns` : '';
-    throw new BadInputError(ErrorCode.VALIDATION_FAILED, `the header row is not a CSV record: ${first.problem}${known}`);
-  }
   return checkHeader(first.cells!, def);
 }
 

@@ -28,7 +28,10 @@ const ROW_ERROR_CLASSES = ['23', '22'];
 
 /** The import was cancelled, or another worker took it over: stop without touching it. */
 class Stopped extends Error {}
-/** This process is shutting down: the import goes on in a new job, from its last committed batch. */
+/**
+ * The import gives up its worker (this process is shutting down, or its turn is over while
+ * another workspace waits): it goes on in a new job, from its last committed batch.
+ */
 class Interrupted extends Error {}
 
 type RowError = { row: number; messages: string[] };
@@ -95,7 +98,8 @@ export class ImportRunner {
     const state = { rowsDone: Number(imp.rows_done) };
     const batches = await this.items(imp, def);
     // Read at each run, as the upload limit is at each upload.
-    const maxRows = loadConfig().imports.maxRows;
+    const { maxRows, sliceMs } = loadConfig().imports;
+    const turn = { started: Date.now(), lookAgainAt: 0, sliceMs };
     let batch: ImportItem[] = [];
     let batchBytes = 0;
     let lastBytes = Number(imp.bytes_done);
@@ -128,7 +132,7 @@ export class ImportRunner {
             batchBytes = 0;
             // Other requests and imports of this process get their turn between batches.
             await yieldToEventLoop();
-            if (this.stopping) {
+            if (this.stopping || (await this.turnOver(imp, turn))) {
               await writing;
               throw new Interrupted();
             }
@@ -172,6 +176,28 @@ export class ImportRunner {
       columns = csvHeader(first.data, def, imp.chunks === 1);
     }
     return { items: csvItems(chunks, def, columns ? { columns, from } : undefined, read), lines: () => lines };
+  }
+
+  /**
+   * Whether the import has held its worker for IMPORTS_SLICE_MS while another workspace's
+   * import waits for one (a job no worker has taken, whose workspace runs nothing): then it
+   * goes to the back of the line (docs/decisions/0047-import-quotes-and-fairness.md). Looked
+   * at no more than once a second.
+   */
+  private async turnOver(imp: ImportRow, turn: { started: number; lookAgainAt: number; sliceMs: number }): Promise<boolean> {
+    const now = Date.now();
+    if (!turn.sliceMs || now - turn.started < turn.sliceMs || now < turn.lookAgainAt) return false;
+    turn.lookAgainAt = now + Math.min(turn.sliceMs, 1000);
+    const [{ waiting }] = await this.sql.rows<{ waiting: boolean }>(
+      `SELECT EXISTS (
+         SELECT 1 FROM graphile_worker.jobs j
+          WHERE j.task_identifier = $1 AND j.locked_at IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+            AND j.queue_name IS DISTINCT FROM $2
+            AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs k WHERE k.queue_name = j.queue_name AND k.locked_at IS NOT NULL)
+       ) AS waiting`,
+      [IMPORT_TASK, `imports:${imp.workspace_id}`],
+    );
+    return waiting;
   }
 
   /** The file's chunks in order from byte `from`, one statement each; a missing chunk means the import was cancelled (its chunks go then). */
