@@ -42,7 +42,8 @@ import { startApi, startChild, stopChild } from './children.js';
  * --webhooks, --writes, --export, --search, --import (other benches: bench/webhooks.ts, bench/writes.ts, bench/export.ts,
  * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
  * figures of --writes: 1 and 16 writers beside the bare server), --replica (bench/replica.ts: list and GraphQL reads
- * on the primary alone and with one streaming replica, same run).
+ * on the primary alone and with one streaming replica, same run), --import-fairness (bench/import-fairness.ts: another
+ * workspace's reads alone and while imports are parsed).
  */
 
 const CONNECTIONS = 16;
@@ -751,6 +752,7 @@ async function main(): Promise<void> {
     ['--export', async () => (await import('./export.js')).exportBench()],
     ['--search', async () => (await import('./search.js')).searchBench()],
     ['--import', async () => (await import('./import.js')).importBench()],
+    ['--import-fairness', async () => (await import('./import-fairness.js')).importFairnessBench()],
     ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
   ];

@@ -26,8 +26,11 @@ async function withEnv<T>(env: Record<string, string>, run: () => Promise<T>): P
   }
 }
 
+/** Over 1 MB (a row, then blank lines): once it is in, the upload has a row in `imports` (its first chunk is stored). */
+const FIRST_CHUNK = 'name\nSlow\n' + '\n'.repeat(1_100_000);
+
 /** An upload whose body stays open after its first bytes (a slow client); `end` sends the rest. */
-function openUpload(api: Http, key: string, first = 'name\nSlow\n') {
+function openUpload(api: Http, key: string, first = FIRST_CHUNK) {
   const req = request(api)
     .post('/rest/imports?object=companies')
     .set(bearer(key))
@@ -42,18 +45,32 @@ function openUpload(api: Http, key: string, first = 'name\nSlow\n') {
 
 describe('imports: fairness between workspaces', () => {
   describe('uploads and queue', () => {
+    // A database of its own, and no import worker: the uploaded imports stay queued (another suite's worker would run them).
+    const db = useEmptyDatabase('imports_uploads');
     let app: INestApplication;
     let ds: DataSource;
     let api: Http;
     let base: string;
 
     beforeAll(async () => {
-      // Nothing runs the uploaded imports here: they stay queued.
-      ({ app, ds, http: api } = await importingApi({ IMPORTS_WORKER: 'off' }));
+      ({ app, http: api } = await importingApi({ DATABASE_URL: db.url, IMPORTS_WORKER: 'off' }));
+      ds = db.ds;
       await new Promise<void>((resolve) => (api as Server).listen(0, '127.0.0.1', resolve));
       base = `http://127.0.0.1:${((api as Server).address() as AddressInfo).port}`;
     });
-    afterAll(() => app.close());
+    db.beforeDrop(() => app.close());
+
+    /** Until `n` uploads of the workspace are streaming in (each has stored its first chunk). */
+    async function uploading(ws: TestWorkspace, n: number): Promise<void> {
+      for (let i = 0; ; i++) {
+        const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM imports WHERE workspace_id = $1 AND status = 'uploading'`, [
+          ws.id,
+        ]);
+        if (count >= n) return;
+        if (i > 300) throw new Error(`${count} of ${n} uploads started`);
+        await sleep(50);
+      }
+    }
 
     const imports = async (ws: TestWorkspace) =>
       (await ds.query('SELECT status FROM imports WHERE workspace_id = $1 ORDER BY created_at', [ws.id])).map(
@@ -61,12 +78,13 @@ describe('imports: fairness between workspaces', () => {
       );
 
     it('a workspace holds at most IMPORT_UPLOADS_PER_WORKSPACE of the instance uploads (429): slow uploads of one never turn another away', async () => {
-      await withEnv({ IMPORT_UPLOADS_PER_INSTANCE: '4', IMPORT_UPLOADS_PER_WORKSPACE: '2' }, async () => {
+      // No minimum pace here: these uploads stay open, idle, for as long as the test needs.
+      await withEnv({ IMPORT_UPLOADS_PER_INSTANCE: '4', IMPORT_UPLOADS_PER_WORKSPACE: '2', IMPORT_UPLOAD_MIN_BYTES: '0' }, async () => {
         const a = await newWorkspace(ds, 'fair-slots-a');
         const b = await newWorkspace(ds, 'fair-slots-b');
         const c = await newWorkspace(ds, 'fair-slots-c');
         const slowA = [openUpload(api, a.keys.Admin), openUpload(api, a.keys.Admin)];
-        await sleep(300);
+        await uploading(a, 2);
         // A third and fourth of the same workspace: refused, so they never hold the others' slots.
         for (let i = 0; i < 2; i++) {
           const third = await upload(api, a.keys.Admin, '?object=companies', 'name\nThird\n');
@@ -76,7 +94,7 @@ describe('imports: fairness between workspaces', () => {
         // Another workspace still gets a slot, and can take its share.
         expect((await upload(api, b.keys.Admin, '?object=companies', 'name\nB quick\n')).status).toBe(202);
         const slowB = [openUpload(api, b.keys.Admin), openUpload(api, b.keys.Admin)];
-        await sleep(300);
+        await uploading(b, 2);
         // The instance is full (4): 503 with Retry-After for everyone, until one ends.
         const full = await upload(api, c.keys.Admin, '?object=companies', 'name\nC\n');
         expect(expectError(full, 503, 'SERVICE_UNAVAILABLE')).toMatch(/4 uploads are already streaming into this instance/);
@@ -84,6 +102,24 @@ describe('imports: fairness between workspaces', () => {
         const answers = await Promise.all([...slowA, ...slowB].map((s) => s.end()));
         expect(answers.map((r) => r.status)).toEqual([202, 202, 202, 202]);
         expect((await upload(api, c.keys.Admin, '?object=companies', 'name\nC again\n')).status).toBe(202);
+      });
+    });
+
+    it('uploads arriving together get no more than their share: the workspace slots and the queue cap hold exactly', async () => {
+      await withEnv({ IMPORT_UPLOADS_PER_WORKSPACE: '2', IMPORT_UPLOAD_MIN_BYTES: '0' }, async () => {
+        const ws = await newWorkspace(ds, 'fair-together-slots');
+        const slow = Array.from({ length: 6 }, () => openUpload(api, ws.keys.Admin));
+        await uploading(ws, 2);
+        const answers = await Promise.all(slow.map((s) => s.end()));
+        expect(answers.map((r) => r.status).sort()).toEqual([202, 202, 429, 429, 429, 429]);
+      });
+      await withEnv({ IMPORT_UPLOADS_PER_WORKSPACE: '8', IMPORT_QUEUE_PER_WORKSPACE: '3' }, async () => {
+        const ws = await newWorkspace(ds, 'fair-together-queue');
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => upload(api, ws.keys.Admin, '?object=companies', `name\nTogether ${i}\n`)),
+        );
+        expect(answers.map((r) => r.status).sort()).toEqual([202, 202, 202, 429, 429, 429, 429, 429]);
+        expect(await imports(ws)).toEqual(['queued', 'queued', 'queued']);
       });
     });
 
@@ -249,17 +285,19 @@ describe('imports: fairness between workspaces', () => {
 
     it("a running import yields its worker to another workspace's waiting import after IMPORTS_SLICE_MS, and goes on later from where it stopped", async () => {
       const h = await api({ IMPORTS_CONCURRENCY: '2', IMPORTS_SLICE_MS: '300' });
+      // Big enough to take many turns of 300 ms each, on a busy machine too.
+      const ROWS = 100_000;
       // One party, two workspaces, a big import each: both workers busy.
       const p1 = await newWorkspace(db.ds, 'fair-slice-p1');
       const p2 = await newWorkspace(db.ds, 'fair-slice-p2');
       const other = await newWorkspace(db.ds, 'fair-slice-other');
-      const big1 = await started(h, p1, csv(60_000, 45_000));
-      const big2 = await started(h, p2, csv(60_000));
-      const rowsDone = async (ws: TestWorkspace) =>
-        Number((await db.ds.query('SELECT rows_done FROM imports WHERE workspace_id = $1', [ws.id]))[0].rows_done);
-      for (let i = 0; (await rowsDone(p1)) === 0 || (await rowsDone(p2)) === 0; i++) {
+      const big1 = await started(h, p1, csv(ROWS, 45_000));
+      const big2 = await started(h, p2, csv(ROWS));
+      const statusOf = async (ws: TestWorkspace) =>
+        (await db.ds.query('SELECT status FROM imports WHERE workspace_id = $1', [ws.id]))[0].status;
+      for (let i = 0; (await statusOf(p1)) !== 'running' || (await statusOf(p2)) !== 'running'; i++) {
         if (i > 600) throw new Error('the big imports did not start');
-        await sleep(50);
+        await sleep(20);
       }
       const small = await started(h, other, csv(1));
       const smallDone = await waitForImport(h, other.keys.Admin, small, 120_000);
@@ -271,8 +309,8 @@ describe('imports: fairness between workspaces', () => {
         Math.min(Date.parse(done1.finishedAt as string), Date.parse(done2.finishedAt as string)),
       );
       // Each big import resumed from its committed byte, row and line: every row once, the refused one with its line.
-      expect(done1).toMatchObject({ status: 'completed', rowsRead: 60_000, linesRead: 60_001, created: 59_999, failed: 1 });
-      expect(done2).toMatchObject({ status: 'completed', rowsRead: 60_000, linesRead: 60_001, created: 60_000, failed: 0 });
+      expect(done1).toMatchObject({ status: 'completed', rowsRead: ROWS, linesRead: ROWS + 1, created: ROWS - 1, failed: 1 });
+      expect(done2).toMatchObject({ status: 'completed', rowsRead: ROWS, linesRead: ROWS + 1, created: ROWS, failed: 0 });
       expect(await importErrors(h, p1.keys.Admin, big1)).toEqual([
         { row: 45_000, line: 45_001, messages: [expect.stringMatching(/^not a CSV record: Invalid Closing Quote/)] },
       ]);
@@ -281,7 +319,7 @@ describe('imports: fairness between workspaces', () => {
           'SELECT count(*)::int AS n, count(DISTINCT name)::int AS names FROM companies WHERE workspace_id = $1',
           [ws.id],
         );
-        expect(counts).toEqual({ n: ws === p1 ? 59_999 : 60_000, names: ws === p1 ? 59_999 : 60_000 });
+        expect(counts).toEqual({ n: ws === p1 ? ROWS - 1 : ROWS, names: ws === p1 ? ROWS - 1 : ROWS });
       }
     }, 240_000);
 

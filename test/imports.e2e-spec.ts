@@ -457,8 +457,8 @@ describe('imports', () => {
 
   it('takes at most IMPORT_UPLOADS_PER_INSTANCE uploads streaming in at once (slow clients hold no more): the next is 503 with Retry-After, the slow ones then finish', async () => {
     const saved = { ...process.env };
-    // Four slots, two a workspace (test/imports-fairness.e2e-spec.ts checks the share per workspace).
-    Object.assign(process.env, { IMPORT_UPLOADS_PER_INSTANCE: '4', IMPORT_UPLOADS_PER_WORKSPACE: '2' });
+    // Four slots, two a workspace (test/imports-fairness.e2e-spec.ts checks the share per workspace), no minimum pace.
+    Object.assign(process.env, { IMPORT_UPLOADS_PER_INSTANCE: '4', IMPORT_UPLOADS_PER_WORKSPACE: '2', IMPORT_UPLOAD_MIN_BYTES: '0' });
     try {
       const workspaces = [await newWorkspace(ds, 'imp-slow-1'), await newWorkspace(ds, 'imp-slow-2')];
       const slow = Array.from({ length: 4 }, (_, i) => {
@@ -467,11 +467,17 @@ describe('imports', () => {
           .set(bearer(workspaces[i % 2].keys.Admin))
           .set('Content-Type', 'text/csv')
           .ok(() => true);
-        req.write(`name\nSlow ${i}\n`);
+        // Over 1 MB (blank lines, which are no rows): the first chunk is stored, so each has its row in `imports` while its body stays open.
+        req.write(`name\nSlow ${i}\n${'\n'.repeat(1_100_000)}`);
         return req;
       });
-      // Their headers and first bytes are in; the bodies stay open.
-      await new Promise((r) => setTimeout(r, 500));
+      const uploadingIn = async (ws: TestWorkspace) =>
+        Number((await ds.query(`SELECT count(*) AS n FROM imports WHERE workspace_id = $1 AND status = 'uploading'`, [ws.id]))[0].n);
+      const uploading = async () => (await uploadingIn(workspaces[0])) + (await uploadingIn(workspaces[1]));
+      for (let i = 0; (await uploading()) < 4; i++) {
+        if (i > 300) throw new Error('the slow uploads did not start');
+        await new Promise((r) => setTimeout(r, 50));
+      }
       const other = await newWorkspace(ds, 'imp-slow-other');
       const refused = await upload(http, other.keys.Admin, '?object=companies', 'name\nFast\n');
       expect(expectError(refused, 503, 'SERVICE_UNAVAILABLE')).toMatch(/uploads are already streaming/);

@@ -71,8 +71,12 @@ export interface CsvRecordsOptions {
 export class CsvRecords {
   /** The header row's number of cells, once it is read. */
   private expected: number | undefined;
-  /** The current record's bytes read in earlier pieces (kept while it is short enough to be read). */
+  /**
+   * The current record's bytes read in earlier pieces, at the start of `carry` (kept while the
+   * record may still be read; grown by doubling, so a long record costs one copy of each byte).
+   */
   private carry: Buffer | undefined;
+  private carried = 0;
   /** File offset just past the bytes pushed so far. */
   private fileEnd: number;
   private line: number;
@@ -85,7 +89,7 @@ export class CsvRecords {
   private cellStart: number;
   private cellQuoted = false;
   private cellEscapes = false;
-  /** False once the record is longer than maxRecordBytes: its bytes are no longer kept. */
+  /** False once the record is refused (too long, too many cells, a bad quote): its bytes and cells are no longer kept. */
   private keep = true;
   private cells: string[] = [];
   private count = 0;
@@ -129,9 +133,17 @@ export class CsvRecords {
       }
     }
     if (!piece.length) return out;
-    const carried = this.carry?.length ?? 0;
-    const buf = this.carry ? Buffer.concat([this.carry, piece]) : piece;
-    this.carry = undefined;
+    const carried = this.carried;
+    let buf = piece;
+    if (carried) {
+      if (this.carry!.length < carried + piece.length) {
+        const grown = Buffer.allocUnsafe(Math.max(carried + piece.length, 2 * this.carry!.length));
+        this.carry!.copy(grown, 0, 0, carried);
+        this.carry = grown;
+      }
+      piece.copy(this.carry!, carried);
+      buf = this.carry!.subarray(0, carried + piece.length);
+    }
     /** File offset of buf[0]. */
     const base = this.fileEnd - carried;
     this.fileEnd += piece.length;
@@ -152,8 +164,10 @@ export class CsvRecords {
         case State.Unquoted:
           if (c === COMMA) this.endCell(buf, base, base + i);
           else if (c === LF) this.endRecord(buf, base, base + i, out);
-          else if (c === QUOTE)
-            this.problem ??= `Invalid Opening Quote: a quote inside an unquoted cell (cell ${this.count + 1}, line ${this.line}); quote the whole cell and double the quotes in it`;
+          else if (c === QUOTE && !this.problem)
+            this.refuse(
+              `Invalid Opening Quote: a quote inside an unquoted cell (cell ${this.count + 1}, line ${this.line}); quote the whole cell and double the quotes in it`,
+            );
           break;
         case State.Quoted:
           if (c === QUOTE) {
@@ -179,14 +193,20 @@ export class CsvRecords {
           break;
       }
       if (c === LF) this.line++;
-      if (this.keep && base + i + 1 - this.recordStart > this.o.maxRecordBytes) {
-        this.keep = false;
-        this.cells = [];
-        this.problem ??= `the record is longer than ${this.o.maxRecordBytes} bytes`;
-      }
+      if (this.keep && base + i + 1 - this.recordStart > this.o.maxRecordBytes)
+        this.refuse(`the record is longer than ${this.o.maxRecordBytes} bytes`);
     }
     // A record that goes on in the next piece: its bytes so far, to read its cells once it ends.
-    if (this.keep && this.recordStart < this.fileEnd) this.carry = Buffer.from(buf.subarray(this.recordStart - base));
+    this.carried = 0;
+    if (this.keep && this.recordStart < this.fileEnd) {
+      const from = this.recordStart - base;
+      const length = buf.length - from;
+      if (buf === piece) {
+        if (!this.carry || this.carry.length < length) this.carry = Buffer.allocUnsafe(Math.max(2 * length, 64 * 1024));
+        piece.copy(this.carry, 0, from);
+      } else if (from > 0) this.carry!.copyWithin(0, from, buf.length);
+      this.carried = length;
+    }
     return out;
   }
 
@@ -200,21 +220,34 @@ export class CsvRecords {
     }
     if (this.state === State.Quoted) throw new UnclosedQuote(this.quoteLine, this.lines);
     if (this.recordStart < this.fileEnd) {
-      const buf = this.carry ?? Buffer.alloc(0);
+      const buf = this.carry?.subarray(0, this.carried) ?? Buffer.alloc(0);
       const closed = this.state === State.QuoteInQuoted || this.state === State.ClosedThenCr ? this.quoteAt : undefined;
       this.endRecord(buf, this.recordStart, this.fileEnd, out, closed);
       // No line end follows the last record.
       for (const record of out) record.end = this.fileEnd;
     }
     this.carry = undefined;
+    this.carried = 0;
     return out;
+  }
+
+  /** The record is refused for `problem` (the first one found is kept): its bytes and cells are no longer kept. */
+  private refuse(problem: string): void {
+    this.problem ??= problem;
+    this.keep = false;
+    this.cells = [];
   }
 
   /** Ends the cell whose text ends before `end` (its closing quote, for a quoted cell); `at` is the comma or line end after it. */
   private endCell(buf: Buffer, base: number, at: number, closingQuote?: number): void {
     this.count++;
-    if (this.expected === undefined && this.count > this.o.maxCells) this.problem ??= `it has more than ${this.o.maxCells} cells`;
-    if (this.keep && !this.problem && this.count <= (this.expected ?? this.o.maxCells)) {
+    if (this.expected === undefined && this.count > this.o.maxCells) this.refuse(`it has more than ${this.o.maxCells} cells`);
+    // More cells than the header row's: refused at its end, when its count is known; none of its cells is kept meanwhile.
+    if (this.expected !== undefined && this.count > this.expected && this.keep) {
+      this.keep = false;
+      this.cells = [];
+    }
+    if (this.keep && !this.problem) {
       let text = buf.toString('utf8', this.cellStart - base, (closingQuote ?? at) - base);
       if (this.cellEscapes) text = text.replaceAll('""', '"');
       this.cells.push(text);
@@ -227,7 +260,9 @@ export class CsvRecords {
 
   /** A closing quote followed by `c`: the record is refused, and framing goes on at the next line. */
   private refuseLine(c: number): void {
-    this.problem ??= `Invalid Closing Quote: ${JSON.stringify(String.fromCharCode(c))} follows the quote that closes cell ${this.count + 1} on line ${this.line} (a quote inside a quoted cell is doubled: "")`;
+    this.refuse(
+      `Invalid Closing Quote: ${JSON.stringify(String.fromCharCode(c))} follows the quote that closes cell ${this.count + 1} on line ${this.line} (a quote inside a quoted cell is doubled: "")`,
+    );
     this.state = State.SkipLine;
   }
 

@@ -162,11 +162,11 @@ export async function* csvItems(
  * skipped): a line of a hundred thousand keys is refused before JSON.parse spends tens of
  * milliseconds of the event loop on an object no record can be.
  */
-export function keysWithin(line: Buffer, max: number): boolean {
+export function keysWithin(line: string, max: number): boolean {
   const counts: number[] = [];
   let inString = false;
   for (let i = 0; i < line.length; i++) {
-    const c = line[i];
+    const c = line.charCodeAt(i);
     if (inString) {
       if (c === 0x5c) i++;
       else if (c === 0x22) inString = false;
@@ -204,14 +204,14 @@ export async function* ndjsonItems(
       items.push({ ...item, problems: [`the line is longer than ${MAX_RECORD_BYTES} bytes`] });
       return;
     }
-    if (!keysWithin(piece, limit)) {
-      items.push({ ...item, problems: [`the line has an object of more than ${limit} keys (${def.object} has ${limit} columns)`] });
-      return;
-    }
     let text = piece.toString('utf8');
     if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (text.endsWith('\r')) text = text.slice(0, -1);
     if (text.trim() === '') return;
+    if (!keysWithin(text, limit)) {
+      items.push({ ...item, problems: [`the line has an object of more than ${limit} keys (${def.object} has ${limit} columns)`] });
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);

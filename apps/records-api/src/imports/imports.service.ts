@@ -10,7 +10,7 @@ import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError, TooMa
 import { OBJECTS } from '#records/objects/index.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 import { RecordsService } from '../records/records.service.js';
-import { CHUNK_BYTES, csvHeader } from './import-reader.js';
+import { CHUNK_BYTES, csvHeader, keysWithin, MAX_RECORD_BYTES, maxCells } from './import-reader.js';
 import { IMPORT_TASK } from './import-runner.js';
 import { importSummary, type ImportRow, type ImportSummary } from './import-summary.js';
 import { atMinimumPace } from './upload-pace.js';
@@ -150,11 +150,12 @@ export class ImportsService {
         `${limits.uploadsPerInstance} uploads are already streaming into this instance; retry shortly`,
       ]);
     }
-    // Before the body is read: a workspace at its queue caps is told so at once.
-    assertQueueRoom(await this.queued(this.sql, workspace), declaredLength ?? 0, limits);
+    // Taken before anything is awaited: uploads arriving together cannot all see the same free slot.
     this.uploads++;
     this.uploadsOf.set(workspace, mine + 1);
     try {
+      // Before the body is read: a workspace at its queue caps is told so at once.
+      assertQueueRoom(await this.queued(this.sql, workspace), declaredLength ?? 0, limits);
       return await this.store(
         principal,
         request,
@@ -196,7 +197,7 @@ export class ImportsService {
     let stored = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
-    const protectedFields = fieldAccess(principal, def.object) && ndjsonKeysCheck(principal, def.object);
+    const protectedFields = fieldAccess(principal, def.object) && ndjsonKeysCheck(principal, def);
     const write = async (chunk: Buffer, last: boolean) => {
       if (id === undefined) {
         // A column the role cannot update is 403 before anything is stored (docs/rest.md, "Imports").
@@ -335,26 +336,39 @@ export class ImportsService {
 /**
  * For a role that cannot update some fields of the object: each NDJSON line's keys as the
  * upload arrives (a line may span pieces; `undefined` ends the file). A line setting such a
- * field is 403 and the upload is dropped, so nothing is written; a line that is not JSON is
- * left to the import, which refuses it as a row.
+ * field is 403 and the upload is dropped, so nothing is written; a line that is not JSON, one
+ * longer than MAX_RECORD_BYTES or with an object of more keys than the object has columns is
+ * left to the import, which refuses it as a row (so none is held whole or parsed here).
  */
-function ndjsonKeysCheck(principal: Principal, object: string): (piece: Buffer | undefined) => void {
+function ndjsonKeysCheck(principal: Principal, def: ObjectDefinition): (piece: Buffer | undefined) => void {
   const decoder = new StringDecoder('utf8');
+  const limit = maxCells(def);
   let rest = '';
+  let skipping = false;
   const check = (line: string) => {
-    if (!line.trim()) return;
+    if (!line.trim() || !keysWithin(line, limit)) return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch {
       return;
     }
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) assertUpdatableFields(principal, object, Object.keys(parsed));
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) assertUpdatableFields(principal, def.object, Object.keys(parsed));
   };
   return (piece) => {
-    const text = rest + (piece ? decoder.write(piece) : decoder.end());
-    const lines = text.split('\n');
-    rest = piece ? lines.pop()! : '';
+    const lines = (piece ? decoder.write(piece) : decoder.end()).split('\n');
+    const last = piece ? lines.pop()! : '';
+    if (lines.length) {
+      const first = rest + lines[0];
+      if (skipping) lines.shift();
+      else lines[0] = first;
+      skipping = false;
+      rest = '';
+    }
     lines.forEach(check);
+    if (skipping || rest.length + last.length > MAX_RECORD_BYTES) {
+      skipping = true;
+      rest = '';
+    } else rest += last;
   };
 }
