@@ -2,7 +2,10 @@ import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { newWorkspace, type TestWorkspace } from './factories.js';
 import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
+import { createApiKey, findRole } from '#identity/accounts.js';
+import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 import { expectError, type Http } from './rest-helpers.js';
+import { signInAt } from './settings-client.js';
 
 /**
  * CSV quoting in imports (docs/rest.md "Imports"; RFC 4180): a record whose quotes are
@@ -152,4 +155,50 @@ describe('imports: CSV quotes', () => {
     expect(expectError(open, 400, 'VALIDATION_FAILED')).toMatch(/header row.*quote .*never closed/);
     expect(await ds.query('SELECT id FROM imports WHERE workspace_id = $1', [ws.id])).toEqual([]);
   });
+});
+
+describe('imports: the settings page accounts for every line', () => {
+  let origin: PublicOrigin;
+
+  beforeAll(async () => {
+    origin = await startPublicOrigin({ IMPORTS_WORKER: 'on', IMPORTS_HEARTBEAT_MS: '500' });
+  }, 60_000);
+  afterAll(() => origin?.close());
+
+  it("shows rows and lines read, a refused row's line, and where an unclosed quote opened", async () => {
+    const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'imp-q-page');
+    const key = await createApiKey(origin.ds, {
+      workspaceId: workspace.id,
+      role: await findRole(origin.ds, workspace.id, 'Admin'),
+      name: 'import',
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
+    const http = origin.api.getHttpServer();
+    const run = async (csv: string) => {
+      const res = await upload(http, key.secret, '?object=companies', csv);
+      expect(res.status).toBe(202);
+      return (await waitForImport(http, key.secret, res.body.data.import.id)).id as string;
+    };
+    const lines = [
+      'name,domainName.primaryLinkUrl',
+      ...Array.from({ length: 4999 }, (_, i) => (i === 2999 ? '"Bad,"oops' : `Row ${i + 1},r${i + 1}.com`)),
+    ];
+    const refused = await run(lines.join('\n') + '\n');
+    const unclosed = await run(['name', 'Before', '"Never closed', 'After'].join('\n'));
+
+    const browser = await signInAt(origin.url, people[0].email);
+    await browser.go(`${origin.url}/settings/imports/${refused}`);
+    const page = browser.lastBody;
+    expect(page).toContain('4,999 rows read, 4,998 created, 0 updated, 1 refused (5,000 lines of the file)');
+    expect(page).toMatch(
+      /<td data-label="Row">3000<\/td>\s*<td data-label="Line">3001<\/td>\s*<td data-label="Why">not a CSV record: Invalid Closing Quote/,
+    );
+    await browser.go(`${origin.url}/settings/imports/${unclosed}`);
+    const failed = browser.lastBody;
+    expect(failed).toContain('>failed<');
+    expect(failed).toContain('1 rows read, 1 created, 0 updated, 0 refused (2 lines of the file)');
+    expect(failed).toContain('line 3: a quote opens a cell there and is never closed');
+    await browser.go(`${origin.url}/settings/imports`);
+    expect(browser.lastBody).toContain('(5,000 lines of the file)');
+  }, 60_000);
 });

@@ -319,7 +319,7 @@ describe('imports', () => {
     const run = await cli(['import', '--workspace', ws.name, '--object', 'companies', '--file', file]);
     expect(run).toMatchObject({ code: 0 });
     expect(run.stdout).toMatch(
-      /^Import [0-9a-f-]{36}: completed, 3000 rows read, 2999 created, 0 updated, 1 refused\.\n {2}row 1500: domainName\.primaryLinkUrl/,
+      /^Import [0-9a-f-]{36}: completed, 3000 rows read, 2999 created, 0 updated, 1 refused \(3001 lines of the file\)\.\n {2}row 1500 \(line 1501\): domainName\.primaryLinkUrl/,
     );
     expect(run.stderr).toMatch(/\[#+\] 100% {2}3,000 rows {2}[\d,]+ rows\/s {2}completed/);
     expect(await count(ws)).toBe(2999);
@@ -334,7 +334,8 @@ describe('imports', () => {
       updated: 0,
       unchanged: 2999,
       failed: 1,
-      errors: [{ row: 1500 }],
+      linesRead: 3001,
+      errors: [{ row: 1500, line: 1501 }],
     });
     expect(json.stderr).toBe('');
 

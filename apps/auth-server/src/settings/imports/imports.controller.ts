@@ -79,7 +79,7 @@ export class SettingsImportsController {
   async show(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
     const principal = principalOf(ctx);
     const summary = await this.imports.get(principal, id);
-    const errors: { row: number; messages: string[] }[] = [];
+    const errors: { row: number; line: number | null; messages: string[] }[] = [];
     await this.imports.errors(principal, id, async (line) => {
       errors.push(JSON.parse(line));
       return errors.length < SHOWN_ERRORS;
