@@ -1,14 +1,11 @@
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
-import { request } from 'node:http';
 import { resolve } from 'node:path';
-import pg from 'pg';
-import { DataSource } from 'typeorm';
 import { apiNodeFlags, loadConfig } from '#config/config.js';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
-import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { fileURLToPath } from 'node:url';
 import { stopChild } from './children.js';
+import { freshDatabase, uploadFile } from './import.js';
 
 /**
  * `npm run bench -- --import-fairness`: how much an import that is being parsed slows another
@@ -40,28 +37,6 @@ function narrowFile(): Buffer {
   return Buffer.from(lines.join('\n') + '\n');
 }
 
-function upload(port: number, key: string, body: Buffer): Promise<{ status: number; body: string }> {
-  return new Promise((done, fail) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/rest/imports?object=companies',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv', 'content-length': body.length },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => done({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', fail);
-    req.end(body);
-  });
-}
-
 /** The records API (this build's, or BENCH_API_DIST's) with the node flags `npm start` gives it, and its event loop's delay measured. */
 function startApiOf(dist: string | undefined, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   const server = dist ? resolve(dist, 'bench/api-server.js') : fileURLToPath(new URL('./api-server.js', import.meta.url));
@@ -89,18 +64,7 @@ function loopDelay(child: ChildProcess): Promise<{ p50: number; p99: number; max
 
 export async function importFairnessBench(): Promise<void> {
   const dist = process.env.BENCH_API_DIST;
-  const { url, embedded } = await resolveDatabaseUrl(log);
-  const dbUrl = new URL(url);
-  dbUrl.pathname = `/${DB}`;
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${DB}`);
-  await client.end();
-  const ds = await new DataSource(dataSourceOptions(dbUrl.toString(), 2)).initialize();
-  await runMigrations(ds);
+  const { ds, dbUrl, embedded } = await freshDatabase(DB);
   const keyOf = async (name: string) => {
     const ws = await createWorkspace(ds, name);
     const role = await findRole(ds, ws.id, 'Admin');
@@ -129,7 +93,7 @@ export async function importFairnessBench(): Promise<void> {
     let ended = 0;
     let rows = 0;
     while (!stop.now) {
-      const answer = await upload(api.port, importer.key, file);
+      const answer = await uploadFile(api.port, importer.key, file);
       if (answer.status !== 202) throw new Error(`the upload was answered ${answer.status}: ${answer.body}`);
       const id = JSON.parse(answer.body).data.import.id as string;
       for (;;) {

@@ -5,7 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, useEmptyDatabase, type TestWorkspace } from './factories.js';
-import { importErrors, importingApi, sleep, upload, waitForImport } from './import-helpers.js';
+import { importErrors, importingApi, sleep, upload, uploadInPieces, waitForImport } from './import-helpers.js';
 import { client, expectError, type Http } from './rest-helpers.js';
 
 /**
@@ -214,16 +214,8 @@ describe('imports: fairness between workspaces', () => {
         expect((await upload(api, c.keys.Admin, '?object=companies', twoMb)).status).toBe(202);
         const declared = await upload(api, c.keys.Admin, '?object=companies', twoMb);
         expect(expectError(declared, 429, 'RATE_LIMITED')).toMatch(/more than 3145728 bytes of imports waiting or running/);
-        const streamed = await new Promise<request.Response>((resolve, reject) => {
-          const req = request(api)
-            .post('/rest/imports?object=companies')
-            .set(bearer(c.keys.Admin))
-            .set('Content-Type', 'text/csv')
-            .ok(() => true);
-          req.on('error', reject);
-          for (let at = 0; at < twoMb.length; at += 64 * 1024) req.write(twoMb.slice(at, at + 64 * 1024));
-          req.end((err, res) => (err ? reject(err) : resolve(res)));
-        });
+        const pieces = Array.from({ length: Math.ceil(twoMb.length / 65_536) }, (_, i) => twoMb.slice(i * 65_536, (i + 1) * 65_536));
+        const streamed = await uploadInPieces(api, c.keys.Admin, pieces);
         expect(expectError(streamed, 429, 'RATE_LIMITED')).toMatch(/more than 3145728 bytes of imports waiting or running/);
         expect(await imports(c)).toEqual(['queued']);
         expect(Number((await ds.query('SELECT count(*) AS n FROM import_chunks WHERE workspace_id = $1', [c.id]))[0].n)).toBe(3);

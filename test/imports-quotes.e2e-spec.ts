@@ -1,10 +1,8 @@
-import type { INestApplication } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
 import { newWorkspace, type TestWorkspace } from './factories.js';
-import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
+import { companyNames, importErrors, upload, useImportingApi, waitForImport } from './import-helpers.js';
 import { createApiKey, findRole } from '#identity/accounts.js';
 import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
-import { expectError, type Http } from './rest-helpers.js';
+import { expectError } from './rest-helpers.js';
 import { signInAt } from './settings-client.js';
 
 /**
@@ -14,27 +12,18 @@ import { signInAt } from './settings-client.js';
  * where it opened. Every line of the file is accounted for (`linesRead`).
  */
 describe('imports: CSV quotes', () => {
-  let app: INestApplication;
-  let ds: DataSource;
-  let http: Http;
-
-  beforeAll(async () => {
-    ({ app, ds, http } = await importingApi());
-  });
-  afterAll(() => app.close());
-
-  const names = async (ws: TestWorkspace) =>
-    (await ds.query('SELECT name FROM companies WHERE workspace_id = $1 ORDER BY name', [ws.id])).map((r: { name: string }) => r.name);
+  const api = useImportingApi();
+  const names = (ws: TestWorkspace) => companyNames(api.ds, ws.id);
 
   async function imported(ws: TestWorkspace, csv: string | Buffer) {
-    const res = await upload(http, ws.keys.Admin, '?object=companies', csv);
+    const res = await upload(api.http, ws.keys.Admin, '?object=companies', csv);
     expect(res.status).toBe(202);
     const id = res.body.data.import.id as string;
-    return { id, done: await waitForImport(http, ws.keys.Admin, id), errors: await importErrors(http, ws.keys.Admin, id) };
+    return { id, done: await waitForImport(api.http, ws.keys.Admin, id), errors: await importErrors(api.http, ws.keys.Admin, id) };
   }
 
   it('a bad closing quote ("x,"oops) costs that record only: refused with its line, every later line imported', async () => {
-    const ws = await newWorkspace(ds, 'imp-q-close');
+    const ws = await newWorkspace(api.ds, 'imp-q-close');
     const lines = ['name,domainName.primaryLinkUrl'];
     for (let row = 1; row <= 2999; row++) lines.push(row === 1500 ? '"name-bad,"oops' : `Row ${row},row${row}.com`);
     const { done, errors } = await imported(ws, lines.join('\n') + '\n');
@@ -49,7 +38,7 @@ describe('imports: CSV quotes', () => {
   });
 
   it('an unclosed quote fails the import naming the line where it opened; the rows before it are imported, and none after', async () => {
-    const ws = await newWorkspace(ds, 'imp-q-open');
+    const ws = await newWorkspace(api.ds, 'imp-q-open');
     const lines = ['name,domainName.primaryLinkUrl'];
     for (let row = 1; row <= 4999; row++) lines.push(row === 11 ? '"Unclosed,unclosed.com' : `Row ${row},row${row}.com`);
     const { done, errors } = await imported(ws, lines.join('\n') + '\n');
@@ -61,7 +50,7 @@ describe('imports: CSV quotes', () => {
   });
 
   it('reads RFC 4180 quoting: doubled quotes, line breaks and commas in cells, CRLF after a closing quote, no newline at the end', async () => {
-    const ws = await newWorkspace(ds, 'imp-q-ok');
+    const ws = await newWorkspace(api.ds, 'imp-q-ok');
     const csv = [
       'name,domainName.primaryLinkUrl',
       '"Say ""hi""",a.com',
@@ -74,9 +63,10 @@ describe('imports: CSV quotes', () => {
     const { done, errors } = await imported(ws, csv);
     expect(errors).toEqual([]);
     expect(done).toMatchObject({ status: 'completed', rowsRead: 6, linesRead: 8, created: 6 });
-    const domains = await ds.query('SELECT name, domain_primary_link_url AS d FROM companies WHERE workspace_id = $1 ORDER BY d, name', [
-      ws.id,
-    ]);
+    const domains = await api.ds.query(
+      'SELECT name, domain_primary_link_url AS d FROM companies WHERE workspace_id = $1 ORDER BY d, name',
+      [ws.id],
+    );
     expect(domains.map((r: { name: string | null; d: string | null }) => [r.d, r.name])).toEqual([
       ['a.com', 'Say "hi"'],
       ['b.com', 'Two\nlines, one cell'],
@@ -88,7 +78,7 @@ describe('imports: CSV quotes', () => {
   });
 
   it('a broken record that spans lines is refused with the line it starts on; refused shapes name the problem', async () => {
-    const ws = await newWorkspace(ds, 'imp-q-shapes');
+    const ws = await newWorkspace(api.ds, 'imp-q-shapes');
     const csv = [
       'name,domainName.primaryLinkUrl', // line 1
       'Good 1,g1.com', // 2, row 1
@@ -113,7 +103,7 @@ describe('imports: CSV quotes', () => {
   });
 
   it('reads quotes that straddle the 1 MB chunks the file is stored in', async () => {
-    const ws = await newWorkspace(ds, 'imp-q-chunks');
+    const ws = await newWorkspace(api.ds, 'imp-q-chunks');
     const CHUNK = 1024 * 1024;
     const head = 'name,domainName.primaryLinkUrl\n';
     const filler: string[] = [];
@@ -138,7 +128,7 @@ describe('imports: CSV quotes', () => {
   });
 
   it('a record over 1 MB is refused with its line, without holding the file; the next line is read', async () => {
-    const ws = await newWorkspace(ds, 'imp-q-huge');
+    const ws = await newWorkspace(api.ds, 'imp-q-huge');
     const huge = `"${'y'.repeat(1024 * 1024 + 10)}",huge.com`;
     const csv = ['name,domainName.primaryLinkUrl', 'Before,b.com', huge, 'After,a.com'].join('\n');
     const { done, errors } = await imported(ws, csv);
@@ -148,12 +138,12 @@ describe('imports: CSV quotes', () => {
   });
 
   it('a header row with a broken or unclosed quote is 400 before anything is stored', async () => {
-    const ws = await newWorkspace(ds, 'imp-q-header');
-    const broken = await upload(http, ws.keys.Admin, '?object=companies', '"name"x,domainName.primaryLinkUrl\nA,a.com\n');
+    const ws = await newWorkspace(api.ds, 'imp-q-header');
+    const broken = await upload(api.http, ws.keys.Admin, '?object=companies', '"name"x,domainName.primaryLinkUrl\nA,a.com\n');
     expect(expectError(broken, 400, 'VALIDATION_FAILED')).toMatch(/header row.*Invalid Closing Quote/);
-    const open = await upload(http, ws.keys.Admin, '?object=companies', '"name,domainName.primaryLinkUrl\nA,a.com\n');
+    const open = await upload(api.http, ws.keys.Admin, '?object=companies', '"name,domainName.primaryLinkUrl\nA,a.com\n');
     expect(expectError(open, 400, 'VALIDATION_FAILED')).toMatch(/header row.*quote .*never closed/);
-    expect(await ds.query('SELECT id FROM imports WHERE workspace_id = $1', [ws.id])).toEqual([]);
+    expect(await api.ds.query('SELECT id FROM imports WHERE workspace_id = $1', [ws.id])).toEqual([]);
   });
 });
 

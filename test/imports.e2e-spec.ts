@@ -8,7 +8,7 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createWebhook } from '#webhooks/webhooks.js';
 import { bearer, newWorkspace, type TestWorkspace } from './factories.js';
-import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
+import { companyNames, importErrors, importingApi, upload, uploadInPieces, waitForImport } from './import-helpers.js';
 import { client, expectError, UUID, type Http } from './rest-helpers.js';
 
 /** Imports over REST (docs/rest.md "Imports"): CSV and NDJSON, per-row errors, limits, tenants, cancel, events. */
@@ -22,8 +22,7 @@ describe('imports', () => {
   });
   afterAll(() => app.close());
 
-  const names = async (ws: TestWorkspace) =>
-    (await ds.query('SELECT name FROM companies WHERE workspace_id = $1 ORDER BY name', [ws.id])).map((r: { name: string }) => r.name);
+  const names = (ws: TestWorkspace) => companyNames(ds, ws.id);
   const count = async (ws: TestWorkspace, table = 'companies') =>
     Number((await ds.query(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`, [ws.id]))[0].n);
 
@@ -227,17 +226,7 @@ describe('imports', () => {
         /100000-byte import limit/,
       );
       // Chunked (no length): refused once the count passes the limit; what was stored goes.
-      const chunked = await new Promise<request.Response>((resolve, reject) => {
-        const req = request(http)
-          .post('/rest/imports?object=companies')
-          .set(bearer(ws.keys.Admin))
-          .set('Content-Type', 'text/csv')
-          .ok(() => true);
-        req.on('error', reject);
-        req.write('name\n');
-        for (let i = 0; i < 30; i++) req.write('A company name\n'.repeat(300));
-        req.end((err, res) => (err ? reject(err) : resolve(res)));
-      });
+      const chunked = await uploadInPieces(http, ws.keys.Admin, ['name\n', ...Array(30).fill('A company name\n'.repeat(300))]);
       expectError(chunked, 413, 'PAYLOAD_TOO_LARGE');
     } finally {
       if (saved === undefined) delete process.env.IMPORT_MAX_BYTES;
