@@ -1,7 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, useEmptyDatabase, type TestWorkspace } from './factories.js';
@@ -315,17 +314,15 @@ describe('imports: fairness between workspaces', () => {
       }
     }, 240_000);
 
-    it("rows wider than the header row are refused without reading their cells; the event loop's longest stall stays short", async () => {
+    // That reading gives the event loop a turn every 64 KiB is import-reader.spec.ts's; the delay other requests see is bench/import-fairness.ts's.
+    it('rows wider than the header row, and NDJSON objects of more keys than the object has columns, are refused on their own', async () => {
       const h = await api({ IMPORTS_CONCURRENCY: '1' });
       const ws = await newWorkspace(db.ds, 'fair-wide');
       // 12 rows of 400,000 cells (~9.6 MB), then one good row.
       const wide = 'x,'.repeat(399_999) + 'x';
       const body = ['name,domainName.primaryLinkUrl', ...Array(12).fill(wide), 'Good,good.com'].join('\n');
       const id = await started(h, ws, body);
-      const delay = monitorEventLoopDelay({ resolution: 10 });
-      delay.enable();
       const done = await waitForImport(h, ws.keys.Admin, id, 120_000);
-      delay.disable();
       expect(done).toMatchObject({ status: 'completed', rowsRead: 13, created: 1, failed: 12 });
       const errors = await importErrors(h, ws.keys.Admin, id);
       expect(errors[0]).toEqual({
@@ -333,7 +330,6 @@ describe('imports: fairness between workspaces', () => {
         line: 2,
         messages: ['not a CSV record: Invalid Record Length: this record has 400000 cells, the header row 2'],
       });
-      expect(delay.max / 1e6).toBeLessThan(150);
 
       // NDJSON: an object of more keys than the object has columns is refused unparsed.
       const keys = '{' + Array.from({ length: 90_000 }, (_, i) => `"k${i}":1`).join(',') + '}';
