@@ -59,8 +59,8 @@ async function csvFile(rows: number): Promise<string> {
   return file;
 }
 
-/** The file as the body of POST /rest/imports, streamed from disk (Content-Length set). */
-function uploadFile(port: number, key: string, file: string): Promise<{ status: number; body: string }> {
+/** The file (a path, streamed from disk, or the bytes) as the body of POST /rest/imports (Content-Length set). */
+export function uploadFile(port: number, key: string, file: string | Buffer): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -68,7 +68,11 @@ function uploadFile(port: number, key: string, file: string): Promise<{ status: 
         port,
         method: 'POST',
         path: '/rest/imports?object=companies&mode=create',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv', 'content-length': statSync(file).size },
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'text/csv',
+          'content-length': typeof file === 'string' ? statSync(file).size : file.length,
+        },
       },
       (res) => {
         let body = '';
@@ -78,24 +82,31 @@ function uploadFile(port: number, key: string, file: string): Promise<{ status: 
       },
     );
     req.on('error', reject);
-    createReadStream(file).pipe(req);
+    if (typeof file === 'string') createReadStream(file).pipe(req);
+    else req.end(file);
   });
 }
 
-export async function importBench(): Promise<void> {
-  const rows = rowsArg();
+/** A database `name` made afresh on the bench's Postgres (the embedded one unless DATABASE_URL is set), migrated. */
+export async function freshDatabase(name: string): Promise<{ ds: DataSource; dbUrl: URL; embedded?: { stop(): Promise<void> } }> {
   const { url, embedded } = await resolveDatabaseUrl(log);
   const dbUrl = new URL(url);
-  dbUrl.pathname = `/${DB}`;
+  dbUrl.pathname = `/${name}`;
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${DB}`);
+  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await client.query(`CREATE DATABASE ${name}`);
   await client.end();
   const ds = await new DataSource(dataSourceOptions(dbUrl.toString(), 2)).initialize();
   await runMigrations(ds);
+  return { ds, dbUrl, embedded };
+}
+
+export async function importBench(): Promise<void> {
+  const rows = rowsArg();
+  const { ds, dbUrl, embedded } = await freshDatabase(DB);
   const copyWorkspace = await createWorkspace(ds, 'Bench Import COPY');
   const apiWorkspace = await createWorkspace(ds, 'Bench Import API');
   const role = await findRole(ds, apiWorkspace.id, 'Admin');

@@ -44,6 +44,8 @@ import { startApi, startChild, stopChild } from './children.js';
  * figures of --writes: 1 and 16 writers beside the bare server), --replica (bench/replica.ts: list and GraphQL reads
  * on the primary alone and with one streaming replica, same run), --field-indexes (bench/field-indexes.ts: what
  * other workspaces' custom-field indexes cost inserts).
+ * on the primary alone and with one streaming replica, same run), --import-fairness (bench/import-fairness.ts: another
+ * workspace's reads alone and while imports are parsed).
  */
 
 const CONNECTIONS = 16;
@@ -752,6 +754,7 @@ async function main(): Promise<void> {
     ['--export', async () => (await import('./export.js')).exportBench()],
     ['--search', async () => (await import('./search.js')).searchBench()],
     ['--import', async () => (await import('./import.js')).importBench()],
+    ['--import-fairness', async () => (await import('./import-fairness.js')).importFairnessBench()],
     ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
     ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],

@@ -20,10 +20,50 @@ export async function importingApi(env: Record<string, string> = {}): Promise<{ 
   }
 }
 
+/** A records API that runs imports for the tests of a describe block (importingApi), closed after them. */
+export function useImportingApi(env: Record<string, string> = {}): { readonly ds: DataSource; readonly http: Http } {
+  let app: INestApplication | undefined;
+  let ds: DataSource;
+  let http: Http;
+  beforeAll(async () => {
+    ({ app, ds, http } = await importingApi(env));
+  });
+  afterAll(() => app?.close());
+  return {
+    get ds() {
+      return ds;
+    },
+    get http() {
+      return http;
+    },
+  };
+}
+
 export function upload(http: Http, key: string | undefined, query: string, body: string | Buffer, type = 'text/csv') {
   const req = request(http).post(`/rest/imports${query}`).set('Content-Type', type);
   if (key) req.set(bearer(key));
   return req.send(body);
+}
+
+/** An upload sent in `pieces`, without a Content-Length (chunked): the server counts the bytes as they come. */
+export function uploadInPieces(http: Http, key: string, pieces: string[]): Promise<request.Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(http)
+      .post('/rest/imports?object=companies')
+      .set(bearer(key))
+      .set('Content-Type', 'text/csv')
+      .ok(() => true);
+    req.on('error', reject);
+    for (const piece of pieces) req.write(piece);
+    req.end((err, res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+/** The names of a workspace's companies, in order. */
+export async function companyNames(ds: DataSource, workspaceId: string): Promise<string[]> {
+  return (await ds.query('SELECT name FROM companies WHERE workspace_id = $1 ORDER BY name', [workspaceId])).map(
+    (r: { name: string }) => r.name,
+  );
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -7,9 +7,8 @@ import { join, resolve } from 'node:path';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createWebhook } from '#webhooks/webhooks.js';
-import { MAX_UPLOADS } from '../apps/records-api/src/imports/imports.service.js';
 import { bearer, newWorkspace, type TestWorkspace } from './factories.js';
-import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
+import { companyNames, importErrors, importingApi, upload, uploadInPieces, waitForImport } from './import-helpers.js';
 import { client, expectError, UUID, type Http } from './rest-helpers.js';
 
 /** Imports over REST (docs/rest.md "Imports"): CSV and NDJSON, per-row errors, limits, tenants, cancel, events. */
@@ -23,8 +22,7 @@ describe('imports', () => {
   });
   afterAll(() => app.close());
 
-  const names = async (ws: TestWorkspace) =>
-    (await ds.query('SELECT name FROM companies WHERE workspace_id = $1 ORDER BY name', [ws.id])).map((r: { name: string }) => r.name);
+  const names = (ws: TestWorkspace) => companyNames(ds, ws.id);
   const count = async (ws: TestWorkspace, table = 'companies') =>
     Number((await ds.query(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`, [ws.id]))[0].n);
 
@@ -118,8 +116,8 @@ describe('imports', () => {
     expect(done).toMatchObject({ status: 'completed', rowsRead: 6000, created: 5998, failed: 2, progress: 1 });
     const errors = await importErrors(http, ws.keys.Admin, id);
     expect(errors).toEqual([
-      { row: 5000, messages: [expect.stringMatching(/^arr must be a number/)] },
-      { row: 5500, messages: [expect.stringMatching(/not a CSV record: .*Invalid Record Length/)] },
+      { row: 5000, line: 5001, messages: [expect.stringMatching(/^arr must be a number/)] },
+      { row: 5500, line: 5501, messages: [expect.stringMatching(/not a CSV record: .*Invalid Record Length/)] },
     ]);
     expect(await count(ws)).toBe(5998);
     const [row1] = await ds.query("SELECT custom FROM companies WHERE workspace_id = $1 AND name = 'Row 1'", [ws.id]);
@@ -131,7 +129,7 @@ describe('imports', () => {
     const id2 = await started(ws, '?object=companies', broken);
     expect(await waitForImport(http, ws.keys.Admin, id2)).toMatchObject({ status: 'completed', created: 2, failed: 1 });
     expect(await importErrors(http, ws.keys.Admin, id2)).toEqual([
-      { row: 2, messages: [expect.stringMatching(/not a CSV record: .*[Qq]uote/)] },
+      { row: 2, line: 3, messages: [expect.stringMatching(/not a CSV record: .*[Qq]uote/)] },
     ]);
     expect((await names(ws)).filter((n: string) => n.startsWith('Good') || n.startsWith('Bro'))).toEqual(['Good 1', 'Good 2']);
   });
@@ -151,10 +149,10 @@ describe('imports', () => {
     const done = await waitForImport(http, ws.keys.Admin, id);
     expect(done).toMatchObject({ status: 'completed', created: 2, failed: 4, format: 'ndjson' });
     expect(await importErrors(http, ws.keys.Admin, id)).toEqual([
-      { row: 2, messages: [expect.stringMatching(/must be a JSON object/)] },
-      { row: 4, messages: [expect.stringMatching(/not valid JSON/)] },
-      { row: 5, messages: ['bogus is not a known field'] },
-      { row: 6, messages: [expect.stringMatching(/must be a JSON object/)] },
+      { row: 2, line: 2, messages: [expect.stringMatching(/must be a JSON object/)] },
+      { row: 4, line: 4, messages: [expect.stringMatching(/not valid JSON/)] },
+      { row: 5, line: 5, messages: ['bogus is not a known field'] },
+      { row: 6, line: 6, messages: [expect.stringMatching(/must be a JSON object/)] },
     ]);
     expect(await names(ws)).toEqual(['Four', 'One']);
   });
@@ -168,7 +166,9 @@ describe('imports', () => {
     const companies = ['id,name', `${id},First`, `${id},Again`, ',Third'].join('\n');
     const first = await started(ws, '?object=companies', companies);
     expect(await waitForImport(http, ws.keys.Admin, first)).toMatchObject({ created: 2, failed: 1 });
-    expect(await importErrors(http, ws.keys.Admin, first)).toEqual([{ row: 2, messages: ['a company with this id already exists'] }]);
+    expect(await importErrors(http, ws.keys.Admin, first)).toEqual([
+      { row: 2, line: 3, messages: ['a company with this id already exists'] },
+    ]);
 
     const people = [
       JSON.stringify({ name: { firstName: 'Ada' }, companyId: mine }),
@@ -178,7 +178,7 @@ describe('imports', () => {
     const second = await started(ws, '?object=people', people, 'application/x-ndjson');
     expect(await waitForImport(http, ws.keys.Admin, second)).toMatchObject({ created: 2, failed: 1 });
     expect(await importErrors(http, ws.keys.Admin, second)).toEqual([
-      { row: 2, messages: [`companyId: no company with id ${foreign} in this workspace`] },
+      { row: 2, line: 2, messages: [`companyId: no company with id ${foreign} in this workspace`] },
     ]);
     expect(await count(ws, 'people')).toBe(2);
   });
@@ -226,17 +226,7 @@ describe('imports', () => {
         /100000-byte import limit/,
       );
       // Chunked (no length): refused once the count passes the limit; what was stored goes.
-      const chunked = await new Promise<request.Response>((resolve, reject) => {
-        const req = request(http)
-          .post('/rest/imports?object=companies')
-          .set(bearer(ws.keys.Admin))
-          .set('Content-Type', 'text/csv')
-          .ok(() => true);
-        req.on('error', reject);
-        req.write('name\n');
-        for (let i = 0; i < 30; i++) req.write('A company name\n'.repeat(300));
-        req.end((err, res) => (err ? reject(err) : resolve(res)));
-      });
+      const chunked = await uploadInPieces(http, ws.keys.Admin, ['name\n', ...Array(30).fill('A company name\n'.repeat(300))]);
       expectError(chunked, 413, 'PAYLOAD_TOO_LARGE');
     } finally {
       if (saved === undefined) delete process.env.IMPORT_MAX_BYTES;
@@ -318,7 +308,7 @@ describe('imports', () => {
     const run = await cli(['import', '--workspace', ws.name, '--object', 'companies', '--file', file]);
     expect(run).toMatchObject({ code: 0 });
     expect(run.stdout).toMatch(
-      /^Import [0-9a-f-]{36}: completed, 3000 rows read, 2999 created, 0 updated, 1 refused\.\n {2}row 1500: domainName\.primaryLinkUrl/,
+      /^Import [0-9a-f-]{36}: completed, 3000 rows read, 2999 created, 0 updated, 1 refused \(3001 lines of the file\)\.\n {2}row 1500 \(line 1501\): domainName\.primaryLinkUrl/,
     );
     expect(run.stderr).toMatch(/\[#+\] 100% {2}3,000 rows {2}[\d,]+ rows\/s {2}completed/);
     expect(await count(ws)).toBe(2999);
@@ -333,7 +323,8 @@ describe('imports', () => {
       updated: 0,
       unchanged: 2999,
       failed: 1,
-      errors: [{ row: 1500 }],
+      linesRead: 3001,
+      errors: [{ row: 1500, line: 1501 }],
     });
     expect(json.stderr).toBe('');
 
@@ -454,28 +445,42 @@ describe('imports', () => {
     expect(error.messages.join(' ')).toContain(acme);
   });
 
-  it('takes at most 4 uploads streaming in at once (slow clients hold no more): the next is 503 with Retry-After, the slow ones then finish', async () => {
-    const ws = await newWorkspace(ds, 'imp-slow');
-    const slow = Array.from({ length: MAX_UPLOADS }, (_, i) => {
-      const req = request(http)
-        .post('/rest/imports?object=companies')
-        .set(bearer(ws.keys.Admin))
-        .set('Content-Type', 'text/csv')
-        .ok(() => true);
-      req.write(`name\nSlow ${i}\n`);
-      return req;
-    });
-    // Their headers and first bytes are in; the bodies stay open.
-    await new Promise((r) => setTimeout(r, 500));
-    const refused = await upload(http, ws.keys.Admin, '?object=companies', 'name\nFast\n');
-    expect(expectError(refused, 503, 'SERVICE_UNAVAILABLE')).toMatch(/uploads are already streaming/);
-    expect(refused.headers['retry-after']).toBeDefined();
-    const answers = await Promise.all(
-      slow.map((req) => new Promise<request.Response>((done, fail) => req.end((err, res) => (err ? fail(err) : done(res))))),
-    );
-    expect(answers.map((a) => a.status)).toEqual(Array(MAX_UPLOADS).fill(202));
-    for (const a of answers) await waitForImport(http, ws.keys.Admin, a.body.data.import.id);
-    expect(await count(ws)).toBe(MAX_UPLOADS);
+  it('takes at most IMPORT_UPLOADS_PER_INSTANCE uploads streaming in at once (slow clients hold no more): the next is 503 with Retry-After, the slow ones then finish', async () => {
+    const saved = { ...process.env };
+    // Four slots, two a workspace (test/imports-fairness.e2e-spec.ts checks the share per workspace), no minimum pace.
+    Object.assign(process.env, { IMPORT_UPLOADS_PER_INSTANCE: '4', IMPORT_UPLOADS_PER_WORKSPACE: '2', IMPORT_UPLOAD_MIN_BYTES: '0' });
+    try {
+      const workspaces = [await newWorkspace(ds, 'imp-slow-1'), await newWorkspace(ds, 'imp-slow-2')];
+      const slow = Array.from({ length: 4 }, (_, i) => {
+        const req = request(http)
+          .post('/rest/imports?object=companies')
+          .set(bearer(workspaces[i % 2].keys.Admin))
+          .set('Content-Type', 'text/csv')
+          .ok(() => true);
+        // Over 1 MB (blank lines, which are no rows): the first chunk is stored, so each has its row in `imports` while its body stays open.
+        req.write(`name\nSlow ${i}\n${'\n'.repeat(1_100_000)}`);
+        return req;
+      });
+      const uploadingIn = async (ws: TestWorkspace) =>
+        Number((await ds.query(`SELECT count(*) AS n FROM imports WHERE workspace_id = $1 AND status = 'uploading'`, [ws.id]))[0].n);
+      const uploading = async () => (await uploadingIn(workspaces[0])) + (await uploadingIn(workspaces[1]));
+      for (let i = 0; (await uploading()) < 4; i++) {
+        if (i > 300) throw new Error('the slow uploads did not start');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const other = await newWorkspace(ds, 'imp-slow-other');
+      const refused = await upload(http, other.keys.Admin, '?object=companies', 'name\nFast\n');
+      expect(expectError(refused, 503, 'SERVICE_UNAVAILABLE')).toMatch(/uploads are already streaming/);
+      expect(refused.headers['retry-after']).toBeDefined();
+      const answers = await Promise.all(
+        slow.map((req) => new Promise<request.Response>((done, fail) => req.end((err, res) => (err ? fail(err) : done(res))))),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(4).fill(202));
+      for (const [i, a] of answers.entries()) await waitForImport(http, workspaces[i % 2].keys.Admin, a.body.data.import.id);
+      expect((await count(workspaces[0])) + (await count(workspaces[1]))).toBe(4);
+    } finally {
+      process.env = saved;
+    }
   });
 
   it('imports at most IMPORT_MAX_ROWS rows: the rest are not imported and the import ends failed, saying why', async () => {

@@ -38,7 +38,9 @@ const TYPES: Record<string, string> = { '.csv': 'text/csv', '.ndjson': 'applicat
  * needs no records API running; if one runs, either may take the job. Progress (rows/s, ETA)
  * goes to stderr while it runs; the summary to stdout. Exit code 1 unless `completed`.
  */
-export async function runImport(opts: ImportOptions): Promise<ImportSummary & { errors: { row: number; messages: string[] }[] }> {
+export async function runImport(
+  opts: ImportOptions,
+): Promise<ImportSummary & { errors: { row: number; line: number | null; messages: string[] }[] }> {
   const type = TYPES[extname(opts.file).toLowerCase()];
   if (!type) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `--file must end in .csv, .ndjson or .jsonl; got "${opts.file}"`);
   const size = statSync(opts.file).size;
@@ -83,11 +85,11 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary & { 
     }
     bar.done();
     const errors = (
-      await sql.rows<{ row_no: string; messages: string[] }>(
-        'SELECT row_no, messages FROM import_errors WHERE workspace_id = $1 AND import_id = $2 ORDER BY row_no LIMIT 20',
+      await sql.rows<{ row_no: string; line_no: string | null; messages: string[] }>(
+        'SELECT row_no, line_no, messages FROM import_errors WHERE workspace_id = $1 AND import_id = $2 ORDER BY row_no LIMIT 20',
         [principal.workspaceId, started.id],
       )
-    ).map((e) => ({ row: Number(e.row_no), messages: e.messages }));
+    ).map((e) => ({ row: Number(e.row_no), line: e.line_no === null ? null : Number(e.line_no), messages: e.messages }));
     return { ...state, errors };
   } finally {
     await app.close();

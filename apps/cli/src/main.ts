@@ -303,9 +303,9 @@ command('import', 'Import a CSV or NDJSON file of records into a workspace, with
     const { runImport } = await import('./import.js');
     const result = await runImport(opts);
     const lines = [
-      `Import ${result.id}: ${result.status}, ${result.rowsRead} rows read, ${result.created} created, ${result.updated} updated, ${result.failed} refused.`,
+      `Import ${result.id}: ${result.status}, ${result.rowsRead} rows read, ${result.created} created, ${result.updated} updated, ${result.failed} refused (${result.linesRead} lines of the file).`,
       ...(result.error ? [result.error] : []),
-      ...result.errors.map((e) => `  row ${e.row}: ${e.messages.join('; ')}`),
+      ...result.errors.map((e) => `  row ${e.row}${e.line === null ? '' : ` (line ${e.line})`}: ${e.messages.join('; ')}`),
       ...(result.failed > result.errors.length ? [`  … every refused row: GET /rest/imports/${result.id}/errors`] : []),
     ];
     process.stdout.write((opts.json ? JSON.stringify(result) : lines.join('\n')) + '\n');

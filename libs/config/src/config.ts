@@ -130,6 +130,25 @@ export interface ImportSettings {
   retryBaseMs: number;
   /** `IMPORT_MAX_FAILED_RUNS`: this many runs in a row that import no row end the import `failed` (docs/decisions/0051-queue-workers-that-outlive-postgres.md). */
   maxFailedRuns: number;
+  /**
+   * `IMPORTS_SLICE_MS`: a running import that has held its worker this long gives it up after
+   * its current batch when another workspace's import waits for one, and waits its turn again.
+   */
+  sliceMs: number;
+  /** `IMPORT_UPLOADS_PER_INSTANCE`: uploads streaming into one process at once (each holds up to 1 MB); one more is 503. */
+  uploadsPerInstance: number;
+  /** `IMPORT_UPLOADS_PER_WORKSPACE`: of those, one workspace's; one more is 429. */
+  uploadsPerWorkspace: number;
+  /**
+   * `IMPORT_UPLOAD_MIN_BYTES` per `IMPORT_UPLOAD_WINDOW_MS`: an upload that sends fewer bytes
+   * in a window (counting only time spent waiting for the client) is cut with 408.
+   */
+  uploadMinBytes: number;
+  uploadWindowMs: number;
+  /** `IMPORT_QUEUE_PER_WORKSPACE`: a workspace's imports not yet ended (uploading, queued, running); one more is 429. */
+  queuePerWorkspace: number;
+  /** `IMPORT_QUEUE_BYTES_PER_WORKSPACE`: the bytes of those files together; an upload that would pass it is 429. */
+  queueBytesPerWorkspace: number;
 }
 
 export interface HttpTimeouts {
@@ -258,6 +277,13 @@ export function loadConfig(): AppConfig {
       heartbeatMs: Math.max(100, intFrom('IMPORTS_HEARTBEAT_MS', 10_000)),
       retryBaseMs: Math.max(1, intFrom('IMPORT_RETRY_BASE_MS', 1000)),
       maxFailedRuns: Math.max(1, intFrom('IMPORT_MAX_FAILED_RUNS', 5)),
+      sliceMs: intFrom('IMPORTS_SLICE_MS', 5_000),
+      uploadsPerInstance: positive('IMPORT_UPLOADS_PER_INSTANCE', 8),
+      uploadsPerWorkspace: positive('IMPORT_UPLOADS_PER_WORKSPACE', 2),
+      uploadMinBytes: intFrom('IMPORT_UPLOAD_MIN_BYTES', 64 * 1024),
+      uploadWindowMs: positive('IMPORT_UPLOAD_WINDOW_MS', 10_000),
+      queuePerWorkspace: positive('IMPORT_QUEUE_PER_WORKSPACE', 10),
+      queueBytesPerWorkspace: positive('IMPORT_QUEUE_BYTES_PER_WORKSPACE', 1024 * 1024 * 1024),
     },
   };
 }

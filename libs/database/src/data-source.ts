@@ -37,6 +37,7 @@ import { RelationGuard1765400000000 } from './migrations/1765400000000-relation-
 import { PendingDeliveries1765500000000 } from './migrations/1765500000000-pending-deliveries.js';
 import { PendingByWorkspace1765600000000 } from './migrations/1765600000000-pending-by-workspace.js';
 import { CredentialGuard1765700000000 } from './migrations/1765700000000-credential-guard.js';
+import { ImportLines1765800000047 } from './migrations/1765800000047-import-lines.js';
 import { ExportWaits1765800000050 } from './migrations/1765800000050-export-waits.js';
 import { WebhookRoles1765849000000 } from './migrations/1765849000000-webhook-roles.js';
 import { ImportRuns1765851000000 } from './migrations/1765851000000-import-runs.js';
@@ -75,6 +76,7 @@ export const MIGRATIONS = [
   PendingDeliveries1765500000000,
   PendingByWorkspace1765600000000,
   CredentialGuard1765700000000,
+  ImportLines1765800000047,
   ExportWaits1765800000050,
   WebhookRoles1765849000000,
   ImportRuns1765851000000,

@@ -9,7 +9,8 @@ import { changedFields, recordEvents, recordImportCompleted, type RecordChange }
 import type { DataModel } from '../records/data-model.js';
 import type { AnyRecord, ObjectDefinition } from '../records/object-definitions.js';
 import type { RecordsService } from '../records/records.service.js';
-import { csvItems, ndjsonItems, type ImportItem } from './import-reader.js';
+import { CHUNK_BYTES, csvHeader, csvItems, ndjsonItems, UnreadableFile, type ImportItem, type ReadFrom } from './import-reader.js';
+import type { ImportColumn } from './import-columns.js';
 import { importSummary, type ImportRow } from './import-summary.js';
 
 export const IMPORT_TASK = 'import_run';
@@ -28,7 +29,10 @@ const ROW_ERROR_CLASSES = ['23', '22'];
 
 /** The import was cancelled, or another worker took it over: stop without touching it. */
 class Stopped extends Error {}
-/** This process is shutting down: the import goes on in a new job, from its last committed batch. */
+/**
+ * The import gives up its worker (this process is shutting down, or its turn is over while
+ * another workspace waits): it goes on in a new job, from its last committed batch.
+ */
 class Interrupted extends Error {}
 
 type RowError = { row: number; messages: string[] };
@@ -36,7 +40,7 @@ type RowError = { row: number; messages: string[] };
 interface Prepared {
   rows: Ready[];
   errors: { row: number; messages: string[] }[];
-  last: ImportItem;
+  batch: ImportItem[];
 }
 
 /** A row ready to write: its position and its columns as `jsonb_populate_recordset` takes them. */
@@ -145,15 +149,16 @@ export class ImportRunner {
   private async runRows(imp: ImportRow): Promise<void> {
     const def = (await this.dataModel.read(imp.workspace_id)).definition(imp.object);
     const keys = imp.mode === 'upsert' ? await this.records.upsertKeys(def, imp.workspace_id, imp.match ?? undefined) : [];
-    const chunks = this.chunks(imp);
-    const batches = imp.format === 'csv' ? csvItems(chunks, def) : ndjsonItems(chunks);
     const state = { rowsDone: Number(imp.rows_done) };
+    const batches = await this.items(imp, def);
     // Read at each run, as the upload limit is at each upload.
-    const maxRows = loadConfig().imports.maxRows;
+    const { maxRows, sliceMs } = loadConfig().imports;
+    const turn = { started: Date.now(), lookAgainAt: 0, sliceMs };
     let batch: ImportItem[] = [];
     let batchBytes = 0;
     let lastBytes = Number(imp.bytes_done);
     let overLimit = false;
+    let unreadable: UnreadableFile | undefined;
     // One batch is written while the next is parsed and checked (Postgres works on another core meanwhile);
     // writes stay in file order, each after the previous one committed.
     let writing: Promise<void> = Promise.resolve();
@@ -164,46 +169,101 @@ export class ImportRunner {
       writing = prepared ? this.write(imp, def, prepared, state) : this.writeUpsert(imp, def, keys, rows, state);
       writing.catch(() => undefined); // awaited by the next flush or at the end
     };
-    outer: for await (const items of batches) {
-      for (const item of items) {
-        if (item.row <= state.rowsDone) continue;
-        if (item.row > maxRows) {
-          overLimit = true;
-          break outer;
-        }
-        batch.push(item);
-        batchBytes += item.bytes - lastBytes;
-        lastBytes = item.bytes;
-        if (batch.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) {
-          await flush(batch);
-          batch = [];
-          batchBytes = 0;
-          // Other requests and imports of this process get their turn between batches.
-          await yieldToEventLoop();
-          if (this.stopping) {
-            await writing;
-            throw new Interrupted();
+    try {
+      outer: for await (const items of batches.items) {
+        for (const item of items) {
+          if (item.row <= state.rowsDone) continue;
+          if (item.row > maxRows) {
+            overLimit = true;
+            break outer;
+          }
+          batch.push(item);
+          batchBytes += item.bytes - lastBytes;
+          lastBytes = item.bytes;
+          if (batch.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) {
+            await flush(batch);
+            batch = [];
+            batchBytes = 0;
+            // Other requests and imports of this process get their turn between batches.
+            await yieldToEventLoop();
+            if (this.stopping || (await this.turnOver(imp, turn))) {
+              await writing;
+              throw new Interrupted();
+            }
           }
         }
       }
+    } catch (err) {
+      // A quote that never closes: the records before it are imported, then the import fails saying where.
+      if (!(err instanceof UnreadableFile)) throw err;
+      unreadable = err;
     }
     if (batch.length) await flush(batch);
     await writing;
     if (overLimit) {
       await this.finish(imp, 'failed', `the file holds more than ${maxRows} rows; the first ${maxRows} were imported`);
-    } else await this.finish(imp, 'completed', null);
+    } else if (unreadable) await this.finish(imp, 'failed', unreadable.message);
+    else await this.finish(imp, 'completed', null, batches.lines());
   }
 
-  /** The file's chunks in order, one statement each; a missing chunk means the import was cancelled (its chunks go then). */
-  private async *chunks(imp: ImportRow): AsyncGenerator<Buffer> {
-    for (let seq = 0; seq < imp.chunks; seq++) {
+  /**
+   * The file's records from where the last committed batch ended: its byte, row and line
+   * (an import resumed after a crash, a deploy or its turn ending), the CSV header row read
+   * from the first chunk. An import committed before lines were counted is read from the start,
+   * its committed rows skipped.
+   */
+  private async items(imp: ImportRow, def: ObjectDefinition): Promise<{ items: AsyncGenerator<ImportItem[]>; lines: () => number }> {
+    const from: ReadFrom = { bytes: Number(imp.bytes_done), rows: Number(imp.rows_done), lines: Number(imp.lines_done) };
+    const resume = from.rows > 0 && from.lines > 0;
+    const chunks = this.chunks(imp, resume ? from.bytes : 0);
+    let lines = 0;
+    const read = { lines: (n: number) => (lines = n) };
+    if (imp.format === 'ndjson') return { items: ndjsonItems(chunks, def, resume ? from : undefined, read), lines: () => lines };
+    let columns: ImportColumn[] | undefined;
+    if (resume) {
+      const [first] = await this.sql.rows<{ data: Buffer }>(
+        'SELECT data FROM import_chunks WHERE workspace_id = $1 AND import_id = $2 AND seq = 0',
+        [imp.workspace_id, imp.id],
+        { prepared: true },
+      );
+      if (!first) throw new Stopped();
+      columns = csvHeader(first.data, def, imp.chunks === 1);
+    }
+    return { items: csvItems(chunks, def, columns ? { columns, from } : undefined, read), lines: () => lines };
+  }
+
+  /**
+   * Whether the import has held its worker for IMPORTS_SLICE_MS while another workspace's
+   * import waits for one (a job no worker has taken, whose workspace runs nothing): then it
+   * goes to the back of the line (docs/decisions/0047-import-quotes-and-fairness.md). Looked
+   * at no more than once a second.
+   */
+  private async turnOver(imp: ImportRow, turn: { started: number; lookAgainAt: number; sliceMs: number }): Promise<boolean> {
+    const now = Date.now();
+    if (!turn.sliceMs || now - turn.started < turn.sliceMs || now < turn.lookAgainAt) return false;
+    turn.lookAgainAt = now + Math.min(turn.sliceMs, 1000);
+    const [{ waiting }] = await this.sql.rows<{ waiting: boolean }>(
+      `SELECT EXISTS (
+         SELECT 1 FROM graphile_worker.jobs j
+          WHERE j.task_identifier = $1 AND j.locked_at IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+            AND j.queue_name IS DISTINCT FROM $2
+            AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs k WHERE k.queue_name = j.queue_name AND k.locked_at IS NOT NULL)
+       ) AS waiting`,
+      [IMPORT_TASK, `imports:${imp.workspace_id}`],
+    );
+    return waiting;
+  }
+
+  /** The file's chunks in order from byte `from`, one statement each; a missing chunk means the import was cancelled (its chunks go then). */
+  private async *chunks(imp: ImportRow, from = 0): AsyncGenerator<Buffer> {
+    for (let seq = Math.floor(from / CHUNK_BYTES); seq < imp.chunks; seq++) {
       const [chunk] = await this.sql.rows<{ data: Buffer }>(
         'SELECT data FROM import_chunks WHERE workspace_id = $1 AND import_id = $2 AND seq = $3',
         [imp.workspace_id, imp.id, seq],
         { prepared: true },
       );
       if (!chunk) throw new Stopped();
-      yield chunk.data;
+      yield seq * CHUNK_BYTES < from ? chunk.data.subarray(from - seq * CHUNK_BYTES) : chunk.data;
     }
   }
 
@@ -227,13 +287,19 @@ export class ImportRunner {
     }
     const linked = await this.withLiveLinks(imp.workspace_id, def, ready, errors);
     const rows = linked.map((r) => ({ row: r.row, columns: recordsetColumns(def, r.columns) }));
-    return { rows, errors, last: batch[batch.length - 1] };
+    return { rows, errors, batch };
   }
 
-  private async write(imp: ImportRow, def: ObjectDefinition, { rows, errors, last }: Prepared, state: { rowsDone: number }): Promise<void> {
+  private async write(
+    imp: ImportRow,
+    def: ObjectDefinition,
+    { rows, errors, batch }: Prepared,
+    state: { rowsDone: number },
+  ): Promise<void> {
+    const last = batch[batch.length - 1];
     await this.sql.transaction(async (tx) => {
       const created = await this.insert(tx, imp, def, rows, errors);
-      await this.saveErrors(tx, imp, errors);
+      await this.saveErrors(tx, imp, errors, batch);
       await this.advance(tx, imp, last, state, { created: created.count, updated: 0, unchanged: 0, failed: errors.length });
       if (imp.record_events && created.records.length) {
         await recordEvents(
@@ -251,14 +317,15 @@ export class ImportRunner {
     state.rowsDone = last.row;
   }
 
-  /** Refused rows of a batch, in its transaction. */
-  private async saveErrors(tx: SqlTx, imp: ImportRow, errors: RowError[]): Promise<void> {
+  /** Refused rows of a batch, each with the line of the file it starts on, in the batch's transaction. */
+  private async saveErrors(tx: SqlTx, imp: ImportRow, errors: RowError[], batch: ImportItem[]): Promise<void> {
     if (!errors.length) return;
+    const lines = new Map(batch.map((item) => [item.row, item.line]));
     await tx.rows(
-      `INSERT INTO import_errors (workspace_id, import_id, row_no, messages)
-       SELECT $1, $2, e.row_no, e.messages FROM jsonb_to_recordset($3::jsonb) AS e(row_no bigint, messages jsonb)
+      `INSERT INTO import_errors (workspace_id, import_id, row_no, line_no, messages)
+       SELECT $1, $2, e.row_no, e.line_no, e.messages FROM jsonb_to_recordset($3::jsonb) AS e(row_no bigint, line_no bigint, messages jsonb)
        ON CONFLICT DO NOTHING`,
-      [imp.workspace_id, imp.id, JSON.stringify(errors.map((e) => ({ row_no: e.row, messages: e.messages })))],
+      [imp.workspace_id, imp.id, JSON.stringify(errors.map((e) => ({ row_no: e.row, line_no: lines.get(e.row), messages: e.messages })))],
     );
   }
 
@@ -271,10 +338,10 @@ export class ImportRunner {
     n: { created: number; updated: number; unchanged: number; failed: number },
   ): Promise<void> {
     const moved = await tx.rows(
-      `UPDATE imports SET rows_done = $3, bytes_done = $4, created = created + $5, updated = updated + $6, unchanged = unchanged + $7,
-              failed = failed + $8, updated_at = now()
+      `UPDATE imports SET rows_done = $3, bytes_done = $4, lines_done = $10, created = created + $5, updated = updated + $6,
+              unchanged = unchanged + $7, failed = failed + $8, updated_at = now()
         WHERE workspace_id = $1 AND id = $2 AND rows_done = $9 AND status = 'running' RETURNING id`,
-      [imp.workspace_id, imp.id, last.row, last.bytes, n.created, n.updated, n.unchanged, n.failed, state.rowsDone],
+      [imp.workspace_id, imp.id, last.row, last.bytes, n.created, n.updated, n.unchanged, n.failed, state.rowsDone, last.lastLine],
     );
     if (!moved.length) throw new Stopped();
   }
@@ -361,7 +428,7 @@ export class ImportRunner {
         errors,
       );
       const updated = await this.update(tx, imp, def, linkedUpdates, errors);
-      await this.saveErrors(tx, imp, errors);
+      await this.saveErrors(tx, imp, errors, batch);
       await this.advance(tx, imp, last, state, {
         created: created.count,
         updated: updated.changed,
@@ -562,16 +629,16 @@ export class ImportRunner {
   }
 
   /** Ends the import (unless it was cancelled meanwhile), with its one `import.completed` event; its chunks go. */
-  private async finish(imp: ImportRow, status: 'completed' | 'failed', error: string | null): Promise<void> {
+  private async finish(imp: ImportRow, status: 'completed' | 'failed', error: string | null, lines?: number): Promise<void> {
     // Before the import shows as ended: the credential that started it, reading its records
     // after that, reads them through a replica only once the replica has every batch.
     if (imp.created_by) await this.records.wroteFor(imp.workspace_id, imp.created_by).catch(() => undefined);
     await this.sql.transaction(async (tx) => {
       const [ended] = await tx.rows<ImportRow>(
         `UPDATE imports SET status = $3, error = $4, finished_at = now(), updated_at = now(),
-                bytes_done = CASE WHEN $3 = 'completed' THEN bytes ELSE bytes_done END
+                bytes_done = CASE WHEN $3 = 'completed' THEN bytes ELSE bytes_done END, lines_done = coalesce($5, lines_done)
           WHERE workspace_id = $1 AND id = $2 AND status = 'running' RETURNING *`,
-        [imp.workspace_id, imp.id, status, error],
+        [imp.workspace_id, imp.id, status, error, lines ?? null],
       );
       if (ended) await recordImportCompleted(tx, imp.workspace_id, importSummary(ended));
     });

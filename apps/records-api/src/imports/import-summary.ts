@@ -12,6 +12,8 @@ export interface ImportRow {
   chunks: number;
   rows_done: string;
   bytes_done: string;
+  /** Lines of the file read through the last committed record (the header row and blank lines count); every line once completed. */
+  lines_done: string;
   created: string;
   updated: string;
   unchanged: string;
@@ -36,6 +38,8 @@ export function importSummary(row: ImportRow) {
     format: row.format,
     status: row.status,
     rowsRead: Number(row.rows_done),
+    /** Lines of the file read: every line once completed (a record may span lines; blank lines count, and so does the CSV header row). */
+    linesRead: Number(row.lines_done),
     created: Number(row.created),
     updated: Number(row.updated),
     /** Upsert: rows that matched a record already holding their values (nothing written). */

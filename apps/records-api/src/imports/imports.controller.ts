@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { once } from 'node:events';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
+import { afterUpload } from './import-route.js';
 import { ImportsService, parseImportRequest } from './imports.service.js';
 
 /**
@@ -17,14 +18,22 @@ export class ImportsController {
 
   @Post()
   @HttpCode(202)
-  async start(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>, @Req() req: Request) {
+  async start(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: Record<string, unknown>,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    let refused: unknown;
     try {
       const request = parseImportRequest(query, req.headers);
       const length = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
       return { data: { import: await this.imports.start(principal, request, req, length) } };
+    } catch (err) {
+      refused = err;
+      throw err;
     } finally {
-      // Refused before the end of the body (413, a bad header row): the rest is read and dropped, so the client gets the answer.
-      if (!req.readableEnded) req.resume();
+      afterUpload(req, res, refused);
     }
   }
 

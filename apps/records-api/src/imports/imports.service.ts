@@ -4,29 +4,29 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { isUUID } from 'class-validator';
 import { assertCan, type Principal } from '#auth/principal.js';
 import { assertUpdatableFields, fieldAccess } from '#auth/field-access.js';
-import { loadConfig } from '#config/config.js';
-import { Sql } from '#database/sql.js';
-import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
+import { loadConfig, type ImportSettings } from '#config/config.js';
+import { Sql, type SqlTx } from '#database/sql.js';
+import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError, TooManyRequestsError } from '#errors/errors.js';
 import { OBJECTS } from '#records/objects/index.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 import { RecordsService } from '../records/records.service.js';
-import { csvHeader } from './import-reader.js';
+import { CHUNK_BYTES, csvHeader, keysWithin, MAX_RECORD_BYTES, maxCells } from './import-reader.js';
 import { IMPORT_TASK } from './import-runner.js';
 import { importSummary, type ImportRow, type ImportSummary } from './import-summary.js';
+import { atMinimumPace } from './upload-pace.js';
 
-/** The file is kept in chunks of this size (the last one shorter). */
-export const CHUNK_BYTES = 1024 * 1024;
 /**
  * graphile-worker's attempts of one import job. The import's own count of runs that imported
  * nothing decides when it ends `failed` (import-runner.ts); an import whose job spent them
  * all (its workers died) gets a new job from the heartbeat (stranded-imports.ts).
  */
 export const MAX_ATTEMPTS = 5;
-/**
- * Uploads streaming into one process at once: each holds up to a chunk (1 MB) in memory, so
- * this bounds what uploads take of the records API's memory; one more is 503 with Retry-After.
- */
-export const MAX_UPLOADS = 4;
+/** Seconds an upload refused for want of a slot is told to wait (Retry-After): slots free as uploads end. */
+const UPLOAD_RETRY_SECONDS = 10;
+/** Seconds an upload refused by its workspace's queue caps is told to wait: imports end as workers run them. */
+const QUEUE_RETRY_SECONDS = 30;
+/** A workspace's imports that count against its queue caps: not yet ended. */
+const WAITING = `status IN ('uploading', 'queued', 'running')`;
 /** Refused rows per page of `GET /rest/imports/{id}/errors`, read by keyset. */
 const ERRORS_PAGE = 1000;
 
@@ -76,6 +76,22 @@ export function parseImportRequest(query: Record<string, unknown>, headers: Inco
   return { object: object!, mode: mode as 'create' | 'upsert', match, recordEvents: events === 'records', format };
 }
 
+/** 429 unless one more import of `bytes` fits the workspace's queue caps, given what it has waiting or running. */
+function assertQueueRoom(queued: { count: number; bytes: number }, bytes: number, limits: ImportSettings): void {
+  if (queued.count >= limits.queuePerWorkspace) {
+    throw new TooManyRequestsError(
+      `this workspace has ${queued.count} imports waiting or running; at most ${limits.queuePerWorkspace} (IMPORT_QUEUE_PER_WORKSPACE); retry when one ends`,
+      QUEUE_RETRY_SECONDS,
+    );
+  }
+  if (queued.bytes + bytes > limits.queueBytesPerWorkspace) {
+    throw new TooManyRequestsError(
+      `this upload would make more than ${limits.queueBytesPerWorkspace} bytes of imports waiting or running in this workspace (IMPORT_QUEUE_BYTES_PER_WORKSPACE); retry when one ends`,
+      QUEUE_RETRY_SECONDS,
+    );
+  }
+}
+
 const tooLarge = (max: number) => new AppError(413, ErrorCode.PAYLOAD_TOO_LARGE, [`The file is larger than the ${max}-byte import limit`]);
 
 /**
@@ -85,7 +101,13 @@ const tooLarge = (max: number) => new AppError(413, ErrorCode.PAYLOAD_TOO_LARGE,
  */
 @Injectable()
 export class ImportsService {
+  /**
+   * Uploads streaming into this process, in all and per workspace. Per process by nature: they
+   * bound what uploads take of this process's memory (a chunk of up to 1 MB each); the queue
+   * caps, in Postgres, bound a workspace across instances.
+   */
   private uploads = 0;
+  private readonly uploadsOf = new Map<string, number>();
 
   constructor(
     private readonly sql: Sql,
@@ -96,7 +118,10 @@ export class ImportsService {
    * Reads the body as it arrives, 1 MB at a time, each chunk written before more is read
    * (backpressure: a slow database slows the client, nothing piles up in memory). The first
    * chunk's header row is checked before anything is written. The import is queued in the
-   * transaction that closes the upload; an upload that fails leaves nothing behind.
+   * transaction that closes the upload; an upload that fails leaves nothing behind. A
+   * workspace holds at most IMPORT_UPLOADS_PER_WORKSPACE of this process's upload slots (429),
+   * the process IMPORT_UPLOADS_PER_INSTANCE (503), a client slower than the minimum pace is
+   * cut (408), and a workspace's imports waiting or running are capped in number and bytes (429).
    */
   async start(
     principal: Principal,
@@ -113,19 +138,52 @@ export class ImportsService {
       // match= names `id` or a unique field of the object (400 otherwise), before anything is stored.
       await this.records.upsertKeys(def, principal.workspaceId, request.match ?? undefined);
     }
-    const max = loadConfig().imports.maxBytes;
-    if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
-    if (this.uploads >= MAX_UPLOADS) {
+    // Read at each upload: a changed limit applies to the next one.
+    const limits = loadConfig().imports;
+    if (declaredLength !== undefined && declaredLength > limits.maxBytes) throw tooLarge(limits.maxBytes);
+    const workspace = principal.workspaceId;
+    const mine = this.uploadsOf.get(workspace) ?? 0;
+    if (mine >= limits.uploadsPerWorkspace) {
+      throw new TooManyRequestsError(
+        `${mine} uploads of this workspace are already streaming into this instance (at most ${limits.uploadsPerWorkspace}); retry when one ends`,
+        UPLOAD_RETRY_SECONDS,
+      );
+    }
+    if (this.uploads >= limits.uploadsPerInstance) {
       throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, [
-        `${MAX_UPLOADS} uploads are already streaming into this instance; retry shortly`,
+        `${limits.uploadsPerInstance} uploads are already streaming into this instance; retry shortly`,
       ]);
     }
+    // Taken before anything is awaited: uploads arriving together cannot all see the same free slot.
     this.uploads++;
+    this.uploadsOf.set(workspace, mine + 1);
     try {
-      return await this.store(principal, request, def, body, max, createdBy);
+      // Before the body is read: a workspace at its queue caps is told so at once.
+      assertQueueRoom(await this.queued(this.sql, workspace), declaredLength ?? 0, limits);
+      return await this.store(
+        principal,
+        request,
+        def,
+        atMinimumPace(body, limits.uploadMinBytes, limits.uploadWindowMs),
+        limits,
+        createdBy,
+      );
     } finally {
       this.uploads--;
+      const left = (this.uploadsOf.get(workspace) ?? 1) - 1;
+      if (left > 0) this.uploadsOf.set(workspace, left);
+      else this.uploadsOf.delete(workspace);
     }
+  }
+
+  /** The workspace's imports not yet ended and their bytes (an upload's so far), but for `except`. */
+  private async queued(sql: Sql | SqlTx, workspaceId: string, except?: string): Promise<{ count: number; bytes: number }> {
+    const [row] = await sql.rows<{ count: number; bytes: string }>(
+      `SELECT count(*)::int AS count, coalesce(sum(bytes), 0)::bigint AS bytes FROM imports
+        WHERE workspace_id = $1 AND ${WAITING} AND id IS DISTINCT FROM $2`,
+      [workspaceId, except ?? null],
+    );
+    return { count: row.count, bytes: Number(row.bytes) };
   }
 
   private async store(
@@ -133,37 +191,47 @@ export class ImportsService {
     request: ImportRequest,
     def: ObjectDefinition,
     body: AsyncIterable<Buffer>,
-    max: number,
+    limits: ImportSettings,
     createdBy: string,
   ): Promise<ImportSummary> {
+    const max = limits.maxBytes;
     let id: string | undefined;
     let seq = 0;
     let total = 0;
+    let stored = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
-    const protectedFields = fieldAccess(principal, def.object) && ndjsonKeysCheck(principal, def.object);
-    const write = async (chunk: Buffer) => {
+    const protectedFields = fieldAccess(principal, def.object) && ndjsonKeysCheck(principal, def);
+    const write = async (chunk: Buffer, last: boolean) => {
       if (id === undefined) {
         // A column the role cannot update is 403 before anything is stored (docs/rest.md, "Imports").
         if (request.format === 'csv')
           assertUpdatableFields(
             principal,
             def.object,
-            csvHeader(chunk, def).map((c) => c.path[0]),
+            csvHeader(chunk, def, last).map((c) => c.path[0]),
           );
-        const [row] = await this.sql.rows<{ id: string }>(
-          `INSERT INTO imports (workspace_id, object, mode, match, format, record_events, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-          [principal.workspaceId, def.object, request.mode, request.match, request.format, request.recordEvents, createdBy],
-        );
-        id = row.id;
+        // The queue caps again, checked and taken in one step: a workspace's uploads take their places one at a time.
+        id = await this.sql.transaction(async (tx) => {
+          await tx.rows(`SELECT pg_advisory_xact_lock(hashtextextended('imports:' || $1, 0))`, [principal.workspaceId]);
+          assertQueueRoom(await this.queued(tx, principal.workspaceId), chunk.length, limits);
+          const [row] = await tx.rows<{ id: string }>(
+            `INSERT INTO imports (workspace_id, object, mode, match, format, record_events, created_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+            [principal.workspaceId, def.object, request.mode, request.match, request.format, request.recordEvents, createdBy],
+          );
+          return row.id;
+        });
       }
-      await this.sql.rows('INSERT INTO import_chunks (workspace_id, import_id, seq, data) VALUES ($1, $2, $3, $4)', [
-        principal.workspaceId,
-        id,
-        seq++,
-        chunk,
-      ]);
+      // The chunk and the upload's bytes so far, which the workspace's byte cap counts (others' too, as each chunk is stored).
+      const [others] = await this.sql.rows<{ bytes: string }>(
+        `WITH chunk AS (INSERT INTO import_chunks (workspace_id, import_id, seq, data) VALUES ($1, $2, $3, $4)),
+              grown AS (UPDATE imports SET bytes = $5, chunks = $3 + 1, updated_at = now() WHERE workspace_id = $1 AND id = $2)
+         SELECT coalesce(sum(bytes), 0)::bigint AS bytes FROM imports WHERE workspace_id = $1 AND ${WAITING} AND id <> $2`,
+        [principal.workspaceId, id, seq++, chunk, stored + chunk.length],
+      );
+      stored += chunk.length;
+      assertQueueRoom({ count: 0, bytes: Number(others.bytes) }, stored, limits);
     };
     try {
       for await (const piece of body) {
@@ -174,14 +242,14 @@ export class ImportsService {
         pendingBytes += piece.length;
         while (pendingBytes >= CHUNK_BYTES) {
           const all = Buffer.concat(pending, pendingBytes);
-          await write(all.subarray(0, CHUNK_BYTES));
+          await write(all.subarray(0, CHUNK_BYTES), false);
           pending = [all.subarray(CHUNK_BYTES)];
           pendingBytes -= CHUNK_BYTES;
         }
       }
       if (total === 0) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'the file is empty');
       if (protectedFields && request.format === 'ndjson') protectedFields(undefined);
-      if (pendingBytes) await write(Buffer.concat(pending, pendingBytes));
+      if (pendingBytes) await write(Buffer.concat(pending, pendingBytes), true);
       const uploaded = id!;
       const [queued] = await this.sql.transaction(async (tx) => {
         const rows = await tx.rows<ImportRow>(
@@ -189,10 +257,14 @@ export class ImportsService {
             WHERE workspace_id = $1 AND id = $2 AND status = 'uploading' RETURNING *`,
           [principal.workspaceId, uploaded, total, seq],
         );
-        // One queue per workspace: its imports run one at a time, in order, on any instance.
+        // One queue per workspace: its imports run one at a time, in order, on any instance. The
+        // priority is the import's place in its workspace's line, so a worker takes every
+        // workspace's first import (the one waiting longest first) before anyone's second.
         await tx.rows(
           `SELECT graphile_worker.add_job($1, json_build_object('workspaceId', $2::uuid, 'importId', $3::uuid),
-                                          queue_name => 'imports:' || $2, max_attempts => $4)`,
+                                          queue_name => 'imports:' || $2, max_attempts => $4,
+                                          priority => (SELECT least(count(*), 1000)::int FROM imports
+                                                        WHERE workspace_id = $2::uuid AND status IN ('queued', 'running') AND id <> $3::uuid))`,
           [IMPORT_TASK, principal.workspaceId, uploaded, MAX_ATTEMPTS],
         );
         return rows;
@@ -214,13 +286,16 @@ export class ImportsService {
     await this.visible(principal, id);
     let after = 0;
     for (;;) {
-      const page = await this.sql.rows<{ row_no: string; messages: string[] }>(
-        `SELECT row_no, messages FROM import_errors WHERE workspace_id = $1 AND import_id = $2 AND row_no > $3
+      const page = await this.sql.rows<{ row_no: string; line_no: string | null; messages: string[] }>(
+        `SELECT row_no, line_no, messages FROM import_errors WHERE workspace_id = $1 AND import_id = $2 AND row_no > $3
           ORDER BY row_no LIMIT ${ERRORS_PAGE}`,
         [principal.workspaceId, id, after],
         { prepared: true },
       );
-      for (const e of page) if (!(await send(`${JSON.stringify({ row: Number(e.row_no), messages: e.messages })}\n`))) return;
+      for (const e of page) {
+        const line = e.line_no === null ? null : Number(e.line_no);
+        if (!(await send(`${JSON.stringify({ row: Number(e.row_no), line, messages: e.messages })}\n`))) return;
+      }
       if (page.length < ERRORS_PAGE) return;
       after = Number(page[page.length - 1].row_no);
     }
@@ -265,26 +340,39 @@ export class ImportsService {
 /**
  * For a role that cannot update some fields of the object: each NDJSON line's keys as the
  * upload arrives (a line may span pieces; `undefined` ends the file). A line setting such a
- * field is 403 and the upload is dropped, so nothing is written; a line that is not JSON is
- * left to the import, which refuses it as a row.
+ * field is 403 and the upload is dropped, so nothing is written; a line that is not JSON, one
+ * longer than MAX_RECORD_BYTES or with an object of more keys than the object has columns is
+ * left to the import, which refuses it as a row (so none is held whole or parsed here).
  */
-function ndjsonKeysCheck(principal: Principal, object: string): (piece: Buffer | undefined) => void {
+function ndjsonKeysCheck(principal: Principal, def: ObjectDefinition): (piece: Buffer | undefined) => void {
   const decoder = new StringDecoder('utf8');
+  const limit = maxCells(def);
   let rest = '';
+  let skipping = false;
   const check = (line: string) => {
-    if (!line.trim()) return;
+    if (!line.trim() || !keysWithin(line, limit)) return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch {
       return;
     }
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) assertUpdatableFields(principal, object, Object.keys(parsed));
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) assertUpdatableFields(principal, def.object, Object.keys(parsed));
   };
   return (piece) => {
-    const text = rest + (piece ? decoder.write(piece) : decoder.end());
-    const lines = text.split('\n');
-    rest = piece ? lines.pop()! : '';
+    const lines = (piece ? decoder.write(piece) : decoder.end()).split('\n');
+    const last = piece ? lines.pop()! : '';
+    if (lines.length) {
+      const first = rest + lines[0];
+      if (skipping) lines.shift();
+      else lines[0] = first;
+      skipping = false;
+      rest = '';
+    }
     lines.forEach(check);
+    if (skipping || rest.length + last.length > MAX_RECORD_BYTES) {
+      skipping = true;
+      rest = '';
+    } else rest += last;
   };
 }

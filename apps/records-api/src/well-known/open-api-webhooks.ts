@@ -124,6 +124,10 @@ function addImportCompleted(schemas: Record<string, unknown>, webhooks: Record<s
               format: { type: 'string', enum: ['csv', 'ndjson'] },
               status: { type: 'string', enum: ['completed', 'failed'] },
               rowsRead: count,
+              linesRead: {
+                ...count,
+                description: 'Lines of the file read (blank lines and the CSV header row count); every line once completed.',
+              },
               created: count,
               updated: count,
               unchanged: count,

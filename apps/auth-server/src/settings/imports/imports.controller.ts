@@ -2,7 +2,8 @@ import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } 
 import type { Request, Response } from 'express';
 import type { Principal } from '#auth/principal.js';
 import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
-import { AppError } from '#errors/errors.js';
+import { AppError, TooManyRequestsError } from '#errors/errors.js';
+import { afterUpload } from '../../../../records-api/src/imports/import-route.js';
 import { ImportsService, parseImportRequest } from '../../../../records-api/src/imports/imports.service.js';
 import { importPage, importsPage } from '../../views/settings/imports.js';
 import type { SettingsContext } from '../settings-context.js';
@@ -58,16 +59,19 @@ export class SettingsImportsController {
     @Req() req: Request,
     @Res() res: Response,
   ) {
+    let refused: unknown;
     try {
       const request = parseImportRequest(query, req.headers);
       const length = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
       const started = await this.imports.start(principalOf(ctx), request, req, length);
       res.status(202).json({ data: { import: started }, location: `/settings/imports/${started.id}` });
     } catch (err) {
+      refused = err;
       if (!(err instanceof AppError) || err.status >= 500) throw err;
+      if (err instanceof TooManyRequestsError) res.setHeader('Retry-After', String(err.retryAfterSeconds));
       res.status(err.status).json({ code: err.code, messages: err.messages });
     } finally {
-      if (!req.readableEnded) req.resume();
+      afterUpload(req, res, refused);
     }
   }
 
@@ -75,7 +79,7 @@ export class SettingsImportsController {
   async show(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
     const principal = principalOf(ctx);
     const summary = await this.imports.get(principal, id);
-    const errors: { row: number; messages: string[] }[] = [];
+    const errors: { row: number; line: number | null; messages: string[] }[] = [];
     await this.imports.errors(principal, id, async (line) => {
       errors.push(JSON.parse(line));
       return errors.length < SHOWN_ERRORS;

@@ -12,7 +12,8 @@ function statusBadge(s: ImportSummary): Html {
 
 function counts(s: ImportSummary): Html {
   const n = (v: number) => v.toLocaleString('en-US');
-  const text = `${n(s.rowsRead)} rows read, ${n(s.created)} created, ${n(s.updated)} updated, ${n(s.failed)} refused`;
+  // Lines too (a CSV record may span lines, blank lines are no rows): every line of the file is accounted for.
+  const text = `${n(s.rowsRead)} rows read, ${n(s.created)} created, ${n(s.updated)} updated, ${n(s.failed)} refused (${n(s.linesRead)} lines of the file)`;
   return html`<span data-import-counts>${text}</span>`;
 }
 
@@ -102,7 +103,10 @@ export function importsPage(ctx: SettingsContext, o: { objects: string[]; import
 }
 
 /** One import: progress while it runs (the page's script follows it), then the refused rows. */
-export function importPage(ctx: SettingsContext, o: { summary: ImportSummary; errors: { row: number; messages: string[] }[] }): string {
+export function importPage(
+  ctx: SettingsContext,
+  o: { summary: ImportSummary; errors: { row: number; line: number | null; messages: string[] }[] },
+): string {
   const s = o.summary;
   const running = !ENDED.includes(s.status);
   return settingsPage(ctx, {
@@ -139,6 +143,7 @@ export function importPage(ctx: SettingsContext, o: { summary: ImportSummary; er
                   <thead>
                     <tr>
                       <th scope="col">Row</th>
+                      <th scope="col">Line</th>
                       <th scope="col">Why</th>
                     </tr>
                   </thead>
@@ -147,6 +152,7 @@ export function importPage(ctx: SettingsContext, o: { summary: ImportSummary; er
                       (e) =>
                         html`<tr>
                           <td data-label="Row">${e.row}</td>
+                          <td data-label="Line">${e.line ?? ''}</td>
                           <td data-label="Why">${e.messages.join('; ')}</td>
                         </tr>`,
                     )}

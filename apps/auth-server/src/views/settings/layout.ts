@@ -166,7 +166,8 @@ if (followed && followed.dataset.running === 'true') {
         followed.querySelector('[data-import-status]').textContent = s.status;
         followed.querySelector('[data-import-counts]').textContent =
           s.rowsRead.toLocaleString('en-US') + ' rows read, ' + s.created.toLocaleString('en-US') + ' created, ' +
-          s.updated.toLocaleString('en-US') + ' updated, ' + s.failed.toLocaleString('en-US') + ' refused';
+          s.updated.toLocaleString('en-US') + ' updated, ' + s.failed.toLocaleString('en-US') + ' refused (' +
+          s.linesRead.toLocaleString('en-US') + ' lines of the file)';
         if (!['queued', 'running'].includes(s.status)) return void location.reload();
       }
     } catch {}
