@@ -39,10 +39,11 @@ if (portTaken) {
   process.exit(EXIT_CONFIG);
 }
 
-let { url, embedded } = await resolveDatabaseUrl(log);
+// DATA_DIR that does not hold what it says (docs/operations.md "Refused starts"): one line, exit 78.
+let { url, embedded } = await resolveDatabaseUrl(log).catch(exitOnConfigError);
 
 const ds = await new DataSource(dataSourceOptions(url, 2)).initialize();
-await runMigrations(ds).catch(exitOnConfigError);
+await runMigrations(ds, log).catch(exitOnConfigError);
 const demo = embedded ? await seedDemoIfEmpty(ds, config.publicUrl) : undefined;
 await ds.destroy();
 

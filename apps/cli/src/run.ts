@@ -6,6 +6,9 @@ export interface OutputOptions {
   json?: boolean;
 }
 
+/** Progress lines (each migration applied, say) go to stderr: with `--json` stdout carries only the result. */
+export const toStderr = (message: string): void => void process.stderr.write(`${message}\n`);
+
 /**
  * One migrated connection for the length of a command. Everything is closed afterwards
  * (pool, and the embedded Postgres when this process started it) so the process exits
@@ -16,7 +19,7 @@ export async function withDatabase<T>(work: (ds: DataSource) => Promise<T>): Pro
   const ds = new DataSource(dataSourceOptions(url, 2));
   try {
     await ds.initialize();
-    await runMigrations(ds);
+    await runMigrations(ds, toStderr);
     return await work(ds);
   } finally {
     if (ds.isInitialized) await ds.destroy();
@@ -24,14 +27,17 @@ export async function withDatabase<T>(work: (ds: DataSource) => Promise<T>): Pro
   }
 }
 
-/** With `--json` stdout carries exactly one JSON object: the result. */
+/** With `--json` stdout carries exactly one JSON object: the result; else the lines that describe it. */
+export function printResult<T extends object>(options: OutputOptions, result: T, describe: (result: T) => string[]): void {
+  process.stdout.write((options.json ? JSON.stringify(result) : describe(result).join('\n')) + '\n');
+}
+
 export async function runCommand<T extends object>(
   options: OutputOptions,
   work: (ds: DataSource) => Promise<T>,
   describe: (result: T) => string[],
 ): Promise<void> {
-  const result = await withDatabase(work);
-  process.stdout.write((options.json ? JSON.stringify(result) : describe(result).join('\n')) + '\n');
+  printResult(options, await withDatabase(work), describe);
 }
 
 export function describeError(err: unknown): { code: string; message: string } {

@@ -141,9 +141,15 @@ export interface HttpTimeouts {
   keepAliveMs: number;
 }
 
-/** A setting that keeps the process from starting: reported as one line, exit code 1 (see exitOnConfigError). */
+/**
+ * A setting that keeps the process from starting: reported as one line (see exitOnConfigError),
+ * exit code 1, or `exitCode` (78, EX_CONFIG, where retrying cannot help: docs/decisions/0022-start-errors-exit-78.md).
+ */
 export class ConfigError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
     this.name = new.target.name;
     // Where it was thrown says nothing about a wrong setting; whoever logs the stack (Nest's
@@ -159,7 +165,7 @@ export class ConfigError extends Error {
 export function exitOnConfigError(err: unknown): never {
   if (err instanceof ConfigError) {
     process.stderr.write(`error: ${err.message}\n`);
-    process.exit(1);
+    process.exit(err.exitCode);
   }
   throw err;
 }
