@@ -49,8 +49,8 @@ async function refuseDatabaseUrl(): Promise<void> {
   let major = 'the same major version as the server';
   try {
     await client.connect();
-    const { rows } = await client.query<{ v: string }>('SHOW server_version_num');
-    major = `PostgreSQL ${Math.floor(Number(rows[0].v) / 10000)}, the server's major version`;
+    const { rows } = await client.query<{ server_version_num: string }>('SHOW server_version_num');
+    major = `PostgreSQL ${Math.floor(Number(rows[0].server_version_num) / 10000)}, the server's major version`;
   } catch {
     // unreachable: the advice stands without the version
   } finally {
