@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import pg from 'pg';
 import { loadConfig } from '#config/config.js';
 import { backupEmbedded, BackupError, restoreEmbedded } from '#database/backup.js';
-import { printResult, toStderr, type OutputOptions } from './run.js';
+import { printResult, progressLog, type OutputOptions } from './run.js';
 
 /**
  * `backup` and `restore` of the embedded PostgreSQL (docs/operations.md "Backups"). Neither
@@ -28,7 +28,7 @@ export function registerBackupCommands(command: (name: string, description: stri
           'restore writes the embedded PostgreSQL of DATA_DIR; with DATABASE_URL restore that server with its own tools',
         );
       }
-      const result = await restoreEmbedded({ dataDir: loadConfig().dataDir, from: opts.from, log: toStderr });
+      const result = await restoreEmbedded({ dataDir: loadConfig().dataDir, from: opts.from, log: progressLog(opts) });
       printResult(opts, result, (r) => [
         `Restored ${r.from} (backup of ${r.backupCreatedAt}) into ${r.dataDir}: ${r.workspaces} workspace(s), in ${r.seconds.toFixed(1)} s.`,
         process.env.VAULT_MASTER_KEY

@@ -13,7 +13,7 @@ import { ImportsWorker } from '../../records-api/src/imports/imports-worker.js';
 import { ImportsService, parseImportRequest } from '../../records-api/src/imports/imports.service.js';
 import { importSummary, type ImportRow, type ImportSummary } from '../../records-api/src/imports/import-summary.js';
 import { RecordsModule } from '../../records-api/src/records/records.module.js';
-import { toStderr } from './run.js';
+import { progressLog } from './run.js';
 
 /** The records API's import service and worker, without its HTTP side. */
 @Module({
@@ -53,7 +53,7 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary & { 
   const app = await NestFactory.createApplicationContext(ImportCliModule, { logger: ['error', 'warn'] });
   try {
     const ds = app.get(DataSource);
-    await runMigrations(ds, toStderr);
+    await runMigrations(ds, progressLog(opts));
     const workspace = await findWorkspace(ds, opts.workspace);
     const role = await findRole(ds, workspace.id, 'Admin');
     const principal: Principal = {

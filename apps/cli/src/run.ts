@@ -6,20 +6,25 @@ export interface OutputOptions {
   json?: boolean;
 }
 
-/** Progress lines (each migration applied, say) go to stderr: with `--json` stdout carries only the result. */
-export const toStderr = (message: string): void => void process.stderr.write(`${message}\n`);
+/**
+ * Where progress lines (each migration applied, say) go: stderr, and nowhere with `--json`,
+ * whose callers read one object on stdout and treat anything on stderr as an error.
+ */
+export function progressLog(options: OutputOptions): (message: string) => void {
+  return options.json ? () => undefined : (message) => void process.stderr.write(`${message}\n`);
+}
 
 /**
  * One migrated connection for the length of a command. Everything is closed afterwards
  * (pool, and the embedded Postgres when this process started it) so the process exits
  * on its own with the exit code already set.
  */
-export async function withDatabase<T>(work: (ds: DataSource) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(work: (ds: DataSource) => Promise<T>, log = progressLog({})): Promise<T> {
   const { url, embedded } = await resolveDatabaseUrl();
   const ds = new DataSource(dataSourceOptions(url, 2));
   try {
     await ds.initialize();
-    await runMigrations(ds, toStderr);
+    await runMigrations(ds, log);
     return await work(ds);
   } finally {
     if (ds.isInitialized) await ds.destroy();
@@ -37,7 +42,7 @@ export async function runCommand<T extends object>(
   work: (ds: DataSource) => Promise<T>,
   describe: (result: T) => string[],
 ): Promise<void> {
-  printResult(options, await withDatabase(work), describe);
+  printResult(options, await withDatabase(work, progressLog(options)), describe);
 }
 
 export function describeError(err: unknown): { code: string; message: string } {
