@@ -19,7 +19,7 @@ import pg from 'pg';
 import { TarWriter } from '#database/tar.js';
 import { clusterDirFor, postgresIds, relocatedClusterDir } from '#database/postgres-as-root.js';
 import { freePort } from './public-origin.js';
-import { removeCluster, ROOT, runToExit, waitUntil } from './processes.js';
+import { launchIn, removeCluster, ROOT, runToExit, waitUntil } from './processes.js';
 
 /**
  * docs/operations.md "Backups": `npm run cli -- backup` while the service runs and writes,
@@ -71,24 +71,12 @@ async function npmStart(app: string): Promise<Started> {
     AUTH_PORT: String(await freePort()),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
   };
-  const child = spawn(process.execPath, [join(app, 'dist/apps/start.js')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { child, output, exited } = await launchIn(app, env);
   running.add(child);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitUntil(
-    () => {
-      if (child.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
-      return /Serving on/.test(out);
-    },
-    90_000,
-    () => `npm start to serve:\n${out}`,
-  );
   return {
     child,
     port,
-    output: () => out,
+    output,
     stop: async () => {
       child.kill('SIGTERM');
       const code = await exited;

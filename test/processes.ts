@@ -271,6 +271,30 @@ export async function runToExit(
   return { code, output: out };
 }
 
+export interface Launched {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** `node dist/apps/start.js` (what `npm start` runs after its build) in checkout `app` with `env`, once it serves. */
+export async function launchIn(app: string, env: NodeJS.ProcessEnv): Promise<Launched> {
+  const child = spawn(process.execPath, [join(app, 'dist/apps/start.js')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitUntil(
+    () => {
+      if (child.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
+      return /Serving on/.test(out);
+    },
+    90_000,
+    () => `npm start to serve:\n${out}`,
+  );
+  return { child, output: () => out, exited };
+}
+
 /** An app on `env` until it is up (then stopped) or exits: whether it came up, its output and exit code. */
 export async function tryStart(
   app: 'records-api' | 'auth-server',
