@@ -44,7 +44,8 @@ let { url, embedded } = await resolveDatabaseUrl(log).catch(exitOnConfigError);
 
 const ds = await new DataSource(dataSourceOptions(url, 2)).initialize();
 await runMigrations(ds, log).catch(exitOnConfigError);
-const demo = embedded ? await seedDemoIfEmpty(ds, config.publicUrl) : undefined;
+// A Demo only in a cluster this start made (a truly empty DATA_DIR), never in an operator's database, even an empty one.
+const demo = embedded?.initialised ? await seedDemoIfEmpty(ds, config.publicUrl) : undefined;
 await ds.destroy();
 
 const MIN_BACKOFF_MS = 500;

@@ -129,6 +129,13 @@ describe('a start on the wrong data is refused', () => {
     }
   }, 90_000);
 
+  it('a DATA_DIR whose pg.json and cluster belong together starts; its database gets no Demo, even empty', async () => {
+    const { code, output } = await start(dirs.a);
+    expect(output).toMatch(/Serving on/);
+    expect(code).toBe(0);
+    expect(output).not.toMatch(/Demo workspace|API key:/);
+  }, 90_000);
+
   it('a pg.json written before the system identifier was kept is accepted and gets it', async () => {
     const file = join(dirs.a, 'pg.json');
     const { systemIdentifier: id, ...legacy } = JSON.parse(readFileSync(file, 'utf8'));

@@ -33,6 +33,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** True when this process started the cluster and stops it on exit. */
   owned: boolean;
+  /** True when this call made the cluster (initdb): DATA_DIR was truly empty, the only case for a new Demo. */
+  initialised: boolean;
   clusterDir: string;
   /**
    * The live postmaster's pid, from `postmaster.pid`: the one started here, or one an
@@ -382,6 +384,7 @@ export async function startEmbeddedPostgres(options: {
   const binaries = await embeddedBinaries();
 
   let credentials = checkDataDir(options.dataDir, clusterDir, binaries.major);
+  let initialised = false;
   if (credentials && !credentials.systemIdentifier) {
     // Written before the identifier was kept: from now on this cluster is the one it belongs to.
     credentials = { ...credentials, systemIdentifier: systemIdentifier(clusterDir) };
@@ -424,6 +427,7 @@ export async function startEmbeddedPostgres(options: {
     }
     credentials = { port, password, systemIdentifier: systemIdentifier(clusterDir) };
     writeCredentials(options.dataDir, credentials);
+    initialised = true;
   }
   const urlFor = (port: number) => `postgres://${USER}:${encodeURIComponent(credentials!.password)}@127.0.0.1:${port}/${options.database}`;
   const owned = async (port: number, child?: ChildProcess): Promise<EmbeddedDatabase> => {
@@ -433,6 +437,7 @@ export async function startEmbeddedPostgres(options: {
     return {
       url: urlFor(port),
       owned: true,
+      initialised,
       clusterDir,
       postmaster: () => livePostmaster(clusterDir),
       stop: async () => {
@@ -463,6 +468,7 @@ export async function startEmbeddedPostgres(options: {
         return {
           url: urlFor(running.port),
           owned: false,
+          initialised,
           clusterDir,
           postmaster: () => livePostmaster(clusterDir),
           stop: async () => undefined,
