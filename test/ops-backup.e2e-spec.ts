@@ -11,6 +11,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -320,6 +321,13 @@ describe('backup and restore of the embedded database', () => {
       [await archive('no-manifest.tar', [['pg/PG_VERSION', '18']]), /is not a backup made by npm run cli -- backup/],
       [await archive('no-cluster.tar', [['workspace-records-backup.json', manifest]]), /holds no cluster/],
     ];
+    // A symbolic link (made by GNU tar) is refused: extracting files through it could write anywhere.
+    const linked = join(home, 'linked');
+    mkdirSync(join(linked, 'pg'), { recursive: true });
+    writeFileSync(join(linked, 'workspace-records-backup.json'), manifest);
+    symlinkSync('/etc', join(linked, 'pg', 'global'));
+    execFileSync('tar', ['cf', join(home, 'link.tar'), '--format=ustar', '-C', linked, 'workspace-records-backup.json', 'pg']);
+    cases.push([join(home, 'link.tar'), /unsupported archive entry pg\/global \(type 2\)/]);
     const cut = join(home, 'cut.tar');
     writeFileSync(cut, readFileSync(cases[3][0]).subarray(0, 700));
     cases.push([cut, /cut short|ends in the middle/]);
