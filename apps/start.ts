@@ -39,11 +39,13 @@ if (portTaken) {
   process.exit(EXIT_CONFIG);
 }
 
-let { url, embedded } = await resolveDatabaseUrl(log);
+// DATA_DIR that does not hold what it says (docs/operations.md "Refused starts"): one line, exit 78.
+let { url, embedded } = await resolveDatabaseUrl(log).catch(exitOnConfigError);
 
 const ds = await new DataSource(dataSourceOptions(url, 2)).initialize();
-await runMigrations(ds).catch(exitOnConfigError);
-const demo = embedded ? await seedDemoIfEmpty(ds, config.publicUrl) : undefined;
+await runMigrations(ds, log).catch(exitOnConfigError);
+// A Demo only in a cluster this start made (a truly empty DATA_DIR), never in an operator's database, even an empty one.
+const demo = embedded?.initialised ? await seedDemoIfEmpty(ds, config.publicUrl) : undefined;
 await ds.destroy();
 
 const MIN_BACKOFF_MS = 500;

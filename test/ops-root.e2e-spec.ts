@@ -1,9 +1,9 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { relocatedClusterDir } from '#database/postgres-as-root.js';
 import { freePort } from './public-origin.js';
-import { ROOT, waitUntil } from './processes.js';
+import { launchIn, ROOT } from './processes.js';
 
 /**
  * As root: `npm start` in a checkout under a mode-700 directory (like /root/app),
@@ -43,20 +43,8 @@ const asRoot = process.getuid?.() === 0;
     delete env.DATABASE_URL;
     delete env.DATA_DIR;
     delete env.WRS_ROOT;
-    const launcher = spawn(process.execPath, [join(app, 'dist/apps/start.js')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    launcher.stdout!.on('data', (d) => (out += d));
-    launcher.stderr!.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
-    await waitUntil(
-      () => {
-        if (launcher.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
-        return /Serving on/.test(out);
-      },
-      90_000,
-      () => `npm start to serve:\n${out}`,
-    );
-    return { launcher, output: () => out, exited };
+    const { child: launcher, output, exited } = await launchIn(app, env);
+    return { launcher, output, exited };
   }
 
   it('starts, serves, and finds its data again after a restart', async () => {

@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './public-origin.js';
-import { alive, postmasterOf, stopAndRemoveCluster, ROOT } from './processes.js';
+import { alive, postmasterOf, runToExit, stopAndRemoveCluster, ROOT } from './processes.js';
 
 /** Holds a port the way another `npm start` would. */
 function occupy(host: string, port = 0): Promise<Server> {
@@ -29,30 +28,9 @@ describe('npm start fails clearly', () => {
     rmSync(dataDir, { recursive: true, force: true });
   }, 30_000);
 
-  /** `node dist/apps/<entry>` until it exits (killed after `ms`); its exit code and output. */
-  async function run(
-    entry: string,
-    env: Record<string, string>,
-    options: { ms?: number; onOutput?: (out: string, child: ChildProcess) => void } = {},
-  ): Promise<{ code: number | null; output: string }> {
-    const child = spawn(process.execPath, [join(ROOT, 'dist/apps', entry)], {
-      cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'log', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const seen = (d: Buffer) => {
-      out += d;
-      options.onOutput?.(out, child);
-    };
-    child.stdout!.on('data', seen);
-    child.stderr!.on('data', seen);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.ms ?? 20_000);
-    const code = await exited;
-    clearTimeout(timer);
-    return { code, output: out };
-  }
+  /** `node dist/apps/<entry>` on this file's data dir until it exits (killed after `ms`); its exit code and output. */
+  const run = (entry: string, env: Record<string, string>, options: Parameters<typeof runToExit>[2] = {}) =>
+    runToExit(entry, { DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'log', ...env }, options);
 
   const noRestartNorStack = (output: string) => {
     expect(output).not.toMatch(/restarting in/);

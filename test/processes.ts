@@ -242,6 +242,59 @@ export function httpJson(
   });
 }
 
+/**
+ * `node dist/apps/<entry> [args]` (in `cwd`, default this checkout) with `env` over this process's environment, until it exits (killed
+ * with SIGKILL after `ms`, 20 s by default): its exit code and output. `onOutput` sees the output so far.
+ */
+export async function runToExit(
+  entry: string,
+  env: Record<string, string>,
+  options: { ms?: number; cwd?: string; args?: string[]; onOutput?: (out: string, child: ChildProcess) => void } = {},
+): Promise<{ code: number | null; output: string }> {
+  const cwd = options.cwd ?? ROOT;
+  const child = spawn(process.execPath, [join(cwd, 'dist/apps', entry), ...(options.args ?? [])], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const seen = (d: Buffer) => {
+    out += d;
+    options.onOutput?.(out, child);
+  };
+  child.stdout!.on('data', seen);
+  child.stderr!.on('data', seen);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.ms ?? 20_000);
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, output: out };
+}
+
+export interface Launched {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** `node dist/apps/start.js` (what `npm start` runs after its build) in checkout `app` with `env`, once it serves. */
+export async function launchIn(app: string, env: NodeJS.ProcessEnv): Promise<Launched> {
+  const child = spawn(process.execPath, [join(app, 'dist/apps/start.js')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitUntil(
+    () => {
+      if (child.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
+      return /Serving on/.test(out);
+    },
+    90_000,
+    () => `npm start to serve:\n${out}`,
+  );
+  return { child, output: () => out, exited };
+}
+
 /** An app on `env` until it is up (then stopped) or exits: whether it came up, its output and exit code. */
 export async function tryStart(
   app: 'records-api' | 'auth-server',

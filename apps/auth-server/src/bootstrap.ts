@@ -12,7 +12,7 @@ import { RateLimitPool, SharedLimit, addressKey } from '#ops/rate-limits.js';
 import { createLogger, requestLogging } from '#ops/logging.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
 import { closeOnSignals } from '#ops/shutdown.js';
-import { listenOrExit } from '#ops/ports.js';
+import { exitIfPortTaken, listenOrExit } from '#ops/ports.js';
 import { deleteExpired } from './adapter/postgres-adapter.js';
 import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
@@ -109,6 +109,9 @@ function publicOriginHeaders(publicUrl: string) {
 
 export async function startAuthServer(): Promise<INestApplication> {
   const config = loadConfig();
+  // Every start check before the first migration (docs/operations.md "Upgrades"): the port, DATA_DIR, the key (runMigrations).
+  await exitIfPortTaken(config.authPort, '127.0.0.1', 'AUTH_PORT', createLogger(config));
+  await resolveDatabaseUrl();
   const app = await createAuthServer();
   // Internal: reached through the records API's forwarding.
   const logger = new Logger('auth-server');

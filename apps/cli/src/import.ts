@@ -13,6 +13,7 @@ import { ImportsWorker } from '../../records-api/src/imports/imports-worker.js';
 import { ImportsService, parseImportRequest } from '../../records-api/src/imports/imports.service.js';
 import { importSummary, type ImportRow, type ImportSummary } from '../../records-api/src/imports/import-summary.js';
 import { RecordsModule } from '../../records-api/src/records/records.module.js';
+import { progressLog } from './run.js';
 
 /** The records API's import service and worker, without its HTTP side. */
 @Module({
@@ -54,7 +55,7 @@ export async function runImport(
   const app = await NestFactory.createApplicationContext(ImportCliModule, { logger: ['error', 'warn'] });
   try {
     const ds = app.get(DataSource);
-    await runMigrations(ds);
+    await runMigrations(ds, progressLog(opts));
     const workspace = await findWorkspace(ds, opts.workspace);
     const role = await findRole(ds, workspace.id, 'Admin');
     const principal: Principal = {

@@ -25,6 +25,7 @@ import { loadConfig } from '#config/config.js';
 import { MasterKeyError, parseMasterKey, replaceKeyFile } from '#database/master-key.js';
 import { rotateMasterKey } from '#identity/master-key-rotation.js';
 import { describeError, reportError, runCommand, type OutputOptions } from './run.js';
+import { registerBackupCommands } from './backup.js';
 // The import command loads the records API's modules (Nest, the records service), ~0.4 s of
 // start-up every other command does without: it is imported when it runs.
 import type { ImportOptions } from './import.js';
@@ -352,6 +353,8 @@ command(
       ],
     );
   });
+
+registerBackupCommands(command);
 
 let json = process.argv.includes('--json');
 program.hook('preAction', (_program, action) => {

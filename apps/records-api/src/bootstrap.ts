@@ -8,7 +8,7 @@ import { forbidFraming } from '#auth/frame-headers.js';
 import { loadConfig } from '#config/config.js';
 import { createLogger, requestLogging } from '#ops/logging.js';
 import { closeOnSignals } from '#ops/shutdown.js';
-import { listenOrExit } from '#ops/ports.js';
+import { exitIfPortTaken, listenOrExit } from '#ops/ports.js';
 import { resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { AppModule } from './app.module.js';
@@ -108,6 +108,9 @@ export async function createRecordsApi(): Promise<INestApplication> {
 
 export async function startRecordsApi(): Promise<INestApplication> {
   const config = loadConfig();
+  // Every start check before the first migration (docs/operations.md "Upgrades"): the port, DATA_DIR, the key (runMigrations).
+  await exitIfPortTaken(config.port, '0.0.0.0', 'PORT', createLogger(config));
+  await resolveDatabaseUrl();
   const app = await createRecordsApi();
   const logger = new Logger('records-api');
   closeOnSignals(app, {

@@ -160,14 +160,25 @@ export interface HttpTimeouts {
   keepAliveMs: number;
 }
 
-/** A setting that keeps the process from starting: reported as one line, exit code 1 (see exitOnConfigError). */
+/**
+ * A setting that keeps the process from starting: reported as one line (see exitOnConfigError),
+ * exit code 1, or `exitCode` (78, EX_CONFIG, where retrying cannot help: docs/decisions/0022-start-errors-exit-78.md).
+ */
 export class ConfigError extends Error {
-  constructor(message: string) {
+  // Private: Nest's exception handler prints an error's own fields, and the start error must stay one line.
+  readonly #exitCode: number;
+
+  constructor(message: string, exitCode = 1) {
     super(message);
+    this.#exitCode = exitCode;
     this.name = new.target.name;
     // Where it was thrown says nothing about a wrong setting; whoever logs the stack (Nest's
     // ExceptionHandler, when it is thrown inside a provider) then logs one line too.
     this.stack = `${this.name}: ${message}`;
+  }
+
+  get exitCode(): number {
+    return this.#exitCode;
   }
 }
 
@@ -178,7 +189,7 @@ export class ConfigError extends Error {
 export function exitOnConfigError(err: unknown): never {
   if (err instanceof ConfigError) {
     process.stderr.write(`error: ${err.message}\n`);
-    process.exit(1);
+    process.exit(err.exitCode);
   }
   throw err;
 }

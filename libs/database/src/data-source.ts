@@ -1,7 +1,9 @@
 import 'reflect-metadata';
-import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
+import { Logger } from '@nestjs/common';
+import { DataSource, MigrationExecutor, type DataSourceOptions, type MigrationInterface, type QueryRunner } from 'typeorm';
 import pg from 'pg';
-import { loadConfig } from '#config/config.js';
+import { ConfigError, loadConfig } from '#config/config.js';
+import { EXIT_CONFIG } from '#ops/ports.js';
 import { poolOptions, sessionOptions, sessionUrlFor } from './connections.js';
 import { migrateJobQueue } from './job-queue.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres.js';
@@ -124,20 +126,96 @@ export function startEmbedded(log?: (message: string) => void): Promise<Embedded
 }
 
 /**
+ * The database was migrated by a newer version of the service: this one would run on a schema
+ * it does not know. Exit 78: restarting cannot help (docs/operations.md "Rollback").
+ */
+export class NewerDatabaseError extends ConfigError {
+  constructor(unknown: string[]) {
+    super(
+      `the database has migrations this version of the service does not know (${unknown.join(', ')}): it was upgraded by a newer version; run that version, or restore the backup taken before the upgrade (docs/operations.md "Rollback")`,
+      EXIT_CONFIG,
+    );
+  }
+}
+
+const migrationLogger = new Logger('Migrations');
+
+/**
+ * What must hold before the first migration runs, so that a start that will be refused changes
+ * nothing: the master key is set and well formed, it opens the database's check value (once the
+ * database has one), and the database holds no migration this code does not know.
+ */
+async function checkBeforeMigrating(runner: QueryRunner): Promise<void> {
+  masterKey();
+  const [{ check, migrations }] = (await runner.query(
+    `SELECT to_regclass('vault_key_check') IS NOT NULL AS check, to_regclass('migrations') IS NOT NULL AS migrations`,
+  )) as { check: boolean; migrations: boolean }[];
+  if (check) {
+    const [row] = (await runner.query('SELECT check_value FROM vault_key_check WHERE id = 1')) as { check_value: string }[];
+    if (row) assertCheckValue(row.check_value);
+  }
+  if (migrations) {
+    const known = new Set(MIGRATIONS.map((m) => m.name));
+    const applied = (await runner.query('SELECT name FROM migrations ORDER BY id')) as { name: string }[];
+    const unknown = applied.map((m) => m.name).filter((name) => !known.has(name));
+    if (unknown.length) throw new NewerDatabaseError(unknown);
+  }
+}
+
+/**
+ * Each pending migration's name and duration, logged as it finishes: its `up` is timed up to
+ * the start of the next one (or the end of the run), so the time includes its commit.
+ */
+async function executeLogged(executor: MigrationExecutor, log: (message: string) => void): Promise<void> {
+  const pending = await executor.getPendingMigrations();
+  if (!pending.length) return;
+  log(`${pending.length} migration(s) to apply: ${pending.map((m) => m.name).join(', ')}`);
+  let running: { name: string; started: number } | undefined;
+  const finish = () => {
+    if (running) log(`Migration ${running.name} applied in ${Date.now() - running.started} ms`);
+    running = undefined;
+  };
+  const originals = new Map<MigrationInterface, MigrationInterface['up']>();
+  for (const migration of pending) {
+    const instance = migration.instance!;
+    const up = instance.up;
+    originals.set(instance, up);
+    instance.up = (q: QueryRunner) => {
+      finish();
+      running = { name: migration.name, started: Date.now() };
+      return up.call(instance, q);
+    };
+  }
+  const started = Date.now();
+  try {
+    await executor.executePendingMigrations();
+    finish();
+  } catch (err) {
+    if (running) log(`Migration ${running.name} failed after ${Date.now() - running.started} ms: ${(err as Error)?.message}`);
+    throw err;
+  } finally {
+    for (const [instance, up] of originals) instance.up = up;
+  }
+  log(`${pending.length} migration(s) applied in ${Date.now() - started} ms`);
+}
+
+/**
  * Apply pending migrations; an advisory lock keeps concurrent starters from racing. They run
  * on one session without DATABASE_STATEMENT_TIMEOUT_MS: a migration of a big table, or the
- * wait for another starter's lock, may rightly take longer than any request should. Then
- * the master key is checked against the database's check value: a wrong VAULT_MASTER_KEY
- * stops the start here (a one-line MasterKeyError) instead of failing a delivery later.
- * For DATABASE_URL behind a transaction pooler, all of it runs on DATABASE_SESSION_URL.
+ * wait for another starter's lock, may rightly take longer than any request should. Every
+ * start check comes first (checkBeforeMigrating): a missing, malformed or wrong
+ * VAULT_MASTER_KEY stops the start with a one-line MasterKeyError before anything changes,
+ * and the check value is tested again after them (a new database gets it from a migration).
+ * `log` gets one line per migration applied (name and duration). For DATABASE_URL behind a
+ * transaction pooler, all of it runs on DATABASE_SESSION_URL.
  */
-export async function runMigrations(dataSource: DataSource): Promise<void> {
+export async function runMigrations(dataSource: DataSource, log: (message: string) => void = (m) => migrationLogger.log(m)): Promise<void> {
   // Behind a transaction pooler the lock and the SET below need a session: DATABASE_SESSION_URL.
   const url = (dataSource.options as { url: string }).url;
   if (sessionUrlFor(url) !== url) {
     const session = await new DataSource(dataSourceOptions(sessionUrlFor(url), 1)).initialize();
     try {
-      return await runMigrations(session);
+      return await runMigrations(session, log);
     } finally {
       await session.destroy();
     }
@@ -147,9 +225,10 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
   try {
     await runner.query('SET statement_timeout = 0');
     await runner.query('SELECT pg_advisory_lock(727274)');
+    await checkBeforeMigrating(runner);
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'each';
-    await executor.executePendingMigrations();
+    await executeLogged(executor, log);
     const unbounded = new pg.Pool({ connectionString: url, max: 1, options: sessionOptions(0) });
     // An idle connection ended by the server (a restart, DROP DATABASE … WITH (FORCE)) is reported
     // on the pool; without a listener that report would end the process. The next query fails instead.

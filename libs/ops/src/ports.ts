@@ -23,6 +23,17 @@ export function portProblem(port: number, host: string, variable: string): Promi
   });
 }
 
+function exitWith(problem: string, logger: LoggerService): never {
+  logger.error(problem);
+  process.exit(EXIT_CONFIG);
+}
+
+/** A port that is taken ends the process with one line and EX_CONFIG; checked before the first migration, too. */
+export async function exitIfPortTaken(port: number, host: string, variable: string, logger: LoggerService): Promise<void> {
+  const problem = await portProblem(port, host, variable);
+  if (problem) exitWith(problem, logger);
+}
+
 /**
  * Listens through `listen`, after checking the port: a port that is taken ends the process
  * with one line and EX_CONFIG instead of a stack trace (and, under the launcher, a restart loop).
@@ -34,12 +45,8 @@ export async function listenOrExit(
   variable: string,
   logger: LoggerService,
 ): Promise<void> {
-  const exit = (problem: string): never => {
-    logger.error(problem);
-    process.exit(EXIT_CONFIG);
-  };
-  const problem = await portProblem(port, host, variable);
-  if (problem) exit(problem);
+  const exit = (problem: string): never => exitWith(problem, logger);
+  await exitIfPortTaken(port, host, variable, logger);
   try {
     await listen();
   } catch (err) {
