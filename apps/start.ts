@@ -33,7 +33,7 @@ for (const warning of startWarnings(config)) logger.warn(warning, 'start');
 const portTaken =
   config.authPort === config.port
     ? `AUTH_PORT and PORT are both ${config.port}: the auth server needs a port of its own; set AUTH_PORT`
-    : ((await portProblem(config.port, '0.0.0.0', 'PORT')) ?? (await portProblem(config.authPort, '127.0.0.1', 'AUTH_PORT')));
+    : ((await portProblem(config.port, '0.0.0.0', 'PORT')) ?? (await portProblem(config.authPort, config.authHost, 'AUTH_PORT')));
 if (portTaken) {
   logger.error(portTaken, undefined, 'start');
   process.exit(EXIT_CONFIG);
