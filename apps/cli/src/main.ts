@@ -9,9 +9,12 @@ import {
   findUserByEmail,
   findWorkspace,
   listRoles,
+  listWorkspaces,
   revokeApiKey,
   setPassword,
 } from '#identity/accounts.js';
+import { listApiKeys } from '#identity/api-keys.js';
+import { listMembers } from '#identity/members.js';
 import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, expiryFromChoice } from '#identity/api-key-expiry.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS } from '#database/entities/role.entity.js';
 import { createServerApp } from '#identity/server-apps.js';
@@ -54,6 +57,23 @@ command('workspace:create', 'Create a workspace with the default roles Admin, Me
       (r) => [`Created workspace "${r.name}" (${r.id}) with roles Admin, Member, Viewer.`],
     ),
   );
+
+/** `1 member`, `2 members`. */
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+const iso = (date: Date | null) => date && new Date(date).toISOString();
+
+command('workspace:list', 'List every workspace with its member count and API keys that still work').action((opts: OutputOptions) =>
+  runCommand(
+    opts,
+    async (ds) => ({ workspaces: await listWorkspaces(ds) }),
+    (r) =>
+      r.workspaces.length
+        ? r.workspaces.map(
+            (w) => `${w.id}  ${w.name}  ${count(w.members, 'member')}, ${count(w.apiKeys, 'API key')}, created ${iso(w.createdAt)}`,
+          )
+        : ['No workspaces.'],
+  ),
+);
 
 command('user:create', 'Create a user and make them a member of a workspace')
   .requiredOption('--email <email>', 'e-mail address used to sign in')
@@ -117,6 +137,25 @@ command('member:add', 'Add an existing user to a(nother) workspace with a role')
     ),
   );
 
+command('member:list', "List a workspace's members and their roles")
+  .requiredOption(...workspaceOption)
+  .action((opts: OutputOptions & { workspace: string }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        const members = (await listMembers(ds, workspace.id)).map((m) => ({
+          userId: m.userId,
+          email: m.email,
+          role: m.roleName,
+          joinedAt: m.joinedAt,
+        }));
+        return { workspaceId: workspace.id, members };
+      },
+      (r) => (r.members.length ? r.members.map((m) => `${m.userId}  ${m.email}  ${m.role}  joined ${iso(m.joinedAt)}`) : ['No members.']),
+    ),
+  );
+
 command('api-key:create', 'Create an API key; its secret is printed once and stored only as a hash')
   .requiredOption(...workspaceOption)
   .requiredOption('--role <name>', 'role name; only roles assignable to API keys (e.g. Admin, Viewer)')
@@ -135,6 +174,39 @@ command('api-key:create', 'Create an API key; its secret is printed once and sto
         'Secret (shown only once; store it in a secret manager now, it cannot be shown again):',
         `  ${r.secret}`,
       ],
+    ),
+  );
+
+command('api-key:list', "List a workspace's API keys (never their secrets); revoked ones only with --all")
+  .requiredOption(...workspaceOption)
+  .option('--all', 'include revoked keys')
+  .action((opts: OutputOptions & { workspace: string; all?: boolean }) =>
+    runCommand(
+      opts,
+      async (ds) => {
+        const workspace = await findWorkspace(ds, opts.workspace);
+        const apiKeys = (await listApiKeys(ds, workspace.id))
+          .filter((k) => opts.all || k.status !== 'revoked')
+          .map((k) => ({
+            id: k.id,
+            name: k.name,
+            role: k.role.name,
+            status: k.status,
+            createdAt: k.createdAt,
+            createdBy: k.createdByEmail,
+            expiresAt: k.expiresAt,
+            lastUsedAt: k.lastUsedAt,
+            revokedAt: k.revokedAt,
+          }));
+        return { workspaceId: workspace.id, apiKeys };
+      },
+      (r) =>
+        r.apiKeys.length
+          ? r.apiKeys.map(
+              (k) =>
+                `${k.id}  ${k.status.padEnd(7)}  ${k.role}  "${k.name}"  ${k.revokedAt ? `revoked ${iso(k.revokedAt)}` : `expires ${iso(k.expiresAt)}`}, last used ${iso(k.lastUsedAt) ?? 'never'}`,
+            )
+          : [`No API keys${opts.all ? '' : ' (revoked keys: --all)'}.`],
     ),
   );
 
