@@ -9,14 +9,18 @@
 // changes. A build made some other way (`npm run build`, `npm start`) leaves the stamp as
 // it was: the next command rebuilds once if sources moved since the stamp, never runs code
 // older than the sources. The build's output goes to stderr, so `--json` keeps stdout to
-// exactly one JSON object.
+// exactly one JSON object. Commands started together (an agent's, after a pull) build
+// once: the others wait for it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const STAMP = join(ROOT, 'dist', '.cli-build-stamp');
+const LOCK = join(ROOT, 'dist', '.cli-build.lock');
+/** A lock older than this was left by a build that died. */
+const LOCK_ABANDONED_MS = 10 * 60_000;
 const ENTRY = join(ROOT, 'dist', 'apps', 'cli', 'src', 'main.js');
 const INPUTS = ['apps', 'libs', 'bench', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
@@ -46,6 +50,7 @@ function stale() {
   return typeof asOf !== 'number' || INPUTS.some((input) => newest(join(ROOT, input)) >= asOf);
 }
 
+/** Runs the build; its exit status. */
 function build() {
   const startedAt = Date.now();
   process.stderr.write('The build is older than the sources: building first (npm run build)…\n');
@@ -55,14 +60,42 @@ function build() {
     cwd: ROOT,
     stdio: ['ignore', process.stderr, process.stderr],
   });
-  if (result.status !== 0) {
-    const message = `the build failed (exit ${result.status ?? result.signal}); see above`;
+  if (result.status === 0) writeFileSync(STAMP, JSON.stringify({ sourcesAsOf: startedAt }) + '\n');
+  return result.status ?? result.signal ?? result.error?.message;
+}
+
+/** Builds unless another command's build (waited for) made the build fresh; the failed build's status, if any. */
+async function buildOnce() {
+  mkdirSync(dirname(LOCK), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    try {
+      if (Date.now() - statSync(LOCK).mtimeMs > LOCK_ABANDONED_MS) rmSync(LOCK, { recursive: true, force: true });
+    } catch {
+      // released meanwhile
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    if (!stale()) return 0;
+  }
+  try {
+    return stale() ? build() : 0;
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
+if (stale()) {
+  const status = await buildOnce();
+  if (status !== 0) {
+    const message = `the build failed (exit ${status}); see above`;
     process.stderr.write(`error: ${message}\n`);
     if (process.argv.includes('--json')) process.stdout.write(JSON.stringify({ error: { code: 'INTERNAL_ERROR', message } }) + '\n');
     process.exit(1);
   }
-  writeFileSync(STAMP, JSON.stringify({ sourcesAsOf: startedAt }) + '\n');
 }
-
-if (stale()) build();
 await import(pathToFileURL(ENTRY).href);

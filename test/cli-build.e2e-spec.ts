@@ -12,7 +12,7 @@ import { ROOT } from './processes.js';
  */
 describe('npm run cli without a rebuild', () => {
   let root: string;
-  const log = () => join(root, 'processes.log');
+  let calls = 0;
 
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), 'wrs-cli-build-'));
@@ -22,14 +22,15 @@ describe('npm run cli without a rebuild', () => {
     symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
     writeFileSync(
       join(root, 'record-process.mjs'),
-      `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(join(root, 'processes.log'))}, JSON.stringify(process.argv.slice(1, 2)) + '\\n');\n`,
+      "import { appendFileSync } from 'node:fs';\nappendFileSync(process.env.PROCESS_LOG, JSON.stringify(process.argv.slice(1, 2)) + '\\n');\n",
     );
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   /** `npm run -s cli -- …` in the copy: its output, and whether tsc ran. */
   function npmCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string; compiled: boolean }> {
-    writeFileSync(log(), '');
+    const log = join(root, `processes-${++calls}.log`);
+    writeFileSync(log, '');
     // The npm that runs this suite (`npm test` sets npm_execpath), else the one on PATH.
     const npm = process.env.npm_execpath;
     return new Promise((resolve) => {
@@ -38,11 +39,16 @@ describe('npm run cli without a rebuild', () => {
         [...(npm ? [npm] : []), 'run', '-s', 'cli', '--', ...args],
         {
           cwd: root,
-          env: { ...process.env, NODE_OPTIONS: `--import=${join(root, 'record-process.mjs')}`, npm_config_update_notifier: 'false' },
+          env: {
+            ...process.env,
+            NODE_OPTIONS: `--import=${join(root, 'record-process.mjs')}`,
+            PROCESS_LOG: log,
+            npm_config_update_notifier: 'false',
+          },
           timeout: 240_000,
         },
         (err, stdout, stderr) => {
-          const scripts = readFileSync(log(), 'utf8');
+          const scripts = readFileSync(log, 'utf8');
           resolve({ code: err ? Number(err.code) || -1 : 0, stdout, stderr, compiled: /[\\/]tsc"/.test(scripts) });
         },
       );
@@ -81,5 +87,14 @@ describe('npm run cli without a rebuild', () => {
     const fixed = await npmCli(['--help']);
     expect({ code: fixed.code, compiled: fixed.compiled }).toEqual({ code: 0, compiled: true });
     expect((await npmCli(['--help'])).compiled).toBe(false);
+  }, 600_000);
+
+  it('builds once for commands started together', async () => {
+    const now = new Date();
+    utimesSync(join(root, 'libs/identity/src/accounts.ts'), now, now);
+    const together = await Promise.all([npmCli(['--help']), npmCli(['workspace:list', '--json']), npmCli(['--help'])]);
+    expect(together.map((r) => r.code)).toEqual([0, 0, 0]);
+    expect(together.filter((r) => r.compiled)).toHaveLength(1);
+    expect(Object.keys(JSON.parse(together[1].stdout))).toEqual(['workspaces']);
   }, 600_000);
 });
