@@ -16,6 +16,8 @@ COPY --from=build /app/dist ./dist
 # The /docs pages and /llms.txt are read from docs/*.md at start.
 COPY --from=build /app/docs ./docs
 COPY package.json ./
+# `npm run cli -- …` in the container runs dist/ (no sources here to build from).
+COPY --from=build /app/scripts/cli.mjs ./scripts/cli.mjs
 USER node
 # API_HEAP_MB (160): the heap bound `npm start` gives the records API (docs/configuration.md).
 CMD ["node", "--max-old-space-size=160", "dist/apps/records-api/src/main.js"]

@@ -10,7 +10,8 @@
 // it was: the next command rebuilds once if sources moved since the stamp, never runs code
 // older than the sources. The build's output goes to stderr, so `--json` keeps stdout to
 // exactly one JSON object. Commands started together (an agent's, after a pull) build
-// once: the others wait for it.
+// once: the others wait for it. Where there are no sources (the Docker image), it runs
+// dist/ as it is.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -46,6 +47,8 @@ function builtFrom() {
 }
 
 function stale() {
+  // No sources to build from (the Docker image holds dist/ only): the build is what there is.
+  if (!existsSync(join(ROOT, 'apps'))) return false;
   const asOf = builtFrom();
   return typeof asOf !== 'number' || INPUTS.some((input) => newest(join(ROOT, input)) >= asOf);
 }

@@ -97,4 +97,12 @@ describe('npm run cli without a rebuild', () => {
     expect(together.filter((r) => r.compiled)).toHaveLength(1);
     expect(Object.keys(JSON.parse(together[1].stdout))).toEqual(['workspaces']);
   }, 600_000);
+
+  it('runs the built code as it is where there are no sources (the Docker image)', async () => {
+    for (const dir of ['apps', 'libs', 'bench']) rmSync(join(root, dir), { recursive: true });
+    rmSync(join(root, 'dist/.cli-build-stamp'));
+    const image = await npmCli(['--help']);
+    expect({ code: image.code, compiled: image.compiled, stderr: image.stderr }).toEqual({ code: 0, compiled: false, stderr: '' });
+    expect(image.stdout).toContain('workspace:create');
+  });
 });

@@ -71,6 +71,8 @@ describe('docker-compose.yml', () => {
     expect(from.length).toBeGreaterThan(0);
     for (const image of from) expect(image).toMatch(/^node:24[.-]/);
     for (const service of ['auth-server', 'records-api']) expect(compose.services[service].build).toBe('.');
+    // `npm run cli` in a container runs the built code (scripts/cli.mjs; test/cli-build.e2e-spec.ts).
+    expect(read('Dockerfile')).toMatch(/^COPY --from=build \/app\/scripts\/cli\.mjs \.\/scripts\/cli\.mjs$/m);
   });
 });
 
@@ -146,6 +148,7 @@ describe('.dockerignore', () => {
     'libs/config/src/config.ts',
     'bench/run.ts',
     'docs/configuration.md',
+    'scripts/cli.mjs',
   ])('sends %s, which the build needs', (path) => {
     expect(dockerIgnores(rules, path)).toBe(false);
   });
