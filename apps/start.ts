@@ -7,7 +7,7 @@ import { seedDemoIfEmpty } from '#identity/demo-seed.js';
 import { apiNodeFlags, exitOnConfigError, loadConfig, startWarnings } from '#config/config.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations, startEmbedded } from '#database/data-source.js';
 import type { EmbeddedDatabase } from '#database/embedded-postgres.js';
-import { createLogger } from '#ops/logging.js';
+import { createLogger, pinoRoot } from '#ops/logging.js';
 import { EXIT_CONFIG, portProblem } from '#ops/ports.js';
 
 /**
@@ -33,7 +33,7 @@ for (const warning of startWarnings(config)) logger.warn(warning, 'start');
 const portTaken =
   config.authPort === config.port
     ? `AUTH_PORT and PORT are both ${config.port}: the auth server needs a port of its own; set AUTH_PORT`
-    : ((await portProblem(config.port, '0.0.0.0', 'PORT')) ?? (await portProblem(config.authPort, '127.0.0.1', 'AUTH_PORT')));
+    : ((await portProblem(config.port, '0.0.0.0', 'PORT')) ?? (await portProblem(config.authPort, config.authHost, 'AUTH_PORT')));
 if (portTaken) {
   logger.error(portTaken, undefined, 'start');
   process.exit(EXIT_CONFIG);
@@ -174,6 +174,8 @@ if (stopping) await new Promise(() => undefined); // an app could not start: sto
 log(`Serving on ${config.publicUrl}  (REST ${config.publicUrl}/rest, GraphQL ${config.publicUrl}/graphql, MCP ${config.publicUrl}/mcp)`);
 if (demo) {
   // Printed once, on the first start, and last, so no log line pushes it off the screen:
-  // the demo secrets are stored only as hashes.
-  process.stdout.write(`\n${demo}\n\n`);
+  // the demo secrets are stored only as hashes. With LOG_FORMAT=json it is one more JSON
+  // line (`banner: "demo"`), not scrubbed of its API key, so stdout stays a pure JSON stream.
+  if (config.logFormat === 'json') pinoRoot(config).info({ context: 'start', banner: 'demo' }, demo);
+  else process.stdout.write(`\n${demo}\n\n`);
 }

@@ -238,6 +238,101 @@ describe('operator CLI', () => {
     expect(await fails('api-key:revoke', '--id', 'nope')).toMatchObject({ code: 'INVALID_ID' });
   });
 
+  describe('list commands', () => {
+    it('workspace:list lists every workspace with its member and active key counts', async () => {
+      const workspace = await ok('workspace:create', '--name', unique('list-ws'));
+      await ok('api-key:create', '--workspace', workspace.id, '--role', 'Viewer', '--name', 'k');
+      const listed = await ok('workspace:list');
+      expect(Object.keys(listed)).toEqual(['workspaces']);
+      expect(listed.workspaces.find((w: any) => w.id === workspace.id)).toEqual({
+        id: workspace.id,
+        name: workspace.name,
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        members: 0,
+        apiKeys: 1,
+      });
+      const text = await cli(['workspace:list']);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toMatch(new RegExp(`^${workspace.id}  ${workspace.name}  0 members, 1 API key, created `, 'm'));
+    });
+
+    it("member:list lists a workspace's members with their roles, never a password hash", async () => {
+      const workspace = await ok('workspace:create', '--name', unique('list-members'));
+      const email = `${unique('member')}@example.com`;
+      const user = await ok(
+        'user:create',
+        '--email',
+        email,
+        '--password',
+        'long enough pw',
+        '--workspace',
+        workspace.id,
+        '--role',
+        'Viewer',
+      );
+      const byName = await ok('member:list', '--workspace', workspace.name);
+      expect(byName).toEqual({
+        workspaceId: workspace.id,
+        members: [{ userId: user.id, email, role: 'Viewer', joinedAt: expect.stringMatching(/^\d{4}-/) }],
+      });
+      const text = await cli(['member:list', '--workspace', workspace.id]);
+      expect(text.stdout).toContain(`${user.id}  ${email}  Viewer  joined `);
+      expect(text.stdout + JSON.stringify(byName)).not.toMatch(/argon2/);
+      const empty = await cli(['member:list', '--workspace', (await ok('workspace:create', '--name', unique('no-members'))).id]);
+      expect(empty.stdout.trim()).toBe('No members.');
+      expect(await fails('member:list', '--workspace', unique('missing'))).toMatchObject({ code: 'NOT_FOUND' });
+    });
+
+    it('api-key:list leaves revoked keys out unless --all, and never shows a secret or its hash', async () => {
+      const workspace = await ok('workspace:create', '--name', unique('list-keys'));
+      const kept = await ok('api-key:create', '--workspace', workspace.id, '--role', 'Admin', '--name', 'kept');
+      const revoked = await ok('api-key:create', '--workspace', workspace.id, '--role', 'Viewer', '--name', 'revoked');
+      await ok('api-key:revoke', '--id', revoked.id);
+      const expired = await ok('api-key:create', '--workspace', workspace.id, '--role', 'Viewer', '--name', 'expired');
+      await db.query(`UPDATE api_keys SET expires_at = now() - interval '1 day' WHERE workspace_id = $1 AND id = $2`, [
+        workspace.id,
+        expired.id,
+      ]);
+
+      const listed = await ok('api-key:list', '--workspace', workspace.id);
+      expect(listed.workspaceId).toBe(workspace.id);
+      expect(listed.apiKeys.map((k: any) => [k.name, k.status])).toEqual([
+        ['kept', 'active'],
+        ['expired', 'expired'],
+      ]);
+      expect(listed.apiKeys[0]).toEqual({
+        id: kept.id,
+        name: 'kept',
+        role: 'Admin',
+        status: 'active',
+        createdAt: expect.any(String),
+        createdBy: null,
+        expiresAt: kept.expiresAt,
+        lastUsedAt: null,
+        revokedAt: null,
+      });
+      const all = await ok('api-key:list', '--workspace', workspace.name, '--all');
+      expect(all.apiKeys.map((k: any) => [k.name, k.status]).sort()).toEqual([
+        ['expired', 'expired'],
+        ['kept', 'active'],
+        ['revoked', 'revoked'],
+      ]);
+
+      const text = await cli(['api-key:list', '--workspace', workspace.id, '--all']);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain(`${revoked.id}  revoked  Viewer  "revoked"`);
+      const { rows } = await db.query('SELECT secret_hash FROM api_keys WHERE workspace_id = $1', [workspace.id]);
+      const printed = JSON.stringify(all) + text.stdout;
+      for (const secret of [kept.secret, revoked.secret, expired.secret, ...rows.map((r: any) => r.secret_hash)]) {
+        expect(printed).not.toContain(secret);
+      }
+      expect(printed).not.toMatch(/wrs_/);
+      expect(
+        (await cli(['api-key:list', '--workspace', (await ok('workspace:create', '--name', unique('no-keys'))).id])).stdout.trim(),
+      ).toBe('No API keys (revoked keys: --all).');
+    });
+  });
+
   describe('user:set-password', () => {
     /** accounts' own check, the one the sign-in pages use, over the test's connection. */
     const signsIn = (email: string, password: string) =>
@@ -319,6 +414,9 @@ describe('operator CLI', () => {
   it('has --help for the program and each command', async () => {
     const commands = [
       'workspace:create',
+      'workspace:list',
+      'member:list',
+      'api-key:list',
       'user:create',
       'member:add',
       'api-key:create',
@@ -335,7 +433,7 @@ describe('operator CLI', () => {
       expect(help.stdout).toContain(`${commands[i]} [options]`);
       expect(help.stdout).toContain('--json');
     });
-    expect(helps[3].stdout).toMatch(/15d.*30d.*90d.*1y/s);
+    expect(helps[commands.indexOf('api-key:create')].stdout).toMatch(/15d.*30d.*90d.*1y/s);
   });
 
   it('keeps --json output clean when it has to start the embedded Postgres itself', async () => {

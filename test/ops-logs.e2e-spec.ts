@@ -1,7 +1,12 @@
+import { execFile, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '#database/data-source.js';
 import { newWorkspace } from './factories.js';
-import { spawnApp, type AppProcess } from './processes.js';
+import { ROOT, spawnApp, stopAndRemoveCluster, waitUntil, type AppProcess } from './processes.js';
+import { freePort } from './public-origin.js';
 
 /**
  * README.md, Operations logs: LOG_FORMAT=json prints one JSON object per line and one line per request,
@@ -68,3 +73,120 @@ describe('JSON logs', () => {
     expect(output).not.toMatch(/authorization|"cookie"/i);
   }, 60_000);
 });
+
+/** The start of an ANSI colour (SGR) sequence. */
+const ANSI = '\u001b[';
+
+/**
+ * Text logs (README.md, Operations): Nest's colours on a terminal only, so a log file or a
+ * pipe holds plain lines. FORCE_COLOR and NO_COLOR decide, as for Node itself.
+ */
+describe('Text logs', () => {
+  /** One log line written by the apps' logger in a process of its own; `tty`: under a terminal (`script`). */
+  function logLine(env: Record<string, string>, tty = false): Promise<string> {
+    const program = `
+      const { loadConfig } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/libs/config/src/config.js')).href)});
+      const { createLogger } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/libs/ops/src/logging.js')).href)});
+      createLogger(loadConfig()).log('a line', 'test');`;
+    const node = [process.execPath, '--no-warnings', '--input-type=module', '-e', program];
+    const quoted = node.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    const [file, args] = tty ? ['script', ['-qec', quoted, '/dev/null']] : [node[0], node.slice(1)];
+    return new Promise((resolve, reject) =>
+      execFile(
+        file,
+        args as string[],
+        { cwd: ROOT, env: { ...process.env, LOG_FORMAT: 'text', LOG_LEVEL: 'log', ...env } },
+        (err, stdout, stderr) => (err ? reject(err) : resolve(stdout + stderr)),
+      ),
+    );
+  }
+  // Jest's workers run with FORCE_COLOR set; each case sets what it tests.
+  const saved = { NO_COLOR: process.env.NO_COLOR, FORCE_COLOR: process.env.FORCE_COLOR };
+  beforeAll(() => {
+    delete process.env.NO_COLOR;
+    delete process.env.FORCE_COLOR;
+  });
+  afterAll(() => {
+    for (const [name, value] of Object.entries(saved)) if (value !== undefined) process.env[name] = value;
+  });
+
+  it('has no colour codes when written to a pipe or a file', async () => {
+    const auth = await spawnApp('auth-server', { DATABASE_URL: process.env.DATABASE_URL!, LOG_LEVEL: 'log' });
+    auth.child.kill('SIGTERM');
+    await auth.exited;
+    expect(auth.output()).toMatch(/\[auth-server\] Auth server on /);
+    expect(auth.output()).not.toContain(ANSI);
+    expect(await logLine({})).toMatch(/\[test\] a line/);
+    expect(await logLine({})).not.toContain(ANSI);
+  }, 60_000);
+
+  it('keeps them on a terminal, unless NO_COLOR; FORCE_COLOR forces them', async () => {
+    expect(await logLine({}, true)).toContain(ANSI);
+    expect(await logLine({ NO_COLOR: '1' }, true)).not.toContain(ANSI);
+    expect(await logLine({ FORCE_COLOR: '1' })).toContain(ANSI);
+    expect(await logLine({ FORCE_COLOR: '0' }, true)).not.toContain(ANSI);
+  });
+});
+
+/**
+ * A pure JSON stream (README.md, Operations): with LOG_FORMAT=json every line the launcher
+ * and its apps write on stdout is a JSON object, the first start's demo banner included.
+ */
+describe('npm start with LOG_FORMAT=json', () => {
+  const dataDir = join(ROOT, '.data', `test-json-start-${process.pid}`);
+  beforeAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(async () => {
+    await stopAndRemoveCluster(dataDir);
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('writes only JSON lines on stdout, the demo banner as one object with the credentials', async () => {
+    const port = await freePort();
+    const launcher = spawn(process.execPath, [join(ROOT, 'dist/apps/start.js')], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        DATABASE_URL: '',
+        PORT: String(port),
+        AUTH_PORT: String(await freePort()),
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'log',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    launcher.stdout!.on('data', (d) => (stdout += d));
+    launcher.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise((resolve) => launcher.once('exit', resolve));
+    try {
+      await waitUntil(
+        () => /wrs_/.test(stdout),
+        120_000,
+        () => `the demo banner:\n${stdout}${stderr}`,
+      );
+    } finally {
+      launcher.kill('SIGTERM');
+      await exited;
+    }
+    const lines = stdout.split('\n').filter(Boolean);
+    for (const line of lines) expect({ line, json: isJson(line) }).toEqual({ line, json: true });
+    const objects = lines.map((l) => JSON.parse(l));
+    expect(objects.find((o) => /^Serving on /.test(o.msg))).toMatchObject({ context: 'start' });
+    const banner = objects.find((o) => o.banner === 'demo');
+    expect(banner).toMatchObject({ context: 'start', level: 30 });
+    expect(banner.msg).toMatch(/^Demo workspace "Demo" created/);
+    expect(banner.msg).toMatch(/API key: +wrs_[A-Za-z0-9_-]{20,}/);
+    expect(banner.msg).toMatch(/Password: +\S{12,}/);
+  }, 180_000);
+});
+
+function isJson(line: string): boolean {
+  try {
+    return typeof JSON.parse(line) === 'object';
+  } catch {
+    return false;
+  }
+}

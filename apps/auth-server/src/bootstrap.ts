@@ -7,7 +7,7 @@ import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '#config/config.js';
+import { authServerWarnings, loadConfig } from '#config/config.js';
 import { RateLimitPool, SharedLimit, addressKey } from '#ops/rate-limits.js';
 import { createLogger, requestLogging } from '#ops/logging.js';
 import { resolveDatabaseUrl } from '#database/data-source.js';
@@ -18,7 +18,7 @@ import { AuthServerModule } from './app.module.js';
 import { OIDC_PROVIDER } from './oidc/oidc.tokens.js';
 import type { OidcProvider } from './oidc/provider.js';
 import { forbidFraming } from '#auth/frame-headers.js';
-import { isLoopbackAddress } from '#net/loopback.js';
+import { addressList, inAddressList } from '#net/address-list.js';
 import { loadCsrfKey } from './sessions/web-sessions.js';
 import { settingsApiBodyErrors, settingsHeaders } from './settings/http.js';
 import { verifyJsonDepth } from '#net/json-depth.js';
@@ -57,10 +57,7 @@ export async function createAuthServer(): Promise<INestApplication> {
     bodyParser: false,
     logger: createLogger(config),
   });
-  // Behind the records API, the one hop to trust is the loopback connection it forwards on
-  // (it replaces X-Forwarded-For with the address it resolved); behind an ingress of its
-  // own (AUTH_PROXY=off), TRUST_PROXY says which proxies to trust.
-  app.set('trust proxy', config.authProxy ? (address: string, hop: number) => hop === 0 && isLoopbackAddress(address) : config.trustProxy);
+  app.set('trust proxy', config.authProxy ? forwardedBy(config.authTrustProxy) : config.trustProxy);
   app.disable('x-powered-by');
   const provider = app.get<OidcProvider>(OIDC_PROVIDER);
   const ds = app.get(DataSource);
@@ -92,6 +89,18 @@ export async function createAuthServer(): Promise<INestApplication> {
 }
 
 /**
+ * Behind the records API, the one hop to trust is its connection, from an address
+ * AUTH_TRUST_PROXY names (loopback when both run on one machine; their network in
+ * docker-compose.yml): it replaces X-Forwarded-For with the one address it resolved. Anyone
+ * else who reaches the auth server is the client, whatever X-Forwarded-For they send. Behind
+ * an ingress of its own (AUTH_PROXY=off), TRUST_PROXY says which proxies to trust.
+ */
+function forwardedBy(proxies: string[]): (address: string, hop: number) => boolean {
+  const trusted = addressList(proxies);
+  return (address, hop) => hop === 0 && inAddressList(trusted, address);
+}
+
+/**
  * Every URL the provider builds (issuer metadata, registration_client_uri, redirects) comes
  * from PUBLIC_URL (docs/security.md): whatever Host or X-Forwarded-* a client sent is replaced
  * before oidc-provider (which trusts X-Forwarded-Host/Proto, `provider.proxy`) reads them.
@@ -113,15 +122,16 @@ export async function startAuthServer(): Promise<INestApplication> {
   await exitIfPortTaken(config.authPort, '127.0.0.1', 'AUTH_PORT', createLogger(config));
   await resolveDatabaseUrl();
   const app = await createAuthServer();
-  // Internal: reached through the records API's forwarding.
+  // Internal: reached through the records API's forwarding (AUTH_URL).
   const logger = new Logger('auth-server');
   closeOnSignals(app, {
     graceMs: config.shutdownGraceMs,
     logger,
     afterClose: async () => (await resolveDatabaseUrl()).embedded?.stop(),
   });
-  await listenOrExit(() => app.listen(config.authPort, '127.0.0.1'), config.authPort, '127.0.0.1', 'AUTH_PORT', logger);
-  logger.log(`Auth server on 127.0.0.1:${config.authPort} (issuer ${config.publicUrl})`);
+  for (const warning of authServerWarnings(config)) logger.warn(warning);
+  await listenOrExit(() => app.listen(config.authPort, config.authHost), config.authPort, config.authHost, 'AUTH_PORT', logger);
+  logger.log(`Auth server on ${config.authHost}:${config.authPort} (issuer ${config.publicUrl})`);
   process.send?.({ ready: 'auth-server' });
   return app;
 }

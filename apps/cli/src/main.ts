@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import type { DataSource } from 'typeorm';
 import { randomBytes } from 'node:crypto';
 import {
   addMember,
@@ -9,9 +10,12 @@ import {
   findUserByEmail,
   findWorkspace,
   listRoles,
+  listWorkspaces,
   revokeApiKey,
   setPassword,
 } from '#identity/accounts.js';
+import { listApiKeys } from '#identity/api-keys.js';
+import { listMembers } from '#identity/members.js';
 import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, expiryFromChoice } from '#identity/api-key-expiry.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS } from '#database/entities/role.entity.js';
 import { createServerApp } from '#identity/server-apps.js';
@@ -43,6 +47,32 @@ function command(name: string, description: string): Command {
 const workspaceOption = ['--workspace <idOrName>', 'workspace id or name'] as const;
 const roleOption = ['--role <name>', 'role name, e.g. Admin, Member, Viewer (see role:list)'] as const;
 
+/**
+ * `<name> --workspace W`: one workspace's list, as `{workspaceId, <key>: […]}` with `--json`,
+ * else the lines of each item (`none` when there is none).
+ */
+function workspaceList<K extends string, T, O extends object = object>(
+  name: string,
+  description: string,
+  key: K,
+  list: (ds: DataSource, workspaceId: string, opts: O) => Promise<T[]>,
+  lines: (item: T) => string | string[],
+  none: (opts: O) => string,
+): Command {
+  return command(name, description)
+    .requiredOption(...workspaceOption)
+    .action((opts: OutputOptions & O & { workspace: string }) =>
+      runCommand(
+        opts,
+        async (ds) => {
+          const workspace = await findWorkspace(ds, opts.workspace);
+          return { workspaceId: workspace.id, [key]: await list(ds, workspace.id, opts) } as { workspaceId: string } & Record<K, T[]>;
+        },
+        (r) => (r[key].length ? r[key].flatMap(lines) : [none(opts)]),
+      ),
+    );
+}
+
 command('workspace:create', 'Create a workspace with the default roles Admin, Member and Viewer')
   .requiredOption('--name <name>', 'workspace name, unique (1 to 200 characters)')
   .action((opts: OutputOptions & { name: string }) =>
@@ -55,6 +85,23 @@ command('workspace:create', 'Create a workspace with the default roles Admin, Me
       (r) => [`Created workspace "${r.name}" (${r.id}) with roles Admin, Member, Viewer.`],
     ),
   );
+
+/** `1 member`, `2 members`. */
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+const iso = (date: Date | null) => date && new Date(date).toISOString();
+
+command('workspace:list', 'List every workspace with its member count and API keys that still work').action((opts: OutputOptions) =>
+  runCommand(
+    opts,
+    async (ds) => ({ workspaces: await listWorkspaces(ds) }),
+    (r) =>
+      r.workspaces.length
+        ? r.workspaces.map(
+            (w) => `${w.id}  ${w.name}  ${count(w.members, 'member')}, ${count(w.apiKeys, 'API key')}, created ${iso(w.createdAt)}`,
+          )
+        : ['No workspaces.'],
+  ),
+);
 
 command('user:create', 'Create a user and make them a member of a workspace')
   .requiredOption('--email <email>', 'e-mail address used to sign in')
@@ -118,6 +165,16 @@ command('member:add', 'Add an existing user to a(nother) workspace with a role')
     ),
   );
 
+workspaceList(
+  'member:list',
+  "List a workspace's members and their roles",
+  'members',
+  async (ds, workspaceId) =>
+    (await listMembers(ds, workspaceId)).map((m) => ({ userId: m.userId, email: m.email, role: m.roleName, joinedAt: m.joinedAt })),
+  (m) => `${m.userId}  ${m.email}  ${m.role}  joined ${iso(m.joinedAt)}`,
+  () => 'No members.',
+);
+
 command('api-key:create', 'Create an API key; its secret is printed once and stored only as a hash')
   .requiredOption(...workspaceOption)
   .requiredOption('--role <name>', 'role name; only roles assignable to API keys (e.g. Admin, Viewer)')
@@ -138,6 +195,29 @@ command('api-key:create', 'Create an API key; its secret is printed once and sto
       ],
     ),
   );
+
+workspaceList(
+  'api-key:list',
+  "List a workspace's API keys (never their secrets); revoked ones only with --all",
+  'apiKeys',
+  async (ds, workspaceId, opts: { all?: boolean }) =>
+    (await listApiKeys(ds, workspaceId))
+      .filter((k) => opts.all || k.status !== 'revoked')
+      .map((k) => ({
+        id: k.id,
+        name: k.name,
+        role: k.role.name,
+        status: k.status,
+        createdAt: k.createdAt,
+        createdBy: k.createdByEmail,
+        expiresAt: k.expiresAt,
+        lastUsedAt: k.lastUsedAt,
+        revokedAt: k.revokedAt,
+      })),
+  (k) =>
+    `${k.id}  ${k.status.padEnd(7)}  ${k.role}  "${k.name}"  ${k.revokedAt ? `revoked ${iso(k.revokedAt)}` : `expires ${iso(k.expiresAt)}`}, last used ${iso(k.lastUsedAt) ?? 'never'}`,
+  (opts) => `No API keys${opts.all ? '' : ' (revoked keys: --all)'}.`,
+).option('--all', 'include revoked keys');
 
 command('api-key:revoke', 'Revoke an API key; it stops working on the next request')
   .requiredOption('--id <id>', 'the API key id')
@@ -160,38 +240,33 @@ function fieldRestrictionLines(restrictions: Record<string, Record<string, { rea
   });
 }
 
-command('role:list', "List a workspace's roles and what they allow")
-  .requiredOption(...workspaceOption)
-  .action((opts: OutputOptions & { workspace: string }) =>
-    runCommand(
-      opts,
-      async (ds) => {
-        const workspace = await findWorkspace(ds, opts.workspace);
-        const roles = (await listRoles(ds, workspace.id)).map((r) => ({
-          id: r.id,
-          name: r.name,
-          description: r.description,
-          objectPermissions: r.objectPermissions,
-          settingsPermissions: r.settingsPermissions,
-          fieldPermissions: r.fieldPermissions ?? {},
-          assignableToUsers: r.assignableToUsers,
-          assignableToApiKeys: r.assignableToApiKeys,
-          isEditable: r.isEditable,
-        }));
-        return { workspaceId: workspace.id, roles };
-      },
-      (r) =>
-        r.roles.flatMap((role) => [
-          `${role.name} (${role.id})${role.isEditable ? '' : ', not editable'}: ${role.description}`,
-          ...RECORD_OBJECTS.map(
-            (object) => `  ${object}: ${RECORD_ACTIONS.filter((a) => role.objectPermissions[object]?.[a]).join(', ') || 'none'}`,
-          ),
-          ...fieldRestrictionLines(role.fieldPermissions),
-          `  settings: ${role.settingsPermissions.join(', ') || 'none'}`,
-          `  assignable to: ${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || 'nobody'}`,
-        ]),
+workspaceList(
+  'role:list',
+  "List a workspace's roles and what they allow",
+  'roles',
+  async (ds, workspaceId) =>
+    (await listRoles(ds, workspaceId)).map((r) => ({
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      objectPermissions: r.objectPermissions,
+      settingsPermissions: r.settingsPermissions,
+      fieldPermissions: r.fieldPermissions ?? {},
+      assignableToUsers: r.assignableToUsers,
+      assignableToApiKeys: r.assignableToApiKeys,
+      isEditable: r.isEditable,
+    })),
+  (role) => [
+    `${role.name} (${role.id})${role.isEditable ? '' : ', not editable'}: ${role.description}`,
+    ...RECORD_OBJECTS.map(
+      (object) => `  ${object}: ${RECORD_ACTIONS.filter((a) => role.objectPermissions[object]?.[a]).join(', ') || 'none'}`,
     ),
-  );
+    ...fieldRestrictionLines(role.fieldPermissions),
+    `  settings: ${role.settingsPermissions.join(', ') || 'none'}`,
+    `  assignable to: ${[role.assignableToUsers && 'users', role.assignableToApiKeys && 'API keys'].filter(Boolean).join(', ') || 'nobody'}`,
+  ],
+  () => 'No roles.',
+);
 
 command('app:create', 'Register a server app (OAuth client_credentials); its secret is printed once and stored only as a hash')
   .requiredOption(...workspaceOption)
@@ -255,24 +330,15 @@ command('webhook:create', 'Add a webhook to a workspace; its signing secret (whs
     ),
   );
 
-command('webhook:list', "List a workspace's webhooks (never their secrets)")
-  .requiredOption(...workspaceOption)
-  .action((opts: OutputOptions & { workspace: string }) =>
-    runCommand(
-      opts,
-      async (ds) => {
-        const workspace = await findWorkspace(ds, opts.workspace);
-        return { workspaceId: workspace.id, webhooks: await listWebhooks(ds, workspace.id) };
-      },
-      (r) =>
-        r.webhooks.length
-          ? r.webhooks.map(
-              (w) =>
-                `${w.id}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.url}  ${w.operations.join(',')}  as ${w.role.name ?? 'a deleted role (nothing is sent)'}${w.disabledReason ? `  (${w.disabledReason})` : ''}`,
-            )
-          : ['No webhooks.'],
-    ),
-  );
+workspaceList(
+  'webhook:list',
+  "List a workspace's webhooks (never their secrets)",
+  'webhooks',
+  (ds, workspaceId) => listWebhooks(ds, workspaceId),
+  (w) =>
+    `${w.id}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.url}  ${w.operations.join(',')}  as ${w.role.name ?? 'a deleted role (nothing is sent)'}${w.disabledReason ? `  (${w.disabledReason})` : ''}`,
+  () => 'No webhooks.',
+);
 
 command('webhook:delete', 'Delete a webhook (pending retries are dropped)')
   .requiredOption('--id <id>', 'webhook id')

@@ -50,7 +50,7 @@ export async function createRecordsApi(): Promise<INestApplication> {
   app.use(forbidFraming);
   const logRequests = requestLogging(config);
   if (logRequests) app.use(logRequests);
-  if (config.authProxy) app.use(authProxy(config.authPort, config.publicUrl));
+  if (config.authProxy) app.use(authProxy(config.authUrl, config.publicUrl));
   app.use('/mcp', mcpOriginCheck(config.publicUrl, config.mcpAllowedOrigins));
   app.use('/graphql', graphqlPageForBrowsers(app.get(DocsController).docs));
   const pool = app.get(RateLimitPool).pool;

@@ -1,8 +1,10 @@
 import type { LogLevel } from '@nestjs/common';
 import { config as loadDotenv } from 'dotenv';
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AddressListError, addressList, inAddressList } from '#net/address-list.js';
 
 /** Every setting the service reads, with its default. `.env.example` mirrors this list. */
 export interface AppConfig {
@@ -20,6 +22,16 @@ export interface AppConfig {
   dataDir: string;
   /** Forward auth-server paths from the records API (off behind an ingress that routes them). */
   authProxy: boolean;
+  /** `AUTH_HOST`: the address the auth server listens on; 127.0.0.1 unless it runs apart from the records API (docker-compose.yml). */
+  authHost: string;
+  /** `AUTH_URL`: the auth server's origin, where the records API forwards its paths. */
+  authUrl: string;
+  /**
+   * `AUTH_TRUST_PROXY`: the records APIs' addresses as the auth server sees them (addresses,
+   * CIDRs, `loopback`, `linklocal`, `uniquelocal`): the one hop whose X-Forwarded-For gives it
+   * the client address (docs/security.md). Default `loopback`.
+   */
+  authTrustProxy: string[];
   /** Requests per minute per credential (or per IP when there is none). */
   rateLimitPerMinute: number;
   /** Requests per minute per workspace, all its keys and tokens together; 0 = off. */
@@ -238,9 +250,11 @@ export function loadConfig(): AppConfig {
   }
   const port = intFrom('PORT', 3000);
   const publicUrl = (process.env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const authPort = intFrom('AUTH_PORT', 3001);
+  const authHost = authHostFrom();
   return {
     port,
-    authPort: intFrom('AUTH_PORT', 3001),
+    authPort,
     publicUrl,
     databaseUrl: process.env.DATABASE_URL || undefined,
     database: databaseConnectionsFrom(),
@@ -251,6 +265,9 @@ export function loadConfig(): AppConfig {
     readReplicaMaxLagMs: intFrom('READ_REPLICA_MAX_LAG_MS', 1000),
     dataDir: resolve(projectRoot(), process.env.DATA_DIR || '.data'),
     authProxy: (process.env.AUTH_PROXY ?? 'on') !== 'off',
+    authHost,
+    authUrl: authUrlFrom(authHost, authPort),
+    authTrustProxy: addressesFrom('AUTH_TRUST_PROXY', process.env.AUTH_TRUST_PROXY || 'loopback'),
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', 600),
     rateLimitPerWorkspacePerMinute: intFrom('RATE_LIMIT_PER_WORKSPACE_PER_MINUTE', 3000),
     registrationsPerMinute: intFrom('REGISTRATIONS_PER_MINUTE', 10),
@@ -372,10 +389,48 @@ export function trustProxyFrom(raw: string | undefined): boolean | number | stri
     throw new Error("TRUST_PROXY=true would trust any X-Forwarded-For a client sends; give a hop count or the proxies' addresses");
   }
   if (/^\d+$/.test(value)) return Number(value);
-  return value
+  return addressesFrom('TRUST_PROXY', value);
+}
+
+/** A comma-separated list of proxy addresses, each checked as Express's `trust proxy` would take it. */
+function addressesFrom(name: string, raw: string): string[] {
+  const entries = raw
     .split(',')
     .map((part) => part.trim())
     .filter(Boolean);
+  try {
+    addressList(entries);
+  } catch (err) {
+    if (err instanceof AddressListError) throw new ConfigError(`${name}: ${err.message}`);
+    throw err;
+  }
+  return entries;
+}
+
+/** Every interface: the auth server is then reached on 127.0.0.1 too. */
+const ANY_ADDRESS = new Set(['0.0.0.0', '::']);
+
+function authHostFrom(): string {
+  const host = (process.env.AUTH_HOST || '127.0.0.1').trim();
+  if (host !== 'localhost' && !isIP(host)) {
+    throw new ConfigError(`AUTH_HOST must be an IP address to listen on (0.0.0.0: every interface), got "${process.env.AUTH_HOST}"`);
+  }
+  return host;
+}
+
+/** `AUTH_URL`, else the auth server of this machine: AUTH_HOST when it names one address. */
+function authUrlFrom(authHost: string, authPort: number): string {
+  const raw = (process.env.AUTH_URL ?? '').trim();
+  if (!raw) {
+    const host = ANY_ADDRESS.has(authHost) ? '127.0.0.1' : isIP(authHost) === 6 ? `[${authHost}]` : authHost;
+    return `http://${host}:${authPort}`;
+  }
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  // Forwarded paths are appended to the target's: anything but an origin would move them.
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.pathname !== '/' || url.search || url.hash) {
+    throw new ConfigError(`AUTH_URL must be the auth server's origin, such as http://auth-server:3001, got "${raw}"`);
+  }
+  return url.origin;
 }
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
@@ -418,4 +473,19 @@ export function startWarnings(config: Pick<AppConfig, 'port' | 'publicUrl'>, nod
     }
   }
   return warnings;
+}
+
+/**
+ * The auth server listening beyond loopback while it takes forwarded client addresses from
+ * loopback only: a records API on another host would have every sign-in it forwards counted
+ * against its own address, so one attacker's failures would throttle everyone's sign-ins.
+ */
+export function authServerWarnings(config: Pick<AppConfig, 'authProxy' | 'authHost' | 'authTrustProxy'>): string[] {
+  const loopbackHost = config.authHost === 'localhost' || inAddressList(addressList(['loopback']), config.authHost);
+  const loopbackTrust = config.authTrustProxy.every((entry) => entry === 'loopback');
+  return config.authProxy && !loopbackHost && loopbackTrust
+    ? [
+        `AUTH_HOST is ${config.authHost} but AUTH_TRUST_PROXY trusts loopback only: sign-ins forwarded by a records API on another host all count as that host's address; set AUTH_TRUST_PROXY to the records APIs' addresses (docs/configuration.md)`,
+      ]
+    : [];
 }

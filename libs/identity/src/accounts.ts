@@ -88,6 +88,17 @@ export async function createWorkspace(ds: DataSource | EntityManager, name: stri
   });
 }
 
+/** Every workspace, for the operator (`workspace:list`), with its members and the API keys that still work. */
+export function listWorkspaces(ds: Db): Promise<{ id: string; name: string; createdAt: Date; members: number; apiKeys: number }[]> {
+  return ds.query(
+    `SELECT w.id, w.name, w.created_at AS "createdAt",
+            (SELECT count(*)::int FROM workspace_members m WHERE m.workspace_id = w.id) AS members,
+            (SELECT count(*)::int FROM api_keys k WHERE k.workspace_id = w.id AND k.revoked_at IS NULL AND k.expires_at > now()) AS "apiKeys"
+       FROM workspaces w
+      ORDER BY lower(w.name), w.id`,
+  );
+}
+
 export async function findWorkspace(ds: DataSource, idOrName: string): Promise<WorkspaceEntity> {
   const rows = await ds.query(
     isUUID(idOrName) ? 'SELECT id, name FROM workspaces WHERE id = $1' : 'SELECT id, name FROM workspaces WHERE lower(name) = lower($1)',

@@ -1,5 +1,5 @@
 import { format } from 'node:util';
-import { loadConfig } from '#config/config.js';
+import { exitOnConfigError, loadConfig } from '#config/config.js';
 import { pinoRoot, scrubSecrets } from './logging.js';
 
 /**
@@ -7,7 +7,13 @@ import { pinoRoot, scrubSecrets } from './logging.js';
  * `console.*` (oidc-provider's runtime notice, for one). Imported first by each entry
  * point, before the modules that print while they load.
  */
-const config = loadConfig();
+// The first reading of the settings: a wrong one ends the start here, in one line.
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (err) {
+  exitOnConfigError(err);
+}
 if (config.logFormat === 'json') {
   const logger = pinoRoot(config);
   const to =

@@ -6,7 +6,7 @@ import { logLevels, type AppConfig } from '#config/config.js';
 
 /**
  * Logs (README.md, Operations). `LOG_FORMAT=json`: pino, one JSON object per line, and one line per
- * request written by pino-http. Otherwise Nest's coloured console. Either way the ~100
+ * request written by pino-http. Otherwise Nest's console format, coloured on a terminal. Either way the ~100
  * "Mapped {/rest/companies, GET} route" lines of a start are kept for LOG_LEVEL=debug,
  * so the first start's credentials banner stays on screen.
  */
@@ -50,12 +50,24 @@ export function pinoRoot(config: AppConfig): Pino {
   return root;
 }
 
+/**
+ * Nest's colours on a terminal only (README.md, Operations), so log files and pipes hold plain
+ * text: both stdout and stderr (errors) must be terminals that take colours (NO_COLOR,
+ * TERM=dumb). FORCE_COLOR decides over everything, with Node.js's values.
+ */
+function colorsWanted(): boolean {
+  const force = process.env.FORCE_COLOR;
+  if (force !== undefined) return ['', '1', '2', '3', 'true'].includes(force);
+  const colourTerminal = (stream: NodeJS.WriteStream) => Boolean(stream.isTTY) && stream.hasColors();
+  return colourTerminal(process.stdout) && colourTerminal(process.stderr);
+}
+
 class QuietConsoleLogger extends ConsoleLogger {
   constructor(
     private readonly verboseStartup: boolean,
     levels: LogLevel[],
   ) {
-    super({ logLevels: levels });
+    super({ logLevels: levels, colors: colorsWanted() });
   }
 
   override log(message: unknown, ...rest: unknown[]): void {

@@ -21,14 +21,14 @@ function forwarded(path: string): boolean {
 }
 
 /**
- * The records API is the front door: the auth server's paths are forwarded to it, body
- * untouched. The X-Forwarded-* it sends are its own, never the client's (docs/security.md): the
+ * The records API is the front door: the auth server's paths are forwarded to it (AUTH_URL),
+ * body untouched. The X-Forwarded-* it sends are its own, never the client's (docs/security.md): the
  * client address as `TRUST_PROXY` resolved it, and the host and scheme of PUBLIC_URL.
  */
-export function authProxy(authPort: number, publicUrl: string) {
+export function authProxy(authUrl: string, publicUrl: string) {
   const origin = new URL(publicUrl);
   const proxy = createProxyMiddleware<Request, Response>({
-    target: `http://127.0.0.1:${authPort}`,
+    target: authUrl,
     xfwd: false,
     changeOrigin: false,
     pathFilter: (path) => forwarded(path),
