@@ -10,6 +10,7 @@ import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from
 import { OBJECTS } from '#records/objects/index.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 import { RecordsService } from '../records/records.service.js';
+import { importActor, auditImport } from './import-audit.js';
 import { csvHeader } from './import-reader.js';
 import { IMPORT_TASK } from './import-runner.js';
 import { importSummary, type ImportRow, type ImportSummary } from './import-summary.js';
@@ -32,6 +33,12 @@ const ERRORS_PAGE = 1000;
 
 const FORMATS: Record<string, 'csv' | 'ndjson'> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson' };
 const PARAMS = new Set(['object', 'mode', 'match', 'events']);
+
+/** A refused row of an import: its number (1 = the first record after a CSV header, or an NDJSON line) and why. */
+export interface RefusedRow {
+  row: number;
+  messages: string[];
+}
 
 export interface ImportRequest {
   object: string;
@@ -183,12 +190,14 @@ export class ImportsService {
       if (protectedFields && request.format === 'ndjson') protectedFields(undefined);
       if (pendingBytes) await write(Buffer.concat(pending, pendingBytes));
       const uploaded = id!;
+      const actor = await importActor(this.sql, principal.workspaceId, createdBy);
       const [queued] = await this.sql.transaction(async (tx) => {
         const rows = await tx.rows<ImportRow>(
           `UPDATE imports SET status = 'queued', bytes = $3, chunks = $4, updated_at = now()
             WHERE workspace_id = $1 AND id = $2 AND status = 'uploading' RETURNING *`,
           [principal.workspaceId, uploaded, total, seq],
         );
+        if (rows[0]) await auditImport(tx, actor, 'import.start', rows[0]);
         // One queue per workspace: its imports run one at a time, in order, on any instance.
         await tx.rows(
           `SELECT graphile_worker.add_job($1, json_build_object('workspaceId', $2::uuid, 'importId', $3::uuid),
@@ -209,8 +218,12 @@ export class ImportsService {
     return importSummary(await this.visible(principal, id));
   }
 
-  /** Refused rows in row order, a page at a time (constant memory at any count); `send` resolves when the line may be followed. */
-  async errors(principal: Principal, id: string, send: (line: string) => Promise<boolean>): Promise<void> {
+  /**
+   * Refused rows in row order, a page at a time (constant memory at any count); `send`
+   * resolves when the next may follow, false to stop. The import is checked first (404, 403),
+   * before `send` is called.
+   */
+  async errors(principal: Principal, id: string, send: (refused: RefusedRow) => Promise<boolean>): Promise<void> {
     await this.visible(principal, id);
     let after = 0;
     for (;;) {
@@ -220,20 +233,29 @@ export class ImportsService {
         [principal.workspaceId, id, after],
         { prepared: true },
       );
-      for (const e of page) if (!(await send(`${JSON.stringify({ row: Number(e.row_no), messages: e.messages })}\n`))) return;
+      for (const e of page) if (!(await send({ row: Number(e.row_no), messages: e.messages }))) return;
       if (page.length < ERRORS_PAGE) return;
       after = Number(page[page.length - 1].row_no);
     }
   }
 
-  /** Stops a queued or running import; the rows it committed stay. Its file goes at once. */
+  /** Stops a queued or running import (audited); the rows it committed stay. Its file goes at once. */
   async cancel(principal: Principal, id: string): Promise<ImportSummary> {
     const found = await this.visible(principal, id);
-    const [cancelled] = await this.sql.rows<ImportRow>(
-      `UPDATE imports SET status = 'cancelled', finished_at = now(), updated_at = now()
-        WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'running') RETURNING *`,
-      [principal.workspaceId, id],
-    );
+    const actor = await importActor(this.sql, principal.workspaceId, `${principal.kind}:${principal.subjectId}`);
+    const cancelled = await this.sql.transaction(async (tx) => {
+      // `was`: the status it is stopped in (the row locked first, so no run starts or ends in between).
+      const [row] = await tx.rows<ImportRow & { was: ImportRow['status'] }>(
+        `UPDATE imports i SET status = 'cancelled', finished_at = now(), updated_at = now()
+           FROM (SELECT id, status AS was FROM imports WHERE workspace_id = $1 AND id = $2 FOR UPDATE) b
+          WHERE i.workspace_id = $1 AND i.id = $2 AND b.id = i.id AND b.was IN ('queued', 'running') RETURNING i.*, b.was`,
+        [principal.workspaceId, id],
+      );
+      if (!row) return undefined;
+      const { was, ...cancelled } = row;
+      await auditImport(tx, actor, 'import.cancel', { ...cancelled, status: was });
+      return cancelled as ImportRow;
+    });
     if (!cancelled) throw new ConflictError(`The import has already ended (${found.status})`);
     await this.sql.rows('DELETE FROM import_chunks WHERE workspace_id = $1 AND import_id = $2', [principal.workspaceId, id]);
     return importSummary(cancelled);
