@@ -1,6 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
-import { eventObjectOf } from '#webhooks/operations.js';
+import { TEST_EVENT_TYPE, eventObjectOf } from '#webhooks/operations.js';
 
 /** What happens to a record (docs/webhooks.md, "Event types"). */
 const ACTIONS = ['created', 'updated', 'deleted', 'restored'] as const;
@@ -93,6 +93,7 @@ export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
     }
   }
   addImportCompleted(schemas as Record<string, unknown>, webhooks, publicUrl);
+  addTestEvent(schemas as Record<string, unknown>, webhooks, publicUrl);
   (document as unknown as { webhooks: Record<string, unknown> }).webhooks = webhooks;
 }
 
@@ -151,6 +152,46 @@ function addImportCompleted(schemas: Record<string, unknown>, webhooks: Record<s
       responses: {
         '200': { description: 'Any 2xx marks the event delivered.' },
         default: { description: 'Anything else, a timeout or a refused connection is retried.' },
+      },
+    },
+  };
+}
+
+/** `webhook.test`: sent by "Send test event", to one webhook whatever its operations (docs/webhooks.md, "Event types"). */
+function addTestEvent(schemas: Record<string, unknown>, webhooks: Record<string, unknown>, publicUrl: string): void {
+  schemas.WebhookTestEvent = {
+    type: 'object',
+    description: "A test: nothing changed. Sent once, when a member asks for it on the webhook's settings page.",
+    required: ['id', 'type', 'workspaceId', 'occurredAt', 'data'],
+    properties: {
+      id: { type: 'string', format: 'uuid', description: 'The event id (also the webhook-id header).' },
+      type: { type: 'string', const: TEST_EVENT_TYPE },
+      workspaceId: { type: 'string', format: 'uuid' },
+      occurredAt: { type: 'string', format: 'date-time' },
+      data: {
+        type: 'object',
+        required: ['webhook'],
+        properties: {
+          webhook: {
+            type: 'object',
+            required: ['id', 'url'],
+            properties: { id: { type: 'string', format: 'uuid' }, url: { type: 'string', format: 'uri' } },
+          },
+        },
+      },
+    },
+  };
+  webhooks[TEST_EVENT_TYPE] = {
+    post: {
+      summary: 'Test event',
+      description: `POSTed to one webhook when a member presses **Send test event** on its settings page (or calls POST /settings/api/webhooks/{id}/test), whatever its operations; one attempt, no retry. Guide: ${publicUrl}/docs/webhooks#event-types`,
+      operationId: 'webhook_test',
+      tags: ['webhooks'],
+      parameters: HEADERS.map((h) => ({ in: 'header', required: true, ...h })),
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookTestEvent' } } } },
+      responses: {
+        '200': { description: 'Any 2xx marks the test delivered.' },
+        default: { description: 'Anything else, a timeout or a refused connection is shown in the attempts; it is not retried.' },
       },
     },
   };
