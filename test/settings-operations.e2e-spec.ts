@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { get, type IncomingMessage } from 'node:http';
 import { addMember, createApiKey, createUser, findRole } from '#identity/accounts.js';
 import { createRole } from '#identity/roles.js';
 import { RECORD_OBJECTS, type ObjectPermissions } from '#database/entities/index.js';
@@ -178,6 +179,39 @@ describe("An operator's settings over HTTP", () => {
         await reader.cancel();
         const again = await rest(key, 'GET', `/rest/imports/${id}/errors?format=csv`);
         expect((await again.text()).split('\n')).toHaveLength(n + 2);
+      },
+      SLOW,
+    );
+
+    it(
+      'cuts a client that takes nothing for EXPORT_STALL_TIMEOUT_MS, as an export does: an incomplete transfer, never a short list',
+      async () => {
+        const { key } = await adminWorkspace('csv-errors-stall');
+        // 25 000 reasons of 1 KB each: more than loopback's socket buffers hold, so the server waits on the client.
+        const long = 'k'.repeat(1000);
+        const rows = Array.from({ length: 25_000 }, (_, i) => `{"name":"R${i}","${long}":1}`);
+        const id = await upload(key, '?object=companies', `${rows.join('\n')}\n`, 'application/x-ndjson');
+        expect(await ended(key, id)).toMatchObject({ status: 'completed', failed: 25_000 });
+        process.env.EXPORT_STALL_TIMEOUT_MS = '1000';
+        try {
+          const stalled = await new Promise<IncomingMessage>((resolve, reject) =>
+            get(`${url}/rest/imports/${id}/errors?format=csv`, { headers: { authorization: `Bearer ${key}` } }, resolve).on(
+              'error',
+              reject,
+            ),
+          );
+          expect(stalled.statusCode).toBe(200);
+          stalled.pause();
+          const complete = await new Promise<boolean>((resolve) => {
+            stalled.on('error', () => resolve(stalled.complete));
+            stalled.on('close', () => resolve(stalled.complete));
+            // Reading only once the server has given up: what had arrived is not the whole list.
+            setTimeout(() => stalled.resume(), 5000);
+          });
+          expect(complete).toBe(false);
+        } finally {
+          delete process.env.EXPORT_STALL_TIMEOUT_MS;
+        }
       },
       SLOW,
     );
