@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApiKey, findRole, revokeApiKey } from '#identity/accounts.js';
 import { createWebhook } from '#webhooks/webhooks.js';
 import { heldCompany } from './held-record.js';
-import { BROWSER_AVAILABLE, WIDTHS, launchChromium, screenshotBoth } from './playwright.js';
+import { BROWSER_AVAILABLE, WIDTHS, launchChromium, screenshotBoth, signInOn } from './playwright.js';
 import { waitUntil } from './processes.js';
 import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 import { Receiver, TEST_WORKER_ENV } from './webhook-receiver.js';
@@ -41,11 +41,7 @@ const SECONDS = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
     const context = await browser.newContext({ viewport: WIDTHS.desktop, acceptDownloads: true });
     contexts.push(context);
     const page = await context.newPage();
-    await page.goto(`${url}/login`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${url}/settings`);
+    await signInOn(page, url, email, PASSWORD);
     return page;
   }
 

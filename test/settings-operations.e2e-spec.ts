@@ -493,6 +493,23 @@ describe("An operator's settings over HTTP", () => {
   });
 
   describe('a test event for a webhook', () => {
+    /** A member signed in, whose new role may manage webhooks (no VAULT) and reads every record object, or none. */
+    async function webhookKeeper(workspaceId: string, name: string, reads: boolean): Promise<FormBrowser> {
+      const role = await createRole(origin.ds, workspaceId, {
+        name,
+        description: '',
+        objectPermissions: everything(reads),
+        fieldPermissions: {},
+        settingsPermissions: ['API_KEYS_AND_WEBHOOKS'],
+        assignableToUsers: true,
+        assignableToApiKeys: false,
+      });
+      const email = `${unique('keeper')}@example.com`;
+      const user = await createUser(origin.ds, email, PASSWORD);
+      await addMember(origin.ds, workspaceId, user.id, role);
+      return signIn(email);
+    }
+
     const everything = (read = true): ObjectPermissions =>
       Object.fromEntries(
         RECORD_OBJECTS.map((o) => [o, { read, create: false, update: false, delete: false }]),
@@ -606,18 +623,7 @@ describe("An operator's settings over HTTP", () => {
       'to a webhook that sends vault secrets, needs VAULT and the password of the last 5 minutes, like a redelivery',
       async () => {
         const { workspace, people, key, admin } = await adminWorkspace('webhook-test-vault');
-        const integrator = await createRole(origin.ds, workspace.id, {
-          name: 'Integrator',
-          description: '',
-          objectPermissions: everything(),
-          fieldPermissions: {},
-          settingsPermissions: ['API_KEYS_AND_WEBHOOKS'],
-          assignableToUsers: true,
-          assignableToApiKeys: true,
-        });
-        const email = `${unique('integrator')}@example.com`;
-        const user = await createUser(origin.ds, email, PASSWORD);
-        await addMember(origin.ds, workspace.id, user.id, integrator);
+        const m = await webhookKeeper(workspace.id, 'Integrator', true);
         const receiver = await new Receiver().start();
         try {
           const value = `s-${randomUUID()}`;
@@ -631,7 +637,6 @@ describe("An operator's settings over HTTP", () => {
           const hook = made.body.data.createWebhook;
 
           // Without VAULT: refused whatever the password.
-          const m = await signIn(email);
           const member = await write(m, 'POST', `/settings/api/webhooks/${hook.id}/test`, { password: PASSWORD });
           expect([member.status, member.body.messages]).toEqual([403, [expect.stringMatching(/need the Vault secrets permission/)]]);
           await m.go(`${url}/settings/webhooks/${hook.id}`);
@@ -675,21 +680,9 @@ describe("An operator's settings over HTTP", () => {
 
     it('reaches a webhook whose role reads no record: a test event carries none', async () => {
       const { workspace } = await adminWorkspace('webhook-test-role');
-      const blind = await createRole(origin.ds, workspace.id, {
-        name: 'Hook keeper',
-        description: '',
-        objectPermissions: everything(false),
-        fieldPermissions: {},
-        settingsPermissions: ['API_KEYS_AND_WEBHOOKS'],
-        assignableToUsers: true,
-        assignableToApiKeys: false,
-      });
-      const email = `${unique('keeper')}@example.com`;
-      const user = await createUser(origin.ds, email, PASSWORD);
-      await addMember(origin.ds, workspace.id, user.id, blind);
+      const keeper = await webhookKeeper(workspace.id, 'Hook keeper', false);
       const receiver = await new Receiver().start();
       try {
-        const keeper = await signIn(email);
         const hook = (await write(keeper, 'POST', '/settings/api/webhooks', { url: receiver.url })).body.data.createWebhook;
         expect((await write(keeper, 'POST', `/settings/api/webhooks/${hook.id}/test`)).status).toBe(202);
         await receiver.waitFor(1);
