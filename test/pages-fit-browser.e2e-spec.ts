@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
-import { PASSWORD_MIN_LENGTH, addMember, createApiKey, findRole } from '#identity/accounts.js';
+import { PASSWORD_MIN_LENGTH, addMember, createApiKey, findRole, revokeApiKey } from '#identity/accounts.js';
 import { createSecret } from '#identity/vault.js';
 import { createField } from '#identity/data-model.js';
 import { RECORD_OBJECTS } from '#database/entities/index.js';
@@ -29,7 +29,7 @@ const DAY = 86_400_000;
 
   beforeAll(async () => {
     browser = await launchChromium();
-    origin = await startPublicOrigin(TEST_WORKER_ENV);
+    origin = await startPublicOrigin({ ...TEST_WORKER_ENV, IMPORTS_WORKER: 'on' });
     url = origin.url;
     page = await (await browser.newContext({ viewport: WIDTHS.phone })).newPage();
   }, SLOW);
@@ -285,9 +285,35 @@ const DAY = 86_400_000;
         description: 'Sent by the webhook to the CRM receiver of the enterprise customers of the whole region',
       });
 
+      // An import with refused rows (its page lists them and links the CSV); a revoked key (the list hides it until asked).
+      const imported = await fetch(`${url}/rest/imports?object=companies`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/x-ndjson' },
+        body: '{"name":"Fit import"}\n{"name":"Refused","aFieldNameLongEnoughToWrapAcrossTheWholeCellOfTheTable":1}\n[1]\n',
+      });
+      const importId = ((await imported.json()) as { data: { import: { id: string } } }).data.import.id;
+      for (let i = 0; i < 120; i++) {
+        const [{ status }] = await origin.ds.query('SELECT status FROM imports WHERE workspace_id = $1 AND id = $2', [
+          workspace.id,
+          importId,
+        ]);
+        if (status === 'completed') break;
+        await sleep(250);
+      }
+      const revoked = await createApiKey(origin.ds, {
+        workspaceId: workspace.id,
+        role: admin,
+        name: 'Revoked last year',
+        expiresAt: new Date(Date.now() + DAY),
+      });
+      await revokeApiKey(origin.ds, revoked.id, workspace.id);
+
       const paths = [
         '/settings',
         '/settings/api-keys',
+        '/settings/api-keys?include=revoked',
+        '/settings/imports',
+        `/settings/imports/${importId}`,
         '/settings/apps',
         '/settings/webhooks',
         `/settings/webhooks/${hook.id}`,
@@ -302,6 +328,7 @@ const DAY = 86_400_000;
         '/settings/vault',
         '/settings/vault/CRM_RECEIVER_TOKEN_FOR_THE_ENTERPRISE_CUSTOMERS_OF_THE_REGION',
         '/settings/audit',
+        `/settings/audit?actor=${encodeURIComponent(people[0].email)}&action=role.*`,
         invite,
       ];
       for (const path of paths) {

@@ -39,6 +39,15 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
+/** Signs `email` in on the sign-in page of the origin `url`; resolves once the settings overview is there. */
+export async function signInOn(page: Page, url: string, email: string, password: string): Promise<void> {
+  await page.goto(`${url}/login`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${url}/settings`);
+}
+
 /**
  * Full-page screenshots of the current page at 1280 and 390 px wide, under
  * test/screenshots/ (git-ignored) as `<name>-1280.png` and `<name>-390.png`; fails when the

@@ -140,7 +140,12 @@ const SLOW = 120_000;
       expect(((await revoked.json()) as { messages: string[] }).messages[0]).toMatch(/revoked/);
       expect((await rest(secrets[1])).status).toBe(200);
 
+      // A revoked key leaves the list; "Show 1 revoked key" brings it back, marked.
       const rows = page.locator('tbody tr');
+      expect(await rows.count()).toBe(3);
+      expect(await page.locator('tbody .badge').allTextContents()).toEqual(['Active', 'Active', 'Active']);
+      await page.getByRole('link', { name: 'Show 1 revoked key' }).click();
+      await page.waitForURL(`${url}/settings/api-keys?include=revoked`);
       expect(await rows.count()).toBe(4);
       expect(await page.locator('tbody .badge').allTextContents()).toEqual(['Active', 'Active', 'Active', 'Revoked']);
       await page.reload();

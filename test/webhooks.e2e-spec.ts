@@ -715,7 +715,11 @@ describe('Webhooks', () => {
         'person.deleted',
         'person.restored',
         'person.updated',
+        // Sent by "Send test event" to one webhook (docs/webhooks.md "Event types").
+        'webhook.test',
       ]);
+      const test = doc.components.schemas.WebhookTestEvent;
+      expect([test.properties.type.const, test.properties.data.required]).toEqual(['webhook.test', ['webhook']]);
       const updated = doc.webhooks['person.updated'].post;
       expect(updated.parameters.map((p: any) => [p.in, p.name])).toEqual([
         ['header', 'webhook-id'],

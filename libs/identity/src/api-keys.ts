@@ -16,15 +16,22 @@ export interface ApiKeySummary {
   status: ApiKeyStatus;
 }
 
-export function listApiKeys(db: Db, workspaceId: string): Promise<ApiKeySummary[]> {
-  return select(db, workspaceId);
+/** Every key of the workspace, or with `revoked: false` only those not revoked (the settings' default list). */
+export function listApiKeys(db: Db, workspaceId: string, o: { revoked?: boolean } = {}): Promise<ApiKeySummary[]> {
+  return select(db, workspaceId, undefined, o.revoked ?? true);
+}
+
+/** How many revoked keys the default list leaves out. */
+export async function countRevokedApiKeys(db: Db, workspaceId: string): Promise<number> {
+  const [row] = await db.query('SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NOT NULL', [workspaceId]);
+  return row.n;
 }
 
 export async function findApiKeySummary(db: Db, workspaceId: string, id: string): Promise<ApiKeySummary | undefined> {
   return isUUID(id) ? (await select(db, workspaceId, id))[0] : undefined;
 }
 
-async function select(db: Db, workspaceId: string, id?: string): Promise<ApiKeySummary[]> {
+async function select(db: Db, workspaceId: string, id?: string, revoked = true): Promise<ApiKeySummary[]> {
   const rows = await db.query(
     `SELECT k.id, k.name, r.id AS role_id, r.name AS role_name, k.created_at, u.email AS created_by_email,
             k.expires_at, k.last_used_at, k.revoked_at,
@@ -32,9 +39,9 @@ async function select(db: Db, workspaceId: string, id?: string): Promise<ApiKeyS
        FROM api_keys k
        JOIN roles r ON r.workspace_id = k.workspace_id AND r.id = k.role_id
        LEFT JOIN users u ON u.id = k.created_by_user_id
-      WHERE k.workspace_id = $1 AND ($2::uuid IS NULL OR k.id = $2)
+      WHERE k.workspace_id = $1 AND ($2::uuid IS NULL OR k.id = $2) AND ($3 OR k.revoked_at IS NULL)
       ORDER BY (k.revoked_at IS NULL AND k.expires_at > now()) DESC, k.created_at DESC, k.id`,
-    [workspaceId, id ?? null],
+    [workspaceId, id ?? null, revoked],
   );
   return rows.map((r: Record<string, never>) => ({
     id: r.id,

@@ -19,6 +19,12 @@ export function eventObjects(): string[] {
 /** Events about something other than one record: one per import when it ends (docs/rest.md "Imports"). */
 export const OTHER_EVENT_TYPES = ['import.completed'] as const;
 
+/**
+ * The event "Send test event" sends to one webhook (docs/webhooks.md, "Event types"): no
+ * operation selects it, and it carries no record, so every webhook's role may receive it.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
 /** Every event type, e.g. `company.created`, then `import.completed`. */
 export function eventTypes(): string[] {
   return [...eventObjects().flatMap((object) => WEBHOOK_ACTIONS.map((action) => `${object}.${action}`)), ...OTHER_EVENT_TYPES];

@@ -52,6 +52,13 @@ describe('RoleViews (what a webhook delivering as a role sends)', () => {
     );
   });
 
+  it('sends a test event, which carries no record, to a role that reads nothing', () => {
+    const blind: DeliveryRole = { name: 'Blind', objects: objects(() => false), fields: null };
+    const test = event('webhook.test', { webhook: { id: 'h1', url: 'https://example.com/hook' } });
+    expect(new RoleViews().shape('b', blind, 'webhook.test', test)).toEqual({ body: test });
+    expect(new RoleViews().shape(null, null, 'webhook.test', test)).toEqual({ skipped: ROLE_DELETED });
+  });
+
   it('sends nothing for a deleted role', () => {
     expect(new RoleViews().shape(null, null, 'company.created', event('company.created', { record: {} }))).toEqual({
       skipped: ROLE_DELETED,

@@ -25,8 +25,11 @@ export interface WebhookEventBody {
   type: string;
   workspaceId: string;
   occurredAt: string;
-  /** A record event: `{record, previous?}`; `import.completed`: `{import}` (docs/webhooks.md). */
-  data: { record: Record<string, unknown>; previous?: Record<string, unknown> } | { import: Record<string, unknown> };
+  /** A record event: `{record, previous?}`; `import.completed`: `{import}`; `webhook.test`: `{webhook: {id, url}}` (docs/webhooks.md). */
+  data:
+    | { record: Record<string, unknown>; previous?: Record<string, unknown> }
+    | { import: Record<string, unknown> }
+    | { webhook: { id: string; url: string } };
 }
 
 export const DELIVER_TASK = 'webhook_deliver';

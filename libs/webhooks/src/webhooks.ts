@@ -1,5 +1,5 @@
 import { isUUID } from 'class-validator';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { DataSource, EntityManager } from 'typeorm';
 import { KEY_PURPOSES, open, seal, subkey } from '#database/master-key.js';
@@ -8,8 +8,8 @@ import { assertNotLiteralSpecialUse, hostOf } from '#net/public-address.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { lockExistingNames } from '#identity/vault.js';
 import { parseHeaders, referencedNames, type WebhookHeader } from './headers.js';
-import { parseOperations } from './operations.js';
-import { DELIVER_TASK, queueFirstAttempt } from './webhook-outbox.js';
+import { TEST_EVENT_TYPE, parseOperations } from './operations.js';
+import { DELIVER_TASK, queueFirstAttempt, type WebhookEventBody } from './webhook-outbox.js';
 
 export type Db = DataSource | EntityManager;
 
@@ -435,4 +435,40 @@ export async function redeliver(
     [workspaceId, webhookId, source.event_id, DELIVER_TASK],
   );
   return { deliveryId: row.id, eventId: source.event_id, vaultSecrets };
+}
+
+/**
+ * A `webhook.test` event for this webhook only (whatever its operations), with one attempt,
+ * queued now: the same signed POST, custom headers and attempt log as any event, with no
+ * retry, as a redelivery. A webhook whose headers name vault secrets sends them: `vaultUse`
+ * approves that first. A disabled webhook sends nothing, so it is refused (409).
+ */
+export async function sendTestEvent(
+  db: Db,
+  workspaceId: string,
+  webhookId: string,
+  o: { vaultUse?: VaultUse } = {},
+): Promise<{ deliveryId: string; eventId: string; vaultSecrets: string[]; url: string }> {
+  const webhook = await findWebhook(db, workspaceId, webhookId);
+  if (!webhook.enabled) throw new ConflictError('The webhook is disabled: enable it, then send the test event');
+  const vaultSecrets = await approveVaultUse(webhook.headers, o.vaultUse);
+  const event: WebhookEventBody = {
+    id: randomUUID(),
+    type: TEST_EVENT_TYPE,
+    workspaceId,
+    occurredAt: new Date().toISOString(),
+    data: { webhook: { id: webhook.id, url: webhook.url } },
+  };
+  const [row] = await query<{ id: string }>(
+    db,
+    `WITH event AS (
+       INSERT INTO webhook_events (workspace_id, id, type, payload) VALUES ($1, $3, $5, $6::json)
+     ), q AS MATERIALIZED (
+       SELECT q.id, ${queueFirstAttempt('$4', '$1', 'q.id')} AS job_id FROM (SELECT gen_random_uuid() AS id) q
+     )
+     INSERT INTO webhook_deliveries (workspace_id, id, webhook_id, event_id, manual, job_id)
+     SELECT $1, q.id, $2, $3, true, q.job_id FROM q RETURNING id`,
+    [workspaceId, webhookId, event.id, DELIVER_TASK, TEST_EVENT_TYPE, JSON.stringify(event)],
+  );
+  return { deliveryId: row.id, eventId: event.id, vaultSecrets, url: webhook.url };
 }

@@ -2,18 +2,16 @@ import { All, Controller, Get, Header, Post, Query, Req, Res, UseFilters, UseGua
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
 import { recentAccountNotices } from '#identity/accounts.js';
-import { listAudit } from '#identity/audit-log.js';
 import { membershipOf } from '#identity/members.js';
 import { BadInputError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { WebSessions, safeReturn } from '../sessions/web-sessions.js';
-import { auditPage } from '../views/settings/audit.js';
 import { homePage } from '../views/settings/home.js';
 import { SETTINGS_JS } from '../views/settings/layout.js';
 import { SECTIONS, allows, type SettingsContext } from './settings-context.js';
 import { SettingsExceptionFilter } from './settings-exception.filter.js';
-import { CurrentSettings, Requires, SettingsGuard } from './settings.guard.js';
+import { CurrentSettings, SettingsGuard } from './settings.guard.js';
 
-/** /settings (where sign-in lands), the workspace switcher, and the audit log. */
+/** /settings (where sign-in lands) and the workspace switcher. */
 @Controller('settings')
 @UseGuards(SettingsGuard)
 @UseFilters(SettingsExceptionFilter)
@@ -40,13 +38,6 @@ export class SettingsHomeController {
     const membership = await membershipOf(this.ds, ctx.userId, chosen.id);
     // Pages of one object (a key, a role) do not exist in the other workspace: go to the section's list.
     res.redirect(303, section && membership && allows(membership.role, section.requires) ? section.href : '/settings');
-  }
-
-  @Get('audit')
-  @Requires('ANY_SETTINGS')
-  async audit(@CurrentSettings() ctx: SettingsContext, @Query('before') before: unknown, @Res() res: Response) {
-    const page = await listAudit(this.ds, ctx.workspace.id, { before: typeof before === 'string' ? before : undefined });
-    res.send(auditPage(ctx, { ...page, paged: typeof before === 'string' }));
   }
 }
 

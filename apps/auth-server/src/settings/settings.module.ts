@@ -4,6 +4,7 @@ import { ApiKeysController } from './api-keys/api-keys.controller.js';
 import { SettingsApiController } from './api-keys/api-keys.api.controller.js';
 import { ApiKeysService } from './api-keys/api-keys.service.js';
 import { ServerAppsController } from './apps/apps.controller.js';
+import { AuditApiController, AuditController } from './audit/audit.controller.js';
 import { ServerAppsService } from './apps/apps.service.js';
 import { DataModelController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
@@ -50,6 +51,8 @@ import { RecentPassword } from '../sessions/recent-password.js';
     RolesApiController,
     MembersController,
     InvitesController,
+    AuditController,
+    AuditApiController,
     SettingsNotFoundController,
   ],
   providers: [

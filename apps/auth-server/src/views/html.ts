@@ -58,7 +58,14 @@ const FORM_ERROR = 'form-error';
  * which field is wrong without each controller saying so. `names` are the words for it.
  */
 export function errorAbout(message: string | undefined, ...names: string[]): boolean {
-  return !!message && names.some((n) => new RegExp(`(^|[^a-z-])${n}([^a-z-]|$)`, 'i').test(message));
+  return errorAt(message, ...names) >= 0;
+}
+
+/** Where a form's error first names one of `names` (-1: nowhere), to tell which field it is mostly about. */
+export function errorAt(message: string | undefined, ...names: string[]): number {
+  if (!message) return -1;
+  const found = names.map((n) => message.search(new RegExp(`(^|[^a-z-])${n}([^a-z-]|$)`, 'i'))).filter((i) => i >= 0);
+  return found.length ? Math.min(...found) : -1;
 }
 
 /**

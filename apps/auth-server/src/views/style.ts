@@ -100,6 +100,12 @@ textarea { resize: vertical; }
 .option-row .option-value .muted { font-size: .85rem; font-weight: 600; }
 label.check.option-remove { margin: 0; padding-bottom: 9px; font-weight: 400; }
 .perm-list { margin: 0; padding: 0; list-style: none; font-size: .9rem; }
+/* the audit log's filter: Who and What side by side where they fit, one under the other on a phone */
+form.filters { display: flex; flex-wrap: wrap; gap: 0 16px; align-items: flex-end; margin: 0 0 16px; }
+form.filters > div { flex: 1 1 240px; min-width: 0; }
+form.filters > .error, form.filters > .hint { flex-basis: 100%; }
+form.filters .actions { flex: 0 1 auto; align-items: center; }
+form.filters .actions a { margin-top: 18px; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 14px; }
 .cards a { display: block; padding: 14px; background: #fff; border: 1px solid var(--line); border-radius: 10px; color: var(--fg); text-decoration: none; }
 .cards a strong { color: var(--accent); }

@@ -11,6 +11,7 @@ import type { AnyRecord, ObjectDefinition } from '../records/object-definitions.
 import type { RecordsService } from '../records/records.service.js';
 import { CHUNK_BYTES, csvHeader, csvItems, ndjsonItems, UnreadableFile, type ImportItem, type ReadFrom } from './import-reader.js';
 import type { ImportColumn } from './import-columns.js';
+import { auditImport, importActor } from './import-audit.js';
 import { importSummary, type ImportRow } from './import-summary.js';
 
 export const IMPORT_TASK = 'import_run';
@@ -628,11 +629,12 @@ export class ImportRunner {
     return kept;
   }
 
-  /** Ends the import (unless it was cancelled meanwhile), with its one `import.completed` event; its chunks go. */
+  /** Ends the import (unless it was cancelled meanwhile), with its one `import.completed` event and its audit entry; its chunks go. */
   private async finish(imp: ImportRow, status: 'completed' | 'failed', error: string | null, lines?: number): Promise<void> {
     // Before the import shows as ended: the credential that started it, reading its records
     // after that, reads them through a replica only once the replica has every batch.
     if (imp.created_by) await this.records.wroteFor(imp.workspace_id, imp.created_by).catch(() => undefined);
+    const actor = await importActor(this.sql, imp.workspace_id, imp.created_by);
     await this.sql.transaction(async (tx) => {
       const [ended] = await tx.rows<ImportRow>(
         `UPDATE imports SET status = $3, error = $4, finished_at = now(), updated_at = now(),
@@ -640,7 +642,9 @@ export class ImportRunner {
           WHERE workspace_id = $1 AND id = $2 AND status = 'running' RETURNING *`,
         [imp.workspace_id, imp.id, status, error, lines ?? null],
       );
-      if (ended) await recordImportCompleted(tx, imp.workspace_id, importSummary(ended));
+      if (!ended) return;
+      await recordImportCompleted(tx, imp.workspace_id, importSummary(ended));
+      await auditImport(tx, actor, 'import.end', ended);
     });
     await this.sql.rows('DELETE FROM import_chunks WHERE workspace_id = $1 AND import_id = $2', [imp.workspace_id, imp.id]);
   }

@@ -1,14 +1,14 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { once } from 'node:events';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { afterUpload } from './import-route.js';
+import { errorsFormat, sendImportErrors } from './import-errors-response.js';
 import { ImportsService, parseImportRequest } from './imports.service.js';
 
 /**
- * Imports over REST (docs/rest.md "Imports"): upload, status, refused rows, cancel.
+ * Imports over REST (docs/rest.md "Imports"): upload, status, refused rows (NDJSON or CSV), cancel.
  * Described in docs/rest.md rather than the OpenAPI document, whose bodies are JSON.
  */
 @ApiExcludeController()
@@ -42,22 +42,15 @@ export class ImportsController {
     return { data: { import: await this.imports.get(principal, id) } };
   }
 
+  /** `?format=csv` for a spreadsheet: `row,reason` (docs/rest.md "Imports"). */
   @Get(':id/errors')
-  async errors(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Res() res: Response) {
-    let started = false;
-    let gone = false;
-    res.on('close', () => (gone = true));
-    await this.imports.errors(principal, id, async (line) => {
-      if (gone) return false;
-      if (!started) {
-        started = true;
-        res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
-      }
-      if (!res.write(line)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
-      return !gone;
-    });
-    if (!started) res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
-    res.end();
+  async errors(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Res() res: Response,
+  ) {
+    await sendImportErrors(res, this.imports, principal, id, errorsFormat(query));
   }
 
   @Delete(':id')

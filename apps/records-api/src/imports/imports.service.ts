@@ -11,6 +11,7 @@ import { OBJECTS } from '#records/objects/index.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 import { RecordsService } from '../records/records.service.js';
 import { CHUNK_BYTES, csvHeader, keysWithin, MAX_RECORD_BYTES, maxCells } from './import-reader.js';
+import { importActor, auditImport } from './import-audit.js';
 import { IMPORT_TASK } from './import-runner.js';
 import { importSummary, type ImportRow, type ImportSummary } from './import-summary.js';
 import { atMinimumPace } from './upload-pace.js';
@@ -32,6 +33,14 @@ const ERRORS_PAGE = 1000;
 
 const FORMATS: Record<string, 'csv' | 'ndjson'> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson' };
 const PARAMS = new Set(['object', 'mode', 'match', 'events']);
+
+/** A refused row of an import: its number (1 = the first record after a CSV header, or an NDJSON line) and why. */
+export interface RefusedRow {
+  row: number;
+  /** The line of the file the row starts on (null for rows refused before lines were counted). */
+  line: number | null;
+  messages: string[];
+}
 
 export interface ImportRequest {
   object: string;
@@ -251,12 +260,14 @@ export class ImportsService {
       if (protectedFields && request.format === 'ndjson') protectedFields(undefined);
       if (pendingBytes) await write(Buffer.concat(pending, pendingBytes), true);
       const uploaded = id!;
+      const actor = await importActor(this.sql, principal.workspaceId, createdBy);
       const [queued] = await this.sql.transaction(async (tx) => {
         const rows = await tx.rows<ImportRow>(
           `UPDATE imports SET status = 'queued', bytes = $3, chunks = $4, updated_at = now()
             WHERE workspace_id = $1 AND id = $2 AND status = 'uploading' RETURNING *`,
           [principal.workspaceId, uploaded, total, seq],
         );
+        if (rows[0]) await auditImport(tx, actor, 'import.start', rows[0]);
         // One queue per workspace: its imports run one at a time, in order, on any instance. The
         // priority is the import's place in its workspace's line, so a worker takes every
         // workspace's first import (the one waiting longest first) before anyone's second.
@@ -281,8 +292,12 @@ export class ImportsService {
     return importSummary(await this.visible(principal, id));
   }
 
-  /** Refused rows in row order, a page at a time (constant memory at any count); `send` resolves when the line may be followed. */
-  async errors(principal: Principal, id: string, send: (line: string) => Promise<boolean>): Promise<void> {
+  /**
+   * Refused rows in row order, a page at a time (constant memory at any count); `send`
+   * resolves when the next may follow, false to stop. The import is checked first (404, 403),
+   * before `send` is called.
+   */
+  async errors(principal: Principal, id: string, send: (refused: RefusedRow) => Promise<boolean>): Promise<void> {
     await this.visible(principal, id);
     let after = 0;
     for (;;) {
@@ -294,21 +309,30 @@ export class ImportsService {
       );
       for (const e of page) {
         const line = e.line_no === null ? null : Number(e.line_no);
-        if (!(await send(`${JSON.stringify({ row: Number(e.row_no), line, messages: e.messages })}\n`))) return;
+        if (!(await send({ row: Number(e.row_no), line, messages: e.messages }))) return;
       }
       if (page.length < ERRORS_PAGE) return;
       after = Number(page[page.length - 1].row_no);
     }
   }
 
-  /** Stops a queued or running import; the rows it committed stay. Its file goes at once. */
+  /** Stops a queued or running import (audited); the rows it committed stay. Its file goes at once. */
   async cancel(principal: Principal, id: string): Promise<ImportSummary> {
     const found = await this.visible(principal, id);
-    const [cancelled] = await this.sql.rows<ImportRow>(
-      `UPDATE imports SET status = 'cancelled', finished_at = now(), updated_at = now()
-        WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'running') RETURNING *`,
-      [principal.workspaceId, id],
-    );
+    const actor = await importActor(this.sql, principal.workspaceId, `${principal.kind}:${principal.subjectId}`);
+    const cancelled = await this.sql.transaction(async (tx) => {
+      // `was`: the status it is stopped in (the row locked first, so no run starts or ends in between).
+      const [row] = await tx.rows<ImportRow & { was: ImportRow['status'] }>(
+        `UPDATE imports i SET status = 'cancelled', finished_at = now(), updated_at = now()
+           FROM (SELECT id, status AS was FROM imports WHERE workspace_id = $1 AND id = $2 FOR UPDATE) b
+          WHERE i.workspace_id = $1 AND i.id = $2 AND b.id = i.id AND b.was IN ('queued', 'running') RETURNING i.*, b.was`,
+        [principal.workspaceId, id],
+      );
+      if (!row) return undefined;
+      const { was, ...cancelled } = row;
+      await auditImport(tx, actor, 'import.cancel', { ...cancelled, status: was });
+      return cancelled as ImportRow;
+    });
     if (!cancelled) throw new ConflictError(`The import has already ended (${found.status})`);
     await this.sql.rows('DELETE FROM import_chunks WHERE workspace_id = $1 AND import_id = $2', [principal.workspaceId, id]);
     return importSummary(cancelled);

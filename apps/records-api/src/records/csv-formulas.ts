@@ -34,6 +34,18 @@ export function guardedCellSql(sql: string, guard: FormulaGuard): string {
 }
 
 const ADDED_QUOTE = /^'+[-=+@\t\r]/;
+/** guardedCellSql's test: quotes, if any, then a formula character. */
+const FORMULA = /^'*[-=+@\t\r]/;
+
+/** A text cell as an export writes it (guardedCellSql, for text made outside Postgres): a `'` before a formula. */
+export function guardedCell(text: string): string {
+  return FORMULA.test(text) ? `'${text}` : text;
+}
+
+/** A cell of a CSV line (RFC 4180): quoted when it holds a comma, a quote or a line break, its quotes doubled. */
+export function csvCell(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
 
 /** A guarded CSV cell as the text it holds: exactly one leading `'` off when quotes and then a formula character follow. */
 export function unguardedCell(cell: string): string {

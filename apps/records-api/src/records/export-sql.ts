@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { composite, compositeSubFields, type CustomField } from '#records/objects/index.js';
-import { formulaGuard, guardedCellSql, type FormulaGuard } from './csv-formulas.js';
+import { csvCell, formulaGuard, guardedCellSql, type FormulaGuard } from './csv-formulas.js';
 import type { ObjectDefinition } from './object-definitions.js';
 
 /*
@@ -158,5 +158,5 @@ export function ndjsonLine(def: ObjectDefinition, selected?: ReadonlySet<string>
 
 /** A CSV header row (RFC 4180): the paths, quoted only when they need it (they never do: names are identifiers). */
 export function csvHeader(columns: readonly ExportColumn[]): string {
-  return columns.map((c) => (/[",\r\n]/.test(c.path) ? `"${c.path.replace(/"/g, '""')}"` : c.path)).join(',') + '\n';
+  return columns.map((c) => csvCell(c.path)).join(',') + '\n';
 }

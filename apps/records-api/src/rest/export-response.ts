@@ -46,7 +46,7 @@ export function sendExport(res: Response, running: RunningExport, stallTimeoutMs
  * buffer takes bytes in bursts a steady slow reader spaces out by a minute and more. Where
  * the kernel does not tell, the socket's own counters are all there is.
  */
-function watchStall(res: Response, timeoutMs: number): () => void {
+export function watchStall(res: Response, timeoutMs: number): () => void {
   const tick = Math.min(1000, Math.max(50, Math.floor(timeoutMs / 4)));
   let stopped = false;
   let checking = false;

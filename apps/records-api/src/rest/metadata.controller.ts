@@ -14,7 +14,8 @@ import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 export async function actorOf(sql: Sql, principal: Principal): Promise<Actor> {
   if (principal.kind === 'user') {
     const [row] = await sql.rows<{ email: string }>('SELECT email FROM users WHERE id::text = $1', [principal.subjectId]);
-    return { userId: principal.subjectId, email: row?.email ?? 'unknown user' };
+    // A person deleted meanwhile is no user id to point at (audit_log.actor_user_id references users).
+    return row ? { userId: principal.subjectId, email: row.email } : { userId: null, email: 'unknown user' };
   }
   if (principal.kind === 'apiKey') {
     const [row] = await sql.rows<{ name: string }>('SELECT name FROM api_keys WHERE workspace_id = $1 AND id = $2', [

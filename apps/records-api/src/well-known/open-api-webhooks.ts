@@ -1,6 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
-import { eventObjectOf } from '#webhooks/operations.js';
+import { TEST_EVENT_TYPE, eventObjectOf } from '#webhooks/operations.js';
 
 /** What happens to a record (docs/webhooks.md, "Event types"). */
 const ACTIONS = ['created', 'updated', 'deleted', 'restored'] as const;
@@ -64,35 +64,22 @@ export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
             : {}),
         },
       };
-      schemas[schemaName] = {
-        type: 'object',
-        description: `Sent when a ${singular} is ${action}.`,
-        required: ['id', 'type', 'workspaceId', 'occurredAt', 'data'],
-        properties: {
-          id: { type: 'string', format: 'uuid', description: 'The event id (also the webhook-id header).' },
-          type: { type: 'string', const: type },
-          workspaceId: { type: 'string', format: 'uuid' },
-          occurredAt: { type: 'string', format: 'date-time', description: 'When the change was made (UTC, in its transaction).' },
-          data,
-        },
-      } as never;
-      webhooks[type] = {
-        post: {
-          summary: `${capital(singular)} ${action}`,
-          description: `POSTed to each enabled webhook of the workspace whose operations select \`${type}\`. Answer 2xx within 10 s; anything else is retried with exponential backoff for 24 hours. Guide: ${publicUrl}/docs/webhooks`,
-          operationId: `webhook_${singular}_${action}`,
-          tags: ['webhooks'],
-          parameters: HEADERS.map((h) => ({ in: 'header', required: true, ...h })),
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } } },
-          responses: {
-            '200': { description: 'Any 2xx marks the event delivered.' },
-            default: { description: 'Anything else, a timeout or a refused connection is retried.' },
-          },
-        },
-      };
+      schemas[schemaName] = eventSchema(
+        type,
+        `Sent when a ${singular} is ${action}.`,
+        data,
+        'When the change was made (UTC, in its transaction).',
+      ) as never;
+      webhooks[type] = eventPost({
+        summary: `${capital(singular)} ${action}`,
+        description: `POSTed to each enabled webhook of the workspace whose operations select \`${type}\`. Answer 2xx within 10 s; anything else is retried with exponential backoff for 24 hours. Guide: ${publicUrl}/docs/webhooks`,
+        operationId: `webhook_${singular}_${action}`,
+        schemaName,
+      });
     }
   }
   addImportCompleted(schemas as Record<string, unknown>, webhooks, publicUrl);
+  addTestEvent(schemas as Record<string, unknown>, webhooks, publicUrl);
   (document as unknown as { webhooks: Record<string, unknown> }).webhooks = webhooks;
 }
 
@@ -100,61 +87,102 @@ export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
 function addImportCompleted(schemas: Record<string, unknown>, webhooks: Record<string, unknown>, publicUrl: string): void {
   const count = { type: 'integer', minimum: 0 };
   const at = { type: ['string', 'null'], format: 'date-time' };
-  schemas.ImportCompletedEvent = {
+  schemas.ImportCompletedEvent = eventSchema('import.completed', 'Sent once when an import ends, completed or failed.', {
     type: 'object',
-    description: 'Sent once when an import ends, completed or failed.',
-    required: ['id', 'type', 'workspaceId', 'occurredAt', 'data'],
+    required: ['import'],
     properties: {
-      id: { type: 'string', format: 'uuid', description: 'The event id (also the webhook-id header).' },
-      type: { type: 'string', const: 'import.completed' },
-      workspaceId: { type: 'string', format: 'uuid' },
-      occurredAt: { type: 'string', format: 'date-time' },
-      data: {
+      import: {
         type: 'object',
-        required: ['import'],
+        description: 'The import as GET /rest/imports/{id} gives it.',
         properties: {
-          import: {
-            type: 'object',
-            description: 'The import as GET /rest/imports/{id} gives it.',
-            properties: {
-              id: { type: 'string', format: 'uuid' },
-              object: { type: 'string' },
-              mode: { type: 'string', enum: ['create', 'upsert'] },
-              match: { type: ['string', 'null'] },
-              format: { type: 'string', enum: ['csv', 'ndjson'] },
-              status: { type: 'string', enum: ['completed', 'failed'] },
-              rowsRead: count,
-              linesRead: {
-                ...count,
-                description: 'Lines of the file read (blank lines and the CSV header row count); every line once completed.',
-              },
-              created: count,
-              updated: count,
-              unchanged: count,
-              failed: { ...count, description: 'Rows refused; GET /rest/imports/{id}/errors lists them.' },
-              progress: { type: 'number', minimum: 0, maximum: 1 },
-              bytes: count,
-              error: { type: ['string', 'null'], description: 'Why a failed import stopped.' },
-              createdAt: { type: 'string', format: 'date-time' },
-              startedAt: at,
-              finishedAt: at,
-            },
+          id: { type: 'string', format: 'uuid' },
+          object: { type: 'string' },
+          mode: { type: 'string', enum: ['create', 'upsert'] },
+          match: { type: ['string', 'null'] },
+          format: { type: 'string', enum: ['csv', 'ndjson'] },
+          status: { type: 'string', enum: ['completed', 'failed'] },
+          rowsRead: count,
+          linesRead: {
+            ...count,
+            description: 'Lines of the file read (blank lines and the CSV header row count); every line once completed.',
           },
+          created: count,
+          updated: count,
+          unchanged: count,
+          failed: { ...count, description: 'Rows refused; GET /rest/imports/{id}/errors lists them.' },
+          progress: { type: 'number', minimum: 0, maximum: 1 },
+          bytes: count,
+          error: { type: ['string', 'null'], description: 'Why a failed import stopped.' },
+          createdAt: { type: 'string', format: 'date-time' },
+          startedAt: at,
+          finishedAt: at,
         },
       },
     },
+  });
+  webhooks['import.completed'] = eventPost({
+    summary: 'Import completed',
+    description: `POSTed to each enabled webhook of the workspace whose operations select \`import.completed\` when an import ends. Guide: ${publicUrl}/docs/rest#imports`,
+    operationId: 'webhook_import_completed',
+    schemaName: 'ImportCompletedEvent',
+  });
+}
+
+/** `webhook.test`: sent by "Send test event", to one webhook whatever its operations (docs/webhooks.md, "Event types"). */
+function addTestEvent(schemas: Record<string, unknown>, webhooks: Record<string, unknown>, publicUrl: string): void {
+  schemas.WebhookTestEvent = eventSchema(
+    TEST_EVENT_TYPE,
+    "A test: nothing changed. Sent once, when a member asks for it on the webhook's settings page.",
+    {
+      type: 'object',
+      required: ['webhook'],
+      properties: {
+        webhook: {
+          type: 'object',
+          required: ['id', 'url'],
+          properties: { id: { type: 'string', format: 'uuid' }, url: { type: 'string', format: 'uri' } },
+        },
+      },
+    },
+  );
+  webhooks[TEST_EVENT_TYPE] = eventPost({
+    summary: 'Test event',
+    description: `POSTed to one webhook when a member presses **Send test event** on its settings page (or calls POST /settings/api/webhooks/{id}/test), whatever its operations; one attempt, no retry. Guide: ${publicUrl}/docs/webhooks#event-types`,
+    operationId: 'webhook_test',
+    schemaName: 'WebhookTestEvent',
+    failure: 'Anything else, a timeout or a refused connection is shown in the attempts; it is not retried.',
+  });
+}
+
+/** The body every event has (docs/webhooks.md, "Event types"), with its own `data`. */
+function eventSchema(type: string, description: string, data: Record<string, unknown>, occurredAt?: string): Record<string, unknown> {
+  return {
+    type: 'object',
+    description,
+    required: ['id', 'type', 'workspaceId', 'occurredAt', 'data'],
+    properties: {
+      id: { type: 'string', format: 'uuid', description: 'The event id (also the webhook-id header).' },
+      type: { type: 'string', const: type },
+      workspaceId: { type: 'string', format: 'uuid' },
+      occurredAt: { type: 'string', format: 'date-time', ...(occurredAt ? { description: occurredAt } : {}) },
+      data,
+    },
   };
-  webhooks['import.completed'] = {
+}
+
+/** The signed POST of an event type, its body the schema `schemaName`. */
+function eventPost(o: { summary: string; description: string; operationId: string; schemaName: string; failure?: string }) {
+  return {
     post: {
-      summary: 'Import completed',
-      description: `POSTed to each enabled webhook of the workspace whose operations select \`import.completed\` when an import ends. Guide: ${publicUrl}/docs/rest#imports`,
-      operationId: 'webhook_import_completed',
+      summary: o.summary,
+      description: o.description,
+      operationId: o.operationId,
       tags: ['webhooks'],
       parameters: HEADERS.map((h) => ({ in: 'header', required: true, ...h })),
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImportCompletedEvent' } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${o.schemaName}` } } } },
       responses: {
         '200': { description: 'Any 2xx marks the event delivered.' },
-        default: { description: 'Anything else, a timeout or a refused connection is retried.' },
+        default: { description: o.failure ?? 'Anything else, a timeout or a refused connection is retried.' },
       },
     },
   };

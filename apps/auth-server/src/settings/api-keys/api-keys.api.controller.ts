@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request } from 'express';
 import { isISO8601 } from 'class-validator';
 import { API_KEY_EXPIRY_CHOICES, expiryFromChoice } from '#identity/api-key-expiry.js';
@@ -6,7 +6,7 @@ import { AppError, BadInputError, ErrorCode } from '#errors/errors.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
-import { ApiKeysService, type NewApiKey } from './api-keys.service.js';
+import { ApiKeysService, includeRevoked, type NewApiKey } from './api-keys.service.js';
 
 const CREATE_FIELDS = new Set(['name', 'roleId', 'role', 'expiresAt', 'expiresIn', '_csrf']);
 
@@ -37,8 +37,8 @@ export class SettingsApiController {
 
   @Get('api-keys')
   @Requires('API_KEYS_AND_WEBHOOKS')
-  async list(@CurrentSettings() ctx: SettingsContext) {
-    const apiKeys = await this.keys.list(ctx);
+  async list(@CurrentSettings() ctx: SettingsContext, @Query('include') include: unknown) {
+    const apiKeys = await this.keys.list(ctx, { revoked: includeRevoked(include) });
     return { data: { apiKeys }, totalCount: apiKeys.length };
   }
 

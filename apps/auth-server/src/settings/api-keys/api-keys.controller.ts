@@ -9,7 +9,7 @@ import { OneTimeSecrets } from '../one-time-secrets.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
-import { ApiKeysService } from './api-keys.service.js';
+import { ApiKeysService, includeRevoked } from './api-keys.service.js';
 
 /** /settings/api-keys: list, create (secret shown once), revoke with confirmation. Plain forms, no JavaScript needed. */
 @Controller('settings/api-keys')
@@ -23,10 +23,26 @@ export class ApiKeysController {
   ) {}
 
   @Get()
-  async list(@CurrentSettings() ctx: SettingsContext, @Query('revoked') revoked: unknown, @Res() res: Response) {
-    const keys = await this.keys.list(ctx);
-    const gone = typeof revoked === 'string' ? keys.find((k) => k.id === revoked) : undefined;
-    res.send(apiKeysPage(ctx, { keys, roles: await this.keys.roles(ctx), notice: gone && `API key "${gone.name}" revoked.` }));
+  async list(
+    @CurrentSettings() ctx: SettingsContext,
+    @Query('revoked') revoked: unknown,
+    @Query('include') include: unknown,
+    @Res() res: Response,
+  ) {
+    const gone = typeof revoked === 'string' ? await this.keys.find(ctx, revoked).catch(() => undefined) : undefined;
+    res.send(
+      apiKeysPage(ctx, {
+        ...(await this.listed(ctx, includeRevoked(include))),
+        roles: await this.keys.roles(ctx),
+        notice: gone && `API key "${gone.name}" revoked.`,
+      }),
+    );
+  }
+
+  /** The keys the page lists, and how many revoked ones it leaves out (its "Show revoked keys" link). */
+  private async listed(ctx: SettingsContext, showRevoked: boolean) {
+    const keys = await this.keys.list(ctx, { revoked: showRevoked });
+    return { keys, showRevoked, revokedCount: showRevoked ? 0 : await this.keys.revokedCount(ctx) };
   }
 
   @Post()
@@ -42,7 +58,7 @@ export class ApiKeysController {
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       const page = apiKeysPage(ctx, {
-        keys: await this.keys.list(ctx),
+        ...(await this.listed(ctx, false)),
         roles: await this.keys.roles(ctx),
         error: err.messages.join(' '),
         values: body,

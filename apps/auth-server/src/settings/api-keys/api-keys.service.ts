@@ -2,10 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { createApiKey, findRole, listRoles, revokeApiKey, type CreatedApiKey, type Db } from '#identity/accounts.js';
-import { findApiKeySummary, listApiKeys, type ApiKeySummary } from '#identity/api-keys.js';
+import { countRevokedApiKeys, findApiKeySummary, listApiKeys, type ApiKeySummary } from '#identity/api-keys.js';
 import { assertCanGrant, findRoleById } from '#identity/roles.js';
 import type { RoleEntity } from '#database/entities/index.js';
 import { BadInputError, ErrorCode, NotFoundError } from '#errors/errors.js';
+
+/** `?include=revoked` of the list (page and API); nothing else is taken. */
+export function includeRevoked(include: unknown): boolean {
+  if (include === undefined) return false;
+  if (include === 'revoked') return true;
+  throw new BadInputError(
+    ErrorCode.VALIDATION_FAILED,
+    `include must be "revoked" or left out; got ${typeof include === 'string' ? `"${include.slice(0, 100)}"` : 'it more than once'}`,
+  );
+}
 import { audited } from '../audited.js';
 import type { SettingsContext } from '../settings-context.js';
 
@@ -21,8 +31,13 @@ export interface NewApiKey {
 export class ApiKeysService {
   constructor(private readonly ds: DataSource) {}
 
-  list(ctx: SettingsContext): Promise<ApiKeySummary[]> {
-    return listApiKeys(this.ds, ctx.workspace.id);
+  /** Revoked keys only when asked for (`revoked: true`): they never work again, so the list is about the others. */
+  list(ctx: SettingsContext, o: { revoked: boolean }): Promise<ApiKeySummary[]> {
+    return listApiKeys(this.ds, ctx.workspace.id, o);
+  }
+
+  revokedCount(ctx: SettingsContext): Promise<number> {
+    return countRevokedApiKeys(this.ds, ctx.workspace.id);
   }
 
   async find(ctx: SettingsContext, id: string): Promise<ApiKeySummary> {

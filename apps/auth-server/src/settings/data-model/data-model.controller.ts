@@ -5,7 +5,15 @@ import { confirmDeleteFieldPage, dataModelPage, editFieldPage } from '../../view
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
-import { editFieldBody, editFieldValues, newFieldBody, newFieldValues, pageMessages, type EditFieldValues } from './data-model.form.js';
+import {
+  editFieldBody,
+  editFieldValues,
+  newFieldBody,
+  newFieldValues,
+  pageMessages,
+  type EditFieldValues,
+  type FormBody,
+} from './data-model.form.js';
 import { DataModelService } from './data-model.service.js';
 
 /** A refusal the page shows next to its form; anything else (404, 5xx) goes to the settings error page. */
@@ -44,15 +52,14 @@ export class DataModelController {
   @Post()
   async create(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Res() res: Response) {
     const values = newFieldValues(req.body);
-    let optionNames: string[] = [];
+    let form: FormBody | undefined;
     try {
-      const form = newFieldBody(values);
-      optionNames = form.optionNames;
+      form = newFieldBody(values);
       const field = await this.fields.create(ctx, form.body);
       res.redirect(303, `/settings/data-model?created=${field.id}#field-${field.id}`);
     } catch (err) {
       if (!shown(err)) throw err;
-      const error = pageMessages(err.messages, optionNames).join(' ');
+      const error = pageMessages(err.messages, form?.optionNames ?? [], form?.optionValues).join(' ');
       res.status(err.status).send(dataModelPage(ctx, { fields: await this.fields.list(ctx), error, values }));
     }
   }
@@ -73,15 +80,14 @@ export class DataModelController {
   async update(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
     const field = await this.fields.find(ctx, id);
     const values = editFieldValues(field, req.body);
-    let optionNames: string[] = [];
+    let form: FormBody | undefined;
     try {
-      const form = editFieldBody(field, values);
-      optionNames = form.optionNames;
+      form = editFieldBody(field, values);
       if (Object.keys(form.body).length) await this.fields.update(ctx, id, form.body);
       res.redirect(303, `/settings/data-model/${id}?notice=saved`);
     } catch (err) {
       if (!shown(err)) throw err;
-      await this.showEditError(ctx, res, id, err, pageMessages(err.messages, optionNames), values);
+      await this.showEditError(ctx, res, id, err, pageMessages(err.messages, form?.optionNames ?? [], form?.optionValues), values);
     }
   }
 

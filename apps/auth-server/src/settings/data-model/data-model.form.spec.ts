@@ -72,10 +72,36 @@ describe('the data model forms', () => {
     expect(select('\n  \n')).toThrow(/a SELECT field needs at least one option, one per line as VALUE\|Label/);
     expect(select('GOLD|Gold|yellow')).toThrow(BadInputError);
     expect(select('GOLD|Gold|yellow')).toThrow(/options, line 1: write VALUE\|Label/);
-    expect(pageMessages(['options[1].value must match ^[A-Z][A-Z0-9_]*$', 'name is wrong'], ['line 1', 'line 3'])).toEqual([
-      'options, line 3: value must match ^[A-Z][A-Z0-9_]*$',
+    expect(pageMessages(['options[1].label must be at most 100 characters', 'name is wrong'], ['line 1', 'line 3'])).toEqual([
+      'options, line 3: label must be at most 100 characters',
       'name is wrong',
     ]);
+  });
+
+  it('says values the rule refuses once, naming each line and value, instead of the pattern once per line', () => {
+    const rule = (i: number) => `options[${i}].value must match ^[A-Z][A-Z0-9_]*$ (capitals, digits, _; at most 63), as in "GOLD"`;
+    const advice = 'a value is capitals, digits and _, starting with a capital, as in GOLD (at most 63 characters)';
+    expect(pageMessages([rule(1)], ['line 1', 'line 3'], ['GOLD', 'silver'])).toEqual([
+      `options, line 3: "silver" is not an option value: ${advice}`,
+    ]);
+    expect(
+      pageMessages(
+        [rule(0), 'options[1].value "GOLD" appears twice', rule(2), rule(3), 'name is wrong'],
+        ['line 1', 'line 2', 'line 4', 'line 5'],
+        ['gold', 'GOLD', 'x y', 'z'.repeat(63).toLowerCase()],
+      ),
+    ).toEqual([
+      `options, lines 1, 4 and 5: "gold", "x y" and "${'z'.repeat(39)}…" are not option values: ${advice}`,
+      'options, line 2: value "GOLD" appears twice',
+      'name is wrong',
+    ]);
+    // The field's page names its rows its own way.
+    expect(pageMessages([rule(0), rule(1)], ['new option 1', 'new option 3'], ['a', 'b'])).toEqual([
+      `options, new options 1 and 3: "a" and "b" are not option values: ${advice}`,
+    ]);
+    expect(pageMessages([rule(0), rule(1)], ['option GOLD', 'new option 1'], ['gold', 'b'])[0]).toMatch(
+      /^options, option GOLD and new option 1: /,
+    );
   });
 
   it('sends only what changed on the edit form, so an untouched form writes nothing', () => {

@@ -19,10 +19,11 @@ export interface FormOption {
   position: number;
 }
 
-/** A body for the service, and how each options[i] is called on the page, for its messages. */
+/** A body for the service, and how each options[i] is called on the page and its value as typed, for its messages. */
 export interface FormBody {
   body: Record<string, unknown>;
   optionNames: string[];
+  optionValues: string[];
 }
 
 /** What the add form had, to fill it again after an error. */
@@ -75,7 +76,7 @@ export function newFieldBody(v: NewFieldValues): FormBody {
       ErrorCode.VALIDATION_FAILED,
       `options: a ${v.type} field needs at least one option, one per line as VALUE|Label`,
     );
-  return { body, optionNames: lines.map((l) => `line ${l.number}`) };
+  return { body, optionNames: lines.map((l) => `line ${l.number}`), optionValues: options.map((o) => o.value) };
 }
 
 /** One row of the options editor on a field's page. */
@@ -137,6 +138,7 @@ export function editFieldBody(field: CustomField, v: EditFieldValues): FormBody 
   if ((v.description || null) !== (field.description ?? null)) body.description = v.description || null;
   if (v.isNullable !== field.isNullable) body.isNullable = v.isNullable;
   const optionNames: string[] = [];
+  const optionValues: string[] = [];
   if (isSelect(field.type)) {
     let added = 0;
     const options: FormOption[] = [];
@@ -145,6 +147,7 @@ export function editFieldBody(field: CustomField, v: EditFieldValues): FormBody 
       if (row.remove || (!row.existing && !row.value && !row.label)) continue;
       options.push({ value: row.value, ...(row.label ? { label: row.label } : {}), color: row.color, position: options.length });
       optionNames.push(row.existing ? `option ${row.value}` : `new option ${added}`);
+      optionValues.push(row.value);
     }
     if (!options.length)
       throw new BadInputError(
@@ -155,12 +158,44 @@ export function editFieldBody(field: CustomField, v: EditFieldValues): FormBody 
     const after = options.map((o) => [o.value, o.label ?? o.value, o.color]);
     if (JSON.stringify(before) !== JSON.stringify(after)) body.options = options;
   }
-  return { body, optionNames };
+  return { body, optionNames, optionValues };
 }
 
-/** The service's `options[2].value must …` as the page calls the row: `options, line 3: value must …`. */
-export function pageMessages(messages: string[], optionNames: string[]): string[] {
-  return messages.map((m) =>
-    m.replace(/^options\[(\d+)\]\.?/, (whole, i: string) => (optionNames[Number(i)] ? `options, ${optionNames[Number(i)]}: ` : whole)),
-  );
+const VALUE_RULE = /^options\[(\d+)\]\.value must match /;
+
+/**
+ * The service's messages in the page's words: `options[2].label …` as the page calls the
+ * row, `options, line 3: label …`. Values the rule refuses (lower case, a space) are said
+ * once for all of them, naming each line and value, instead of the rule's pattern per line.
+ */
+export function pageMessages(messages: string[], optionNames: string[], optionValues: string[] = []): string[] {
+  const refused = messages
+    .map((m) => VALUE_RULE.exec(m)?.[1])
+    .filter((i): i is string => i !== undefined)
+    .map(Number);
+  const named = messages
+    .filter((m) => !VALUE_RULE.test(m))
+    .map((m) =>
+      m.replace(/^options\[(\d+)\]\.?/, (whole, i: string) => (optionNames[Number(i)] ? `options, ${optionNames[Number(i)]}: ` : whole)),
+    );
+  if (!refused.length) return named;
+  const where = rows(refused.map((i) => optionNames[i] ?? `option ${i + 1}`));
+  const values = listed(refused.map((i) => `"${shorten(optionValues[i] ?? '')}"`));
+  const verb = refused.length === 1 ? 'is not an option value' : 'are not option values';
+  return [
+    `options, ${where}: ${values} ${verb}: a value is capitals, digits and _, starting with a capital, as in GOLD (at most 63 characters)`,
+    ...named,
+  ];
 }
+
+/** `line 1`, `line 4` → `lines 1 and 4`; `new option 2` alone stays as it is. */
+function rows(names: string[]): string {
+  if (names.length === 1) return names[0];
+  const parts = names.map((n) => /^(.*) (\d+)$/.exec(n));
+  const prefix = parts[0]?.[1];
+  if (parts.every((p) => p && p[1] === prefix)) return `${prefix}s ${listed(parts.map((p) => p![2]))}`;
+  return listed(names);
+}
+
+const listed = (items: string[]) => (items.length === 1 ? items[0] : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
+const shorten = (text: string) => (text.length > 40 ? `${text.slice(0, 39)}…` : text);

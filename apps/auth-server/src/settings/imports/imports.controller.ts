@@ -3,9 +3,10 @@ import type { Request, Response } from 'express';
 import type { Principal } from '#auth/principal.js';
 import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
 import { AppError, TooManyRequestsError } from '#errors/errors.js';
+import { errorsFormat, sendImportErrors } from '../../../../records-api/src/imports/import-errors-response.js';
 import { afterUpload } from '../../../../records-api/src/imports/import-route.js';
-import { ImportsService, parseImportRequest } from '../../../../records-api/src/imports/imports.service.js';
-import { importPage, importsPage } from '../../views/settings/imports.js';
+import { ImportsService, parseImportRequest, type RefusedRow } from '../../../../records-api/src/imports/imports.service.js';
+import { countsText, downloadText, importPage, importsPage, percentText } from '../../views/settings/imports.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';
 import { CurrentSettings, Requires, SettingsGuard } from '../settings.guard.js';
@@ -79,17 +80,30 @@ export class SettingsImportsController {
   async show(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
     const principal = principalOf(ctx);
     const summary = await this.imports.get(principal, id);
-    const errors: { row: number; line: number | null; messages: string[] }[] = [];
-    await this.imports.errors(principal, id, async (line) => {
-      errors.push(JSON.parse(line));
+    const errors: RefusedRow[] = [];
+    await this.imports.errors(principal, id, async (refused) => {
+      errors.push(refused);
       return errors.length < SHOWN_ERRORS;
     });
     res.send(importPage(ctx, { summary, errors }));
   }
 
+  /** Every refused row, for the page's download link: `?format=csv` (or NDJSON), as `GET /rest/imports/{id}/errors` gives them. */
+  @Get(':id/errors')
+  async errors(
+    @CurrentSettings() ctx: SettingsContext,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Res() res: Response,
+  ) {
+    await sendImportErrors(res, this.imports, principalOf(ctx), id, errorsFormat(query));
+  }
+
+  /** For the import's page while it runs: the import, and its counts and progress in the page's words. */
   @Get(':id/status')
   async status(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string) {
-    return { data: { import: await this.imports.get(principalOf(ctx), id) } };
+    const s = await this.imports.get(principalOf(ctx), id);
+    return { data: { import: s }, shown: { counts: countsText(s), percent: percentText(s), download: downloadText(s.failed) } };
   }
 
   @Post(':id/cancel')

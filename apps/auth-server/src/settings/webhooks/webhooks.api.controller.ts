@@ -13,7 +13,7 @@ const FIELDS = ['url', 'description', 'operations', 'headers', 'enabled', 'passw
  * The webhooks part of the settings JSON API: session cookie + X-CSRF-Token, never a
  * bearer token (docs/webhooks.md: API keys and OAuth tokens can neither manage nor read webhooks).
  * `password` (never stored) is the member's, typed again where vault secrets would be sent
- * somewhere new: saving headers that name them, a new URL of such a webhook, a redelivery.
+ * somewhere new: saving headers that name them, a new URL of such a webhook, a redelivery, a test event.
  */
 @Controller('settings/api/webhooks')
 @UseGuards(SettingsGuard)
@@ -81,9 +81,20 @@ export class WebhooksApiController {
     @Param('deliveryId') deliveryId: string,
     @Body() body: unknown,
   ) {
-    const given = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-    return { data: { redeliver: await this.webhooks.redeliver(ctx, id, deliveryId, req, given.password) } };
+    return { data: { redeliver: await this.webhooks.redeliver(ctx, id, deliveryId, req, passwordOf(body)) } };
   }
+
+  /** A signed `webhook.test` event to this webhook only; `{"password": …}` as for a redelivery. */
+  @Post(':id/test')
+  @HttpCode(202)
+  async test(@CurrentSettings() ctx: SettingsContext, @Req() req: Request, @Param('id') id: string, @Body() body: unknown) {
+    return { data: { testWebhook: await this.webhooks.test(ctx, id, req, passwordOf(body)) } };
+  }
+}
+
+/** `password` of an optional JSON body (a redelivery's, a test event's). */
+function passwordOf(body: unknown): unknown {
+  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).password : undefined;
 }
 
 function requireJson(req: Request): void {

@@ -39,7 +39,7 @@ function withoutPassword(body: Record<string, unknown>): Record<string, string> 
   return rest as Record<string, string>;
 }
 
-/** /settings/webhooks: list, create (secret shown once), edit, delete, reveal the secret, attempts with Redeliver. */
+/** /settings/webhooks: list, create (secret shown once), edit, delete, reveal the secret, attempts with Redeliver, a test event. */
 @Controller('settings/webhooks')
 @UseGuards(SettingsGuard)
 @UseFilters(SettingsExceptionFilter)
@@ -103,6 +103,7 @@ export class WebhooksController {
     const notices: Record<string, string> = {
       saved: 'Saved.',
       redelivered: 'Queued for redelivery.',
+      tested: 'Test event queued: its attempt is listed below within seconds (reload the page).',
       password: 'Password confirmed for 5 minutes.',
     };
     res.send(
@@ -127,7 +128,7 @@ export class WebhooksController {
     res.redirect(303, `/settings/webhooks/${id}?notice=saved`);
   }
 
-  /** The password typed on the webhook's page, so that Redeliver may send its vault secrets for the next 5 minutes. */
+  /** The password typed on the webhook's page, so that Redeliver and Send test event may send its vault secrets for the next 5 minutes. */
   @Post(':id/password')
   async confirmPassword(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
     await this.webhooks.find(ctx, id);
@@ -180,6 +181,18 @@ export class WebhooksController {
       return this.editPageWith(ctx, id, req, res, err);
     }
     res.redirect(303, `/settings/webhooks/${id}?notice=redelivered`);
+  }
+
+  /** A signed `webhook.test` event to this webhook only, gated like Redeliver (the password form of the page). */
+  @Post(':id/test')
+  async test(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    try {
+      await this.webhooks.test(ctx, id, req);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
+      return this.editPageWith(ctx, id, req, res, err);
+    }
+    res.redirect(303, `/settings/webhooks/${id}?notice=tested`);
   }
 
   @Get(':id/delete')

@@ -12,6 +12,7 @@ import {
   listWebhooks,
   redeliver,
   revealWebhookSecret,
+  sendTestEvent,
   updateWebhook,
   type CreatedWebhook,
   type VaultUse,
@@ -25,7 +26,7 @@ import { allows, type SettingsContext } from '../settings-context.js';
 
 /** The same words whichever secrets are named and whether they exist: the refusal is no oracle of the vault. */
 export const NEEDS_VAULT =
-  'Headers that name vault secrets ({{vault.NAME}}) need the Vault secrets permission: to add them, to change the URL or headers of a webhook that has them, and to redeliver its events. Ask a member who has it.';
+  'Headers that name vault secrets ({{vault.NAME}}) need the Vault secrets permission: to add them, to change the URL or headers of a webhook that has them, and to redeliver its events or send it a test event. Ask a member who has it.';
 
 /**
  * Webhooks of the current workspace (README "Webhooks"), for the page and its JSON API. Every
@@ -146,6 +147,22 @@ export class WebhooksService {
         audit: {
           action: 'webhook.redeliver',
           target: { type: 'webhook', id, label: webhook.url },
+          details: { eventId: queued.eventId, ...(vaultSecrets.length ? { vaultSecrets } : {}) },
+        },
+      };
+    });
+  }
+
+  /** A signed `webhook.test` event to this webhook only; gated and audited as a redelivery (it sends the vault secrets its headers name). */
+  async test(ctx: SettingsContext, id: string, req: Request, password?: unknown): Promise<{ deliveryId: string; eventId: string }> {
+    await this.confirmPassword(ctx, req, password, 'nothing was sent');
+    return audited(this.ds, ctx, async (tx) => {
+      const { vaultSecrets, url, ...queued } = await sendTestEvent(tx, ctx.workspace.id, id, { vaultUse: this.vaultUse(ctx, req) });
+      return {
+        result: queued,
+        audit: {
+          action: 'webhook.test',
+          target: { type: 'webhook', id, label: url },
           details: { eventId: queued.eventId, ...(vaultSecrets.length ? { vaultSecrets } : {}) },
         },
       };

@@ -21,7 +21,16 @@ const STATUS: Record<ApiKeySummary['status'], Html> = {
 
 export function apiKeysPage(
   ctx: SettingsContext,
-  o: { keys: ApiKeySummary[]; roles: RoleEntity[]; error?: string; values?: Record<string, string>; notice?: string },
+  o: {
+    keys: ApiKeySummary[];
+    roles: RoleEntity[];
+    /** Revoked keys are listed (`?include=revoked`); otherwise `revokedCount` of them are left out. */
+    showRevoked: boolean;
+    revokedCount: number;
+    error?: string;
+    values?: Record<string, string>;
+    notice?: string;
+  },
 ): string {
   const v = o.values ?? {};
   const expiry = v.expiration ?? DEFAULT_API_KEY_EXPIRY;
@@ -72,13 +81,13 @@ export function apiKeysPage(
                       </tr>`,
                   )
                 : html`<tr>
-                    <td colspan="7" class="muted">No API keys yet.</td>
+                    <td colspan="7" class="muted">${o.revokedCount ? 'No API keys in use.' : 'No API keys yet.'}</td>
                   </tr>`
             }
           </tbody>
         </table>
       </div>
-      ${UTC_NOTE}
+      ${UTC_NOTE} ${revokedToggle(o)}
 
       <section class="panel gap-top" aria-labelledby="create-key">
         <h2 id="create-key">Create an API key</h2>
@@ -109,6 +118,13 @@ export function apiKeysPage(
         </form>
       </section>`,
   });
+}
+
+/** Revoked keys never work again: the list leaves them out until asked for. */
+function revokedToggle(o: { showRevoked: boolean; revokedCount: number }): Html {
+  if (o.showRevoked) return html`<p><a href="/settings/api-keys">Hide revoked keys</a></p>`;
+  if (!o.revokedCount) return html``;
+  return html`<p><a href="/settings/api-keys?include=revoked">Show ${o.revokedCount} revoked key${o.revokedCount === 1 ? '' : 's'}</a></p>`;
 }
 
 export function apiKeyCreatedPage(ctx: SettingsContext, key: CreatedApiKey, publicUrl: string): string {

@@ -2,6 +2,7 @@ import {
   CUSTOM_FIELD_OBJECTS,
   CUSTOM_FIELD_TYPES,
   MAX_OPTIONS,
+  OPTION_VALUE_RULE,
   objectNamed,
   type CustomField,
   type CustomFieldType,
@@ -9,7 +10,7 @@ import {
 } from '#records/objects/index.js';
 import type { EditFieldValues, NewFieldValues, OptionRow } from '../../settings/data-model/data-model.form.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
-import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '../html.js';
+import { csrfField, errorAbout, errorAt, errorBox, fieldError, html, type Html } from '../html.js';
 import { settingsPage } from './layout.js';
 
 /** What each type holds, in the type list of the add form. */
@@ -35,6 +36,17 @@ const title = (plural: string) => objectNamed(plural).pluralType;
 const humanize = (name: string) => name.replace(/([A-Z])/g, ' $1').replace(/^./, (c) => c.toUpperCase());
 const sentence = (name: string) => humanize(name).replace(/ ([A-Z])/g, (_, c: string) => ` ${c.toLowerCase()}`);
 const checked = (on: boolean) => (on ? html` checked` : html``);
+/** After a refusal the page comes back with the focus on the field at fault (the first), not at the top (WCAG 2.2 SC 3.3.1). */
+const focusIf = (on: boolean) => (on ? html` autofocus` : html``);
+/** The one of `fields` the error names first (its messages open with the field: `options, line 3: label …` is about options). */
+function faulty(error: string | undefined, fields: string[]): string | undefined {
+  return fields
+    .filter((f) => errorAt(error, f) >= 0)
+    .sort((a, b) => errorAt(error, a) - errorAt(error, b))
+    .at(0);
+}
+/** Option values are capitals: the page's script upper-cases them as they are typed (`lines`: the VALUE of each VALUE|Label line). */
+const optionValues = (kind: 'lines' | 'value') => html` data-option-values="${kind}" autocapitalize="characters"`;
 const isSelect = (type: string) => type === 'SELECT' || type === 'MULTI_SELECT';
 
 /** A built-in field as the table shows it: its label, type and, for a list of values, the values. */
@@ -119,6 +131,7 @@ function fieldsTable(object: string, fields: CustomField[]): Html {
 function addFieldForm(ctx: SettingsContext, object: string, error: string | undefined, values: NewFieldValues | undefined): Html {
   const v: NewFieldValues = values ?? { object, name: '', label: '', description: '', type: 'TEXT', options: '', isNullable: true };
   const id = (part: string) => `new-${object}-${part}`;
+  const focus = faulty(error, ['name', 'label', 'description', 'type', 'options']);
   // Folded until opened (a native control: Enter or Space on the summary), open again after a refusal.
   return html` <details class="panel gap-top add-field" ${error ? html` open` : html``}>
     <summary id="${id('title')}">Add a field to ${title(object)}</summary>
@@ -134,7 +147,7 @@ function addFieldForm(ctx: SettingsContext, object: string, error: string | unde
         autocomplete="off"
         spellcheck="false"
         value="${v.name}"
-        ${fieldError(errorAbout(error, 'name'), id('name-hint'))}
+        ${fieldError(errorAbout(error, 'name'), id('name-hint'))}${focusIf(focus === 'name')}
       />
       <p class="hint" id="${id('name-hint')}">
         The API name, in camelCase: a lower-case letter, then letters and digits, as in <code>annualRevenue</code>. It never changes.
@@ -145,7 +158,7 @@ function addFieldForm(ctx: SettingsContext, object: string, error: string | unde
         name="label"
         maxlength="100"
         value="${v.label}"
-        ${fieldError(errorAbout(error, 'label'), id('label-hint'))}
+        ${fieldError(errorAbout(error, 'label'), id('label-hint'))}${focusIf(focus === 'label')}
       />
       <p class="hint" id="${id('label-hint')}">What people read, as in "Annual revenue"; the name when left empty.</p>
       <label for="${id('description')}">Description</label>
@@ -154,10 +167,10 @@ function addFieldForm(ctx: SettingsContext, object: string, error: string | unde
         name="description"
         maxlength="500"
         value="${v.description}"
-        ${fieldError(errorAbout(error, 'description'))}
+        ${fieldError(errorAbout(error, 'description'))}${focusIf(focus === 'description')}
       />
       <label for="${id('type')}">Type</label>
-      <select id="${id('type')}" name="type" ${fieldError(errorAbout(error, 'type'))}>
+      <select id="${id('type')}" name="type" ${fieldError(errorAbout(error, 'type'))}${focusIf(focus === 'type')}>
         ${CUSTOM_FIELD_TYPES.map((t) => html`<option value="${t}" ${t === v.type ? html` selected` : html``}>${t} — ${TYPE_WORDS[t]}</option>`)}
       </select>
       <label for="${id('options')}">Options</label>
@@ -166,7 +179,8 @@ function addFieldForm(ctx: SettingsContext, object: string, error: string | unde
         name="options"
         rows="4"
         spellcheck="false"
-        ${fieldError(errorAbout(error, 'options'), id('options-hint'))}
+        ${optionValues('lines')}
+        ${fieldError(errorAbout(error, 'options'), id('options-hint'))}${focusIf(focus === 'options')}
       >
 ${v.options}</textarea>
       <p class="hint" id="${id('options-hint')}">
@@ -215,6 +229,10 @@ export function dataModelPage(
 }
 
 function optionRows(field: CustomField, rows: OptionRow[] | undefined, error: string | undefined): Html {
+  // After a refusal about the options, the focus goes to the first new value the rule refuses (or the first new row).
+  const refusedRow = errorAbout(error, 'options')
+    ? ((rows ?? []).find((r) => !r.existing && r.value && !OPTION_VALUE_RULE.test(r.value)) ?? (rows ?? []).find((r) => !r.existing))
+    : undefined;
   const current: OptionRow[] = rows ?? [
     ...(field.options ?? []).map((opt) => ({ value: opt.value, label: opt.label, color: opt.color, existing: true, remove: false })),
     ...Array.from({ length: NEW_OPTION_ROWS }, () => ({ value: '', label: '', color: null, existing: false, remove: false })),
@@ -259,7 +277,8 @@ function optionRows(field: CustomField, rows: OptionRow[] | undefined, error: st
             autocomplete="off"
             spellcheck="false"
             value="${row.value}"
-            ${fieldError(errorAbout(error, 'options'), 'options-hint')}
+            ${optionValues('value')}
+            ${fieldError(errorAbout(error, 'options'), 'options-hint')}${focusIf(row === refusedRow)}
           />
         </div>
         <div>
@@ -278,6 +297,7 @@ export function editFieldPage(
 ): string {
   const f = o.field;
   const v: EditFieldValues = o.values ?? { label: f.label, description: f.description ?? '', isNullable: f.isNullable, options: [] };
+  const focus = faulty(o.error, ['label', 'description']);
   return settingsPage(ctx, {
     title: `Field ${f.object}.${f.name}`,
     active: 'data-model',
@@ -294,14 +314,21 @@ export function editFieldPage(
         <form class="stack" method="post" action="/settings/data-model/${f.id}">
           ${csrfField(ctx.csrf)}
           <label for="field-label">Label</label>
-          <input id="field-label" name="label" required maxlength="100" value="${v.label}" ${fieldError(errorAbout(o.error, 'label'))} />
+          <input
+            id="field-label"
+            name="label"
+            required
+            maxlength="100"
+            value="${v.label}"
+            ${fieldError(errorAbout(o.error, 'label'))}${focusIf(focus === 'label')}
+          />
           <label for="field-description">Description</label>
           <input
             id="field-description"
             name="description"
             maxlength="500"
             value="${v.description}"
-            ${fieldError(errorAbout(o.error, 'description'))}
+            ${fieldError(errorAbout(o.error, 'description'))}${focusIf(focus === 'description')}
           />
           ${isSelect(f.type) ? optionRows(f, o.values?.options, o.error) : html``}
           <label class="check"

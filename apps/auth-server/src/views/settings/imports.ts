@@ -1,4 +1,5 @@
 import type { ImportSummary } from '../../../../records-api/src/imports/import-summary.js';
+import type { RefusedRow } from '../../../../records-api/src/imports/imports.service.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorBox, html, type Html } from '../html.js';
 import { UTC_NOTE, settingsPage, when } from './layout.js';
@@ -10,11 +11,21 @@ function statusBadge(s: ImportSummary): Html {
   return html`<span class="badge ${kind}" data-import-status>${s.status}</span>`;
 }
 
-function counts(s: ImportSummary): Html {
+/** What the import did so far, in words (the page's script shows the same words as the import runs). */
+export function countsText(s: ImportSummary): string {
   const n = (v: number) => v.toLocaleString('en-US');
   // Lines too (a CSV record may span lines, blank lines are no rows): every line of the file is accounted for.
-  const text = `${n(s.rowsRead)} rows read, ${n(s.created)} created, ${n(s.updated)} updated, ${n(s.failed)} refused (${n(s.linesRead)} lines of the file)`;
-  return html`<span data-import-counts>${text}</span>`;
+  const unchanged = s.mode === 'upsert' ? `, ${n(s.unchanged)} unchanged` : '';
+  return `${n(s.rowsRead)} rows read, ${n(s.created)} created, ${n(s.updated)} updated, ${n(s.failed)} refused${unchanged} (${n(s.linesRead)} lines of the file)`;
+}
+
+export const percentText = (s: ImportSummary) => `${Math.floor(s.progress * 100)}%`;
+
+export const downloadText = (failed: number) =>
+  `Download the ${failed.toLocaleString('en-US')} refused row${failed === 1 ? '' : 's'} (CSV)`;
+
+function counts(s: ImportSummary): Html {
+  return html`<span data-import-counts>${countsText(s)}</span>`;
 }
 
 /** /settings/imports: upload a file, then follow it on its own page. */
@@ -102,13 +113,14 @@ export function importsPage(ctx: SettingsContext, o: { objects: string[]; import
   });
 }
 
-/** One import: progress while it runs (the page's script follows it), then the refused rows. */
-export function importPage(
-  ctx: SettingsContext,
-  o: { summary: ImportSummary; errors: { row: number; line: number | null; messages: string[] }[] },
-): string {
+/**
+ * One import: its progress while it waits and runs (the page's script follows it: status,
+ * counts, progress, start and end times), then the refused rows, all of them as CSV.
+ */
+export function importPage(ctx: SettingsContext, o: { summary: ImportSummary; errors: RefusedRow[] }): string {
   const s = o.summary;
   const running = !ENDED.includes(s.status);
+  const csv = `/settings/imports/${s.id}/errors?format=csv`;
   return settingsPage(ctx, {
     title: 'Import',
     active: 'imports',
@@ -116,11 +128,15 @@ export function importPage(
       <section class="panel" id="import-progress" data-import-id="${s.id}" data-running="${running ? 'true' : 'false'}">
         <p>Status: ${statusBadge(s)} ${s.error ? html`<span class="error" role="alert">${s.error}</span>` : html``}</p>
         <label for="import-bar">Progress</label>
-        <progress id="import-bar" max="1" value="${s.progress}">${Math.round(s.progress * 100)}%</progress>
+        <p class="progress-line">
+          <progress id="import-bar" max="1" value="${s.progress}">${percentText(s)}</progress>
+          <span data-import-percent>${percentText(s)}</span>
+        </p>
         <p aria-live="polite">${counts(s)}</p>
         <p class="muted">
-          ${s.format.toUpperCase()}, mode ${s.mode}, uploaded ${when(s.createdAt)}, started ${when(s.startedAt, 'not yet')}, ended
-          ${when(s.finishedAt, 'not yet')}.
+          ${s.format.toUpperCase()}, mode ${s.mode}, uploaded ${when(s.createdAt, undefined, 'second')}, started
+          <span data-import-started>${when(s.startedAt, 'not yet', 'second')}</span>, ended
+          <span data-import-ended>${when(s.finishedAt, 'not yet', 'second')}</span>.
         </p>
         ${
           running
@@ -133,6 +149,12 @@ export function importPage(
         }
       </section>
       <h2 class="gap-top">Refused rows</h2>
+      <p id="import-download" ${s.failed ? html`` : html`hidden`}>
+        <a href="${csv}" download data-import-download>${downloadText(s.failed)}</a>
+        <span class="hint"
+          >— each with its row number and why; with an API key: <code>GET /rest/imports/${s.id}/errors?format=csv</code></span
+        >
+      </p>
       ${
         o.errors.length
           ? html`<div class="table-wrap">
@@ -159,13 +181,7 @@ export function importPage(
                   </tbody>
                 </table>
               </div>
-              ${
-                s.failed > o.errors.length
-                  ? html`<p class="hint">
-                      The first ${o.errors.length} of ${s.failed}; every one: <code>GET /rest/imports/${s.id}/errors</code>.
-                    </p>`
-                  : html``
-              }`
+              ${s.failed > o.errors.length ? html`<p class="hint">The first ${o.errors.length} of ${s.failed}; the download has every one.</p>` : html``}`
           : html`<p class="muted">${running ? 'None so far.' : 'None.'}</p>`
       }
       <p><a href="/settings/imports">All imports</a></p>`,

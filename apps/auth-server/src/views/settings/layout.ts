@@ -51,11 +51,15 @@ export function settingsMessagePage(
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 
-/** A UTC timestamp people can read (pages say "times in UTC"), machine-readable in `datetime`. */
-export function when(date: Date | string | null | undefined, fallback = '—'): Html {
+/**
+ * A UTC timestamp people can read (pages say "times in UTC"), machine-readable in `datetime`;
+ * to the minute, or to the second where the order of close events matters (the audit log, an import's progress).
+ */
+export function when(date: Date | string | null | undefined, fallback = '—', to: 'minute' | 'second' = 'minute'): Html {
   if (!date) return html`<span class="muted">${fallback}</span>`;
-  const d = new Date(date);
-  return html`<time datetime="${d.toISOString()}" title="${d.toISOString()}">${d.toISOString().slice(0, 16).replace('T', ' ')}</time>`;
+  const iso = new Date(date).toISOString();
+  const shown = iso.slice(0, to === 'second' ? 19 : 16).replace('T', ' ');
+  return html`<time datetime="${iso}" title="${iso}">${shown}</time>`;
 }
 
 /** "in 90 days", "3 hours ago". */
@@ -126,6 +130,25 @@ for (const read of document.querySelectorAll('input[name="fieldRead"]')) {
   });
 }
 
+// Select option values (views/settings/data-model.ts) are capitals, digits and _: letters typed in lower case
+// are upper-cased as they are typed, the caret left where it was (the same length: a-z only). In the Options box,
+// only the VALUE before a line's | is; the label keeps its case.
+const upperValue = (text) => text.replace(/[a-z]+/g, (letters) => letters.toUpperCase());
+const upperLines = (text) => text.split('\\n').map((line) => {
+  const bar = line.indexOf('|');
+  return bar < 0 ? upperValue(line) : upperValue(line.slice(0, bar)) + line.slice(bar);
+}).join('\\n');
+for (const field of document.querySelectorAll('[data-option-values]')) {
+  field.addEventListener('input', (event) => {
+    if (event.isComposing) return;
+    const next = field.dataset.optionValues === 'lines' ? upperLines(field.value) : upperValue(field.value);
+    if (next === field.value) return;
+    const { selectionStart, selectionEnd } = field;
+    field.value = next;
+    field.setSelectionRange(selectionStart, selectionEnd);
+  });
+}
+
 // The Import panel (views/settings/imports.ts): the file goes as the request body, then its page follows it.
 const importForm = document.getElementById('import-form');
 if (importForm) {
@@ -155,19 +178,35 @@ if (importForm) {
     submit.disabled = false;
   });
 }
+// An import's page (views/settings/imports.ts) follows it while it waits and runs: status, counts, progress,
+// start and end times, the download of its refused rows; once it has ended, the page is loaded again with them.
 const followed = document.getElementById('import-progress');
 if (followed && followed.dataset.running === 'true') {
+  const showTime = (slot, iso) => {
+    if (!iso || slot.querySelector('time')?.dateTime === iso) return;
+    const time = document.createElement('time');
+    time.dateTime = iso;
+    time.title = iso;
+    time.textContent = iso.slice(0, 19).replace('T', ' ');
+    slot.replaceChildren(time);
+  };
   const poll = async () => {
     try {
       const res = await fetch('/settings/imports/' + followed.dataset.importId + '/status');
       if (res.ok) {
-        const s = (await res.json()).data.import;
+        const { data, shown } = await res.json();
+        const s = data.import;
         document.getElementById('import-bar').value = s.progress;
         followed.querySelector('[data-import-status]').textContent = s.status;
-        followed.querySelector('[data-import-counts]').textContent =
-          s.rowsRead.toLocaleString('en-US') + ' rows read, ' + s.created.toLocaleString('en-US') + ' created, ' +
-          s.updated.toLocaleString('en-US') + ' updated, ' + s.failed.toLocaleString('en-US') + ' refused (' +
-          s.linesRead.toLocaleString('en-US') + ' lines of the file)';
+        followed.querySelector('[data-import-counts]').textContent = shown.counts;
+        followed.querySelector('[data-import-percent]').textContent = shown.percent;
+        showTime(followed.querySelector('[data-import-started]'), s.startedAt);
+        showTime(followed.querySelector('[data-import-ended]'), s.finishedAt);
+        const download = document.getElementById('import-download');
+        if (download && s.failed > 0) {
+          download.querySelector('[data-import-download]').textContent = shown.download;
+          download.hidden = false;
+        }
         if (!['queued', 'running'].includes(s.status)) return void location.reload();
       }
     } catch {}

@@ -222,12 +222,21 @@ function attemptRow(ctx: SettingsContext, webhookId: string, a: WebhookAttempt):
   </tr>`;
 }
 
-/** Above the attempts of a webhook that sends vault secrets: Redeliver sends them again, so it needs the password first. */
+/** Above the attempts: a signed `webhook.test` event, shown in the log like any attempt; a disabled webhook sends nothing. */
+function testEventForm(ctx: SettingsContext, w: WebhookSummary): Html {
+  if (!w.enabled) return html`<p class="hint">Enable the webhook to send it a test event.</p>`;
+  return html`<form method="post" action="/settings/webhooks/${w.id}/test" class="row-form">
+    ${csrfField(ctx.csrf)}<button type="submit" class="secondary" aria-describedby="test-event-hint">Send test event</button>
+    <span class="hint" id="test-event-hint">A signed <code>webhook.test</code> event, to this webhook only; nothing else changes.</span>
+  </form>`;
+}
+
+/** Above the attempts of a webhook that sends vault secrets: Redeliver and a test event send them again, so they need the password first. */
 function redeliverPassword(ctx: SettingsContext, w: WebhookSummary, passwordFresh: boolean): Html {
   if (passwordFresh || !referencedNames(w.headers).length || !allows(ctx.role, 'VAULT')) return html``;
   return html`<form method="post" action="/settings/webhooks/${w.id}/password" class="panel stack">
     ${csrfField(ctx.csrf)}
-    <label for="redeliver-password">Your password, to redeliver</label>
+    <label for="redeliver-password">Your password, to redeliver or send a test event</label>
     <input
       id="redeliver-password"
       name="password"
@@ -236,7 +245,9 @@ function redeliverPassword(ctx: SettingsContext, w: WebhookSummary, passwordFres
       required
       aria-describedby="redeliver-password-hint"
     />
-    <p class="hint" id="redeliver-password-hint">This webhook sends vault secrets: Redeliver works for 5 minutes after your password.</p>
+    <p class="hint" id="redeliver-password-hint">
+      This webhook sends vault secrets: Redeliver and Send test event work for 5 minutes after your password.
+    </p>
     <button type="submit" class="secondary">Confirm password</button>
   </form>`;
 }
@@ -307,7 +318,7 @@ export function editWebhookPage(
       </section>
 
       <h2 class="gap-top">Recent attempts</h2>
-      ${redeliverPassword(ctx, w, o.passwordFresh)}
+      ${redeliverPassword(ctx, w, o.passwordFresh)} ${testEventForm(ctx, w)}
       <div class="table-wrap">
         <table>
           <caption class="sr-only">
