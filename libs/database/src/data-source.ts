@@ -40,6 +40,8 @@ import { CredentialGuard1765700000000 } from './migrations/1765700000000-credent
 import { ExportWaits1765800000050 } from './migrations/1765800000050-export-waits.js';
 import { WebhookRoles1765849000000 } from './migrations/1765849000000-webhook-roles.js';
 import { ImportRuns1765851000000 } from './migrations/1765851000000-import-runs.js';
+import { FieldTypes1765900000000 } from './migrations/1765900000000-field-types.js';
+import { syncSearchFunctions } from './search-functions.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -77,6 +79,7 @@ export const MIGRATIONS = [
   ExportWaits1765800000050,
   WebhookRoles1765849000000,
   ImportRuns1765851000000,
+  FieldTypes1765900000000,
 ];
 
 export { sessionOptions } from './connections.js';
@@ -122,7 +125,8 @@ export function startEmbedded(log?: (message: string) => void): Promise<Embedded
 /**
  * Apply pending migrations; an advisory lock keeps concurrent starters from racing. They run
  * on one session without DATABASE_STATEMENT_TIMEOUT_MS: a migration of a big table, or the
- * wait for another starter's lock, may rightly take longer than any request should. Then
+ * wait for another starter's lock, may rightly take longer than any request should. The
+ * search functions generated from the field types follow (search-functions.ts). Then
  * the master key is checked against the database's check value: a wrong VAULT_MASTER_KEY
  * stops the start here (a one-line MasterKeyError) instead of failing a delivery later.
  * For DATABASE_URL behind a transaction pooler, all of it runs on DATABASE_SESSION_URL.
@@ -146,6 +150,9 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'each';
     await executor.executePendingMigrations();
+    const known = new Set(dataSource.migrations.map((m) => m.name));
+    const unknown = (await executor.getExecutedMigrations()).some((m) => !known.has(m.name));
+    await syncSearchFunctions(runner, unknown);
     const unbounded = new pg.Pool({ connectionString: url, max: 1, options: sessionOptions(0) });
     // An idle connection ended by the server (a restart, DROP DATABASE … WITH (FORCE)) is reported
     // on the pool; without a listener that report would end the process. The next query fails instead.

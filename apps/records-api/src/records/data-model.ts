@@ -4,6 +4,7 @@ import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { toField } from '#identity/data-model.js';
 import {
+  absentValue,
   compositeSubFields,
   customCompositeSort,
   customQueryFields,
@@ -102,8 +103,6 @@ function withCustomFields(base: ObjectDefinition, fields: CustomField[]): Object
     if (sort) compositeSort[field.name] = sort;
   }
   const names = new Set(fields.map((f) => f.name));
-  const empty = (field: CustomField) =>
-    field.type === 'MULTI_SELECT' ? [] : compositeSubFields(field.type) ? fullComposite(field.type, {}) : null;
   return {
     ...base,
     custom: fields,
@@ -121,7 +120,11 @@ function withCustomFields(base: ObjectDefinition, fields: CustomField[]): Object
       for (const field of fields) {
         const value = ownValue(stored, field.name);
         record[field.name] =
-          value === undefined || value === null ? empty(field) : compositeSubFields(field.type) ? fullComposite(field.type, value) : value;
+          value === undefined || value === null
+            ? absentValue(field.type)
+            : compositeSubFields(field.type)
+              ? fullComposite(field.type, value)
+              : value;
       }
       return record;
     },

@@ -1,32 +1,9 @@
-import {
-  CUSTOM_FIELD_OBJECTS,
-  CUSTOM_FIELD_TYPES,
-  MAX_OPTIONS,
-  objectNamed,
-  type CustomField,
-  type CustomFieldType,
-  type FieldDeclaration,
-} from '#records/objects/index.js';
+import { FIELD_TYPES, fieldType } from '#records/field-types/index.js';
+import { CUSTOM_FIELD_OBJECTS, MAX_OPTIONS, objectNamed, type CustomField, type FieldDeclaration } from '#records/objects/index.js';
 import type { EditFieldValues, NewFieldValues, OptionRow } from '../../settings/data-model/data-model.form.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '../html.js';
 import { settingsPage } from './layout.js';
-
-/** What each type holds, in the type list of the add form. */
-const TYPE_WORDS: Record<CustomFieldType, string> = {
-  TEXT: 'text',
-  NUMBER: 'a number',
-  BOOLEAN: 'yes or no',
-  DATE: 'a date',
-  DATE_TIME: 'a date and time',
-  SELECT: 'one of your options',
-  MULTI_SELECT: 'several of your options',
-  RATING: '1 to 5',
-  CURRENCY: 'an amount and currency',
-  LINKS: 'links',
-  EMAILS: 'e-mail addresses',
-  PHONES: 'phone numbers',
-};
 
 /** Empty rows under a select's options, to add that many at once. */
 const NEW_OPTION_ROWS = 3;
@@ -35,7 +12,6 @@ const title = (plural: string) => objectNamed(plural).pluralType;
 const humanize = (name: string) => name.replace(/([A-Z])/g, ' $1').replace(/^./, (c) => c.toUpperCase());
 const sentence = (name: string) => humanize(name).replace(/ ([A-Z])/g, (_, c: string) => ` ${c.toLowerCase()}`);
 const checked = (on: boolean) => (on ? html` checked` : html``);
-const isSelect = (type: string) => type === 'SELECT' || type === 'MULTI_SELECT';
 
 /** A built-in field as the table shows it: its label, type and, for a list of values, the values. */
 function builtIn(f: FieldDeclaration): { label: string; type: Html; options: Html } {
@@ -158,7 +134,7 @@ function addFieldForm(ctx: SettingsContext, object: string, error: string | unde
       />
       <label for="${id('type')}">Type</label>
       <select id="${id('type')}" name="type" ${fieldError(errorAbout(error, 'type'))}>
-        ${CUSTOM_FIELD_TYPES.map((t) => html`<option value="${t}" ${t === v.type ? html` selected` : html``}>${t} — ${TYPE_WORDS[t]}</option>`)}
+        ${FIELD_TYPES.map((t) => html`<option value="${t.name}" ${t.name === v.type ? html` selected` : html``}>${t.name} — ${t.pageWord}</option>`)}
       </select>
       <label for="${id('options')}">Options</label>
       <textarea
@@ -303,7 +279,7 @@ export function editFieldPage(
             value="${v.description}"
             ${fieldError(errorAbout(o.error, 'description'))}
           />
-          ${isSelect(f.type) ? optionRows(f, o.values?.options, o.error) : html``}
+          ${fieldType(f.type).options ? optionRows(f, o.values?.options, o.error) : html``}
           <label class="check"
             ><input
               type="checkbox"
