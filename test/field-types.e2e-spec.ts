@@ -3,8 +3,10 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
+import { runMigrations } from '#database/data-source.js';
+import { fieldType, searchFunctions } from '#records/field-types/index.js';
 import { CUSTOM_FIELD_TYPES } from '#records/objects/index.js';
-import { bearer, newWorkspace, type TestWorkspace } from './factories.js';
+import { bearer, newWorkspace, useEmptyDatabase, type TestWorkspace } from './factories.js';
 import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
 import { client, expectError, type Client, type Http } from './rest-helpers.js';
 
@@ -454,5 +456,100 @@ describe('field types FULL_NAME, ADDRESS, RICH_TEXT and UUID on every surface', 
     expect(res.body.data.groups).toEqual(
       expect.arrayContaining([{ by: { 'office.addressCountry': 'United Kingdom' }, count: 1, max: { 'office.addressLat': 51.5074 } }]),
     );
+  });
+
+  it('attack: another workspace’s field of the same name holding text never fails a UUID or number filter and order', async () => {
+    const api = client(http, other.keys.Admin);
+    for (const field of [
+      { object: 'companies', name: 'externalId', type: 'TEXT' },
+      { object: 'companies', name: 'office', type: 'LINKS' },
+    ])
+      expect((await api.post('/rest/metadata/fields', field)).status).toBe(201);
+    const batch = Array.from({ length: 50 }, (_, i) => ({
+      name: `T${i}`,
+      externalId: `not a uuid ${i}`,
+      office: { primaryLinkUrl: 'x.io' },
+    }));
+    expect((await api.post('/rest/batch/companies', batch)).status).toBe(201);
+    // The leaves' SQL is total over any stored value: evaluated on the other workspace's rows (text where a uuid or number is read), no error.
+    for (const field of FIELDS.filter((f) => f.type === 'UUID' || f.type === 'ADDRESS')) {
+      for (const leaf of fieldType(field.type).leaves({ ...field, options: null, settings: null })) {
+        const [row] = await ds.query(`SELECT count(*)::int AS n FROM companies t WHERE t.workspace_id = $1 AND ${leaf.sql} IS NULL`, [
+          other.id,
+        ]);
+        expect({ leaf: leaf.path, n: row.n }).toEqual({ leaf: leaf.path, n: 50 });
+      }
+    }
+    for (const query of [
+      { filter: `externalId[eq]:"${EXTERNAL}"`, order_by: 'externalId' },
+      { filter: `externalId[in]:["${EXTERNAL}","0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10"]`, order_by: 'externalId[DescNullsLast]' },
+      { filter: 'office.addressLat[gte]:-90', order_by: 'office.addressLng' },
+    ]) {
+      const res = await rest.get('/rest/companies', query);
+      expect({ query, status: res.status }).toEqual({ query, status: 200 });
+    }
+  });
+
+  it('attack: a record whose custom text is megabytes of distinct words is written and searched (the index keeps its first 100,000 characters)', async () => {
+    const target = await newWorkspace(ds, 'ft-huge');
+    const api = client(http, target.keys.Admin);
+    const names = Array.from({ length: 12 }, (_, i) => `essay${i}`);
+    for (const name of names)
+      expect((await api.post('/rest/metadata/fields', { object: 'people', name, type: 'RICH_TEXT' })).status).toBe(201);
+    const made = await api.post('/rest/people', { name: { firstName: 'Verbose' }, essay0: 'Quixotic opening' });
+    expect(made.status).toBe(201);
+    const id = made.body.data.createPerson.id;
+    // Distinct numbers: each a lexeme of its own, about 17,000 per field, 200,000 for the record.
+    let n = 0;
+    for (const name of names.slice(1)) {
+      let text = '';
+      while (text.length < 102_390) text += `${n++} `;
+      const res = await api.patch(`/rest/people/${id}`, { [name]: text.slice(0, 102_400) });
+      expect({ name, status: res.status }).toEqual({ name, status: 200 });
+    }
+    const found = await api.get('/rest/search', { q: 'quixotic' });
+    expect(found.status).toBe(200);
+    expect(found.body.data.search.map((h: { id: string }) => h.id)).toEqual([id]);
+  });
+});
+
+/**
+ * The search functions that know the field types are made to match the registry at start,
+ * under the migration lock (docs/decisions/0056-field-type-registry.md), and left alone by
+ * code older than the database.
+ */
+describe('search functions generated from the field-type registry at start', () => {
+  const db = useEmptyDatabase('search_functions');
+  const bodies = async () =>
+    Object.fromEntries(
+      (
+        await db.ds.query(`SELECT p.proname AS name, p.prosrc FROM pg_proc p WHERE p.oid = ANY($1::regprocedure[])`, [
+          searchFunctions().map((f) => f.signature),
+        ])
+      ).map((r: { name: string; prosrc: string }) => [r.name, r.prosrc]),
+    );
+  const generated = () => Object.fromEntries(searchFunctions().map((f) => [f.signature.split('(')[0], f.body]));
+  const stale = `CREATE OR REPLACE FUNCTION search_custom_value(type text, v jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+                   AS $$ SELECT CASE WHEN type = 'TEXT' THEN v #>> '{}' END $$`;
+
+  it('a migrated database has them as the registry generates them; one changed by hand is replaced at the next start', async () => {
+    expect(await bodies()).toEqual(generated());
+    await db.ds.query(stale);
+    expect((await bodies())['search_custom_value']).not.toEqual(generated()['search_custom_value']);
+    await runMigrations(db.ds);
+    expect(await bodies()).toEqual(generated());
+  });
+
+  it('code that does not know every applied migration (an older instance in a rolling deploy) leaves them alone', async () => {
+    await db.ds.query(`INSERT INTO migrations (timestamp, name) VALUES (9999999999999, 'FromNewerCode9999999999999')`);
+    try {
+      await db.ds.query(stale);
+      await runMigrations(db.ds);
+      expect((await bodies())['search_custom_value']).toMatch(/WHEN type = 'TEXT' THEN v #>> '\{\}' END/);
+    } finally {
+      await db.ds.query(`DELETE FROM migrations WHERE name = 'FromNewerCode9999999999999'`);
+    }
+    await runMigrations(db.ds);
+    expect(await bodies()).toEqual(generated());
   });
 });

@@ -9,7 +9,8 @@ import { FIELD_TYPES } from './registry.js';
  */
 
 /**
- * At most this many characters of a record's custom text are indexed: a tsvector holds at
+ * At most this many characters of a record's custom text are indexed (its fields in the
+ * order they were added): a tsvector holds at
  * most 1 MB, and 100 fields of 100 KB of distinct words would exceed it and fail the write.
  * 100,000 characters (at most 400 KB of UTF-8, and as many bytes of lexeme entries again)
  * stay under it with the built-in fields' words.
@@ -38,7 +39,7 @@ export function searchFunctions(): SearchFunction[] {
   END
 `;
   const textBody = `
-  SELECT left(nullif(btrim(string_agg(search_custom_value(f.type, p_custom -> f.name), ' ')), ''), ${MAX_SEARCHED_CUSTOM_TEXT})
+  SELECT left(nullif(btrim(string_agg(search_custom_value(f.type, p_custom -> f.name), ' ' ORDER BY f.created_at, f.id)), ''), ${MAX_SEARCHED_CUSTOM_TEXT})
     FROM custom_fields f
    WHERE f.workspace_id = p_workspace AND f.object = p_object AND f.is_active
      AND f.type IN (${names}) AND p_custom ? f.name
