@@ -8,7 +8,7 @@ import { fieldType, searchFunctions } from '#records/field-types/index.js';
 import { CUSTOM_FIELD_TYPES } from '#records/objects/index.js';
 import { bearer, newWorkspace, useEmptyDatabase, type TestWorkspace } from './factories.js';
 import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
-import { client, expectError, type Client, type Http } from './rest-helpers.js';
+import { asText, client, expectError, type Client, type Http } from './rest-helpers.js';
 
 /**
  * The field types FULL_NAME, ADDRESS, RICH_TEXT and UUID (docs/data-model.md "Types"), each
@@ -334,17 +334,7 @@ describe('field types FULL_NAME, ADDRESS, RICH_TEXT and UUID on every surface', 
   });
 
   const exportOf = (query: Record<string, string>) =>
-    request(http)
-      .get('/rest/companies/export')
-      .query(query)
-      .set(bearer(ws.keys.Admin))
-      .buffer(true)
-      .parse((res, done) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => done(null, text));
-      });
+    request(http).get('/rest/companies/export').query(query).set(bearer(ws.keys.Admin)).buffer(true).parse(asText);
 
   it('exports: a CSV column per sub-field (RICH_TEXT formulas neutralised), NDJSON records as REST shows them', async () => {
     const formula = await rest.post('/rest/companies', { name: 'Formula', notes: '=HYPERLINK("http://x","y")' });
