@@ -4,11 +4,13 @@ import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { runMigrations } from '#database/data-source.js';
-import { fieldType, searchFunctions } from '#records/field-types/index.js';
+import { FIELD_TYPES, fieldType, searchFunctions } from '#records/field-types/index.js';
 import { CUSTOM_FIELD_TYPES } from '#records/objects/index.js';
 import { bearer, newWorkspace, useEmptyDatabase, type TestWorkspace } from './factories.js';
 import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
+import { startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
 import { asText, client, expectError, type Client, type Http } from './rest-helpers.js';
+import { signInAt } from './settings-client.js';
 
 /**
  * The field types FULL_NAME, ADDRESS, RICH_TEXT and UUID (docs/data-model.md "Types"), each
@@ -541,5 +543,29 @@ describe('search functions generated from the field-type registry at start', () 
     }
     await runMigrations(db.ds);
     expect(await bodies()).toEqual(generated());
+  });
+});
+
+/** The settings page's type list is the registry's (docs/settings.md): every type, with what it holds; a new type added from the page. */
+describe('/settings/data-model offers every field type', () => {
+  let origin: PublicOrigin;
+  beforeAll(async () => {
+    origin = await startPublicOrigin();
+  });
+  afterAll(() => origin?.close());
+
+  it('lists each type with its words and adds an ADDRESS field from the page', async () => {
+    const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], 'ft-page');
+    const b = await signInAt(origin.url, people[0].email);
+    await b.go(`${origin.url}/settings/data-model`);
+    expect(b.lastStatus).toBe(200);
+    const offered = [...b.lastBody.matchAll(/<option value="([A-Z_]+)"[^>]*>([^<]+)<\/option>/g)].map((m) => [m[1], m[2].trim()]);
+    expect(new Set(offered.map((o) => o.join(' | ')))).toEqual(new Set(FIELD_TYPES.map((t) => `${t.name} | ${t.name} — ${t.pageWord}`)));
+    await b.go(`${origin.url}/settings/data-model`, {
+      method: 'POST',
+      form: { _csrf: b.cookie('wrs_csrf')!, object: 'companies', name: 'headquarters', type: 'ADDRESS', options: '', isNullable: 'on' },
+    });
+    const fields = await origin.ds.query('SELECT name, type FROM custom_fields WHERE workspace_id = $1', [workspace.id]);
+    expect(fields).toEqual([{ name: 'headquarters', type: 'ADDRESS' }]);
   });
 });
