@@ -6,7 +6,7 @@ import { quote, scalar, wrongType } from './shared.js';
  * UUID: an identifier of another system, stored lower-case so that equal ids compare equal
  * (as Postgres's uuid type prints them); filtered and sorted as a uuid. Read as one only when
  * the stored text is one, so another workspace's field of the same name holding text can
- * never fail the cast.
+ * never fail the cast (Postgres does not promise to test `workspace_id` first).
  */
 export const uuid = scalar({
   name: 'UUID',
@@ -16,10 +16,8 @@ export const uuid = scalar({
   check: (field, value, path, problems) => (isUuid(value) ? value.toLowerCase() : wrongType(uuid, field, path, problems)),
   leaf: (field) => {
     const stored = `(t.custom->>${quote(field.name)})`;
-    return {
-      type: 'uuid',
-      sql: `(CASE WHEN ${stored} ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN ${stored}::uuid END)`,
-    };
+    // pg_input_is_valid (PostgreSQL 16+): 1.6x an unguarded cast over 200,000 values, a regular expression 6.6x (decision 56).
+    return { type: 'uuid', sql: `(CASE WHEN pg_input_is_valid(${stored}, 'uuid') THEN ${stored}::uuid END)` };
   },
   graphql: () => ({ output: 'UUID', input: 'UUID', filter: 'UUIDFilter', order: 'OrderByDirection' }),
   jsonSchema: () => ({ type: 'string', format: 'uuid' }),
