@@ -3,15 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { toField } from '#identity/data-model.js';
-import {
-  absentValue,
-  compositeSubFields,
-  customCompositeSort,
-  customQueryFields,
-  fullComposite,
-  ownValue,
-  type CustomField,
-} from '#records/objects/index.js';
+import { absentValue, customCompositeSort, customQueryFields, fullComposite, ownValue, type CustomField } from '#records/objects/index.js';
 import { relationsOf } from '#records/objects/query-schema.js';
 import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 
@@ -119,12 +111,7 @@ function withCustomFields(base: ObjectDefinition, fields: CustomField[]): Object
       if (stored === undefined) return record; // not read (GraphQL selected no custom field)
       for (const field of fields) {
         const value = ownValue(stored, field.name);
-        record[field.name] =
-          value === undefined || value === null
-            ? absentValue(field.type)
-            : compositeSubFields(field.type)
-              ? fullComposite(field.type, value)
-              : value;
+        record[field.name] = value === undefined || value === null ? absentValue(field.type) : fullComposite(field.type, value);
       }
       return record;
     },

@@ -212,7 +212,12 @@ export interface CompositeSpec {
 /** The field type of a composite: an object of its sub-fields, each a leaf of its own. */
 export function compositeType(composite: CompositeType, spec: CompositeSpec): FieldType {
   const subs = composite.subFields;
-  const full = (value: Input): Input => Object.fromEntries(subs.map((s) => [s.name, value[s.name] ?? KINDS[s.kind].empty()]));
+  // Every record read of a composite passes here: a plain loop, no intermediate arrays.
+  const full = (value: Input): Input => {
+    const out: Input = {};
+    for (const sub of subs) out[sub.name] = value[sub.name] ?? KINDS[sub.kind].empty();
+    return out;
+  };
   const type: FieldType = {
     name: composite.name,
     word: `an object {${subs.map((s) => s.name).join(', ')}}`,
