@@ -1,5 +1,6 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { FIELD_TYPE_NAMES, FIELD_TYPES, fieldType, MAX_OPTIONS, ownValue, valuesOf, type FieldTypeName } from '../field-types/index.js';
+import { isPlain, type Input } from '../field-types/shared.js';
 import type { FieldDef } from '../query/types.js';
 import type { ObjectDeclaration } from './declaration.js';
 
@@ -105,7 +106,6 @@ export function takenNames(object: ObjectDeclaration, all: readonly ObjectDeclar
 // ---------------------------------------------------------------------------------------
 // Definitions (the metadata API)
 
-type Input = Record<string, unknown>;
 const CREATE_KEYS = [
   'object',
   'name',
@@ -123,10 +123,6 @@ const UPDATE_KEYS = ['label', 'description', 'isNullable', 'defaultValue', 'opti
 
 function bad(...messages: string[]): BadInputError {
   return new BadInputError(ErrorCode.VALIDATION_FAILED, ...messages);
-}
-
-function isPlain(value: unknown): value is Input {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function text(value: unknown, path: string, max: number, problems: string[], required: boolean): string | null | undefined {
