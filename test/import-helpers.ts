@@ -3,7 +3,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createRecordsApi } from '../apps/records-api/src/bootstrap.js';
 import { bearer } from './factories.js';
-import type { Http } from './rest-helpers.js';
+import { asText, type Http } from './rest-helpers.js';
 
 /** Shared helpers of the import suites (docs/rest.md "Imports"). */
 
@@ -83,16 +83,7 @@ export async function waitForImport(http: Http, key: string, id: string, timeout
 
 /** `GET /rest/imports/{id}/errors`, parsed. */
 export async function importErrors(http: Http, key: string, id: string): Promise<{ row: number; messages: string[] }[]> {
-  const res = await request(http)
-    .get(`/rest/imports/${id}/errors`)
-    .set(bearer(key))
-    .buffer(true)
-    .parse((r, done) => {
-      let text = '';
-      r.setEncoding('utf8');
-      r.on('data', (c: string) => (text += c));
-      r.on('end', () => done(null, text));
-    });
+  const res = await request(http).get(`/rest/imports/${id}/errors`).set(bearer(key)).buffer(true).parse(asText);
   expect(res.status).toBe(200);
   expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
   return (res.body as string)

@@ -73,6 +73,14 @@ export function expectListEnvelope(res: Response, plural: 'companies' | 'people'
 
 export const ids = (records: { id: string }[]) => records.map((r) => r.id);
 
+/** A supertest parser that keeps the body as text whatever its type (supertest parses only JSON): `.buffer(true).parse(asText)`. */
+export function asText(res: Response, done: (err: Error | null, body: string) => void): void {
+  let text = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => (text += chunk));
+  res.on('end', () => done(null, text));
+}
+
 /** A role of the workspace with the given object permissions, and an API key acting under it. */
 export async function keyWithRole(
   ds: DataSource,

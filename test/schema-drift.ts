@@ -59,6 +59,7 @@ const SUB_FIELD_COLUMNS: Record<SubFieldKind, Omit<ExpectedColumn, 'owner' | 'co
   textList: { ...JSONB, notNull: true, default: '[]' },
   linkList: { ...JSONB, notNull: true, default: '[]' },
   bigint: { types: ['int8'], label: 'bigint', notNull: false },
+  number: { types: ['float8'], label: 'double precision', notNull: false },
 };
 
 /** The columns an object's declaration implies, and the problems of the declaration itself. */

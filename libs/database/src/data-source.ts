@@ -44,6 +44,8 @@ import { ExportWaits1765800000050 } from './migrations/1765800000050-export-wait
 import { WebhookRoles1765849000000 } from './migrations/1765849000000-webhook-roles.js';
 import { ImportRuns1765851000000 } from './migrations/1765851000000-import-runs.js';
 import { CustomObjects1765900000000 } from './migrations/1765900000000-custom-objects.js';
+import { FieldTypes1765900000100 } from './migrations/1765900000100-field-types.js';
+import { syncSearchFunctions } from './search-functions.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -83,6 +85,7 @@ export const MIGRATIONS = [
   WebhookRoles1765849000000,
   ImportRuns1765851000000,
   CustomObjects1765900000000,
+  FieldTypes1765900000100,
 ];
 
 export { sessionOptions } from './connections.js';
@@ -206,7 +209,8 @@ async function executeLogged(executor: MigrationExecutor, log: (message: string)
  * start check comes first (checkBeforeMigrating): a missing, malformed or wrong
  * VAULT_MASTER_KEY stops the start with a one-line MasterKeyError before anything changes,
  * and the check value is tested again after them (a new database gets it from a migration).
- * `log` gets one line per migration applied (name and duration). For DATABASE_URL behind a
+ * `log` gets one line per migration applied (name and duration). The search functions
+ * generated from the field types follow (search-functions.ts). For DATABASE_URL behind a
  * transaction pooler, all of it runs on DATABASE_SESSION_URL.
  */
 export async function runMigrations(dataSource: DataSource, log: (message: string) => void = (m) => migrationLogger.log(m)): Promise<void> {
@@ -229,6 +233,9 @@ export async function runMigrations(dataSource: DataSource, log: (message: strin
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'each';
     await executeLogged(executor, log);
+    const known = new Set(dataSource.migrations.map((m) => m.name));
+    const unknown = (await executor.getExecutedMigrations()).some((m) => !known.has(m.name));
+    await syncSearchFunctions(runner, unknown);
     const unbounded = new pg.Pool({ connectionString: url, max: 1, options: sessionOptions(0) });
     // An idle connection ended by the server (a restart, DROP DATABASE … WITH (FORCE)) is reported
     // on the pool; without a listener that report would end the process. The next query fails instead.

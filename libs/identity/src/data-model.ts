@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { isUuid } from '#records/query/filter.js';
+import { fieldType } from '#records/field-types/index.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { makeNotUnique, makeUnique } from './unique-fields.js';
 import {
@@ -209,7 +210,7 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
     if (change.options) {
       const kept = change.options.map((o) => o.value);
       const removed = (field.options ?? []).map((o) => o.value).filter((v) => !kept.includes(v));
-      if (removed.length && field.type === 'SELECT') {
+      if (removed.length && fieldType(field.type).options === 'one') {
         await tx.query(
           `UPDATE ${table} SET custom = jsonb_set(custom, ARRAY[$2::text], 'null'::jsonb)
             WHERE workspace_id = $1${and} AND custom->>$2 = ANY($3::text[])`,

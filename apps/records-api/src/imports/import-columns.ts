@@ -1,11 +1,12 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { isSafeIntegerText } from '#records/query/filter.js';
-import { composite, compositeSubFields, type SubFieldKind } from '#records/objects/index.js';
+import { fieldType, type CellKind as LeafCell } from '#records/field-types/index.js';
+import { composite, type SubField, type SubFieldKind } from '#records/objects/index.js';
 import { formulaGuard, unguardedCell } from '../records/csv-formulas.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 
 /** How a CSV cell becomes a JSON value before the record is checked as a REST body would be; `ignored`: it does not. */
-export type CellKind = 'text' | 'integer' | 'number' | 'boolean' | 'json' | 'ignored';
+export type CellKind = LeafCell | 'ignored';
 
 /** Columns of an export that the API sets itself: a file may hold them (an export imports as it is), and they are not read. */
 const SET_BY_THE_API = ['createdAt', 'updatedAt', 'deletedAt'];
@@ -18,7 +19,8 @@ export interface ImportColumn {
   guarded?: boolean;
 }
 
-const SUB_KIND: Record<SubFieldKind, CellKind> = { text: 'text', bigint: 'integer', textList: 'json', linkList: 'json' };
+/** A standard object's composite sub-field's cell (custom fields' cells are their types' `csv`). */
+const SUB_KIND: Record<SubFieldKind, CellKind> = { text: 'text', bigint: 'integer', number: 'number', textList: 'json', linkList: 'json' };
 
 /**
  * The columns a CSV may have for `def` (in a workspace, with its custom fields): `id`, each
@@ -31,24 +33,20 @@ export function importColumns(def: ObjectDefinition): Map<string, ImportColumn> 
   for (const field of def.declaration.fields) {
     if (field.kind === 'composite') {
       for (const sub of composite(field.type).subFields) columns.set(`${field.name}.${sub.name}`, subColumn(field.name, sub));
-    } else columns.set(field.name, { path: [field.name], kind: 'text', guarded: !!formulaGuard(field.kind, field.name) });
+    } else columns.set(field.name, { path: [field.name], kind: 'text', guarded: !!formulaGuard(field) });
   }
   for (const field of def.custom ?? []) {
-    const subs = compositeSubFields(field.type);
-    if (subs) {
-      for (const sub of subs) columns.set(`${field.name}.${sub.name}`, subColumn(field.name, sub));
-    } else {
-      const kind: CellKind =
-        field.type === 'NUMBER' ? 'number' : field.type === 'BOOLEAN' ? 'boolean' : field.type === 'MULTI_SELECT' ? 'json' : 'text';
-      columns.set(field.name, { path: [field.name], kind, guarded: field.type === 'TEXT' });
+    for (const leaf of fieldType(field.type).csv) {
+      const path = leaf.sub ? [field.name, leaf.sub] : [field.name];
+      columns.set(path.join('.'), { path, kind: leaf.cell, guarded: !!leaf.guard });
     }
   }
   for (const name of SET_BY_THE_API) columns.set(name, { path: [name], kind: 'ignored' });
   return columns;
 }
 
-function subColumn(field: string, sub: { name: string; kind: SubFieldKind }): ImportColumn {
-  return { path: [field, sub.name], kind: SUB_KIND[sub.kind], guarded: !!formulaGuard(sub.kind, sub.name) };
+function subColumn(field: string, sub: SubField): ImportColumn {
+  return { path: [field, sub.name], kind: SUB_KIND[sub.kind], guarded: !!formulaGuard(sub) };
 }
 
 /**

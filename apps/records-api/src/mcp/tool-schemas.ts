@@ -1,15 +1,12 @@
 import { z } from 'zod';
+import { fieldType, subFieldInput, subFieldOutput } from '#records/field-types/index.js';
 import {
   composite,
-  compositeSubFields,
   describeField,
-  LINK,
   OBJECTS,
-  optionValues,
   type CustomField,
   type FieldDeclaration,
   type ObjectDeclaration,
-  type SubField,
   type TextField,
 } from '#records/objects/index.js';
 import {
@@ -33,27 +30,7 @@ import { EMBEDDED_PER_RECORD } from '../records/constants.js';
 const nullableString = (description?: string) =>
   description ? z.string().nullable().optional().meta({ description }) : z.string().nullable().optional();
 
-// Inputs, from the object declarations: types and shapes only; rules are described once (declaration, composites).
-
-const linkInput = z.strictObject({
-  url: z.string().meta({ description: LINK.url.tool }),
-  label: nullableString(),
-});
-
-/** A composite's sub-field as a tool input (built-in composites and custom ones alike). */
-function subFieldInput(sub: Pick<SubField, 'kind' | 'docs'>): z.ZodType {
-  const described = <T extends z.ZodType>(schema: T) => (sub.docs?.tool ? schema.meta({ description: sub.docs.tool }) : schema);
-  switch (sub.kind) {
-    case 'text':
-      return nullableString(sub.docs?.tool);
-    case 'bigint':
-      return described(z.number().nullable().optional());
-    case 'textList':
-      return described(z.array(z.string()).nullable().optional());
-    case 'linkList':
-      return described(z.array(linkInput).nullable().optional());
-  }
-}
+// Inputs, from the object declarations: types and shapes only; rules are described once (declaration, field types).
 
 /** "Required, non-empty, at most 500 characters." — the rule of a text field, in words. */
 function textRule(field: TextField, mode: 'create' | 'update'): string {
@@ -93,47 +70,9 @@ const chosenId = () =>
 /** A workspace's custom field as a tool input (docs/data-model.md): its type's shape; values are checked by the service. */
 function customFieldInput(field: CustomField, mode: 'create' | 'update'): z.ZodType {
   const text = [field.description ?? field.label, describeField(field)].join(' — ');
-  const values = optionValues(field);
-  let schema: z.ZodType;
-  switch (field.type) {
-    case 'NUMBER':
-      schema = z.number();
-      break;
-    case 'BOOLEAN':
-      schema = z.boolean();
-      break;
-    case 'SELECT':
-    case 'RATING':
-      schema = z.enum(values as [string, ...string[]]);
-      break;
-    case 'MULTI_SELECT':
-      schema = z.array(z.enum(values as [string, ...string[]]));
-      break;
-    case 'TEXT':
-    case 'DATE':
-    case 'DATE_TIME':
-      schema = z.string();
-      break;
-    default:
-      schema = z.strictObject(Object.fromEntries(compositeSubFields(field.type)!.map((sub) => [sub.name, subFieldInput(sub)])));
-  }
+  const schema = fieldType(field.type).mcpInput(field);
   const required = mode === 'create' && !field.isNullable && field.defaultValue == null;
   return (required ? schema : schema.nullable().optional()).meta({ description: text });
-}
-
-function customFieldOutput(field: CustomField): z.ZodType {
-  switch (field.type) {
-    case 'NUMBER':
-      return z.number().nullable();
-    case 'BOOLEAN':
-      return z.boolean().nullable();
-    case 'MULTI_SELECT':
-      return z.array(z.string());
-    default: {
-      const subs = compositeSubFields(field.type);
-      return subs ? z.object(Object.fromEntries(subs.map((sub) => [sub.name, subFieldOutput(sub)]))) : nullable;
-    }
-  }
 }
 
 export function createInput(object: ObjectDeclaration, custom: readonly CustomField[] = []) {
@@ -258,19 +197,6 @@ export function listInput(schema: ObjectSchema, embedded: string, examples: List
 
 const nullable = z.string().nullable();
 
-function subFieldOutput(sub: Pick<SubField, 'kind'>): z.ZodType {
-  switch (sub.kind) {
-    case 'text':
-      return nullable;
-    case 'bigint':
-      return z.number().nullable();
-    case 'textList':
-      return z.array(z.string());
-    case 'linkList':
-      return z.array(z.object({ url: z.string(), label: nullable }));
-  }
-}
-
 const outputs = new Map<string, z.ZodObject>();
 
 /** A workspace's active custom fields by object (none: the built-in shapes). */
@@ -292,7 +218,7 @@ export function recordShape(object: ObjectDeclaration, customOf: CustomFieldsOf 
   const hidden = hiddenOf?.(object.plural);
   if (hidden?.size) return without(recordShape(object, customOf), hidden);
   const custom = customOf(object.plural);
-  if (custom.length) return recordShape(object).extend(Object.fromEntries(custom.map((f) => [f.name, customFieldOutput(f)])));
+  if (custom.length) return recordShape(object).extend(Object.fromEntries(custom.map((f) => [f.name, fieldType(f.type).mcpOutput(f)])));
   let found = outputs.get(object.plural);
   if (!found) {
     const fields: Record<string, z.ZodType> = { id: z.string() };

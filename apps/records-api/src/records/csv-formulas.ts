@@ -11,14 +11,13 @@
 export type FormulaGuard = 'text' | 'callingCode';
 
 /**
- * The guard of a CSV column from its leaf: a text field (built-in or custom TEXT) or a
- * composite's text sub-field. Numbers, dates, booleans, enums, ids and lists (JSON text,
- * starting with `[`) are never guarded: a spreadsheet's `-5` is the number the API holds.
+ * The guard of a CSV column from its leaf: a text field (built-in, or custom of a free-text
+ * type such as TEXT) or a composite's text sub-field (a calling code as such). Numbers,
+ * dates, booleans, enums, ids and lists (JSON text, starting with `[`) are never guarded: a
+ * spreadsheet's `-5` is the number the API holds. Custom fields' columns carry theirs
+ * (the field-type registry's `csv`).
  */
-export function formulaGuard(kind: string, name: string): FormulaGuard | undefined {
-  if (kind !== 'text') return undefined;
-  return name === 'primaryPhoneCallingCode' ? 'callingCode' : 'text';
-}
+export { formulaGuard } from '#records/field-types/index.js';
 
 /**
  * SQL: the cell's text with a `'` before it when it is a formula. `ascii()` first, so the

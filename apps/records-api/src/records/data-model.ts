@@ -6,7 +6,7 @@ import { NotFoundError } from '#errors/errors.js';
 import { toField } from '#identity/data-model.js';
 import { OBJECT_COLUMNS, toObject } from '#identity/objects.js';
 import {
-  compositeSubFields,
+  absentValue,
   customCompositeSort,
   customQueryFields,
   fullComposite,
@@ -133,8 +133,6 @@ function withCustomFields(base: ObjectDefinition, fields: CustomField[]): Object
     if (sort) compositeSort[field.name] = sort;
   }
   const names = new Set(fields.map((f) => f.name));
-  const empty = (field: CustomField) =>
-    field.type === 'MULTI_SELECT' ? [] : compositeSubFields(field.type) ? fullComposite(field.type, {}) : null;
   return {
     ...base,
     custom: fields,
@@ -151,8 +149,7 @@ function withCustomFields(base: ObjectDefinition, fields: CustomField[]): Object
       if (stored === undefined) return record; // not read (GraphQL selected no custom field)
       for (const field of fields) {
         const value = ownValue(stored, field.name);
-        record[field.name] =
-          value === undefined || value === null ? empty(field) : compositeSubFields(field.type) ? fullComposite(field.type, value) : value;
+        record[field.name] = value === undefined || value === null ? absentValue(field.type) : fullComposite(field.type, value);
       }
       return record;
     },

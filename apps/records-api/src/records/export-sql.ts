@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { composite, compositeSubFields, type CustomField } from '#records/objects/index.js';
+import { fieldType, type CsvLeaf } from '#records/field-types/index.js';
+import { composite, type CustomField } from '#records/objects/index.js';
 import { csvCell, formulaGuard, guardedCellSql, type FormulaGuard } from './csv-formulas.js';
 import type { ObjectDefinition } from './object-definitions.js';
 
@@ -56,11 +57,12 @@ function objectOf(parts: { key: string; json: string }[]): string {
   return parts.map((p, i) => `${lit(`${i ? ',' : '{'}${JSON.stringify(p.key)}:`)} || ${p.json}`).join(' || ') + ` || '}'`;
 }
 
-function compositeField(name: string, subs: { name: string; kind: string; text: string; json: string }[]): ExportField {
+/** A composite: one JSON object, a CSV column per sub-field. */
+function compositeField(name: string, subs: { name: string; text: string; json: string; guard?: FormulaGuard }[]): ExportField {
   return {
     name,
     json: objectOf(subs.map((s) => ({ key: s.name, json: s.json }))),
-    columns: subs.map((s) => ({ path: `${name}.${s.name}`, sql: s.text, guard: formulaGuard(s.kind, s.name) })),
+    columns: subs.map((s) => ({ path: `${name}.${s.name}`, sql: s.text, guard: s.guard })),
   };
 }
 
@@ -69,9 +71,7 @@ function builtInFields(def: ObjectDefinition): ExportField[] {
   for (const field of def.declaration.fields) {
     switch (field.kind) {
       case 'text':
-        fields.push(
-          scalar(field.name, field.name, `t.${field.column}`, jsonString(`t.${field.column}`), formulaGuard(field.kind, field.name)),
-        );
+        fields.push(scalar(field.name, field.name, `t.${field.column}`, jsonString(`t.${field.column}`), formulaGuard(field)));
         break;
       case 'enum':
       case 'relation':
@@ -86,9 +86,10 @@ function builtInFields(def: ObjectDefinition): ExportField[] {
             field.name,
             composite(field.type).subFields.map((sub) => {
               const col = `t.${field.columns[sub.name]}`;
-              if (sub.kind === 'textList' || sub.kind === 'linkList') return { ...sub, text: listText(col), json: listText(col) };
-              if (sub.kind === 'bigint') return { ...sub, text: col, json: orNull(`${col}::text`) };
-              return { ...sub, text: col, json: jsonString(col) };
+              const guard = formulaGuard(sub);
+              if (sub.kind === 'textList' || sub.kind === 'linkList') return { name: sub.name, text: listText(col), json: listText(col) };
+              if (sub.kind === 'bigint' || sub.kind === 'number') return { name: sub.name, text: col, json: orNull(`${col}::text`) };
+              return { name: sub.name, text: col, json: jsonString(col), guard };
             }),
           ),
         );
@@ -106,26 +107,23 @@ function builtInFields(def: ObjectDefinition): ExportField[] {
   return fields;
 }
 
-/** A custom field as data-model.ts's toRecord shows it: its stored JSON value, a multi-select `[]` and a composite every sub-field when empty. */
+/**
+ * A custom field as data-model.ts's toRecord shows it, column by column as its type lists
+ * them: the stored JSON value, a list (JSON text in its cell) `[]` when empty, a composite
+ * every sub-field.
+ */
 function customField(field: CustomField): ExportField {
+  const type = fieldType(field.type);
   const value = `(t.custom->${lit(field.name)})`;
-  const subs = compositeSubFields(field.type);
-  if (field.type === 'MULTI_SELECT') return scalar(field.name, field.name, listText(value), listText(value));
-  if (!subs)
-    return scalar(
-      field.name,
-      field.name,
-      `(t.custom->>${lit(field.name)})`,
-      orNull(`${value}::text`),
-      field.type === 'TEXT' ? formulaGuard('text', field.name) : undefined,
-    );
+  const leafOf = (leaf: CsvLeaf, json: string, text: string) =>
+    leaf.cell === 'json' ? { text: listText(json), json: listText(json) } : { text, json: orNull(`${json}::text`), guard: leaf.guard };
+  if (!type.composite) {
+    const { text, json, guard } = leafOf(type.csv[0], value, `(t.custom->>${lit(field.name)})`);
+    return scalar(field.name, field.name, text, json, guard);
+  }
   return compositeField(
     field.name,
-    subs.map((sub) => {
-      const subValue = `(${value}->${lit(sub.name)})`;
-      if (sub.kind === 'textList' || sub.kind === 'linkList') return { ...sub, text: listText(subValue), json: listText(subValue) };
-      return { ...sub, text: `(${value}->>${lit(sub.name)})`, json: orNull(`${subValue}::text`) };
-    }),
+    type.csv.map((leaf) => ({ name: leaf.sub!, ...leafOf(leaf, `(${value}->${lit(leaf.sub!)})`, `(${value}->>${lit(leaf.sub!)})`) })),
   );
 }
 

@@ -49,6 +49,8 @@ function subValues(sub: SubField): unknown[] {
       return textValues(sub.maxLength!);
     case 'bigint':
       return [0, 1, -5, 1.5, 2 ** 53, -(2 ** 53 - 1), 2 ** 53 - 1, '5', Infinity, NaN];
+    case 'number':
+      return [0, 1.5, -5, sub.min ?? -1e9, sub.max ?? 1e9, (sub.min ?? -1e9) - 1, (sub.max ?? 1e9) + 0.5, '5', Infinity, NaN];
     case 'textList':
       return [
         [],

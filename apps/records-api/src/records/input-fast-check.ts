@@ -1,4 +1,4 @@
-import { arrayMaxSize, isEmail, isIn, isInt, isUUID, isURL, matches, max, maxLength, min } from 'class-validator';
+import { arrayMaxSize, isEmail, isIn, isInt, isNumber, isUUID, isURL, matches, max, maxLength, min } from 'class-validator';
 import { composite, CURRENCY_CODE, LINK, type FieldDeclaration, type ObjectDeclaration, type SubField } from '#records/objects/index.js';
 import { normalizeTimestamp } from '#records/query/index.js';
 import { URL_RULE } from './rest-classes.js';
@@ -69,6 +69,12 @@ function subCheck(sub: SubField): Check {
     }
     case 'bigint':
       return (v) => absent(v) || (isInt(v) && min(v, -SAFE) && max(v, SAFE));
+    case 'number':
+      return (v) =>
+        absent(v) ||
+        (isNumber(v, { allowNaN: false, allowInfinity: false }) &&
+          (sub.min === undefined || min(v, sub.min)) &&
+          (sub.max === undefined || max(v, sub.max)));
     case 'textList':
       return (v) => absent(v) || (Array.isArray(v) && arrayMaxSize(v, sub.maxItems!) && v.every((item) => text(item) && isEmail(item)));
     case 'linkList':

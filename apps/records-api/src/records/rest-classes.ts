@@ -7,6 +7,7 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
+  IsNumber,
   IsObject,
   IsOptional,
   IsString,
@@ -134,6 +135,21 @@ function subInputDecorators(sub: SubField): PropertyDecorator[] {
         Min(-SAFE, { message: `$property must be at least -${SAFE}` }),
         Max(SAFE, { message: `$property must be at most ${SAFE}` }),
       ];
+    case 'number':
+      return [
+        ApiPropertyOptional({
+          type: Number,
+          nullable: true,
+          minimum: sub.min,
+          maximum: sub.max,
+          example,
+          ...(description ? { description } : {}),
+        }),
+        IsOptional(),
+        IsNumber({ allowNaN: false, allowInfinity: false }),
+        ...(sub.min !== undefined ? [Min(sub.min)] : []),
+        ...(sub.max !== undefined ? [Max(sub.max)] : []),
+      ];
     case 'textList':
       return [
         ApiPropertyOptional({ type: [String], nullable: true, maxItems: sub.maxItems, ...(description ? { description } : {}) }),
@@ -171,6 +187,8 @@ function subModelDecorators(sub: SubField): PropertyDecorator[] {
       ];
     case 'bigint':
       return [ApiProperty({ type: 'integer', format: 'int64', nullable: true, example: sub.docs?.example, ...extra })];
+    case 'number':
+      return [ApiProperty({ type: Number, nullable: true, example: sub.docs?.example, ...extra })];
     case 'textList':
       return [ApiProperty({ type: [String], example: [] })];
     case 'linkList':

@@ -7,6 +7,7 @@ import { Sql } from '#database/sql.js';
 import { ReadRouter } from '#database/read-routing.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { fieldType } from '#records/field-types/index.js';
 import { labelOf, type AnyRecord } from './object-definitions.js';
 import { RecordsService, type PageInfo } from './records.service.js';
 
@@ -269,8 +270,6 @@ const FIELD_WEIGHTS: Record<string, Record<string, Weight>> = {
   people: { name: 'a', emails: 'b' },
   opportunities: { name: 'a' },
 };
-/** Custom field types whose values the index holds (weight C). */
-const SEARCHED_CUSTOM_TYPES = ['TEXT', 'EMAILS', 'LINKS', 'PHONES'];
 
 /**
  * Search across objects (docs/rest.md "Search"; docs/decisions/0030-search.md): one
@@ -457,8 +456,7 @@ export class SearchService {
       const lost = new Set<Weight>();
       for (const name of hidden) {
         const weight =
-          FIELD_WEIGHTS[o.plural]?.[name] ??
-          (custom.some((f) => f.name === name && SEARCHED_CUSTOM_TYPES.includes(f.type)) ? 'c' : undefined);
+          FIELD_WEIGHTS[o.plural]?.[name] ?? (custom.some((f) => f.name === name && fieldType(f.type).search) ? 'c' : undefined);
         if (weight) lost.add(weight);
       }
       if (!lost.size) continue;

@@ -3,10 +3,14 @@ import { ApiBearerAuth, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@ne
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { BadInputError, ErrorCode } from '#errors/errors.js';
+import { FIELD_TYPES } from '#records/field-types/index.js';
 import { ApiErrors } from './open-api-decorators.js';
 import { DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT, SEARCHABLE_OBJECTS, SearchService } from '../records/search.service.js';
 
 const PARAMS = ['q', 'objects', 'limit', 'starting_after'];
+/** "TEXT, RICH_TEXT, … and ADDRESS": the custom field types search reads (their modules' `search`). */
+const SEARCHED = FIELD_TYPES.filter((t) => t.search).map((t) => t.name);
+const SEARCHED_TYPES = `${SEARCHED.slice(0, -1).join(', ')} and ${SEARCHED.at(-1)}`;
 
 function single(query: Record<string, unknown>, name: string): string | undefined {
   const value = query[name];
@@ -45,7 +49,7 @@ export class SearchController {
     summary: 'Search across objects',
     description:
       'Every word of q matches by prefix, in any case and with or without accents; words of 4 or more letters also match with one typo. ' +
-      'Searches names, e-mails, domains and custom TEXT, EMAILS, LINKS and PHONES fields. Best first: exact, then prefix, then typo matches.',
+      `Searches names, e-mails, domains and custom ${SEARCHED_TYPES} fields. Best first: exact, then prefix, then typo matches.`,
   })
   @ApiQuery({ name: 'q', required: true, description: `1 to ${MAX_QUERY_LENGTH} characters.`, example: 'acme' })
   @ApiQuery({

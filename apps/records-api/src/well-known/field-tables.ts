@@ -27,6 +27,8 @@ function subRule(sub: SubField): string {
       return `at most ${sub.maxLength} characters`;
     case 'bigint':
       return 'an integer (JSON number) from -9007199254740991 to 9007199254740991; GraphQL `BigFloat`';
+    case 'number':
+      return `a number${sub.min !== undefined && sub.max !== undefined ? ` from ${sub.min} to ${sub.max}` : ''}; GraphQL \`Float\``;
     case 'textList':
       return `at most ${sub.maxItems} e-mail addresses; never null (\`[]\`)`;
     case 'linkList':
@@ -86,7 +88,7 @@ function rows(object: ObjectDeclaration, field: FieldDeclaration): string[][] {
     case 'composite':
       return composite(field.type).subFields.map((sub) => {
         const path = `${field.name}.${sub.name}`;
-        const type = sub.kind === 'bigint' ? 'integer' : sub.kind === 'text' ? 'text' : 'list';
+        const type = sub.kind === 'bigint' ? 'integer' : sub.kind === 'number' ? 'number' : sub.kind === 'text' ? 'text' : 'list';
         return [`\`${path}\``, type, subRule(sub), ops(path), sort(path)];
       });
   }

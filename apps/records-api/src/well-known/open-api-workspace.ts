@@ -4,50 +4,16 @@ import { LRUCache } from 'lru-cache';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { fieldAccess, restrictionsKey } from '#auth/field-access.js';
 import type { Principal } from '#auth/principal.js';
-import { compositeSubFields, describeField, OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
+import { fieldType } from '#records/field-types/index.js';
+import { describeField, OBJECTS, type CustomField } from '#records/objects/index.js';
 import type { DataModel, WorkspaceModel } from '../records/data-model.js';
 import { withoutHiddenFields, type HiddenFields } from './open-api-restricted.js';
 
 type Schema = Record<string, unknown>;
 
-const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
-
-/** The JSON Schema of a custom field's value (docs/data-model.md). */
+/** The JSON Schema of a custom field's value (docs/data-model.md), as its type gives it. */
 function valueSchema(field: CustomField, mode: 'model' | 'input'): Schema {
-  const described = (schema: Schema): Schema => ({ ...schema, description: field.description ?? field.label });
-  switch (field.type) {
-    case 'TEXT':
-      return described(orNull({ type: 'string', maxLength: 10_000 }));
-    case 'NUMBER':
-      return described(orNull({ type: 'number' }));
-    case 'BOOLEAN':
-      return described(orNull({ type: 'boolean' }));
-    case 'DATE':
-      return described(orNull({ type: 'string', format: 'date' }));
-    case 'DATE_TIME':
-      return described(orNull({ type: 'string', format: 'date-time' }));
-    case 'SELECT':
-    case 'RATING':
-      return described(orNull({ type: 'string', enum: optionValues(field) }));
-    case 'MULTI_SELECT':
-      return described({ type: 'array', items: { type: 'string', enum: optionValues(field) } });
-    default: {
-      const properties = Object.fromEntries(
-        compositeSubFields(field.type)!.map((sub) => [
-          sub.name,
-          sub.kind === 'bigint'
-            ? orNull({ type: 'integer' })
-            : sub.kind === 'textList'
-              ? { type: 'array', items: { type: 'string' } }
-              : sub.kind === 'linkList'
-                ? { type: 'array', items: { type: 'object', properties: { url: { type: 'string' }, label: orNull({ type: 'string' }) } } }
-                : orNull({ type: 'string' }),
-        ]),
-      );
-      const object: Schema = { type: 'object', properties, ...(mode === 'input' ? { additionalProperties: false } : {}) };
-      return described(mode === 'input' ? orNull(object) : object);
-    }
-  }
+  return { ...fieldType(field.type).jsonSchema(field, mode), description: field.description ?? field.label };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
-import { isSafeIntegerText, normalizeTimestamp } from '../query/filter.js';
+import { FIELD_TYPE_NAMES, FIELD_TYPES, fieldType, MAX_OPTIONS, ownValue, valuesOf, type FieldTypeName } from '../field-types/index.js';
+import { isPlain, type Input } from '../field-types/shared.js';
 import type { FieldDef } from '../query/types.js';
 import type { ObjectDeclaration } from './declaration.js';
 
@@ -7,40 +8,25 @@ import type { ObjectDeclaration } from './declaration.js';
  * Custom fields: each workspace's own fields on companies, people and opportunities
  * (docs/data-model.md). Their definitions live in `custom_fields`, their values in the
  * record's `custom` jsonb column keyed by the field's API name (names never change).
- * This file holds the rules both ends share: which definitions are valid, which values a
- * field takes, and how the list parameters reach a value in SQL.
+ * This file holds the rules both ends share: which definitions are valid, and the values of
+ * a record's custom fields; what a value of each type is, it asks the field-type registry
+ * (libs/records/src/field-types/, docs/decisions/0056-field-type-registry.md).
  */
 
-export const CUSTOM_FIELD_TYPES = [
-  'TEXT',
-  'NUMBER',
-  'BOOLEAN',
-  'DATE',
-  'DATE_TIME',
-  'SELECT',
-  'MULTI_SELECT',
-  'RATING',
-  'CURRENCY',
-  'LINKS',
-  'EMAILS',
-  'PHONES',
-] as const;
-export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number];
+export const CUSTOM_FIELD_TYPES: readonly FieldTypeName[] = FIELD_TYPE_NAMES;
+export type CustomFieldType = FieldTypeName;
 
 /** The standard objects, which every workspace has; a workspace's own objects take custom fields too (custom-objects.ts). */
 export const CUSTOM_FIELD_OBJECTS: readonly string[] = ['companies', 'people', 'opportunities'];
 export type CustomFieldObject = string;
 
 export const MAX_CUSTOM_FIELDS = 100;
-export const MAX_OPTIONS = 100;
+export { CURRENCY_CODE, indexedValue, MAX_OPTIONS, MAX_TEXT, ownValue } from '../field-types/index.js';
 export const NAME_RULE = /^[a-z][a-zA-Z0-9]{0,62}$/;
 export const OPTION_VALUE_RULE = /^[A-Z][A-Z0-9_]*$/;
 const MAX_OPTION_VALUE = 63;
 const MAX_LABEL = 100;
 const MAX_DESCRIPTION = 500;
-/** TEXT values and composite text sub-fields. */
-export const MAX_TEXT = 10_000;
-const RATING_VALUES = ['RATING_1', 'RATING_2', 'RATING_3', 'RATING_4', 'RATING_5'];
 const COLORS = ['green', 'turquoise', 'sky', 'blue', 'purple', 'pink', 'red', 'orange', 'yellow', 'gray'];
 
 /**
@@ -96,43 +82,14 @@ export interface CustomField {
   updatedAt: string;
 }
 
-const COMPOSITE_SUBS: Partial<Record<CustomFieldType, { name: string; kind: 'text' | 'bigint' | 'textList' | 'linkList' }[]>> = {
-  CURRENCY: [
-    { name: 'amountMicros', kind: 'bigint' },
-    { name: 'currencyCode', kind: 'text' },
-  ],
-  LINKS: [
-    { name: 'primaryLinkUrl', kind: 'text' },
-    { name: 'primaryLinkLabel', kind: 'text' },
-    { name: 'secondaryLinks', kind: 'linkList' },
-  ],
-  EMAILS: [
-    { name: 'primaryEmail', kind: 'text' },
-    { name: 'additionalEmails', kind: 'textList' },
-  ],
-  PHONES: [
-    { name: 'primaryPhoneNumber', kind: 'text' },
-    { name: 'primaryPhoneCountryCode', kind: 'text' },
-    { name: 'primaryPhoneCallingCode', kind: 'text' },
-  ],
-};
-
-/** The sub-fields of a composite type, or undefined for a scalar type. */
+/** The sub-fields of a composite type, or undefined for a single-valued type. */
 export function compositeSubFields(type: CustomFieldType) {
-  return COMPOSITE_SUBS[type];
+  return fieldType(type).composite?.subFields;
 }
 
-/** The sub-field a composite sorts by (`amount` → amount.amountMicros). */
-const SORT_SUB: Partial<Record<CustomFieldType, string>> = {
-  CURRENCY: 'amountMicros',
-  LINKS: 'primaryLinkUrl',
-  EMAILS: 'primaryEmail',
-  PHONES: 'primaryPhoneNumber',
-};
-
+/** A field's values: RATING_1 … RATING_5, or its options'. */
 export function optionValues(field: Pick<CustomField, 'type' | 'options'>): string[] {
-  if (field.type === 'RATING') return RATING_VALUES;
-  return (field.options ?? []).map((o) => o.value);
+  return valuesOf(fieldType(field.type), field);
 }
 
 /** Names a custom field of `object` may not take: the reserved ones and every built-in field, relation and inverse. */
@@ -150,7 +107,6 @@ export function takenNames(object: ObjectDeclaration, all: readonly ObjectDeclar
 // ---------------------------------------------------------------------------------------
 // Definitions (the metadata API)
 
-type Input = Record<string, unknown>;
 const CREATE_KEYS = [
   'object',
   'name',
@@ -168,10 +124,6 @@ const UPDATE_KEYS = ['label', 'description', 'isNullable', 'defaultValue', 'opti
 
 function bad(...messages: string[]): BadInputError {
   return new BadInputError(ErrorCode.VALIDATION_FAILED, ...messages);
-}
-
-function isPlain(value: unknown): value is Input {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function text(value: unknown, path: string, max: number, problems: string[], required: boolean): string | null | undefined {
@@ -224,21 +176,21 @@ function checkOptions(raw: unknown, problems: string[]): SelectOption[] | undefi
 function checkSettings(type: CustomFieldType, raw: unknown, problems: string[]): CustomField['settings'] | undefined {
   if (raw === undefined || raw === null) return null;
   if (!isPlain(raw)) return void problems.push('settings must be an object');
-  if (type !== 'NUMBER') {
+  const settings = fieldType(type).settings;
+  if (!settings) {
     if (Object.keys(raw).length) problems.push(`settings: ${type} fields take no settings`);
     return null;
   }
-  for (const key of Object.keys(raw))
-    if (key !== 'decimals') problems.push(`settings.${key} is not a known setting; NUMBER takes decimals`);
-  const decimals = raw.decimals;
-  if (decimals !== undefined && (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 8)) {
-    problems.push('settings.decimals must be an integer from 0 to 8');
-  }
-  return decimals === undefined ? {} : { decimals: decimals as number };
+  return settings(raw, problems);
 }
 
+/** Types that take options, for messages: "SELECT and MULTI_SELECT". */
+const OPTION_TYPES = FIELD_TYPES.filter((t) => t.options)
+  .map((t) => t.name)
+  .join(' and ');
+
 /** Types a custom field may be unique with (docs/data-model.md, "Unique fields"). */
-export const UNIQUE_TYPES: readonly CustomFieldType[] = ['TEXT', 'NUMBER', 'EMAILS', 'LINKS'];
+export const UNIQUE_TYPES: readonly CustomFieldType[] = FIELD_TYPE_NAMES.filter((t) => fieldType(t).unique);
 
 export interface FieldChange {
   label?: string;
@@ -290,7 +242,6 @@ export function checkNewField(
     }
   }
   if (problems.length) throw bad(...problems);
-  const fieldType = type as CustomFieldType;
   const label = text(body.label ?? name, 'label', MAX_LABEL, problems, true) as string;
   const description = text(body.description, 'description', MAX_DESCRIPTION, problems, false) ?? null;
   const bools: Record<string, boolean> = {};
@@ -310,16 +261,16 @@ export function checkNewField(
     problems.push('isUnique: a unique field cannot have a default value (every new record would hold the same one)');
   }
   let options: SelectOption[] | null = null;
-  if (fieldType === 'SELECT' || fieldType === 'MULTI_SELECT') options = checkOptions(body.options, problems) ?? null;
-  else if (body.options !== undefined && body.options !== null) problems.push(`options: only SELECT and MULTI_SELECT fields take options`);
-  const settings = checkSettings(fieldType, body.settings, problems) ?? null;
+  if (fieldType(type as string).options) options = checkOptions(body.options, problems) ?? null;
+  else if (body.options !== undefined && body.options !== null) problems.push(`options: only ${OPTION_TYPES} fields take options`);
+  const settings = checkSettings(type as CustomFieldType, body.settings, problems) ?? null;
   if (problems.length) throw bad(...problems);
   const field: NewField = {
     object: object as CustomFieldObject,
     name: name as string,
     label,
     description,
-    type: fieldType,
+    type: type as CustomFieldType,
     isNullable: bools.isNullable,
     defaultValue: null,
     isUnique: bools.isUnique,
@@ -365,8 +316,7 @@ export function checkFieldChange(field: CustomField, body: unknown): FieldChange
     else change[key] = body[key] as boolean;
   }
   if (body.options !== undefined) {
-    if (field.type !== 'SELECT' && field.type !== 'MULTI_SELECT')
-      problems.push('options: only SELECT and MULTI_SELECT fields take options');
+    if (!fieldType(field.type).options) problems.push(`options: only ${OPTION_TYPES} fields take options`);
     else change.options = checkOptions(body.options, problems);
   }
   if (body.settings !== undefined) change.settings = checkSettings(field.type, body.settings, problems);
@@ -381,143 +331,23 @@ export function checkFieldChange(field: CustomField, body: unknown): FieldChange
 // ---------------------------------------------------------------------------------------
 // Values (records)
 
-/**
- * The value `object` holds under `name` itself: a field named after an Object.prototype member
- * (made before those names were reserved) reads as absent when the object lacks it, never as
- * the inherited function.
- */
-export function ownValue(object: unknown, name: string): unknown {
-  return object !== null && typeof object === 'object' && Object.hasOwn(object, name) ? (object as Input)[name] : undefined;
-}
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-/** ISO 4217: three capital letters (custom CURRENCY fields and the built-in amount's currencyCode alike). */
-export const CURRENCY_CODE = /^[A-Z]{3}$/;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const URL = /^(https?:\/\/)?[^\s/$.?#][^\s]*$/i;
-const TYPE_WORD: Record<CustomFieldType, string> = {
-  TEXT: 'a string',
-  NUMBER: 'a number',
-  BOOLEAN: 'true or false',
-  DATE: 'a date such as 2026-12-31',
-  DATE_TIME: 'an ISO 8601 date-time such as 2026-12-31T12:00:00Z',
-  SELECT: 'one of the options',
-  MULTI_SELECT: 'an array of options',
-  RATING: 'one of RATING_1 … RATING_5',
-  CURRENCY: 'an object {amountMicros, currencyCode}',
-  LINKS: 'an object {primaryLinkUrl, primaryLinkLabel, secondaryLinks}',
-  EMAILS: 'an object {primaryEmail, additionalEmails}',
-  PHONES: 'an object {primaryPhoneNumber, primaryPhoneCountryCode, primaryPhoneCallingCode}',
-};
-
-function subText(value: unknown, path: string, max: number, problems: string[], rule?: RegExp, ruleText?: string): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'string') {
-    problems.push(`${path} must be a string`);
-    return null;
-  }
-  if (value.length > max) problems.push(`${path} must be at most ${max} characters`);
-  else if (value.includes('\u0000')) problems.push(`${path} must not contain the NUL character (\\u0000)`);
-  else if (rule && !rule.test(value)) problems.push(`${path} must be ${ruleText}`);
-  return value;
-}
-
 /** The stored form of one value of `field` (null allowed only when nullable), or a problem pushed. */
 export function checkValue(field: CustomField, value: unknown, path: string, problems: string[]): unknown {
   if (value === null) {
     if (!field.isNullable) problems.push(`${path} cannot be null`);
     return null;
   }
-  const wrong = () =>
-    void problems.push(`${path} must be ${TYPE_WORD[field.type]}${field.options ? ` (${optionValues(field).join(', ')})` : ''}`);
-  switch (field.type) {
-    case 'TEXT':
-      return subText(value, path, MAX_TEXT, problems);
-    case 'NUMBER':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return wrong();
-      return field.settings?.decimals !== undefined ? Number(value.toFixed(field.settings.decimals)) : value;
-    case 'BOOLEAN':
-      return typeof value === 'boolean' ? value : wrong();
-    case 'DATE': {
-      if (typeof value !== 'string' || !DATE.test(value) || normalizeTimestamp(value) === undefined) return wrong();
-      return value;
-    }
-    case 'DATE_TIME': {
-      const ts = typeof value === 'string' ? normalizeTimestamp(value) : undefined;
-      if (ts === undefined) return wrong();
-      return new Date(ts).toISOString();
-    }
-    case 'SELECT':
-    case 'RATING':
-      if (typeof value !== 'string' || !optionValues(field).includes(value)) {
-        problems.push(`${path} must be one of ${optionValues(field).join(', ')}; got ${JSON.stringify(value)?.slice(0, 80)}`);
-        return undefined;
-      }
-      return value;
-    case 'MULTI_SELECT': {
-      if (!Array.isArray(value) || value.length > MAX_OPTIONS) return wrong();
-      const allowed = optionValues(field);
-      const unknown = value.filter((v) => typeof v !== 'string' || !allowed.includes(v));
-      if (unknown.length)
-        problems.push(`${path} holds values that are not options (${allowed.join(', ')}): ${JSON.stringify(unknown).slice(0, 120)}`);
-      return [...new Set(value as string[])];
-    }
-    default:
-      return checkComposite(field, value, path, problems, wrong);
-  }
+  return fieldType(field.type).check(field, value, path, problems);
 }
 
-function checkComposite(field: CustomField, value: unknown, path: string, problems: string[], wrong: () => void): unknown {
-  if (!isPlain(value)) return wrong();
-  const subs = compositeSubFields(field.type)!;
-  for (const key of Object.keys(value)) if (!subs.some((s) => s.name === key)) problems.push(`${path}.${key} is not a known field`);
-  const out: Record<string, unknown> = {};
-  for (const sub of subs) {
-    const raw = value[sub.name];
-    if (raw === undefined) continue;
-    const p = `${path}.${sub.name}`;
-    if (sub.kind === 'bigint') {
-      if (raw === null) out[sub.name] = null;
-      else if ((typeof raw === 'number' && Number.isSafeInteger(raw)) || (typeof raw === 'string' && isSafeIntegerText(raw)))
-        out[sub.name] = Number(raw);
-      else problems.push(`${p} must be an integer up to ±9007199254740991`);
-    } else if (sub.kind === 'textList') {
-      if (raw === null) out[sub.name] = [];
-      else if (!Array.isArray(raw) || raw.length > 20 || raw.some((v) => typeof v !== 'string' || v.length > 320 || !EMAIL.test(v)))
-        problems.push(`${p} must be an array of at most 20 e-mail addresses`);
-      else out[sub.name] = raw;
-    } else if (sub.kind === 'linkList') {
-      if (raw === null) out[sub.name] = [];
-      else if (
-        !Array.isArray(raw) ||
-        raw.length > 20 ||
-        raw.some(
-          (l) =>
-            !isPlain(l) ||
-            typeof l.url !== 'string' ||
-            l.url.length > 2048 ||
-            !URL.test(l.url) ||
-            (l.label != null && typeof l.label !== 'string'),
-        )
-      )
-        problems.push(`${p} must be an array of at most 20 {url, label} links`);
-      else out[sub.name] = (raw as Input[]).map((l) => ({ url: l.url, label: (l.label as string | undefined) ?? null }));
-    } else if (sub.name === 'currencyCode')
-      out[sub.name] = subText(raw, p, 3, problems, CURRENCY_CODE, 'an ISO 4217 code: three capital letters such as USD');
-    else if (sub.name === 'primaryEmail') out[sub.name] = subText(raw, p, 320, problems, EMAIL, 'an e-mail address');
-    else if (sub.name === 'primaryLinkUrl') out[sub.name] = subText(raw, p, 2048, problems, URL, 'a URL or a bare domain such as acme.com');
-    else out[sub.name] = subText(raw, p, 200, problems);
-  }
-  return out;
-}
-
-/** A composite's stored value with every sub-field present (a missing one reads as null or []). */
+/** A composite's stored value with every sub-field present (a missing one reads as null or []); other values as they are. */
 export function fullComposite(type: CustomFieldType, value: unknown): unknown {
-  const subs = compositeSubFields(type);
-  if (!subs || !isPlain(value)) return value ?? null;
-  const out: Record<string, unknown> = {};
-  for (const sub of subs) out[sub.name] = value[sub.name] ?? (sub.kind === 'textList' || sub.kind === 'linkList' ? [] : null);
-  return out;
+  return fieldType(type).shown(value);
+}
+
+/** What a record shows for a field that holds no value: null, `[]` (MULTI_SELECT), or a composite with every sub-field empty. */
+export function absentValue(type: CustomFieldType): unknown {
+  return fieldType(type).empty();
 }
 
 /**
@@ -551,87 +381,28 @@ export function checkCustomValues(
 // ---------------------------------------------------------------------------------------
 // List parameters (filter and order_by)
 
-const quote = (name: string) => `'${name}'`;
-
 /**
  * The kind of index that serves filters and order on a field (records/data-model.ts keeps
  * one per object, field name and kind, shared by every workspace using that name), or
- * undefined for types filtered without one (BOOLEAN, DATE_TIME, MULTI_SELECT, composites).
+ * undefined for types filtered without one.
  */
 export function indexKind(type: CustomFieldType): 'text' | 'number' | undefined {
-  if (type === 'TEXT' || type === 'SELECT' || type === 'RATING' || type === 'DATE') return 'text';
-  if (type === 'NUMBER') return 'number';
-  return undefined;
-}
-
-/**
- * The SQL of a field's indexed value over `alias` ('t.' in queries, '' in the index): the
- * same text in both, so the planner matches them. A number is read only from a JSON number,
- * so another workspace's field of the same name holding text can never fail the cast.
- */
-export function indexedValue(name: string, kind: 'text' | 'number', alias: string): string {
-  if (kind === 'text') return `(${alias}custom->>${quote(name)})`;
-  return `(CASE WHEN jsonb_typeof(${alias}custom->${quote(name)}) = 'number' THEN (${alias}custom->>${quote(name)})::float8 END)`;
+  return fieldType(type).indexKind;
 }
 
 /** The filterable and sortable leaves of one custom field, as the list parameters see them. */
 export function customQueryFields(field: CustomField): FieldDef[] {
-  const json = `t.custom->${quote(field.name)}`;
-  const textOf = indexedValue(field.name, 'text', 't.');
-  const read = (row: Record<string, unknown>) => ownValue(row.custom, field.name) ?? null;
-  const base = { path: field.name, column: 'custom', nullable: true, sortable: true, read };
-  switch (field.type) {
-    case 'TEXT':
-      return [{ ...base, type: 'text', sql: textOf }];
-    case 'NUMBER':
-      return [{ ...base, type: 'number', sql: indexedValue(field.name, 'number', 't.') }];
-    case 'BOOLEAN':
-      return [{ ...base, type: 'boolean', sql: `(${textOf}::boolean)` }];
-    case 'DATE':
-      return [{ ...base, type: 'date', sql: textOf }];
-    case 'DATE_TIME':
-      return [{ ...base, type: 'timestamp', sql: `(${textOf}::timestamptz)` }];
-    case 'SELECT':
-    case 'RATING':
-      return [{ ...base, type: 'enum', sql: textOf, values: optionValues(field) }];
-    case 'MULTI_SELECT':
-      return [{ ...base, type: 'textArray', sql: `(${json})`, sortable: false, values: optionValues(field) }];
-    default: {
-      const subs = compositeSubFields(field.type)!;
-      return subs.flatMap((sub): FieldDef[] => {
-        const path = `${field.name}.${sub.name}`;
-        const readSub = (row: Record<string, unknown>) => ((read(row) as Input | null)?.[sub.name] ?? null) as unknown;
-        const subText = `(${json}->>${quote(sub.name)})`;
-        if (sub.kind === 'linkList') return [];
-        if (sub.kind === 'textList')
-          return [
-            {
-              path,
-              column: 'custom',
-              nullable: true,
-              sortable: false,
-              read: readSub,
-              type: 'textArray',
-              sql: `(${json}->${quote(sub.name)})`,
-            },
-          ];
-        if (sub.kind === 'bigint')
-          return [{ path, column: 'custom', nullable: true, sortable: true, read: readSub, type: 'bigint', sql: `(${subText}::bigint)` }];
-        return [{ path, column: 'custom', nullable: true, sortable: true, read: readSub, type: 'text', sql: subText }];
-      });
-    }
-  }
+  return fieldType(field.type).leaves(field);
 }
 
 /** The leaves a composite custom field sorts by when named whole (`order_by=amount`). */
 export function customCompositeSort(field: CustomField): string[] | undefined {
-  const sub = SORT_SUB[field.type];
-  return sub ? [`${field.name}.${sub}`] : undefined;
+  return fieldType(field.type).sortBy?.map((sub) => `${field.name}.${sub}`);
 }
 
 /** Describes a field for docs and tool descriptions: `tier (SELECT: GOLD, SILVER)`. */
 export function describeField(field: CustomField): string {
-  const values =
-    field.type === 'SELECT' || field.type === 'MULTI_SELECT' || field.type === 'RATING' ? `: ${optionValues(field).join(', ')}` : '';
+  const type = fieldType(field.type);
+  const values = type.options || type.values ? `: ${optionValues(field).join(', ')}` : '';
   return `${field.name} (${field.type}${values}${field.isNullable ? '' : ', required'})${field.description ? ` — ${field.description}` : ''}`;
 }

@@ -28,7 +28,14 @@ export function querySchemaOf(object: ObjectDeclaration): ObjectSchema {
           const path = `${field.name}.${sub.name}`;
           const column = field.columns[sub.name];
           if (sub.kind === 'textList') fields.push({ path, column, type: 'textArray', nullable: false, sortable: false });
-          else fields.push({ path, column, type: sub.kind === 'bigint' ? 'bigint' : 'text', nullable: true, sortable: sub.sortable });
+          else
+            fields.push({
+              path,
+              column,
+              type: sub.kind === 'bigint' ? 'bigint' : sub.kind === 'number' ? 'number' : 'text',
+              nullable: true,
+              sortable: sub.sortable,
+            });
         }
         compositeSort[field.name] = type.sortBy.map((sub) => `${field.name}.${sub}`);
         break;

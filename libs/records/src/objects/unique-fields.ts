@@ -1,3 +1,4 @@
+import { fieldType } from '../field-types/index.js';
 import type { CustomField, CustomFieldObject } from './custom-fields.js';
 
 /**
@@ -22,17 +23,9 @@ export const BUILT_IN_UNIQUE_FIELDS: readonly UniqueField[] = [
   { object: 'companies', field: 'domainName.primaryLinkUrl', source: ['domain_primary_link_url'], normalize: 'url', builtIn: true },
 ];
 
-/** Custom field types that may be unique (UNIQUE_TYPES), and which part of the value is compared. */
-const CUSTOM_UNIQUE: Partial<Record<string, { sub?: string; normalize: UniqueField['normalize'] }>> = {
-  TEXT: { normalize: 'exact' },
-  NUMBER: { normalize: 'exact' },
-  EMAILS: { sub: 'primaryEmail', normalize: 'lower' },
-  LINKS: { sub: 'primaryLinkUrl', normalize: 'url' },
-};
-
-/** The unique-field entry of a custom field of a type that may be unique. */
+/** The unique-field entry of a custom field of a type that may be unique (its type's rule says which part is compared, and how). */
 export function customUniqueField(field: Pick<CustomField, 'object' | 'name' | 'type'>): UniqueField | undefined {
-  const rule = CUSTOM_UNIQUE[field.type];
+  const rule = fieldType(field.type).unique;
   if (!rule) return undefined;
   return {
     object: field.object,

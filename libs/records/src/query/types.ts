@@ -20,7 +20,7 @@ export const FILTER_OPS = [
 ] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
-/** `number`, `boolean` and `date` (YYYY-MM-DD text) are custom fields' (objects/custom-fields.ts). */
+/** `number`, `boolean` and `date` (YYYY-MM-DD text) are custom fields' (their types' modules, libs/records/src/field-types/). */
 export type FieldType = 'uuid' | 'text' | 'timestamp' | 'textArray' | 'bigint' | 'enum' | 'number' | 'boolean' | 'date';
 
 export interface FieldDef {
@@ -45,7 +45,7 @@ export interface ObjectSchema {
   table: string;
   /** Leaf fields by public path. */
   fields: Record<string, FieldDef>;
-  /** Composite fields that sort by several leaves, e.g. person `name` → lastName, firstName. */
+  /** Composite fields that sort by several leaves, e.g. person `name` → firstName, lastName (a FULL_NAME, field-types/full-name.ts). */
   compositeSort: Record<string, string[]>;
   /**
    * The relations a filter may cross, one hop (docs/rest.md, "Relation filters"): person `company`,

@@ -1,4 +1,5 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
+import { FIELD_TYPES, fieldType } from '#records/field-types/index.js';
 import type { CustomField } from '#records/objects/index.js';
 
 /*
@@ -9,7 +10,8 @@ import type { CustomField } from '#records/objects/index.js';
 
 const str = (value: unknown): string => (typeof value === 'string' ? value : Array.isArray(value) ? String(value[0] ?? '') : '');
 const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)]);
-const isSelect = (type: unknown) => type === 'SELECT' || type === 'MULTI_SELECT';
+/** A type whose fields take options (SELECT, MULTI_SELECT). */
+const takesOptions = (type: unknown) => FIELD_TYPES.some((t) => t.name === type && t.options);
 
 /** An option as the form sends it: `label` left out defaults to the value in the service. */
 export interface FormOption {
@@ -71,7 +73,7 @@ export function newFieldBody(v: NewFieldValues): FormBody {
   });
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
   if (options.length) body.options = options;
-  else if (isSelect(v.type))
+  else if (takesOptions(v.type))
     throw new BadInputError(
       ErrorCode.VALIDATION_FAILED,
       `options: a ${v.type} field needs at least one option, one per line as VALUE|Label`,
@@ -139,7 +141,7 @@ export function editFieldBody(field: CustomField, v: EditFieldValues): FormBody 
   if (v.isNullable !== field.isNullable) body.isNullable = v.isNullable;
   const optionNames: string[] = [];
   const optionValues: string[] = [];
-  if (isSelect(field.type)) {
+  if (fieldType(field.type).options) {
     let added = 0;
     const options: FormOption[] = [];
     for (const row of v.options) {

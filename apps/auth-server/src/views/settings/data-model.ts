@@ -1,33 +1,16 @@
+import { FIELD_TYPES, fieldType } from '#records/field-types/index.js';
 import {
   CUSTOM_FIELD_OBJECTS,
-  CUSTOM_FIELD_TYPES,
   MAX_OPTIONS,
   OPTION_VALUE_RULE,
   objectNamed,
   type CustomField,
-  type CustomFieldType,
   type FieldDeclaration,
 } from '#records/objects/index.js';
 import type { EditFieldValues, NewFieldValues, OptionRow } from '../../settings/data-model/data-model.form.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorAbout, errorAt, errorBox, fieldError, html, type Html } from '../html.js';
 import { settingsPage } from './layout.js';
-
-/** What each type holds, in the type list of the add form. */
-const TYPE_WORDS: Record<CustomFieldType, string> = {
-  TEXT: 'text',
-  NUMBER: 'a number',
-  BOOLEAN: 'yes or no',
-  DATE: 'a date',
-  DATE_TIME: 'a date and time',
-  SELECT: 'one of your options',
-  MULTI_SELECT: 'several of your options',
-  RATING: '1 to 5',
-  CURRENCY: 'an amount and currency',
-  LINKS: 'links',
-  EMAILS: 'e-mail addresses',
-  PHONES: 'phone numbers',
-};
 
 /** Empty rows under a select's options, to add that many at once. */
 const NEW_OPTION_ROWS = 3;
@@ -47,7 +30,6 @@ function faulty(error: string | undefined, fields: string[]): string | undefined
 }
 /** Option values are capitals: the page's script upper-cases them as they are typed (`lines`: the VALUE of each VALUE|Label line). */
 const optionValues = (kind: 'lines' | 'value') => html` data-option-values="${kind}" autocapitalize="characters"`;
-const isSelect = (type: string) => type === 'SELECT' || type === 'MULTI_SELECT';
 
 /** A built-in field as the table shows it: its label, type and, for a list of values, the values. */
 function builtIn(f: FieldDeclaration): { label: string; type: Html; options: Html } {
@@ -171,7 +153,7 @@ function addFieldForm(ctx: SettingsContext, object: string, error: string | unde
       />
       <label for="${id('type')}">Type</label>
       <select id="${id('type')}" name="type" ${fieldError(errorAbout(error, 'type'))}${focusIf(focus === 'type')}>
-        ${CUSTOM_FIELD_TYPES.map((t) => html`<option value="${t}" ${t === v.type ? html` selected` : html``}>${t} — ${TYPE_WORDS[t]}</option>`)}
+        ${FIELD_TYPES.map((t) => html`<option value="${t.name}" ${t.name === v.type ? html` selected` : html``}>${t.name} — ${t.pageWord}</option>`)}
       </select>
       <label for="${id('options')}">Options</label>
       <textarea
@@ -330,7 +312,7 @@ export function editFieldPage(
             value="${v.description}"
             ${fieldError(errorAbout(o.error, 'description'))}${focusIf(focus === 'description')}
           />
-          ${isSelect(f.type) ? optionRows(f, o.values?.options, o.error) : html``}
+          ${fieldType(f.type).options ? optionRows(f, o.values?.options, o.error) : html``}
           <label class="check"
             ><input
               type="checkbox"

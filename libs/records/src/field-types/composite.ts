@@ -1,0 +1,272 @@
+import { z } from 'zod';
+import { isSafeIntegerText } from '../query/filter.js';
+import type { FieldDef } from '../query/types.js';
+import { FLOAT_FILTER } from './number.js';
+import { checkText, CURRENCY_CODE, EMAIL, isPlain, jsonOf, orNull, ownValue, quote, URL, wrongType, type Input } from './shared.js';
+import type { CellKind, CompositeType, FieldType, JsonSchema, SubField, SubFieldKind, UniqueRule } from './types.js';
+
+/*
+ * A composite type (CURRENCY, LINKS, EMAILS, PHONES, FULL_NAME, ADDRESS) is its sub-fields:
+ * what each surface does with one follows from the sub-field's kind, here, so a composite
+ * module only declares its sub-fields (and what is its own: search text, uniqueness).
+ */
+
+/** A link as stored in `secondaryLinks`. */
+export const LINK = {
+  url: {
+    maxLength: 2048,
+    description: 'A URL; a bare domain such as acme.com is kept as given.',
+    tool: 'A URL; a bare domain such as acme.com is accepted and kept as given.',
+  },
+  label: { maxLength: 200 },
+};
+
+const MAX_SUB_TEXT = 200;
+const FORMATS = {
+  email: { rule: EMAIL, text: 'an e-mail address' },
+  url: { rule: URL, text: 'a URL or a bare domain such as acme.com' },
+  currency: { rule: CURRENCY_CODE, text: 'an ISO 4217 code: three capital letters such as USD' },
+};
+
+const linkInput = z.strictObject({
+  url: z.string().meta({ description: LINK.url.tool }),
+  label: z.string().nullable().optional(),
+});
+const nullableText = z.string().nullable();
+
+/** What each surface does with a sub-field of one kind. */
+interface Kind {
+  /** The stored form of a given value (null included), or a problem pushed. */
+  check(sub: SubField, raw: unknown, path: string, problems: string[]): unknown;
+  /** No value, as records show it. */
+  empty(): null | [];
+  /** The list-parameter type and SQL of the sub-field of `json`, the field's jsonb value over `t`; none: not filterable. */
+  leaf?(sub: SubField, json: string): Pick<FieldDef, 'type' | 'sql'>;
+  graphql: { output: string; input: string; filter?: string; sdl?: Record<string, string> };
+  json(sub: SubField): JsonSchema;
+  input(): z.ZodType;
+  output: z.ZodType;
+  cell: CellKind;
+  /** SQL text of its words in `v` (the composite's jsonb value); none: not searched. */
+  search?(sub: SubField, v: string): string;
+}
+
+const textOf = (sub: SubField, json: string) => `(${json}->>${quote(sub.name)})`;
+
+const KINDS: Record<SubFieldKind, Kind> = {
+  text: {
+    check(sub, raw, path, problems) {
+      const format = sub.format && FORMATS[sub.format];
+      return checkText(raw, path, sub.maxLength ?? MAX_SUB_TEXT, problems, format?.rule, format?.text);
+    },
+    empty: () => null,
+    leaf: (sub, json) => ({ type: 'text', sql: textOf(sub, json) }),
+    graphql: { output: 'String', input: 'String', filter: 'StringFilter' },
+    json: () => orNull({ type: 'string' }),
+    input: () => z.string().nullable().optional(),
+    output: nullableText,
+    cell: 'text',
+    search: (sub, v) => `coalesce(${v} ->> ${quote(sub.name)}, '')`,
+  },
+  bigint: {
+    check(_sub, raw, path, problems) {
+      if (raw === null) return null;
+      if ((typeof raw === 'number' && Number.isSafeInteger(raw)) || (typeof raw === 'string' && isSafeIntegerText(raw))) return Number(raw);
+      problems.push(`${path} must be an integer up to ±9007199254740991`);
+      return undefined;
+    },
+    empty: () => null,
+    leaf: (sub, json) => ({ type: 'bigint', sql: `(${textOf(sub, json)}::bigint)` }),
+    graphql: { output: 'BigFloat', input: 'BigFloat', filter: 'BigFloatFilter' },
+    json: () => orNull({ type: 'integer' }),
+    input: () => z.number().nullable().optional(),
+    output: z.number().nullable(),
+    cell: 'integer',
+  },
+  number: {
+    check(sub, raw, path, problems) {
+      if (raw === null) return null;
+      const min = sub.min ?? -Infinity;
+      const max = sub.max ?? Infinity;
+      if (typeof raw === 'number' && Number.isFinite(raw) && raw >= min && raw <= max) return raw;
+      problems.push(`${path} must be a number${sub.min !== undefined && sub.max !== undefined ? ` from ${sub.min} to ${sub.max}` : ''}`);
+      return undefined;
+    },
+    empty: () => null,
+    // Read only from a JSON number, so no stored value can fail the cast.
+    leaf: (sub, json) => ({
+      type: 'number',
+      sql: `(CASE WHEN jsonb_typeof(${json}->${quote(sub.name)}) = 'number' THEN ${textOf(sub, json)}::float8 END)`,
+    }),
+    graphql: { output: 'Float', input: 'Float', filter: 'FloatFilter', sdl: FLOAT_FILTER },
+    json: (sub) =>
+      orNull({
+        type: 'number',
+        ...(sub.min !== undefined ? { minimum: sub.min } : {}),
+        ...(sub.max !== undefined ? { maximum: sub.max } : {}),
+      }),
+    input: () => z.number().nullable().optional(),
+    output: z.number().nullable(),
+    cell: 'number',
+  },
+  textList: {
+    check(sub, raw, path, problems) {
+      const most = sub.maxItems ?? 20;
+      if (raw === null) return [];
+      if (!Array.isArray(raw) || raw.length > most || raw.some((v) => typeof v !== 'string' || v.length > 320 || !EMAIL.test(v))) {
+        problems.push(`${path} must be an array of at most ${most} e-mail addresses`);
+        return undefined;
+      }
+      return raw;
+    },
+    empty: () => [],
+    leaf: (sub, json) => ({ type: 'textArray', sql: `(${json}->${quote(sub.name)})` }),
+    graphql: { output: '[String!]!', input: '[String!]', filter: 'ArrayFilter' },
+    json: () => ({ type: 'array', items: { type: 'string' } }),
+    input: () => z.array(z.string()).nullable().optional(),
+    output: z.array(z.string()),
+    cell: 'json',
+    search: (sub, v) => `search_array_text(${v} -> ${quote(sub.name)})`,
+  },
+  linkList: {
+    check(sub, raw, path, problems) {
+      const most = sub.maxItems ?? 20;
+      if (raw === null) return [];
+      const valid = (l: unknown) =>
+        isPlain(l) &&
+        typeof l.url === 'string' &&
+        l.url.length <= LINK.url.maxLength &&
+        URL.test(l.url) &&
+        (l.label == null || typeof l.label === 'string');
+      if (!Array.isArray(raw) || raw.length > most || !raw.every(valid)) {
+        problems.push(`${path} must be an array of at most ${most} {url, label} links`);
+        return undefined;
+      }
+      return (raw as Input[]).map((l) => ({ url: l.url, label: (l.label as string | undefined) ?? null }));
+    },
+    empty: () => [],
+    graphql: { output: '[LinkMetadata!]!', input: '[LinkMetadataInput!]' },
+    json: () => ({ type: 'array', items: { type: 'object', properties: { url: { type: 'string' }, label: orNull({ type: 'string' }) } } }),
+    input: () => z.array(linkInput).nullable().optional(),
+    output: z.array(z.object({ url: z.string(), label: nullableText })),
+    cell: 'json',
+    search: (sub, v) => `search_array_text(${v} -> ${quote(sub.name)}, '{url,label}')`,
+  },
+};
+
+/** A composite's sub-field as an MCP tool input (the standard objects' composite fields and custom ones alike). */
+export function subFieldInput(sub: Pick<SubField, 'kind' | 'docs'>): z.ZodType {
+  const schema = KINDS[sub.kind].input();
+  return sub.docs?.tool ? schema.meta({ description: sub.docs.tool }) : schema;
+}
+
+/** A composite's sub-field in an MCP tool output (the records as REST returns them). */
+export function subFieldOutput(sub: Pick<SubField, 'kind'>): z.ZodType {
+  return KINDS[sub.kind].output;
+}
+
+/** The CSV formula guard of a leaf: free text is guarded, a calling code as such (csv-formulas.ts). */
+export function formulaGuard(leaf: { kind: string; formula?: 'callingCode' }): 'text' | 'callingCode' | undefined {
+  return leaf.kind === 'text' ? (leaf.formula ?? 'text') : undefined;
+}
+
+const doc = (text: string | undefined) => (text ? `${JSON.stringify(text)} ` : '');
+
+/** The GraphQL definitions of a composite's four types, and those its sub-fields need, by type name. */
+function compositeSdl(composite: CompositeType): Record<string, string> {
+  const { object, input, filter, orderBy } = composite.graphql;
+  const subs = composite.subFields;
+  const line = (sub: SubField, type: string, text?: string) => `${doc(text)}${sub.name}: ${type}`;
+  const definitions: Record<string, string> = {
+    [object]: [
+      `type ${object} { ${subs.map((s) => line(s, KINDS[s.kind].graphql.output, s.docs?.graphql)).join(' ')} }`,
+      `input ${input} { ${subs.map((s) => line(s, KINDS[s.kind].graphql.input, s.docs?.graphqlInput)).join(' ')} }`,
+      `input ${filter} { ${subs
+        .filter((s) => s.filterable && KINDS[s.kind].graphql.filter)
+        .map((s) => line(s, KINDS[s.kind].graphql.filter!))
+        .join(' ')} }`,
+      `input ${orderBy} { ${subs
+        .filter((s) => s.sortable)
+        .map((s) => line(s, 'OrderByDirection'))
+        .join(' ')} }`,
+    ].join('\n'),
+  };
+  for (const sub of subs) Object.assign(definitions, KINDS[sub.kind].graphql.sdl);
+  return definitions;
+}
+
+/** Its searchable sub-fields' words: text, e-mail lists and links (numbers and amounts are not searched). */
+function wordsOf(composite: CompositeType): (v: string) => string {
+  const searched = composite.subFields.filter((sub) => KINDS[sub.kind].search);
+  return (v) => searched.map((sub) => KINDS[sub.kind].search!(sub, v)).join(` || ' ' || `);
+}
+
+/** What a composite module adds to its sub-fields. */
+export interface CompositeSpec {
+  pageWord: string;
+  unique?: UniqueRule;
+  /** `words`: every searchable sub-field; a function: its own SQL; absent: not searched. */
+  search?: 'words' | ((v: string) => string);
+}
+
+/** The field type of a composite: an object of its sub-fields, each a leaf of its own. */
+export function compositeType(composite: CompositeType, spec: CompositeSpec): FieldType {
+  const subs = composite.subFields;
+  // Every record read of a composite passes here: a plain loop, no intermediate arrays.
+  const full = (value: Input): Input => {
+    const out: Input = {};
+    for (const sub of subs) out[sub.name] = value[sub.name] ?? KINDS[sub.kind].empty();
+    return out;
+  };
+  const type: FieldType = {
+    name: composite.name,
+    word: `an object {${subs.map((s) => s.name).join(', ')}}`,
+    pageWord: spec.pageWord,
+    composite,
+    unique: spec.unique,
+    sortBy: composite.sortBy,
+    search: spec.search === 'words' ? wordsOf(composite) : spec.search,
+    check(field, value, path, problems) {
+      if (!isPlain(value)) return wrongType(type, field, path, problems);
+      for (const key of Object.keys(value)) if (!subs.some((s) => s.name === key)) problems.push(`${path}.${key} is not a known field`);
+      const out: Input = {};
+      for (const sub of subs) {
+        const raw = value[sub.name];
+        if (raw !== undefined) out[sub.name] = KINDS[sub.kind].check(sub, raw, `${path}.${sub.name}`, problems);
+      }
+      return out;
+    },
+    empty: () => full({}),
+    shown: (value) => (isPlain(value) ? full(value) : (value ?? null)),
+    leaves(field) {
+      const json = jsonOf(field);
+      return subs
+        .filter((sub) => sub.filterable && KINDS[sub.kind].leaf)
+        .map((sub) => ({
+          path: `${field.name}.${sub.name}`,
+          column: 'custom',
+          nullable: true,
+          sortable: sub.sortable,
+          read: (row: Record<string, unknown>) =>
+            ((ownValue(row.custom, field.name) as Input | null | undefined)?.[sub.name] ?? null) as unknown,
+          ...KINDS[sub.kind].leaf!(sub, json),
+        }));
+    },
+    graphql: () => ({
+      output: composite.graphql.object,
+      input: composite.graphql.input,
+      filter: composite.graphql.filter,
+      order: composite.graphql.orderBy,
+      sdl: compositeSdl(composite),
+    }),
+    jsonSchema(_field, mode) {
+      const properties = Object.fromEntries(subs.map((sub) => [sub.name, KINDS[sub.kind].json(sub)]));
+      const object: JsonSchema = { type: 'object', properties, ...(mode === 'input' ? { additionalProperties: false } : {}) };
+      return mode === 'input' ? orNull(object) : object;
+    },
+    mcpInput: () => z.strictObject(Object.fromEntries(subs.map((sub) => [sub.name, subFieldInput(sub)]))),
+    mcpOutput: () => z.object(Object.fromEntries(subs.map((sub) => [sub.name, subFieldOutput(sub)]))),
+    csv: subs.map((sub) => ({ sub: sub.name, cell: KINDS[sub.kind].cell, guard: formulaGuard(sub) })),
+  };
+  return type;
+}

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { normalizeTimestamp } from '../query/filter.js';
+import { indexedValue, scalar, wrongType } from './shared.js';
+
+/** DATE_TIME: an instant, given in ISO 8601 with any offset, kept in UTC. */
+export const dateTime = scalar({
+  name: 'DATE_TIME',
+  word: 'an ISO 8601 date-time such as 2026-12-31T12:00:00Z',
+  pageWord: 'a date and time',
+  check(field, value, path, problems) {
+    const ts = typeof value === 'string' ? normalizeTimestamp(value) : undefined;
+    return ts === undefined ? wrongType(dateTime, field, path, problems) : new Date(ts).toISOString();
+  },
+  leaf: (field) => ({ type: 'timestamp', sql: `(${indexedValue(field.name, 'text', 't.')}::timestamptz)` }),
+  graphql: () => ({ output: 'DateTime', input: 'DateTime', filter: 'DateFilter', order: 'OrderByDirection' }),
+  jsonSchema: () => ({ type: 'string', format: 'date-time' }),
+  mcpInput: () => z.string(),
+  csv: { cell: 'text' },
+});

@@ -1,0 +1,67 @@
+import { address } from './address.js';
+import { boolean } from './boolean.js';
+import { currency } from './currency.js';
+import { date } from './date.js';
+import { dateTime } from './date-time.js';
+import { emails } from './emails.js';
+import { fullName } from './full-name.js';
+import { links } from './links.js';
+import { multiSelect } from './multi-select.js';
+import { number } from './number.js';
+import { phones } from './phones.js';
+import { rating } from './rating.js';
+import { richText } from './rich-text.js';
+import { select } from './select.js';
+import { text } from './text.js';
+import type { CompositeType, FieldType } from './types.js';
+import { uuid } from './uuid.js';
+
+/*
+ * Every field type, once (docs/decisions/0056-field-type-registry.md), in the order lists
+ * show them (the metadata API's messages, the settings page). Adding a type: its module,
+ * its line here, and a migration that lets `custom_fields.type` hold it.
+ */
+const BY_NAME = {
+  TEXT: text,
+  NUMBER: number,
+  BOOLEAN: boolean,
+  DATE: date,
+  DATE_TIME: dateTime,
+  SELECT: select,
+  MULTI_SELECT: multiSelect,
+  RATING: rating,
+  CURRENCY: currency,
+  LINKS: links,
+  EMAILS: emails,
+  PHONES: phones,
+  FULL_NAME: fullName,
+  ADDRESS: address,
+  RICH_TEXT: richText,
+  UUID: uuid,
+} satisfies Record<string, FieldType>;
+
+export type FieldTypeName = keyof typeof BY_NAME;
+
+for (const [name, type] of Object.entries(BY_NAME)) {
+  if (type.name !== name) throw new Error(`field type ${type.name} is registered as ${name}`);
+}
+
+export const FIELD_TYPES: readonly FieldType[] = Object.values(BY_NAME);
+export const FIELD_TYPE_NAMES = Object.keys(BY_NAME) as FieldTypeName[];
+
+/** The module of a type (a name read from `custom_fields`, which its CHECK keeps to these). */
+export function fieldType(name: string): FieldType {
+  if (!Object.hasOwn(BY_NAME, name)) throw new Error(`unknown field type ${name}`);
+  return BY_NAME[name as FieldTypeName];
+}
+
+/** Composite types by name: the standard objects' composite fields (declaration.ts) name one. */
+export const COMPOSITES: Record<string, CompositeType> = Object.fromEntries(
+  FIELD_TYPES.flatMap((type) => (type.composite ? [[type.name, type.composite]] : [])),
+);
+
+export function composite(type: string): CompositeType {
+  const found = Object.hasOwn(COMPOSITES, type) ? COMPOSITES[type] : undefined;
+  if (!found) throw new Error(`unknown composite type ${type}`);
+  return found;
+}

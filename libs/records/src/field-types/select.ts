@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { enumOf, indexedValue, scalar, valuesOf } from './shared.js';
+import type { FieldType } from './types.js';
+
+/** One of a field's own values (SELECT: its options; RATING: RATING_1 … RATING_5): a GraphQL enum, indexed. */
+export function oneOf(spec: Pick<FieldType, 'name' | 'word' | 'pageWord' | 'options' | 'values'>): FieldType {
+  const type: FieldType = scalar({
+    ...spec,
+    indexKind: 'text',
+    check(field, value, path, problems) {
+      const values = valuesOf(type, field);
+      if (typeof value === 'string' && values.includes(value)) return value;
+      problems.push(`${path} must be one of ${values.join(', ')}; got ${JSON.stringify(value)?.slice(0, 80)}`);
+      return undefined;
+    },
+    leaf: (field) => ({ type: 'enum', sql: indexedValue(field.name, 'text', 't.'), values: valuesOf(type, field) }),
+    graphql(field, typeName) {
+      const values = enumOf(type, field, typeName);
+      const filter = `${values.name}Filter`;
+      const sdl = {
+        [values.name]: values.sdl,
+        [filter]: `input ${filter} { eq: ${values.name} neq: ${values.name} in: [${values.name}!] is: FilterIs }`,
+      };
+      return { output: values.name, input: values.name, filter, order: 'OrderByDirection', sdl };
+    },
+    jsonSchema: (field) => ({ type: 'string', enum: valuesOf(type, field) }),
+    mcpInput: (field) => z.enum(valuesOf(type, field) as [string, ...string[]]),
+    csv: { cell: 'text' },
+  });
+  return type;
+}
+
+/** SELECT: one of the field's options (Twenty's SELECT). */
+export const select = oneOf({ name: 'SELECT', word: 'one of the options', pageWord: 'one of your options', options: 'one' });

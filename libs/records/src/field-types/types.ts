@@ -1,0 +1,149 @@
+import type { z } from 'zod';
+import type { FieldDef } from '../query/types.js';
+
+/*
+ * The module a field type implements, once (docs/decisions/0056-field-type-registry.md):
+ * everything a surface needs to know about a value of that type. REST and the records
+ * layer (validation, stored form, filter and order leaves), GraphQL, OpenAPI, MCP, CSV and
+ * NDJSON exports, imports, search, unique keys, indexes, the docs' words and the settings
+ * page all read it from here; none of them switches on a type name.
+ */
+
+/** How a composite's sub-field is held. */
+export type SubFieldKind =
+  /** A string, nullable. */
+  | 'text'
+  /** A list of strings (jsonb), never null: `[]` when empty. */
+  | 'textList'
+  /** A list of `{url, label}` (jsonb), never null. */
+  | 'linkList'
+  /** An integer (bigint column), nullable; JSON number within ±(2^53 − 1). */
+  | 'bigint'
+  /** A double (a JSON number), nullable, within `min`…`max` when given. */
+  | 'number';
+
+export interface SubField {
+  name: string;
+  kind: SubFieldKind;
+  maxLength?: number;
+  /** `email`: an e-mail address; `url`: a URL or a bare domain; `currency`: ISO 4217 (three capitals). */
+  format?: 'email' | 'url' | 'currency';
+  maxItems?: number;
+  /** `number`: the bounds of a value (a latitude is -90…90). */
+  min?: number;
+  max?: number;
+  /**
+   * A CSV export cell of this text that a spreadsheet would run as a formula gets a `'`
+   * (csv-formulas.ts); `callingCode` keeps a calling code such as `+33` as it is.
+   */
+  formula?: 'callingCode';
+  /** Filterable and sortable through the list parameters. */
+  sortable: boolean;
+  filterable: boolean;
+  /** Texts per surface (REST model, GraphQL object, REST input, GraphQL input, MCP input); rules are not repeated here. */
+  docs?: {
+    model?: string;
+    graphql?: string;
+    restInput?: string;
+    graphqlInput?: string;
+    tool?: string;
+    example?: unknown;
+    inputExample?: unknown;
+  };
+}
+
+/** A composite type's sub-fields and the names each transport gives it (standard objects' composite fields use the same). */
+export interface CompositeType {
+  name: string;
+  subFields: SubField[];
+  /** Type names per transport (Twenty's for GraphQL; the REST names the OpenAPI document always had). */
+  graphql: { object: string; input: string; filter: string; orderBy: string };
+  rest: { input: string; model: string };
+  /** The sub-fields a composite sort key orders by (`name` → firstName, lastName). */
+  sortBy: string[];
+}
+
+/** What a type's module reads of a custom field (a `CustomField` is one). */
+export interface FieldOf {
+  name: string;
+  type: string;
+  label?: string;
+  description?: string | null;
+  options: readonly { value: string; label: string }[] | null;
+  settings: { decimals?: number } | null;
+}
+
+export type JsonSchema = Record<string, unknown>;
+
+/** A field's GraphQL types, and the definitions they need beyond the base schema by type name (each written once per schema). */
+export interface GraphqlTypes {
+  output: string;
+  input: string;
+  filter: string;
+  /** Absent: the field cannot be sorted. */
+  order?: string;
+  sdl?: Record<string, string>;
+}
+
+/** How a CSV cell reads back into a value on import: `json` holds JSON text (lists, multi-selects). */
+export type CellKind = 'text' | 'integer' | 'number' | 'boolean' | 'json';
+
+/** One CSV column of a field: its sub-field for a composite, how its cell reads, and its formula guard if it is free text. */
+export interface CsvLeaf {
+  sub?: string;
+  cell: CellKind;
+  guard?: 'text' | 'callingCode';
+}
+
+/** How a unique field's values are compared (unique-fields.ts), and which sub-field holds it. */
+export interface UniqueRule {
+  sub?: string;
+  normalize: 'exact' | 'lower' | 'url';
+}
+
+export interface FieldType {
+  /** Twenty's name: `TEXT`, `CURRENCY`, … */
+  readonly name: string;
+  /** A value in words, as messages and tool descriptions say it: "a string". */
+  readonly word: string;
+  /** What a value holds, in the settings page's type list: "text". */
+  readonly pageWord: string;
+  /** A composite: its sub-fields (the same definition the standard objects' composite fields use). */
+  readonly composite?: CompositeType;
+  /** The field's options are its values: `one` (a value is one of them) or `many` (a list of them). */
+  readonly options?: 'one' | 'many';
+  /** The type's own fixed values (RATING). */
+  readonly values?: readonly string[];
+  /** The field may be unique, compared so. */
+  readonly unique?: UniqueRule;
+  /** The kind of shared index that serves filters and order on it (custom-field-indexes); none: filtered without one. */
+  readonly indexKind?: 'text' | 'number';
+  /** The sub-fields a composite sorts by when named whole. */
+  readonly sortBy?: readonly string[];
+  /**
+   * Searchable: the SQL text of a stored value's words, from `v`, the SQL of its jsonb
+   * value (the search functions are generated from these: search-sql.ts). Only built-in
+   * functions, so the search trigger stays one expression.
+   */
+  readonly search?: (v: string) => string;
+  /** The field's `settings`, checked (a type without this takes none). */
+  settings?(raw: Record<string, unknown>, problems: string[]): { decimals?: number };
+  /** The stored form of a non-null value, or undefined with a problem pushed (naming `path`). */
+  check(field: FieldOf, value: unknown, path: string, problems: string[]): unknown;
+  /** The value a record shows for no value: null, `[]`, or a composite with every sub-field empty. */
+  empty(): unknown;
+  /** A stored value as records show it (a composite with every sub-field). */
+  shown(value: unknown): unknown;
+  /** The filterable and sortable leaves of the field, over the record's `custom` column. */
+  leaves(field: FieldOf): FieldDef[];
+  /** `typeName`: the object's GraphQL type, which names a select's enum (`CompanyTierEnum`). */
+  graphql(field: FieldOf, typeName: string): GraphqlTypes;
+  /** JSON Schema of a value in a record (`model`) or a create/update body (`input`), without a description. */
+  jsonSchema(field: FieldOf, mode: 'model' | 'input'): JsonSchema;
+  /** MCP tool input (types and shapes only; values are checked by `check`), not yet nullable. */
+  mcpInput(field: FieldOf): z.ZodType;
+  /** MCP tool output of a value as records show it. */
+  mcpOutput(field: FieldOf): z.ZodType;
+  /** CSV columns: one for a scalar, one per sub-field for a composite. */
+  readonly csv: readonly CsvLeaf[];
+}
