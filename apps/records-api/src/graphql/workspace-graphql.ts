@@ -40,7 +40,7 @@ interface Served {
   handler: RequestHandler;
 }
 
-/** The key of a workspace model's schema: a hash of the SDL its custom fields add ('' → the base schema). */
+/** The key of a workspace model's schema: a hash of the SDL its custom fields and objects add ('' → the base schema). */
 const schemaKeys = new WeakMap<WorkspaceModel, string>();
 function schemaKey(model: WorkspaceModel): string {
   let key = schemaKeys.get(model);
@@ -106,7 +106,8 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       try {
         const model = await this.models.of(principal);
         const restricted = hasFieldRestrictions(principal);
-        if (!model.hasActiveFields && !restricted) return next();
+        // A model whose schema is the base one (its active fields all on a deactivated object) is the base server's too.
+        if ((!model.hasActiveFields || schemaKey(model) === 'base') && !restricted) return next();
         served = await this.served(baseSchema, model, restricted);
       } catch (err) {
         if (err instanceof BuildsBusyError) {

@@ -1,13 +1,15 @@
 import { extendSchema, parse, type GraphQLSchema } from 'graphql';
 import { composite, OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
 import type { WorkspaceModel } from '../records/data-model.js';
+import { customObjectResolvers, customObjectsSdl } from './custom-object-schema.js';
 import { copySchema } from './schema-copy.js';
 
 /*
  * A workspace's GraphQL schema (docs/data-model.md): the base schema (apps/records-api/schema.gql,
  * unchanged) extended with that workspace's active custom fields — on the object type and
- * on its create, update, filter and order inputs. `extendSchema` keeps every resolver of
- * the base schema; a custom field resolves as the record's own property.
+ * on its create, update, filter and order inputs — and its custom objects
+ * (custom-object-schema.ts). `extendSchema` keeps every resolver of the base schema; a custom
+ * field resolves as the record's own property.
  */
 
 const cap = (name: string) => name[0].toUpperCase() + name.slice(1);
@@ -98,15 +100,18 @@ export function workspaceSchemaSdl(model: WorkspaceModel): string {
     if (ordered.length)
       extensions.push(`extend input ${object.typeName}OrderByInput { ${ordered.map((m) => line(m.field.name, m.order!)).join(' ')} }`);
   }
+  extensions.push(...customObjectsSdl(model, types, (typeName, field, made) => mapField(typeName, field, shared, made)));
   if (!extensions.length) return '';
   return [...[...shared].map((name) => SHARED[name as keyof typeof SHARED]), ...types, ...extensions].join('\n');
 }
 
 /**
- * The base schema with a workspace's custom fields, or the base schema itself when it has
- * none; copied without the syntax trees `extendSchema` leaves behind (schema-copy.ts).
+ * The base schema with a workspace's custom fields and objects, or the base schema itself
+ * when it has none; copied without the syntax trees `extendSchema` leaves behind
+ * (schema-copy.ts), with the custom objects' resolvers attached on the way.
  */
 export function workspaceSchema(base: GraphQLSchema, model: WorkspaceModel): GraphQLSchema {
   const sdl = workspaceSchemaSdl(model);
-  return sdl ? copySchema(extendSchema(base, parse(sdl, { noLocation: true }), { assumeValidSDL: false })) : base;
+  if (!sdl) return base;
+  return copySchema(extendSchema(base, parse(sdl, { noLocation: true }), { assumeValidSDL: false }), customObjectResolvers(model));
 }
