@@ -194,6 +194,9 @@ describe('custom objects over GraphQL', () => {
       expect(suggested(theirs)).not.toMatch(/ticket/i);
     }
     expect(await ticketRows(other.id)).toBe(0);
+    // Without a credential nothing is parsed: 401, whatever the document names.
+    const anonymous = await request(http).post('/graphql').send({ query: '{ tickets { totalCount } }' });
+    expect([anonymous.status, anonymous.body.errors[0].extensions.code]).toEqual([401, 'UNAUTHENTICATED']);
   });
 
   it('lists with filter, orderBy, cursors both ways and totalCount; ticket(filter) finds the first match; groups', async () => {
@@ -508,6 +511,24 @@ describe('custom objects over GraphQL', () => {
       const res = await api.post('/rest/metadata/objects', { nameSingular, namePlural, labelSingular: 'X', labelPlural: 'Xs' });
       expect([res.status, res.body.messages?.join(' ')]).toEqual([400, expect.stringMatching(message)]);
     }
+  });
+
+  it('writes running while the data model changes all land: no 500, no lost write', async () => {
+    const { ws, api } = await withTickets();
+    const writes = Array.from({ length: 24 }, (_, i) =>
+      gql(ws.keys.Admin, `mutation($n: String) { createTicket(data: {name: $n}) { id } }`, { n: `churn ${i}` }),
+    );
+    const changes = [
+      api.post('/rest/metadata/fields', { object: 'tickets', name: 'extraOne', type: 'TEXT' }),
+      api.post('/rest/metadata/objects', { nameSingular: 'project', namePlural: 'projects', labelSingular: 'P', labelPlural: 'Ps' }),
+      api.post('/rest/metadata/fields', { object: 'tickets', name: 'extraTwo', type: 'SELECT', options: [{ value: 'A' }] }),
+    ];
+    const [answers, changed] = await Promise.all([Promise.all(writes), Promise.all(changes)]);
+    for (const res of changed) expect(res.status).toBe(201);
+    for (const res of answers) expect([res.status, res.body.errors]).toEqual([200, undefined]);
+    expect(await ticketRows(ws.id)).toBe(24);
+    const after = await gql(ws.keys.Admin, '{ tickets(filter: {name: {startsWith: "churn"}}) { totalCount } projects { totalCount } }');
+    expect(after.body).toEqual({ data: { tickets: { totalCount: 24 }, projects: { totalCount: 0 } } });
   });
 
   it('lists every root field of the committed GraphQL schema among those no object may make', () => {
