@@ -17,16 +17,7 @@ import { ObjectService } from '../records/object-service.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { OBJECT_DOCS, PAGE_ARG_DOCS } from './object-docs.js';
 import { batchCost, connectionCost, singleRecordCost } from './query-limits.js';
-import {
-  createRecord,
-  createRecords,
-  deleteRecord,
-  firstRecord,
-  groupRecords,
-  listRecords,
-  restoreRecord,
-  updateRecord,
-} from './record-resolvers.js';
+import * as resolvers from './record-resolvers.js';
 import type { FieldEdit } from './schema-copy.js';
 
 /*
@@ -170,6 +161,36 @@ function objectSdl({ object, typeName: t, pluralType, fields }: Served): string[
 type Args = Record<string, unknown>;
 type Resolve = (service: ObjectService, principal: Principal, args: Args, context: GraphqlContext, info: GraphQLResolveInfo) => unknown;
 type Cost = typeof connectionCost | typeof singleRecordCost | typeof batchCost;
+type Operation = { resolve: Resolve; cost?: Cost };
+
+const creates =
+  (create: typeof resolvers.createRecord | typeof resolvers.createRecords): Resolve =>
+  (service, principal, args, context, info) =>
+    create(service, principal, args.data, args.upsert as boolean, context, info);
+
+/** What an object's root fields call and cost, in objectRootFields' order: list, one, groupBy. */
+const QUERIES: Operation[] = [
+  { resolve: (service, principal, args, _context, info) => resolvers.listRecords(service, principal, args, info), cost: connectionCost },
+  { resolve: (service, principal, args) => resolvers.firstRecord(service, principal, args.filter as object), cost: singleRecordCost },
+  {
+    resolve: (service, principal, args) =>
+      resolvers.groupRecords(service, principal, args.groupBy, args.aggregate, (args.filter as object | undefined) ?? null),
+  },
+];
+/** create, createMany, update, delete, restore. */
+const MUTATIONS: Operation[] = [
+  { resolve: creates(resolvers.createRecord), cost: singleRecordCost },
+  { resolve: creates(resolvers.createRecords), cost: batchCost },
+  {
+    resolve: (service, principal, args) => resolvers.updateRecord(service, principal, args.id as string, args.data),
+    cost: singleRecordCost,
+  },
+  {
+    resolve: (service, principal, args, _context, info) => resolvers.deleteRecord(service, principal, args.id as string, info),
+    cost: singleRecordCost,
+  },
+  { resolve: (service, principal, args) => resolvers.restoreRecord(service, principal, args.id as string), cost: singleRecordCost },
+];
 
 /**
  * Attaches the standard objects' resolvers and costs (query-limits.ts) to the root fields
@@ -177,38 +198,12 @@ type Cost = typeof connectionCost | typeof singleRecordCost | typeof batchCost;
  * schema's) are left as they are. Passed to copySchema.
  */
 export function customObjectResolvers(model: WorkspaceModel): FieldEdit {
-  const byField = new Map<string, { plural: string; resolve: Resolve; cost?: Cost }>();
+  const byField = new Map<string, Operation & { plural: string }>();
   for (const { object } of servedObjects(model).values()) {
     const plural = object.namePlural;
     const { query, mutation } = objectRootFields(object.nameSingular, plural);
-    const at = (root: string, name: string, resolve: Resolve, cost?: Cost) => byField.set(`${root}.${name}`, { plural, resolve, cost });
-    const [list, one, groupBy] = query;
-    const [create, createMany, update, remove, restore] = mutation;
-    at('Query', list, (service, principal, args, _context, info) => listRecords(service, principal, args, info), connectionCost);
-    at('Query', one, (service, principal, args) => firstRecord(service, principal, args.filter as object), singleRecordCost);
-    at('Query', groupBy, (service, principal, args) =>
-      groupRecords(service, principal, args.groupBy, args.aggregate, (args.filter as object | undefined) ?? null),
-    );
-    at(
-      'Mutation',
-      create,
-      (service, principal, args, context, info) => createRecord(service, principal, args.data, args.upsert as boolean, context, info),
-      singleRecordCost,
-    );
-    at(
-      'Mutation',
-      createMany,
-      (service, principal, args, context, info) => createRecords(service, principal, args.data, args.upsert as boolean, context, info),
-      batchCost,
-    );
-    at('Mutation', update, (service, principal, args) => updateRecord(service, principal, args.id as string, args.data), singleRecordCost);
-    at(
-      'Mutation',
-      remove,
-      (service, principal, args, _context, info) => deleteRecord(service, principal, args.id as string, info),
-      singleRecordCost,
-    );
-    at('Mutation', restore, (service, principal, args) => restoreRecord(service, principal, args.id as string), singleRecordCost);
+    query.forEach((name, i) => byField.set(`Query.${name}`, { ...QUERIES[i], plural }));
+    mutation.forEach((name, i) => byField.set(`Mutation.${name}`, { ...MUTATIONS[i], plural }));
   }
   return (typeName, name, field): GraphQLFieldConfig<unknown, unknown> => {
     const found = field.resolve ? undefined : byField.get(`${typeName}.${name}`);

@@ -67,15 +67,18 @@ export async function firstRecord(service: ObjectService, principal: Principal, 
   return page.records[0] ?? null;
 }
 
-/** `create<Singular>(data, upsert)`. */
-export async function createRecord(
+/** What the two create mutations get: the object's service, the caller, and their arguments, context and info. */
+type CreateArgs = [
   service: ObjectService,
   principal: Principal,
   data: unknown,
   upsert: boolean | null,
   context: GraphqlContext,
   info: GraphQLResolveInfo,
-): Promise<AnyRecord> {
+];
+
+/** `create<Singular>(data, upsert)`. */
+export async function createRecord(...[service, principal, data, upsert, context, info]: CreateArgs): Promise<AnyRecord> {
   const record = plain(data);
   const keyed = keyedCreate(context, String(info.path.key), principal, [record], Boolean(upsert));
   if (!upsert) return service.create(keyed, record);
@@ -83,14 +86,7 @@ export async function createRecord(
 }
 
 /** `create<Plural>(data, upsert)`: all or none. */
-export async function createRecords(
-  service: ObjectService,
-  principal: Principal,
-  data: unknown,
-  upsert: boolean | null,
-  context: GraphqlContext,
-  info: GraphQLResolveInfo,
-): Promise<AnyRecord[]> {
+export async function createRecords(...[service, principal, data, upsert, context, info]: CreateArgs): Promise<AnyRecord[]> {
   const records = plain(data);
   const keyed = Array.isArray(records) ? keyedCreate(context, String(info.path.key), principal, records, Boolean(upsert)) : principal;
   if (!upsert) return service.createMany(keyed, records, 'data');

@@ -97,7 +97,7 @@ export function objectTypeNames(nameSingular: string): string[] {
   return [t, `${t}Connection`, `${t}Edge`, `${t}CreateInput`, `${t}UpdateInput`, `${t}FilterInput`, `${t}OrderByInput`];
 }
 
-/** The root fields of an object in GraphQL: its queries, then its mutations (docs/graphql.md). */
+/** The root fields of an object in GraphQL (docs/graphql.md): list, one, groupBy; create, createMany, update, delete, restore. */
 export function objectRootFields(nameSingular: string, namePlural: string): { query: string[]; mutation: string[] } {
   const t = cap(nameSingular);
   return {
