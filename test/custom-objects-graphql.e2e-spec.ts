@@ -513,6 +513,14 @@ describe('custom objects over GraphQL', () => {
     }
   });
 
+  it("an object's description, quotes and backslashes included, is its type's description", async () => {
+    const ws = await newWorkspace(ds, 'co-gql-text');
+    const description = 'Support "tickets" \\ """ \u2713 \ud834\udd1e';
+    expect((await client(http, ws.keys.Admin).post('/rest/metadata/objects', { ...ticket, description })).status).toBe(201);
+    const res = await gql(ws.keys.Admin, '{ __type(name: "Ticket") { description } }');
+    expect(res.body).toEqual({ data: { __type: { description } } });
+  });
+
   it('writes running while the data model changes all land: no 500, no lost write', async () => {
     const { ws, api } = await withTickets();
     const writes = Array.from({ length: 24 }, (_, i) =>
@@ -596,13 +604,23 @@ describe('custom objects in GraphQL schemas on a real records API process', () =
     }
     const shared = await statsOf(api);
     expect(shared['graphqlSchemas.builds'] - before['graphqlSchemas.builds']).toBe(1);
+    // One schema, each workspace's own records.
+    const made = await gql(one.keys.Admin, 'mutation { createTicket(data: {summary: "Only in one"}) { id } }');
+    expect(made.body.errors).toBeUndefined();
+    expect((await gql(one.keys.Admin, '{ tickets { totalCount } }')).body.data.tickets.totalCount).toBe(1);
+    expect((await gql(two.keys.Admin, '{ tickets { totalCount } }')).body.data.tickets.totalCount).toBe(0);
+    const id = made.body.data.createTicket.id;
+    const theirs = await gql(two.keys.Admin, `mutation { updateTicket(id: "${id}", data: {summary: "x"}) { id } }`);
+    expect(theirs.body.errors[0].extensions.code).toBe('NOT_FOUND');
 
     // A new version of one of them is a build of its own; the other keeps the shared schema.
     expect((await call(one.keys.Admin, 'POST', '/rest/metadata/fields', { object: 'tickets', name: 'extra', type: 'TEXT' })).status).toBe(
       201,
     );
     for (let i = 0; i < 3; i++) {
-      expect((await gql(one.keys.Admin, '{ tickets { edges { node { extra } } } }')).body).toEqual({ data: { tickets: { edges: [] } } });
+      expect((await gql(one.keys.Admin, '{ tickets { edges { node { extra } } } }')).body).toEqual({
+        data: { tickets: { edges: [{ node: { extra: null } }] } },
+      });
       expect((await gql(two.keys.Admin, '{ tickets { edges { node { extra } } } }')).status).toBe(400);
     }
     const after = await statsOf(api);
