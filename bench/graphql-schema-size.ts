@@ -12,8 +12,8 @@ import { workspaceSchema } from '../apps/records-api/src/graphql/workspace-schem
  * `npm run bench -- --graphql-schema-size` (docs/benchmark.md, "GraphQL schemas of custom
  * objects"; docs/decisions/0058-graphql-custom-objects.md): what one workspace schema with
  * custom objects costs the records API — the event loop's time to build it and its guarded
- * copy, and the heap it keeps — from one object of 10 fields to the most the contract
- * allows (50 objects of 100 fields). No server and no database: the builds are those of
+ * copy, and the heap it keeps — from one object of 10 fields to the most the limits
+ * allow (50 custom objects of 100 fields). No server and no database: the builds are those of
  * workspace-graphql.ts, on the committed base schema. The fields cycle through six types
  * (TEXT, NUMBER, BOOLEAN, DATE_TIME, SELECT with two options, LINKS), as in
  * test/attack-graphql-schemas.e2e-spec.ts.
