@@ -46,6 +46,8 @@ import { startApi, startChild, stopChild } from './children.js';
  * other workspaces' custom-field indexes cost inserts).
  * on the primary alone and with one streaming replica, same run), --import-fairness (bench/import-fairness.ts: another
  * workspace's reads alone and while imports are parsed).
+ * other workspaces' custom-field indexes cost inserts), --graphql-schema-size (bench/graphql-schema-size.ts: build
+ * time and heap of workspace schemas with custom objects, no server).
  */
 
 const CONNECTIONS = 16;
@@ -760,6 +762,7 @@ async function main(): Promise<void> {
     ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],
     ['--custom-objects', async () => (await import('./custom-objects.js')).customObjectsBench()],
     ['--field-indexes', async () => (await import('./field-indexes.js')).fieldIndexBench()],
+    ['--graphql-schema-size', async () => (await import('./graphql-schema-size.js')).graphqlSchemaSizeBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   // Data in and out (--import, --export) also print the single-create figures of --writes.

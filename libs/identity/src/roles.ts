@@ -100,7 +100,8 @@ function checkFieldPermissions(raw: unknown, custom: CustomFieldNames, problems:
   }
   const found: string[] = [];
   for (const [object, fields] of Object.entries(raw)) {
-    if (!RECORD_OBJECTS.includes(object)) {
+    // A custom object's fields are custom fields (`custom` names them), all restrictable.
+    if (!RECORD_OBJECTS.includes(object) && !custom.has(object)) {
       found.push(`fieldPermissions: unknown object ${JSON.stringify(object.slice(0, 64))}; objects: ${RECORD_OBJECTS.join(', ')}`);
       continue;
     }
@@ -121,11 +122,11 @@ function checkFieldPermissions(raw: unknown, custom: CustomFieldNames, problems:
         found.push(`${at}: ${name} is on every record and cannot be restricted`);
         continue;
       }
-      if (LINKS.get(object)!.has(name)) {
+      if (LINKS.get(object)?.has(name)) {
         found.push(`${at}: links are governed by the permissions on the linked object, not per field`);
         continue;
       }
-      if (!RESTRICTABLE.get(object)!.has(name) && !custom.get(object)?.has(name)) {
+      if (!RESTRICTABLE.get(object)?.has(name) && !custom.get(object)?.has(name)) {
         found.push(`${at}: ${object} has no field ${JSON.stringify(name.slice(0, 64))} in this workspace`);
         continue;
       }

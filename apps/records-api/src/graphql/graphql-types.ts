@@ -22,6 +22,7 @@ import {
 import { PageArgs } from './types/page.args.js';
 import { BigFloatScalar, DateTimeScalar, UUIDScalar } from './types/scalars.js';
 import { namedClass, property, type Ctor } from '../records/decorate.js';
+import { OBJECT_DOCS } from './object-docs.js';
 
 /*
  * GraphQL types of every object (docs/graphql.md; docs/architecture.md; names as in Twenty), made from the
@@ -251,9 +252,7 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
   }
   property(node, 'createdAt', String, [Field(() => DateTimeScalar)]);
   property(node, 'updatedAt', String, [Field(() => DateTimeScalar)]);
-  property(node, 'deletedAt', Object, [
-    Field(() => DateTimeScalar, { nullable: true, description: `Set when the ${singular} was deleted (soft delete).` }),
-  ]);
+  property(node, 'deletedAt', Object, [Field(() => DateTimeScalar, { nullable: true, description: OBJECT_DOCS.deletedAt(singular) })]);
   ObjectType(typeName)(node);
 
   const connectionName = `${typeName}Connection`;
@@ -262,15 +261,13 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
   types.connection = connection;
 
   types.create = namedClass(`${typeName}CreateInput`);
-  property(types.create, 'id', Object, [
-    Field(() => UUIDScalar, { nullable: true, description: 'Optional client-chosen id; a taken id is a CONFLICT.' }),
-  ]);
+  property(types.create, 'id', Object, [Field(() => UUIDScalar, { nullable: true, description: OBJECT_DOCS.createId })]);
   for (const field of object.fields) inputProperty(types.create, field, 'create');
   InputType(`${typeName}CreateInput`)(types.create);
 
   types.update = namedClass(`${typeName}UpdateInput`);
   for (const field of object.fields) inputProperty(types.update, field, 'update');
-  InputType(`${typeName}UpdateInput`, { description: 'Partial update: fields left out keep their value.' })(types.update);
+  InputType(`${typeName}UpdateInput`, { description: OBJECT_DOCS.updateInput })(types.update);
 
   const filter = namedClass(`${typeName}FilterInput`);
   types.filter = filter;
@@ -312,15 +309,11 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
   }
   property(filter, 'createdAt', Object, [Field(() => DateFilter, { nullable: true })]);
   property(filter, 'updatedAt', Object, [Field(() => DateFilter, { nullable: true })]);
-  property(filter, 'deletedAt', Object, [
-    Field(() => DateFilter, { nullable: true, description: `Deleted ${plural} are listed only when the filter mentions deletedAt.` }),
-  ]);
+  property(filter, 'deletedAt', Object, [Field(() => DateFilter, { nullable: true, description: OBJECT_DOCS.filterDeletedAt(plural) })]);
   property(filter, 'and', Array, [Field(() => [filter], { nullable: true })]);
   property(filter, 'or', Array, [Field(() => [filter], { nullable: true })]);
   property(filter, 'not', Object, [Field(() => filter, { nullable: true })]);
-  InputType(`${typeName}FilterInput`, {
-    description: 'Conditions on several fields, and the operators inside one field, all have to hold (AND).',
-  })(filter);
+  InputType(`${typeName}FilterInput`, { description: OBJECT_DOCS.filterInput })(filter);
 
   const orderBy = namedClass(`${typeName}OrderByInput`);
   types.orderBy = orderBy;
@@ -331,14 +324,12 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
   }
   for (const name of ['createdAt', 'updatedAt', 'deletedAt'])
     property(orderBy, name, Object, [Field(() => OrderByDirection, { nullable: true })]);
-  InputType(`${typeName}OrderByInput`, {
-    description: `One field per item, in priority order: [${orderExample(object)}, {createdAt: DescNullsLast}]. id always breaks ties.`,
-  })(orderBy);
+  InputType(`${typeName}OrderByInput`, { description: OBJECT_DOCS.orderByInput(orderExample(object)) })(orderBy);
 
   const argsName = `${object.pluralType}Args`;
   const args = { [argsName]: class extends PageArgs {} }[argsName] as Ctor;
   property(args, 'filter', Object, [Field(() => filter, { nullable: true })]);
-  property(args, 'orderBy', Array, [Field(() => [orderBy], { nullable: true, description: 'Default: [{createdAt: AscNullsFirst}].' })]);
+  property(args, 'orderBy', Array, [Field(() => [orderBy], { nullable: true, description: OBJECT_DOCS.orderByArg })]);
   ArgsType()(args);
   types.args = args;
   return types;

@@ -6,55 +6,46 @@ import type { Principal } from '#auth/principal.js';
 import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedConnection, toConnection } from './connections.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { toFilterNode, toListArgs, type GraphqlListInput } from './list-args.js';
+import { toListArgs, type GraphqlListInput } from './list-args.js';
+import { OBJECT_DOCS } from './object-docs.js';
 import { batchCost, connectionCost, singleRecordCost } from './query-limits.js';
-import { onlyId, plain, selectedFields, selectedFieldsAt } from './resolver-utils.js';
+import {
+  createRecord,
+  createRecords,
+  deleteRecord,
+  firstRecord,
+  groupRecords,
+  listRecords,
+  restoreRecord,
+  updateRecord,
+} from './record-resolvers.js';
+import { selectedFields } from './resolver-utils.js';
 import { UUIDScalar } from './types/scalars.js';
 import { EMBEDDED_PER_RECORD } from '../records/constants.js';
 import { method, serviceHolder } from '../records/decorate.js';
 import { GRAPHQL_TYPES } from './graphql-types.js';
-import { keyedCreate } from './graphql-idempotency.js';
 import type { AnyRecord } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
-import { parseAggregates, parseGroupBy, type AggregateGroup } from '../records/group-by.js';
 import { GroupByResultType } from './group-by.types.js';
-
-const pairs = (values: Record<string, unknown> | undefined) =>
-  Object.entries(values ?? {}).map(([field, value]) => ({ field, value: value === null || value === undefined ? null : String(value) }));
-
-/** REST's keyed groups as GraphQL lists of {field, value}. */
-function graphqlGroups(groups: AggregateGroup[]) {
-  return {
-    groups: groups.map((g) => ({
-      by: pairs(g.by),
-      count: g.count ?? null,
-      sum: pairs(g.sum),
-      avg: pairs(g.avg),
-      min: pairs(g.min),
-      max: pairs(g.max),
-    })),
-  };
-}
 
 type Self = { service: ObjectService };
 
 const LIST_ARGS = ['first', 'after', 'last', 'before', 'filter', 'orderBy'] as const;
 
-/**
- * The GraphQL fields of one object (docs/graphql.md; docs/architecture.md), a thin transport over RecordsService:
- * `<plural>`, `<singular>`, the four mutations, and the relation fields (`Person.company`,
- * `Company.people`, …) batched through the request's DataLoaders.
- */
 /** `upsert: true` on creates (docs/graphql.md, "Upsert"): match by id, then by the object's unique fields; update or create. */
 const UPSERT_ARG = {
   type: () => Boolean,
   nullable: true,
   defaultValue: false,
-  description:
-    'true: a record matching a live one by id, then by a unique field, updates it with the fields given; otherwise it is created.',
+  description: OBJECT_DOCS.upsertArg,
 };
 
+/**
+ * The GraphQL fields of one object (docs/graphql.md; docs/architecture.md), a thin transport over RecordsService:
+ * `<plural>`, `<singular>`, the four mutations (their bodies in record-resolvers.ts), and the
+ * relation fields (`Person.company`, `Company.people`, …) batched through the request's DataLoaders.
+ */
 export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   const { plural, singular, typeName, pluralType } = object;
   const types = GRAPHQL_TYPES.get(plural)!;
@@ -64,13 +55,8 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'list',
-    async function (this: Self, principal: Principal, args: Record<string, unknown>, info: GraphQLResolveInfo) {
-      const withCount = selectedFields(info).has('totalCount');
-      // Only the columns of the selected record fields are read (and those the order needs).
-      const fields = selectedFieldsAt(info, ['edges', 'node']);
-      return toConnection(
-        await this.service.list(principal, { ...toListArgs(args, await this.service.schema(principal), withCount), fields }),
-      );
+    function (this: Self, principal: Principal, args: GraphqlListInput, info: GraphQLResolveInfo) {
+      return listRecords(this.service, principal, args, info);
     },
     [Query(() => types.connection, { name: plural, complexity: connectionCost })],
     [P, Args(), Info()],
@@ -80,20 +66,13 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'groupBy',
-    async function (this: Self, principal: Principal, groupBy: unknown, aggregate: unknown, filter: object | null) {
-      const groups = await this.service.groupBy(principal, (schema) => ({
-        groupBy: parseGroupBy(groupBy, schema, 'groupBy'),
-        aggregates: parseAggregates(aggregate, schema),
-        filter: toFilterNode(filter, schema),
-      }));
-      return graphqlGroups(groups);
+    function (this: Self, principal: Principal, groupBy: unknown, aggregate: unknown, filter: object | null) {
+      return groupRecords(this.service, principal, groupBy, aggregate, filter);
     },
     [
       Query(() => GroupByResultType, {
         name: `${plural}GroupBy`,
-        description:
-          `Groups the live ${plural} the filter keeps and aggregates each group, as GET /rest/${plural}/groupBy: ` +
-          'groupBy ["stage", "closeDate:month"], aggregate ["count", "sum:amount.amountMicros", "min:closeDate"].',
+        description: OBJECT_DOCS.groupBy(plural),
       }),
     ],
     [
@@ -107,16 +86,15 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'one',
-    async function (this: Self, principal: Principal, filter: object) {
-      const page = await this.service.list(principal, toListArgs({ filter, first: 1 }, await this.service.schema(principal), false));
-      return page.records[0] ?? null;
+    function (this: Self, principal: Principal, filter: object) {
+      return firstRecord(this.service, principal, filter);
     },
     [
       Query(() => types.object, {
         name: singular,
         nullable: true,
         complexity: singleRecordCost,
-        description: `The first ${singular} matching the filter, or null.`,
+        description: OBJECT_DOCS.one(singular),
       }),
     ],
     [P, Args('filter', { type: () => types.filter })],
@@ -128,11 +106,8 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'create',
-    async function (this: Self, ...[principal, data, upsert, context, info]: CreateArgs) {
-      const record = plain(data);
-      const keyed = keyedCreate(context, String(info.path.key), principal, [record], Boolean(upsert));
-      if (!upsert) return this.service.create(keyed, record);
-      return (await this.service.upsertMany(keyed, [record], null)).records[0];
+    function (this: Self, ...[principal, data, upsert, context, info]: CreateArgs) {
+      return createRecord(this.service, principal, data, upsert, context, info);
     },
     [Mutation(() => types.object, { name: `create${typeName}`, complexity: singleRecordCost })],
     [P, Args('data', { type: () => types.create }), Args('upsert', UPSERT_ARG), Context(), Info()],
@@ -141,17 +116,14 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'createMany',
-    async function (this: Self, ...[principal, data, upsert, context, info]: CreateArgs) {
-      const records = plain(data);
-      const keyed = Array.isArray(records) ? keyedCreate(context, String(info.path.key), principal, records, Boolean(upsert)) : principal;
-      if (!upsert) return this.service.createMany(keyed, records, 'data');
-      return (await this.service.upsertMany(keyed, records, 'data')).records;
+    function (this: Self, ...[principal, data, upsert, context, info]: CreateArgs) {
+      return createRecords(this.service, principal, data, upsert, context, info);
     },
     [
       Mutation(() => [types.object], {
         name: `create${pluralType}`,
         complexity: batchCost,
-        description: `All or none; 1 to 60 ${plural}.`,
+        description: OBJECT_DOCS.createMany(plural),
       }),
     ],
     [P, Args('data', { type: () => [types.create] }), Args('upsert', UPSERT_ARG), Context(), Info()],
@@ -161,7 +133,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
     cls,
     'update',
     function (this: Self, principal: Principal, id: string, data: unknown) {
-      return this.service.update(principal, id, plain(data));
+      return updateRecord(this.service, principal, id, data);
     },
     [Mutation(() => types.object, { name: `update${typeName}`, complexity: singleRecordCost })],
     [P, Args('id', { type: () => UUIDScalar }), Args('data', { type: () => types.update })],
@@ -170,20 +142,14 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   method(
     cls,
     'remove',
-    async function (this: Self, principal: Principal, id: string, info: GraphQLResolveInfo) {
-      const deleted = await this.service.delete(principal, id);
-      if (onlyId(info)) return deleted;
-      const page = await this.service.list(
-        principal,
-        toListArgs({ filter: { id: { eq: id }, deletedAt: { is: 'NOT_NULL' } }, first: 1 }, await this.service.schema(principal), false),
-      );
-      return page.records[0] ?? deleted;
+    function (this: Self, principal: Principal, id: string, info: GraphQLResolveInfo) {
+      return deleteRecord(this.service, principal, id, info);
     },
     [
       Mutation(() => types.object, {
         name: `delete${typeName}`,
         complexity: singleRecordCost,
-        description: `Soft delete: returns the ${singular} with deletedAt set.`,
+        description: OBJECT_DOCS.remove(singular),
       }),
     ],
     [P, Args('id', { type: () => UUIDScalar }), Info()],
@@ -193,13 +159,13 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
     cls,
     'restore',
     function (this: Self, principal: Principal, id: string) {
-      return this.service.restore(principal, id);
+      return restoreRecord(this.service, principal, id);
     },
     [
       Mutation(() => types.object, {
         name: `restore${typeName}`,
         complexity: singleRecordCost,
-        description: `Brings a soft-deleted ${singular} back (deletedAt null); a live one is a CONFLICT.`,
+        description: OBJECT_DOCS.restore(singular),
       }),
     ],
     [P, Args('id', { type: () => UUIDScalar })],

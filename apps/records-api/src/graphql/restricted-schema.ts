@@ -5,6 +5,7 @@ import { restrictableBuiltins } from '#identity/roles.js';
 import { OBJECTS } from '#records/objects/index.js';
 import type { WorkspaceModel } from '../records/data-model.js';
 import type { GraphqlContext } from './graphql-context.js';
+import { customObjectTypes } from './custom-object-schema.js';
 import { copySchema } from './schema-copy.js';
 
 /*
@@ -13,7 +14,8 @@ import { copySchema } from './schema-copy.js';
  * workspace with that schema (docs/decisions/0052-graphql-schemas-bounded-in-bytes.md).
  * Every field a role may restrict (decision 39) stays in the schema, so documents that
  * select it stay valid for every role; it is nullable, and resolves to a FORBIDDEN error at
- * its own path when the caller's role hides it, so the rest of the answer stands. The
+ * its own path when the caller's role hides it, so the rest of the answer stands (a custom
+ * object's fields are all custom, so all restrictable). The
  * check is per request, against the caller's role: a schema per set of restrictions would
  * let 48 roles make 48 schemas. Roles without restrictions never get this schema; they are
  * served by the workspace's own schema and the fast path.
@@ -22,11 +24,15 @@ import { copySchema } from './schema-copy.js';
 const OBJECT_OF_TYPE = new Map(OBJECTS.map((o) => [o.typeName, o.plural]));
 
 export function guardedSchema(schema: GraphQLSchema, model: WorkspaceModel): GraphQLSchema {
+  const objectOfType = new Map([...OBJECT_OF_TYPE, ...customObjectTypes(model)]);
   const restrictable = new Map(
-    OBJECTS.map((o) => [o.typeName, new Set([...restrictableBuiltins(o.plural), ...model.active(o.plural).map((f) => f.name)])]),
+    [...objectOfType].map(([typeName, plural]) => [
+      typeName,
+      new Set([...restrictableBuiltins(plural), ...model.active(plural).map((f) => f.name)]),
+    ]),
   );
   return copySchema(schema, (typeName, name, field) => {
-    const object = OBJECT_OF_TYPE.get(typeName);
+    const object = objectOfType.get(typeName);
     if (!object || !restrictable.get(typeName)!.has(name)) return field;
     const resolve = field.resolve ?? defaultFieldResolver;
     const what = `${object}.${name}`;

@@ -43,7 +43,7 @@ export interface Served {
 /** A request whose workspace (or restricted role) has a schema of its own: the query fast path runs on it, Apollo's server of it answers the rest. */
 export type WithServed = Request & { graphqlServed?: Served };
 
-/** The key of a workspace model's schema: a hash of the SDL its custom fields add ('' → the base schema). */
+/** The key of a workspace model's schema: a hash of the SDL its custom fields and objects add ('' → the base schema). */
 const schemaKeys = new WeakMap<WorkspaceModel, string>();
 function schemaKey(model: WorkspaceModel): string {
   let key = schemaKeys.get(model);
@@ -114,7 +114,8 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       try {
         const model = await this.models.of(principal);
         const restricted = hasFieldRestrictions(principal);
-        if (!model.hasActiveFields && !restricted) return next();
+        // A model whose schema is the base one (its active fields all on a deactivated object) is the base server's too.
+        if ((!model.hasActiveFields || schemaKey(model) === 'base') && !restricted) return next();
         served = await this.served(baseSchema, model, restricted);
       } catch (err) {
         if (err instanceof BuildsBusyError) {

@@ -2,14 +2,16 @@ import { extendSchema, parse, type GraphQLSchema } from 'graphql';
 import { fieldType } from '#records/field-types/index.js';
 import { composite, OBJECTS } from '#records/objects/index.js';
 import type { WorkspaceModel } from '../records/data-model.js';
+import { customObjectResolvers, customObjectsSdl } from './custom-object-schema.js';
 import { copySchema } from './schema-copy.js';
 
 /*
  * A workspace's GraphQL schema (docs/data-model.md): the base schema (apps/records-api/schema.gql,
  * unchanged) extended with that workspace's active custom fields — on the object type and
  * on its create, update, filter and order inputs, typed as each field's type gives them
- * (with the definitions they need: a select's enum, the Phones and Address types). `extendSchema` keeps every resolver of
- * the base schema; a custom field resolves as the record's own property.
+ * (with the definitions they need: a select's enum, the Phones and Address types) — and its
+ * custom objects (custom-object-schema.ts). `extendSchema` keeps every resolver of the base
+ * schema; a custom field resolves as the record's own property.
  */
 
 const doc = (text: string | null | undefined) => (text ? `${JSON.stringify(text)} ` : '');
@@ -42,15 +44,28 @@ export function workspaceSchemaSdl(model: WorkspaceModel): string {
     if (ordered.length)
       extensions.push(`extend input ${object.typeName}OrderByInput { ${ordered.map((m) => line(m.field.name, m.order!)).join(' ')} }`);
   }
+  // A workspace's own objects: a field's own definitions (its enum) go with it, shared ones (Phones, Address) once.
+  extensions.push(
+    ...customObjectsSdl(model, [...definitions.values()], (typeName, field, made) => {
+      const types = fieldType(field.type).graphql(field, typeName);
+      for (const [name, sdl] of Object.entries(types.sdl ?? {})) {
+        if (name.startsWith(typeName)) made.push(sdl);
+        else if (!IN_BASE.has(name)) definitions.set(name, sdl);
+      }
+      return types;
+    }),
+  );
   if (!extensions.length) return '';
   return [...definitions.values(), ...extensions].join('\n');
 }
 
 /**
- * The base schema with a workspace's custom fields, or the base schema itself when it has
- * none; copied without the syntax trees `extendSchema` leaves behind (schema-copy.ts).
+ * The base schema with a workspace's custom fields and objects, or the base schema itself
+ * when it has none; copied without the syntax trees `extendSchema` leaves behind
+ * (schema-copy.ts), with the custom objects' resolvers attached on the way.
  */
 export function workspaceSchema(base: GraphQLSchema, model: WorkspaceModel): GraphQLSchema {
   const sdl = workspaceSchemaSdl(model);
-  return sdl ? copySchema(extendSchema(base, parse(sdl, { noLocation: true }), { assumeValidSDL: false })) : base;
+  if (!sdl) return base;
+  return copySchema(extendSchema(base, parse(sdl, { noLocation: true }), { assumeValidSDL: false }), customObjectResolvers(model));
 }

@@ -100,6 +100,34 @@ export function objectTypeNames(nameSingular: string): string[] {
   return [t, `${t}Connection`, `${t}Edge`, `${t}CreateInput`, `${t}UpdateInput`, `${t}FilterInput`, `${t}OrderByInput`];
 }
 
+/** The root fields of an object in GraphQL (docs/graphql.md): list, one, groupBy; create, createMany, update, delete, restore. */
+export function objectRootFields(nameSingular: string, namePlural: string): { query: string[]; mutation: string[] } {
+  const t = cap(nameSingular);
+  return {
+    query: [namePlural, nameSingular, `${namePlural}GroupBy`],
+    mutation: [`create${t}`, `create${cap(namePlural)}`, `update${t}`, `delete${t}`, `restore${t}`],
+  };
+}
+
+export function objectRootFieldNames(nameSingular: string, namePlural: string): string[] {
+  const { query, mutation } = objectRootFields(nameSingular, namePlural);
+  return [...query, ...mutation];
+}
+
+/**
+ * The root fields of the base schema besides the standard objects' own (objectRootFields):
+ * no object may make a field of the same name. `test/custom-objects-graphql.e2e-spec.ts`
+ * checks this list against the committed schema.
+ */
+export const BASE_GRAPHQL_ROOT_FIELDS: ReadonlySet<string> = new Set(['search', 'vaultSecretValue']);
+
+/**
+ * Endings of the type names a workspace's schema gives its select fields' enums
+ * (`TicketPriorityEnum`, `…EnumFilter`, `…EnumListFilter`): an object's type never ends so,
+ * or a field could make the object's type name again.
+ */
+export const ENUM_TYPE_ENDINGS = /(?:Enum|EnumFilter|EnumListFilter)$/;
+
 type Input = Record<string, unknown>;
 const isPlain = (value: unknown): value is Input => typeof value === 'object' && value !== null && !Array.isArray(value);
 const bad = (...messages: string[]) => new BadInputError(ErrorCode.VALIDATION_FAILED, ...messages);
@@ -162,6 +190,21 @@ export function checkNewObject(body: unknown, existing: readonly WorkspaceObject
     const clash = objectTypeNames(names.nameSingular).find((t) => types.has(t));
     if (clash)
       problems.push(`nameSingular "${names.nameSingular}" would make the GraphQL type ${clash}, which exists already; choose another`);
+    else if (ENUM_TYPE_ENDINGS.test(cap(names.nameSingular)))
+      problems.push(
+        `nameSingular "${names.nameSingular}" would make the GraphQL type ${cap(names.nameSingular)}, a name kept for enums; choose another`,
+      );
+  }
+  if (names.nameSingular && names.namePlural) {
+    const fields = new Set([...BASE_GRAPHQL_ROOT_FIELDS, ...existing.flatMap((o) => objectRootFieldNames(o.nameSingular, o.namePlural))]);
+    const own = objectRootFieldNames(names.nameSingular, names.namePlural);
+    const clash = own.find((f, i) => fields.has(f) || own.indexOf(f) !== i);
+    if (clash) {
+      const why = fields.has(clash) ? ', which exists already' : ' twice';
+      problems.push(
+        `nameSingular "${names.nameSingular}" and namePlural "${names.namePlural}" would make the GraphQL field ${clash}${why}; choose others`,
+      );
+    }
   }
   const labelSingular = label(body.labelSingular ?? (names.nameSingular && cap(names.nameSingular)), 'labelSingular', problems, true);
   const labelPlural = label(body.labelPlural ?? (names.namePlural && cap(names.namePlural)), 'labelPlural', problems, true);

@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { Field, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { OBJECT_DOCS } from '../object-docs.js';
 import { BigFloatScalar, DateTimeScalar, UUIDScalar } from './scalars.js';
 
 /** Values match the shared `Direction` of libs/records (and the REST `order_by` syntax). */
@@ -48,7 +49,7 @@ export function Connection<T>(node: Type<T>, name: string, plural: string) {
 
   @ObjectType({ isAbstract: true })
   abstract class ConnectionType {
-    @Field(() => Int, { description: `${plural} matching the filter, across all pages.` })
+    @Field(() => Int, { description: OBJECT_DOCS.totalCount(plural) })
     totalCount: number | null;
 
     @Field(() => [Edge])

@@ -1,17 +1,18 @@
 import { ArgsType, Field, Int } from '@nestjs/graphql';
+import { PAGE_ARG_DOCS } from '../object-docs.js';
 
 /** Relay pagination: `first` (+ `after`) reads forward, `last` + `before` reads backward. */
 @ArgsType()
 export class PageArgs {
-  @Field(() => Int, { nullable: true, description: 'Page size reading forward: 0 to 200, default 60 (larger values are cut to 200).' })
+  @Field(() => Int, { nullable: true, description: PAGE_ARG_DOCS.first })
   first?: number | null;
 
-  @Field(() => String, { nullable: true, description: '`endCursor` of the previous page (same filter and orderBy).' })
+  @Field(() => String, { nullable: true, description: PAGE_ARG_DOCS.after })
   after?: string | null;
 
-  @Field(() => Int, { nullable: true, description: 'Page size reading backward from `before` (required with `last`).' })
+  @Field(() => Int, { nullable: true, description: PAGE_ARG_DOCS.last })
   last?: number | null;
 
-  @Field(() => String, { nullable: true, description: '`startCursor` of the next page (same filter and orderBy).' })
+  @Field(() => String, { nullable: true, description: PAGE_ARG_DOCS.before })
   before?: string | null;
 }
