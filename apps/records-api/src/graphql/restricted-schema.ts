@@ -47,5 +47,6 @@ export function guardedSchema(schema: GraphQLSchema, model: WorkspaceModel): Gra
         return resolve(source, args, context, info);
       },
     };
-  });
+    // Only output fields change: the inputs and enums stay the workspace schema's own.
+  }, { outputsOnly: true });
 }

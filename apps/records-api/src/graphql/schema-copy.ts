@@ -48,10 +48,13 @@ function mapValues<T, R>(map: Mapped<T>, fn: (value: T, key: string) => R): Mapp
   return result;
 }
 
-export function copySchema(schema: GraphQLSchema, editField?: FieldEdit): GraphQLSchema {
+export function copySchema(schema: GraphQLSchema, editField?: FieldEdit, o: { outputsOnly?: boolean } = {}): GraphQLSchema {
   const config = schema.toConfig();
   const typeMap: Mapped<GraphQLNamedType> = Object.create(null);
-  for (const type of config.types) typeMap[type.name] = copyNamed(type);
+  // `outputsOnly`: input objects and enums are shared with `schema` (a type may belong to several schemas), only the
+  // output types are made anew — what a field edit changes. Half the nodes of a workspace's schema are its inputs.
+  for (const type of config.types)
+    typeMap[type.name] = o.outputsOnly && (isInputObjectType(type) || isEnumType(type)) ? type : copyNamed(type);
 
   function replace<T extends GraphQLType>(type: T): T {
     if (isListType(type)) return new GraphQLList(replace(type.ofType)) as unknown as T;
@@ -106,10 +109,14 @@ export function copySchema(schema: GraphQLSchema, editField?: FieldEdit): GraphQ
   });
 }
 
-/** Types, fields, arguments and enum values of a schema: what its size in memory follows (docs/decisions/0052). */
-export function schemaNodes(schema: GraphQLSchema): number {
+/**
+ * Types, fields, arguments and enum values of a schema: what its size in memory follows
+ * (docs/decisions/0052-graphql-schemas-bounded-in-bytes.md); `outputsOnly` for a copy that shares the rest (copySchema).
+ */
+export function schemaNodes(schema: GraphQLSchema, o: { outputsOnly?: boolean } = {}): number {
   let nodes = 0;
   for (const type of Object.values(schema.getTypeMap())) {
+    if (o.outputsOnly && (isInputObjectType(type) || isEnumType(type))) continue;
     nodes++;
     if (isObjectType(type) || isInterfaceType(type)) for (const field of Object.values(type.getFields())) nodes += 1 + field.args.length;
     else if (isInputObjectType(type)) nodes += Object.keys(type.getFields()).length;
