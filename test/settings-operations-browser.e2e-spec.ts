@@ -100,7 +100,9 @@ const SECONDS = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
           30_000,
         );
         expect(await page.evaluate('window.followedWithoutReload')).toBe(true);
-        expect(await text(page, '[data-import-counts]')).toBe('1,000 rows read, 1,000 created, 0 updated, 0 refused, 0 unchanged (1,001 lines of the file)');
+        expect(await text(page, '[data-import-counts]')).toBe(
+          '1,000 rows read, 1,000 created, 0 updated, 0 refused, 0 unchanged (1,001 lines of the file)',
+        );
         const started = await text(page, '[data-import-started]');
         expect(started).toMatch(SECONDS);
         const [{ started_at: startedAt }] = await origin.ds.query('SELECT started_at FROM imports WHERE workspace_id = $1 AND id = $2', [
@@ -119,7 +121,9 @@ const SECONDS = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
         await inside.release();
         await page.getByRole('heading', { name: 'Refused rows' }).waitFor();
         await page.getByRole('link', { name: /^Download the 1 refused row/ }).waitFor({ timeout: 30_000 });
-        expect(await text(page, '[data-import-counts]')).toBe('1,500 rows read, 1,498 created, 1 updated, 1 refused, 0 unchanged (1,501 lines of the file)');
+        expect(await text(page, '[data-import-counts]')).toBe(
+          '1,500 rows read, 1,498 created, 1 updated, 1 refused, 0 unchanged (1,501 lines of the file)',
+        );
         expect(await text(page, '[data-import-ended]')).toMatch(SECONDS);
         await screenshotBoth(page, 'settings-import-ended');
 

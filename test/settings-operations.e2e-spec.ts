@@ -168,9 +168,9 @@ describe("An operator's settings over HTTP", () => {
         expect(res.headers.get('transfer-encoding')).toBe('chunked');
         const lines = (await res.text()).split('\n').slice(1, -1);
         expect(lines).toHaveLength(n);
-        expect(lines.every((line, i) => line === `${i + 1},${i + 1},each line must be a JSON object (a record as a REST create takes it)`)).toBe(
-          true,
-        );
+        expect(
+          lines.every((line, i) => line === `${i + 1},${i + 1},each line must be a JSON object (a record as a REST create takes it)`),
+        ).toBe(true);
 
         // A client that reads the first bytes and goes away stops it; the next one gets the whole list.
         const partial = await rest(key, 'GET', `/rest/imports/${id}/errors?format=csv`);

@@ -31,22 +31,26 @@ export function guardedSchema(schema: GraphQLSchema, model: WorkspaceModel): Gra
       new Set([...restrictableBuiltins(plural), ...model.active(plural).map((f) => f.name)]),
     ]),
   );
-  return copySchema(schema, (typeName, name, field) => {
-    const object = objectOfType.get(typeName);
-    if (!object || !restrictable.get(typeName)!.has(name)) return field;
-    const resolve = field.resolve ?? defaultFieldResolver;
-    const what = `${object}.${name}`;
-    return {
-      ...field,
-      type: getNullableType(field.type),
-      resolve: (source, args, context, info) => {
-        const { principal } = context as GraphqlContext;
-        if (fieldAccess(principal, object)?.hidden.has(name)) {
-          throw new ForbiddenError(`The role "${principal.role.name}" does not allow read on ${what}`);
-        }
-        return resolve(source, args, context, info);
-      },
-    };
-    // Only output fields change: the inputs and enums stay the workspace schema's own.
-  }, { outputsOnly: true });
+  return copySchema(
+    schema,
+    (typeName, name, field) => {
+      const object = objectOfType.get(typeName);
+      if (!object || !restrictable.get(typeName)!.has(name)) return field;
+      const resolve = field.resolve ?? defaultFieldResolver;
+      const what = `${object}.${name}`;
+      return {
+        ...field,
+        type: getNullableType(field.type),
+        resolve: (source, args, context, info) => {
+          const { principal } = context as GraphqlContext;
+          if (fieldAccess(principal, object)?.hidden.has(name)) {
+            throw new ForbiddenError(`The role "${principal.role.name}" does not allow read on ${what}`);
+          }
+          return resolve(source, args, context, info);
+        },
+      };
+      // Only output fields change: the inputs and enums stay the workspace schema's own.
+    },
+    { outputsOnly: true },
+  );
 }
