@@ -2,12 +2,13 @@ import { setImmediate as yieldToEventLoop, setTimeout as waitFor } from 'node:ti
 import { loadConfig } from '#config/config.js';
 import { Sql, type SqlTx } from '#database/sql.js';
 import { isUUID } from 'class-validator';
-import { AppError, BadInputError, ConflictError, ErrorCode } from '#errors/errors.js';
+import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
 import { composite, compositeSubFields, fullComposite, ownValue, uniqueValueIn } from '#records/objects/index.js';
 import { changedFields, recordEvents, recordImportCompleted, type RecordChange } from '#webhooks/webhook-outbox.js';
 import type { DataModel } from '../records/data-model.js';
 import type { AnyRecord, ObjectDefinition } from '../records/object-definitions.js';
+import { scopeOf } from '../records/record-definition.js';
 import type { RecordsService } from '../records/records.service.js';
 import { csvItems, ndjsonItems, type ImportItem } from './import-reader.js';
 import { importSummary, type ImportRow } from './import-summary.js';
@@ -143,7 +144,14 @@ export class ImportRunner {
   }
 
   private async runRows(imp: ImportRow): Promise<void> {
-    const def = (await this.dataModel.read(imp.workspace_id)).definition(imp.object);
+    let def: ObjectDefinition;
+    try {
+      def = (await this.dataModel.read(imp.workspace_id)).definition(imp.object);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      // Deactivated or deleted since the upload: no later run can import either (docs/rest.md "Imports").
+      return this.finish(imp, 'failed', `${imp.object} is not an active object of this workspace any more; no row was imported after that`);
+    }
     const keys = imp.mode === 'upsert' ? await this.records.upsertKeys(def, imp.workspace_id, imp.match ?? undefined) : [];
     const chunks = this.chunks(imp);
     const batches = imp.format === 'csv' ? csvItems(chunks, def) : ndjsonItems(chunks);
@@ -402,7 +410,7 @@ export class ImportRunner {
       (
         await tx.rows(
           `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
-            WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
+            WHERE ${scopeOf(def)} AND id = ANY($2::uuid[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
           [imp.workspace_id, rows.map((r) => r.id)],
         )
       ).map((row) => [row.id as string, row]),
@@ -433,7 +441,7 @@ export class ImportRunner {
       if (!columns.length) continue;
       const sql = `UPDATE ${def.schema.table} t SET ${columns.map((c) => `${c} = r.${c}`).join(', ')}, updated_at = now()
                      FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
-                    WHERE t.workspace_id = $1 AND t.id = r.id AND t.deleted_at IS NULL
+                    WHERE ${scopeOf(def, 't.')} AND t.id = r.id AND t.deleted_at IS NULL
                       AND ROW(${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM ROW(${columns.map((c) => `r.${c}`).join(', ')})
                 RETURNING ${def.columns.map((c) => `t.${c}`).join(', ')}`;
       const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
@@ -503,8 +511,10 @@ export class ImportRunner {
     const records: AnyRecord[] = [];
     for (const [key, group] of groups) {
       const columns = key ? key.split(',') : [];
-      const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
-                   SELECT $1${columns.map((c) => `, r.${c}`).join('')} FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
+      // A custom object's records name it (docs/decisions/0057-custom-objects-storage.md).
+      const owner = def.objectId ? { column: ', object_id', value: `, '${def.objectId}'::uuid` } : { column: '', value: '' };
+      const sql = `INSERT INTO ${def.schema.table} (workspace_id${owner.column}${columns.map((c) => `, ${c}`).join('')})
+                   SELECT $1${owner.value}${columns.map((c) => `, r.${c}`).join('')} FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
                    RETURNING ${imp.record_events ? def.columns.join(', ') : 'id'}`;
       const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
       count += written.length;
@@ -603,9 +613,10 @@ function recordsetColumns(def: ObjectDefinition, columns: Record<string, unknown
   return columns;
 }
 
-const jsonColumns = new Map<string, string[]>();
+/** By declaration, not by name: custom objects of many workspaces share names, and a declaration goes with its model. */
+const jsonColumns = new WeakMap<object, string[]>();
 function jsonColumnsOf(def: ObjectDefinition): string[] {
-  let found = jsonColumns.get(def.object);
+  let found = jsonColumns.get(def.declaration);
   if (!found) {
     found = ['custom'];
     for (const field of def.declaration.fields) {
@@ -613,7 +624,7 @@ function jsonColumnsOf(def: ObjectDefinition): string[] {
       for (const sub of composite(field.type).subFields)
         if (sub.kind === 'textList' || sub.kind === 'linkList') found.push(field.columns[sub.name]);
     }
-    jsonColumns.set(def.object, found);
+    jsonColumns.set(def.declaration, found);
   }
   return found;
 }
