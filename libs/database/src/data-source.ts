@@ -41,6 +41,7 @@ import { ExportWaits1765800000050 } from './migrations/1765800000050-export-wait
 import { WebhookRoles1765849000000 } from './migrations/1765849000000-webhook-roles.js';
 import { ImportRuns1765851000000 } from './migrations/1765851000000-import-runs.js';
 import { CustomObjects1765900000000 } from './migrations/1765900000000-custom-objects.js';
+import { CustomObjectsSearch1765912000000 } from './migrations/1765912000000-custom-objects-search.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -79,6 +80,7 @@ export const MIGRATIONS = [
   WebhookRoles1765849000000,
   ImportRuns1765851000000,
   CustomObjects1765900000000,
+  CustomObjectsSearch1765912000000,
 ];
 
 export { sessionOptions } from './connections.js';

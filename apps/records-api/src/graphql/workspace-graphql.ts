@@ -106,7 +106,8 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       try {
         const model = await this.models.of(principal);
         const restricted = hasFieldRestrictions(principal);
-        if (!model.hasActiveFields && !restricted) return next();
+        // A model whose objects make no type of their own (a custom object has none in GraphQL yet) is the base schema's.
+        if ((!model.hasActiveFields || schemaKey(model) === 'base') && !restricted) return next();
         served = await this.served(baseSchema, model, restricted);
       } catch (err) {
         if (err instanceof BuildsBusyError) {
