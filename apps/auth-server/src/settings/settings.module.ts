@@ -5,7 +5,7 @@ import { SettingsApiController } from './api-keys/api-keys.api.controller.js';
 import { ApiKeysService } from './api-keys/api-keys.service.js';
 import { ServerAppsController } from './apps/apps.controller.js';
 import { ServerAppsService } from './apps/apps.service.js';
-import { DataModelController } from './data-model/data-model.controller.js';
+import { DataModelController, DataModelObjectsController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
 import { Sql } from '#database/sql.js';
 import { ReadRouter } from '#database/read-routing.js';
@@ -44,6 +44,8 @@ import { RecentPassword } from '../sessions/recent-password.js';
     WebhooksApiController,
     VaultController,
     VaultApiController,
+    // Before DataModelController: its `:id` routes would take /settings/data-model/objects.
+    DataModelObjectsController,
     DataModelController,
     SettingsImportsController,
     RolesController,
