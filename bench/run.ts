@@ -43,7 +43,8 @@ import { startApi, startChild, stopChild } from './children.js';
  * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
  * figures of --writes: 1 and 16 writers beside the bare server), --replica (bench/replica.ts: list and GraphQL reads
  * on the primary alone and with one streaming replica, same run), --field-indexes (bench/field-indexes.ts: what
- * other workspaces' custom-field indexes cost inserts).
+ * other workspaces' custom-field indexes cost inserts), --custom-object-search (bench/custom-object-search.ts: what
+ * search costs a custom object's inserts, and a label identifier change).
  */
 
 const CONNECTIONS = 16;
@@ -756,6 +757,7 @@ async function main(): Promise<void> {
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
     ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],
     ['--field-indexes', async () => (await import('./field-indexes.js')).fieldIndexBench()],
+    ['--custom-object-search', async () => (await import('./custom-object-search.js')).customObjectSearchBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   // Data in and out (--import, --export) also print the single-create figures of --writes.
