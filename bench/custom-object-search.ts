@@ -24,41 +24,45 @@ const SEARCH_TRIGGERS = ['custom_records_search', 'custom_records_words_insert',
 const INDEX = `CREATE INDEX custom_records_search_idx ON custom_records USING gin (workspace_id, object_id, search_vector) WHERE deleted_at IS NULL`;
 const log = (m: string) => console.log(m);
 
-async function rowsPerSecond(pool: pg.Pool, workspaceId: string, objectId: string): Promise<number> {
-  await pool.query('DELETE FROM custom_records WHERE workspace_id = $1 AND object_id = $2', [workspaceId, objectId]);
-  await pool.query('DELETE FROM search_words WHERE workspace_id = $1', [workspaceId]);
-  await pool.query('VACUUM ANALYZE custom_records');
+/** The values of record `n`: a TEXT title shared by 1 in 40, a unique e-mail, a number. */
+const VALUES = (n: string) => `'title', 'Printer jam on floor ' || (${n}) % 40,
+  'contact', jsonb_build_object('primaryEmail', 'user' || (${n}) || '@example.com', 'additionalEmails', '[]'::jsonb),
+  'score', ${n}`;
+
+/** Inserts ROWS rows, BATCH a statement, after `reset`; `insert` is the INSERT of one batch ($1 the first number, $2 the batch size). */
+async function rowsPerSecond(pool: pg.Pool, reset: [string, unknown[]][], insert: string, params: unknown[]): Promise<number> {
+  for (const [sql, values] of reset) await pool.query(sql, values);
   const started = process.hrtime.bigint();
-  for (let done = 0; done < ROWS; done += BATCH) {
-    await pool.query(
-      `INSERT INTO custom_records (workspace_id, object_id, custom)
-       SELECT $1, $2, jsonb_build_object('name', 'Ticket ' || ($3::int + g), 'title', 'Printer jam on floor ' || ($3::int + g) % 40,
-                                         'contact', jsonb_build_object('primaryEmail', 'user' || ($3::int + g) || '@example.com', 'additionalEmails', '[]'::jsonb),
-                                         'score', $3::int + g)
-         FROM generate_series(1, $4::int) g`,
-      [workspaceId, objectId, done, BATCH],
-    );
-  }
+  for (let done = 0; done < ROWS; done += BATCH) await pool.query(insert, [...params, done, BATCH]);
   return ROWS / (Number(process.hrtime.bigint() - started) / 1e9);
 }
 
+/** Records of the custom object. */
+const customRecords = (pool: pg.Pool, workspaceId: string, objectId: string) =>
+  rowsPerSecond(
+    pool,
+    [
+      ['DELETE FROM custom_records WHERE workspace_id = $1 AND object_id = $2', [workspaceId, objectId]],
+      ['DELETE FROM search_words WHERE workspace_id = $1', [workspaceId]],
+      ['VACUUM ANALYZE custom_records', []],
+    ],
+    `INSERT INTO custom_records (workspace_id, object_id, custom)
+     SELECT $1, $2, jsonb_build_object('name', 'Ticket ' || ($3::int + g), ${VALUES('$3::int + g')}) FROM generate_series(1, $4::int) g`,
+    [workspaceId, objectId],
+  );
+
 /** The same values into companies (name, and the same custom fields there): what the standard tables' search costs, for comparison. */
-async function companyRowsPerSecond(pool: pg.Pool, workspaceId: string): Promise<number> {
-  await pool.query('DELETE FROM companies WHERE workspace_id = $1', [workspaceId]);
-  await pool.query('VACUUM ANALYZE companies');
-  const started = process.hrtime.bigint();
-  for (let done = 0; done < ROWS; done += BATCH) {
-    await pool.query(
-      `INSERT INTO companies (workspace_id, name, custom)
-       SELECT $1, 'Ticket ' || ($2::int + g), jsonb_build_object('title', 'Printer jam on floor ' || ($2::int + g) % 40,
-                                         'contact', jsonb_build_object('primaryEmail', 'user' || ($2::int + g) || '@example.com', 'additionalEmails', '[]'::jsonb),
-                                         'score', $2::int + g)
-         FROM generate_series(1, $3::int) g`,
-      [workspaceId, done, BATCH],
-    );
-  }
-  return ROWS / (Number(process.hrtime.bigint() - started) / 1e9);
-}
+const companies = (pool: pg.Pool, workspaceId: string) =>
+  rowsPerSecond(
+    pool,
+    [
+      ['DELETE FROM companies WHERE workspace_id = $1', [workspaceId]],
+      ['VACUUM ANALYZE companies', []],
+    ],
+    `INSERT INTO companies (workspace_id, name, custom)
+     SELECT $1, 'Ticket ' || ($2::int + g), jsonb_build_object(${VALUES('$2::int + g')}) FROM generate_series(1, $3::int) g`,
+    [workspaceId],
+  );
 
 async function setSearch(pool: pg.Pool, on: boolean): Promise<void> {
   for (const trigger of SEARCH_TRIGGERS) await pool.query(`ALTER TABLE custom_records ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${trigger}`);
@@ -90,11 +94,11 @@ export async function customObjectSearchBench(): Promise<void> {
     for (let run = 0; run < RUNS; run++) {
       for (const on of [false, true]) {
         await setSearch(pool, on);
-        const rate = await rowsPerSecond(pool, workspaceId, object.id);
+        const rate = await customRecords(pool, workspaceId, object.id);
         if (on) best.with = Math.max(best.with, rate);
         else best.without = Math.max(best.without, rate);
       }
-      best.companies = Math.max(best.companies, await companyRowsPerSecond(pool, workspaceId));
+      best.companies = Math.max(best.companies, await companies(pool, workspaceId));
     }
     log(`  without search: ${Math.round(best.without)} rows/s`);
     log(`  with search:    ${Math.round(best.with)} rows/s (${(best.with / best.without).toFixed(2)}× of without)`);

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApiKey, findRole } from '#identity/accounts.js';
 import { BROWSER_AVAILABLE, WIDTHS, clippedControls, launchChromium, screenshotBoth } from './playwright.js';
-import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin } from './public-origin.js';
+import { PASSWORD, startPublicOrigin, workspaceWith, type PublicOrigin, restAt } from './public-origin.js';
 
 /**
  * Custom objects on the settings pages in Chromium, at 390 px (docs/settings.md): an Admin
@@ -45,12 +45,7 @@ const DAY = 86_400_000;
     const found = await findRole(origin.ds, workspaceId, role);
     return (await createApiKey(origin.ds, { workspaceId, role: found, name: role, expiresAt: new Date(Date.now() + DAY) })).secret;
   }
-  const rest = (key: string, method: string, path: string, body?: unknown) =>
-    fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const rest = (key: string, method: string, path: string, body?: unknown) => restAt(url, key, method, path, body);
 
   it(
     'creates an object, adds a field to it, deactivates and deletes it, at 390 px wide',

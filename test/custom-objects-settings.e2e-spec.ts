@@ -4,7 +4,7 @@ import { RECORD_OBJECTS, type ObjectPermissions } from '#database/entities/index
 import type { FormBrowser } from '../bench/form-browser.js';
 import { waitUntil } from './processes.js';
 import { settingsJson, signInAt } from './settings-client.js';
-import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
+import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin, restAt } from './public-origin.js';
 
 /**
  * The settings pages with a workspace's own objects (docs/settings.md): /settings/data-model
@@ -28,12 +28,7 @@ describe('custom objects on the settings pages', () => {
 
   const post = (b: FormBrowser, path: string, form: Record<string, string | string[]> = {}) =>
     b.go(`${url}${path}`, { method: 'POST', form: { _csrf: b.cookie('wrs_csrf')!, ...form } });
-  const rest = (key: string, method: string, path: string, body?: unknown) =>
-    fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const rest = (key: string, method: string, path: string, body?: unknown) => restAt(url, key, method, path, body);
   async function workspace(label: string) {
     const { workspace, people } = await workspaceWith(origin.ds, ['Admin'], label);
     const role = await findRole(origin.ds, workspace.id, 'Admin');

@@ -6,7 +6,7 @@ import { RECORD_OBJECTS, type FieldPermissions, type ObjectPermissions } from '#
 import type { FormBrowser } from '../bench/form-browser.js';
 import { waitUntil } from './processes.js';
 import { settingsJson, signInAt } from './settings-client.js';
-import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin } from './public-origin.js';
+import { PASSWORD, startPublicOrigin, unique, workspaceWith, type PublicOrigin, restAt } from './public-origin.js';
 import { Receiver, TEST_WORKER_ENV } from './webhook-receiver.js';
 
 /**
@@ -34,12 +34,7 @@ describe('custom objects: webhooks', () => {
 
   const json = (b: FormBrowser, method: string, path: string, body?: unknown) =>
     settingsJson(url, b, method, path, body, { 'x-csrf-token': b.cookie('wrs_csrf')! });
-  const rest = (key: string, method: string, path: string, body?: unknown) =>
-    fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const rest = (key: string, method: string, path: string, body?: unknown) => restAt(url, key, method, path, body);
   const standard = (permissions = all): ObjectPermissions =>
     Object.fromEntries(RECORD_OBJECTS.map((o) => [o, permissions])) as ObjectPermissions;
   const roleInput = (name: string, objects: ObjectPermissions, fields: FieldPermissions = {}): RoleInput => ({
@@ -116,28 +111,12 @@ describe('custom objects: webhooks', () => {
           done({ code: err ? Number(err.code) : 0, stdout }),
         ),
       );
-    const created = await cli([
-      'webhook:create',
-      '--workspace',
-      ws.id,
-      '--url',
-      'https://hooks.example.com/cli',
-      '--operations',
-      'ticket.*',
-      '--json',
-    ]);
+    const create = (operations: string) =>
+      cli(['webhook:create', '--workspace', ws.id, '--url', 'https://hooks.example.com/cli', '--operations', operations, '--json']);
+    const created = await create('ticket.*');
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout).operations).toEqual(['ticket.*']);
-    const refused = await cli([
-      'webhook:create',
-      '--workspace',
-      ws.id,
-      '--url',
-      'https://hooks.example.com/cli',
-      '--operations',
-      'project.*',
-      '--json',
-    ]);
+    const refused = await create('project.*');
     expect(refused.code).not.toBe(0);
     expect(JSON.parse(refused.stdout).error).toEqual({
       code: 'VALIDATION_FAILED',

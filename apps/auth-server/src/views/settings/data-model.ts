@@ -435,31 +435,14 @@ export function editFieldPage(
           </div>
         </form>
       </section>
-      <section class="panel" aria-labelledby="field-state">
-        <h2 id="field-state">${f.isActive ? 'Deactivate' : 'Inactive'}</h2>
-        ${
-          f.isActive
-            ? html`<p>
-                  Deactivating hides <code>${f.name}</code> from REST, GraphQL and MCP; its values are kept and come back if you reactivate
-                  it. A field must be inactive before it can be deleted.
-                </p>
-                <form method="post" action="/settings/data-model/${f.id}/active">
-                  ${csrfField(ctx.csrf)}<input type="hidden" name="active" value="false" />
-                  <button type="submit" class="secondary">Deactivate field</button>
-                </form>`
-            : html`<p>
-                  <code>${f.name}</code> is hidden from REST, GraphQL and MCP; its values are kept. Reactivate it to bring it back, or
-                  delete it with its values.
-                </p>
-                <form method="post" action="/settings/data-model/${f.id}/active">
-                  ${csrfField(ctx.csrf)}<input type="hidden" name="active" value="true" />
-                  <div class="actions">
-                    <button type="submit" class="secondary">Reactivate field</button
-                    ><a class="button danger" href="/settings/data-model/${f.id}/delete">Delete field…</a>
-                  </div>
-                </form>`
-        }
-      </section>`,
+      ${activeToggle(ctx, {
+        kind: 'field',
+        name: f.name,
+        path: `/settings/data-model/${f.id}`,
+        isActive: f.isActive,
+        hiddenFrom: 'REST, GraphQL and MCP',
+        kept: 'values',
+      })}`,
   });
 }
 
@@ -480,31 +463,14 @@ export function confirmDeleteFieldPage(
     title: 'Delete field',
     active: 'data-model',
     body: html` <h1>Delete the field <code>${f.object}.${f.name}</code>?</h1>
-      <section class="panel">
-        ${
-          f.isActive
-            ? html`<p class="error" role="alert">${f.name} is active. Deactivate it first on its page, then delete it.</p>
-                <a class="button secondary" href="/settings/data-model/${f.id}">Back to the field</a>`
-            : html`<p>Deleting <strong>${f.label}</strong> deletes its values in every ${singular}. ${held} This cannot be undone.</p>
-                ${errorBox(o.error)}
-                <form class="stack" method="post" action="/settings/data-model/${f.id}/delete">
-                  ${csrfField(ctx.csrf)}
-                  <label for="confirm-name">Type <code>${f.name}</code> to confirm</label>
-                  <input
-                    id="confirm-name"
-                    name="confirm"
-                    required
-                    autocomplete="off"
-                    spellcheck="false"
-                    ${fieldError(errorAbout(o.error, 'confirm'))}
-                  />
-                  <div class="actions">
-                    <button type="submit" class="danger">Delete field</button
-                    ><a class="button secondary" href="/settings/data-model/${f.id}">Cancel</a>
-                  </div>
-                </form>`
-        }
-      </section>`,
+      ${confirmDeleteForm(ctx, {
+        kind: 'field',
+        name: f.name,
+        path: `/settings/data-model/${f.id}`,
+        isActive: f.isActive,
+        what: html`Deleting <strong>${f.label}</strong> deletes its values in every ${singular}. ${held} This cannot be undone.`,
+        error: o.error,
+      })}`,
   });
 }
 
@@ -565,31 +531,14 @@ export function editObjectPage(
           </div>
         </form>
       </section>
-      <section class="panel" aria-labelledby="object-state">
-        <h2 id="object-state">${x.isActive ? 'Deactivate' : 'Inactive'}</h2>
-        ${
-          x.isActive
-            ? html`<p>
-                  Deactivating hides <code>${x.namePlural}</code> from REST, GraphQL, MCP, search, imports, exports and webhooks; its
-                  records and fields are kept and come back if you reactivate it. An object must be inactive before it can be deleted.
-                </p>
-                <form method="post" action="/settings/data-model/objects/${x.id}/active">
-                  ${csrfField(ctx.csrf)}<input type="hidden" name="active" value="false" />
-                  <button type="submit" class="secondary">Deactivate object</button>
-                </form>`
-            : html`<p>
-                  <code>${x.namePlural}</code> is hidden from every API; its records and fields are kept. Reactivate it to bring it back, or
-                  delete it with its records.
-                </p>
-                <form method="post" action="/settings/data-model/objects/${x.id}/active">
-                  ${csrfField(ctx.csrf)}<input type="hidden" name="active" value="true" />
-                  <div class="actions">
-                    <button type="submit" class="secondary">Reactivate object</button
-                    ><a class="button danger" href="/settings/data-model/objects/${x.id}/delete">Delete object…</a>
-                  </div>
-                </form>`
-        }
-      </section>`,
+      ${activeToggle(ctx, {
+        kind: 'object',
+        name: x.namePlural,
+        path: `/settings/data-model/objects/${x.id}`,
+        isActive: x.isActive,
+        hiddenFrom: 'REST, GraphQL, MCP, search, imports, exports and webhooks',
+        kept: 'records and fields',
+      })}`,
   });
 }
 
@@ -606,33 +555,80 @@ export function confirmDeleteObjectPage(ctx: SettingsContext, o: { object: Works
     title: 'Delete object',
     active: 'data-model',
     body: html` <h1>Delete the object <code>${x.namePlural}</code>?</h1>
-      <section class="panel">
-        ${
-          x.isActive
-            ? html`<p class="error" role="alert">${x.namePlural} is active. Deactivate it first on its page, then delete it.</p>
-                <a class="button secondary" href="/settings/data-model/objects/${x.id}">Back to the object</a>`
-            : html`<p>
-                  Deleting <strong>${x.labelPlural}</strong> deletes its fields and every record, in the background. ${held} Its names are
-                  free again once its records are gone. This cannot be undone.
-                </p>
-                ${errorBox(o.error)}
-                <form class="stack" method="post" action="/settings/data-model/objects/${x.id}/delete">
-                  ${csrfField(ctx.csrf)}
-                  <label for="confirm-object">Type <code>${x.namePlural}</code> to confirm</label>
-                  <input
-                    id="confirm-object"
-                    name="confirm"
-                    required
-                    autocomplete="off"
-                    spellcheck="false"
-                    ${fieldError(errorAbout(o.error, 'confirm'))}
-                  />
-                  <div class="actions">
-                    <button type="submit" class="danger">Delete object</button
-                    ><a class="button secondary" href="/settings/data-model/objects/${x.id}">Cancel</a>
-                  </div>
-                </form>`
-        }
-      </section>`,
+      ${confirmDeleteForm(ctx, {
+        kind: 'object',
+        name: x.namePlural,
+        path: `/settings/data-model/objects/${x.id}`,
+        isActive: x.isActive,
+        what: html`Deleting <strong>${x.labelPlural}</strong> deletes its fields and every record, in the background. ${held} Its names are
+          free again once its records are gone. This cannot be undone.`,
+        error: o.error,
+      })}`,
   });
+}
+
+/** What the toggle and the confirmation speak of: a field or an object, by its name, and its page. */
+interface Deletable {
+  kind: 'field' | 'object';
+  name: string;
+  /** Its page; the toggle posts to `<path>/active`, the deletion to `<path>/delete`. */
+  path: string;
+  isActive: boolean;
+}
+
+/** The panel of a field's or an object's page that deactivates it, or reactivates it and leads to its deletion. */
+function activeToggle(ctx: SettingsContext, o: Deletable & { hiddenFrom: string; kept: string }): Html {
+  return html` <section class="panel" aria-labelledby="${o.kind}-state">
+    <h2 id="${o.kind}-state">${o.isActive ? 'Deactivate' : 'Inactive'}</h2>
+    ${
+      o.isActive
+        ? html`<p>
+              Deactivating hides <code>${o.name}</code> from ${o.hiddenFrom}; its ${o.kept} are kept and come back if you reactivate it.
+              A${o.kind === 'object' ? 'n' : ''} ${o.kind} must be inactive before it can be deleted.
+            </p>
+            <form method="post" action="${o.path}/active">
+              ${csrfField(ctx.csrf)}<input type="hidden" name="active" value="false" />
+              <button type="submit" class="secondary">Deactivate ${o.kind}</button>
+            </form>`
+        : html`<p>
+              <code>${o.name}</code> is hidden from ${o.hiddenFrom}; its ${o.kept} are kept. Reactivate it to bring it back, or delete it
+              with its ${o.kind === 'field' ? 'values' : 'records'}.
+            </p>
+            <form method="post" action="${o.path}/active">
+              ${csrfField(ctx.csrf)}<input type="hidden" name="active" value="true" />
+              <div class="actions">
+                <button type="submit" class="secondary">Reactivate ${o.kind}</button
+                ><a class="button danger" href="${o.path}/delete">Delete ${o.kind}…</a>
+              </div>
+            </form>`
+    }
+  </section>`;
+}
+
+/** The confirmation before deleting: the name typed into a required field (no script needed); refused while active. */
+function confirmDeleteForm(ctx: SettingsContext, o: Deletable & { what: Html; error?: string }): Html {
+  return html` <section class="panel">
+    ${
+      o.isActive
+        ? html`<p class="error" role="alert">${o.name} is active. Deactivate it first on its page, then delete it.</p>
+            <a class="button secondary" href="${o.path}">Back to the ${o.kind}</a>`
+        : html`<p>${o.what}</p>
+            ${errorBox(o.error)}
+            <form class="stack" method="post" action="${o.path}/delete">
+              ${csrfField(ctx.csrf)}
+              <label for="confirm-name">Type <code>${o.name}</code> to confirm</label>
+              <input
+                id="confirm-name"
+                name="confirm"
+                required
+                autocomplete="off"
+                spellcheck="false"
+                ${fieldError(errorAbout(o.error, 'confirm'))}
+              />
+              <div class="actions">
+                <button type="submit" class="danger">Delete ${o.kind}</button><a class="button secondary" href="${o.path}">Cancel</a>
+              </div>
+            </form>`
+    }
+  </section>`;
 }
