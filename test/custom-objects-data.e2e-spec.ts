@@ -1,14 +1,13 @@
 import type { INestApplication } from '@nestjs/common';
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createWebhook } from '#webhooks/webhooks.js';
 import { bearer, newWorkspace, type TestWorkspace } from './factories.js';
 import { waitUntil } from './processes.js';
-import { importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
+import { cli, importErrors, importingApi, upload, waitForImport } from './import-helpers.js';
 import { client, expectError, keyWithRole, type Client, type Http } from './rest-helpers.js';
 
 const ticket = { nameSingular: 'ticket', namePlural: 'tickets', labelSingular: 'Ticket', labelPlural: 'Tickets' };
@@ -198,15 +197,6 @@ describe('custom objects: imports and exports', () => {
     await client(http, theirs.keys.Admin).post('/rest/metadata/objects', project);
     const file = join(tmpdir(), `co-imp-cli-${process.pid}.ndjson`);
     writeFileSync(file, [JSON.stringify({ name: 'From the CLI', code: 'C-1' }), JSON.stringify({ name: 'Two', code: 'C-2' })].join('\n'));
-    const cli = (args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
-        execFile(
-          process.execPath,
-          [resolve(process.cwd(), 'dist/apps/cli/src/main.js'), ...args],
-          { timeout: 120_000 },
-          (err, stdout, stderr) => done({ code: err ? Number(err.code) : 0, stdout, stderr }),
-        ),
-      );
     const run = await cli(['import', '--workspace', ws.id, '--object', 'tickets', '--file', file, '--json']);
     expect([run.code, run.stderr]).toEqual([0, '']);
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', object: 'tickets', created: 2, failed: 0 });
