@@ -239,4 +239,27 @@ describe('custom objects: imports and exports', () => {
     expect(done).toMatchObject({ status: 'failed', created: 0, error: expect.stringMatching(/tickets is not an active object/) });
     expect(await rowsOf(ws, objectId)).toBe(0);
   }, 60_000);
+
+  it('an object deactivated while its import runs: the batch under way finishes, none after it is written, the import fails saying why', async () => {
+    const ws = await newWorkspace(ds, 'co-imp-churn');
+    const api = client(http, ws.keys.Admin);
+    const objectId = (await api.post('/rest/metadata/objects', ticket)).body.data.createObject.id;
+    const rows = 60_000;
+    const id = await started(ws, '?object=tickets', 'name\n' + Array.from({ length: rows }, (_, i) => `Ticket ${i}`).join('\n'));
+    const done = async () =>
+      (await ds.query('SELECT rows_done FROM imports WHERE workspace_id = $1 AND id = $2', [ws.id, id]))[0].rows_done;
+    await waitUntil(
+      async () => Number(await done()) > 0,
+      30_000,
+      () => 'the first batch to commit',
+    );
+    // Waits for the batch under way (it holds the object's row for share), then hides the object.
+    expect((await api.patch(`/rest/metadata/objects/${objectId}`, { isActive: false })).status).toBe(200);
+    const ended = await waitForImport(http, ws.keys.Admin, id, 60_000);
+    expect(ended).toMatchObject({ status: 'failed', error: expect.stringMatching(/tickets is not an active object/) });
+    // Every row it counts is a record of the object, and none came after the deactivation.
+    expect(ended.created).toBeLessThan(rows);
+    expect(await rowsOf(ws, objectId)).toBe(ended.created);
+    expect(Number(await done())).toBe(ended.created);
+  }, 90_000);
 });

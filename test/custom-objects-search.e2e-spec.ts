@@ -128,6 +128,11 @@ describe('custom objects: search', () => {
     expect(foreign).toMatch(/objects: unknown object "projects" \(searchable: companies, people, opportunities, tickets\)/);
     expect((await search(mine.api, { q: 'zeppelin' })).map((h) => h.id)).toEqual([own.id]);
     expect((await search(mine.api, { q: 'zeppelin', objects: 'tickets' })).map((h) => h.id)).toEqual([own.id]);
+    // A huge list of names is one short message.
+    const many = Array.from({ length: 500 }, (_, i) => `thing${i}`).join(',');
+    const huge = expectError(await mine.api.get('/rest/search', { q: 'zeppelin', objects: many }), 400, 'VALIDATION_FAILED');
+    expect(huge).toMatch(/"thing9" and 490 more/);
+    expect(huge.length).toBeLessThan(400);
 
     // A role without the object: 403 when named, left out otherwise.
     const companiesOnly = client(http, (await keyWithRole(ds, mine.ws.id, 'Companies only', { companies: all })).secret);

@@ -31,6 +31,8 @@ const ROW_ERROR_CLASSES = ['23', '22'];
 class Stopped extends Error {}
 /** This process is shutting down: the import goes on in a new job, from its last committed batch. */
 class Interrupted extends Error {}
+/** The import's custom object was deactivated or deleted: no batch after that is written, and no later run could write one. */
+class ObjectGone extends Error {}
 
 type RowError = { row: number; messages: string[] };
 
@@ -144,14 +146,30 @@ export class ImportRunner {
   }
 
   private async runRows(imp: ImportRow): Promise<void> {
-    let def: ObjectDefinition;
     try {
-      def = (await this.dataModel.read(imp.workspace_id)).definition(imp.object);
+      await this.runBatches(imp, (await this.dataModel.read(imp.workspace_id)).definition(imp.object));
     } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err;
-      // Deactivated or deleted since the upload: no later run can import either (docs/rest.md "Imports").
-      return this.finish(imp, 'failed', `${imp.object} is not an active object of this workspace any more; no row was imported after that`);
+      if (!(err instanceof NotFoundError || err instanceof ObjectGone)) throw err;
+      // Deactivated or deleted since the upload, or during the run: no later run can import either (docs/rest.md "Imports").
+      await this.finish(imp, 'failed', `${imp.object} is not an active object of this workspace any more; no row was imported after that`);
     }
+  }
+
+  /**
+   * In a batch's transaction, before its rows: a custom object's row, locked for share, so
+   * deactivating or deleting the object waits for the batch, and a batch after that writes
+   * nothing (ObjectGone) instead of records the sweep of a deleted object would miss.
+   */
+  private async assertObjectActive(tx: SqlTx, imp: ImportRow, def: ObjectDefinition): Promise<void> {
+    if (!def.objectId) return;
+    const [live] = await tx.rows('SELECT 1 FROM objects WHERE workspace_id = $1 AND id = $2 AND is_active FOR SHARE', [
+      imp.workspace_id,
+      def.objectId,
+    ]);
+    if (!live) throw new ObjectGone();
+  }
+
+  private async runBatches(imp: ImportRow, def: ObjectDefinition): Promise<void> {
     const keys = imp.mode === 'upsert' ? await this.records.upsertKeys(def, imp.workspace_id, imp.match ?? undefined) : [];
     const chunks = this.chunks(imp);
     const batches = imp.format === 'csv' ? csvItems(chunks, def) : ndjsonItems(chunks);
@@ -240,6 +258,7 @@ export class ImportRunner {
 
   private async write(imp: ImportRow, def: ObjectDefinition, { rows, errors, last }: Prepared, state: { rowsDone: number }): Promise<void> {
     await this.sql.transaction(async (tx) => {
+      await this.assertObjectActive(tx, imp, def);
       const created = await this.insert(tx, imp, def, rows, errors);
       await this.saveErrors(tx, imp, errors);
       await this.advance(tx, imp, last, state, { created: created.count, updated: 0, unchanged: 0, failed: errors.length });
@@ -318,6 +337,7 @@ export class ImportRunner {
     });
     const last = batch[batch.length - 1];
     await this.sql.transaction(async (tx) => {
+      await this.assertObjectActive(tx, imp, def);
       let found: (string | undefined | null)[];
       try {
         found = await this.records.matches(tx, def, imp.workspace_id, wanted);

@@ -344,7 +344,10 @@ export class SearchService {
     if (unknown.length) {
       throw new BadInputError(
         ErrorCode.VALIDATION_FAILED,
-        `objects: unknown object ${unknown.map((n) => JSON.stringify(n.slice(0, 100))).join(', ')} (searchable: ${served.join(', ')})`,
+        `objects: unknown object ${unknown
+          .slice(0, 10)
+          .map((n) => JSON.stringify(n.slice(0, 100)))
+          .join(', ')}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''} (searchable: ${served.join(', ')})`,
       );
     }
     for (const n of named) assertCan(principal, n, 'read');
