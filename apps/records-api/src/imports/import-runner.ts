@@ -158,10 +158,14 @@ export class ImportRunner {
   /**
    * In a batch's transaction, before its rows: a custom object's row, locked for share, so
    * deactivating or deleting the object waits for the batch, and a batch after that writes
-   * nothing (ObjectGone) instead of records the sweep of a deleted object would miss.
+   * nothing (ObjectGone) instead of records the sweep of a deleted object would miss. The
+   * workspace's row first, as the records' foreign key takes it (FOR KEY SHARE): a metadata
+   * change locks the workspace, then the object (libs/identity/src/objects.ts), and the
+   * batch takes them in the same order, so neither waits on the other in a cycle.
    */
   private async assertObjectActive(tx: SqlTx, imp: ImportRow, def: ObjectDefinition): Promise<void> {
     if (!def.objectId) return;
+    await tx.rows('SELECT 1 FROM workspaces WHERE id = $1 FOR KEY SHARE', [imp.workspace_id]);
     const [live] = await tx.rows('SELECT 1 FROM objects WHERE workspace_id = $1 AND id = $2 AND is_active FOR SHARE', [
       imp.workspace_id,
       def.objectId,
