@@ -48,6 +48,8 @@ import { startApi, startChild, stopChild } from './children.js';
  * workspace's reads alone and while imports are parsed).
  * other workspaces' custom-field indexes cost inserts), --graphql-schema-size (bench/graphql-schema-size.ts: build
  * time and heap of workspace schemas with custom objects, no server).
+ * other workspaces' custom-field indexes cost inserts), --custom-object-search (bench/custom-object-search.ts: what
+ * search costs a custom object's inserts, and a label identifier change).
  */
 
 const CONNECTIONS = 16;
@@ -763,6 +765,7 @@ async function main(): Promise<void> {
     ['--custom-objects', async () => (await import('./custom-objects.js')).customObjectsBench()],
     ['--field-indexes', async () => (await import('./field-indexes.js')).fieldIndexBench()],
     ['--graphql-schema-size', async () => (await import('./graphql-schema-size.js')).graphqlSchemaSizeBench()],
+    ['--custom-object-search', async () => (await import('./custom-object-search.js')).customObjectSearchBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));
   // Data in and out (--import, --export) also print the single-create figures of --writes.

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -90,4 +92,16 @@ export async function importErrors(http: Http, key: string, id: string): Promise
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line));
+}
+
+/** The operator CLI (the build's `apps/cli/src/main.js`) run with `args`: its exit code and output. */
+export function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) =>
+    execFile(
+      process.execPath,
+      [resolve(process.cwd(), 'dist/apps/cli/src/main.js'), ...args],
+      { timeout: 120_000 },
+      (err, stdout, stderr) => done({ code: err ? Number(err.code) : 0, stdout, stderr }),
+    ),
+  );
 }

@@ -1,14 +1,13 @@
 import type { INestApplication } from '@nestjs/common';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createWebhook } from '#webhooks/webhooks.js';
 import { bearer, newWorkspace, type TestWorkspace } from './factories.js';
-import { companyNames, importErrors, importingApi, upload, uploadInPieces, waitForImport } from './import-helpers.js';
+import { cli, companyNames, importErrors, importingApi, upload, uploadInPieces, waitForImport } from './import-helpers.js';
 import { client, expectError, UUID, type Http } from './rest-helpers.js';
 
 /** Imports over REST (docs/rest.md "Imports"): CSV and NDJSON, per-row errors, limits, tenants, cancel, events. */
@@ -296,15 +295,6 @@ describe('imports', () => {
         ...Array.from({ length: 3000 }, (_, i) => (i === 1499 ? 'Cli 1500,not a domain' : `Cli ${i + 1},cli${i + 1}.com`)),
       ].join('\n'),
     );
-    const cli = (args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
-        execFile(
-          process.execPath,
-          [resolve(process.cwd(), 'dist/apps/cli/src/main.js'), ...args],
-          { timeout: 120_000 },
-          (err, stdout, stderr) => done({ code: err ? Number(err.code) : 0, stdout, stderr }),
-        ),
-      );
     const run = await cli(['import', '--workspace', ws.name, '--object', 'companies', '--file', file]);
     expect(run).toMatchObject({ code: 0 });
     expect(run.stdout).toMatch(

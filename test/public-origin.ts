@@ -75,3 +75,14 @@ export async function workspaceWith(ds: DataSource, roles: string[], label = 'ws
   }
   return { workspace, people };
 }
+
+/** A REST call with a bearer key at the public origin `url`; the body parsed as JSON. */
+export async function restAt(url: string, key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each test reads the envelope it expects
+  return { status: res.status, body: (await res.json()) as any };
+}

@@ -258,8 +258,15 @@ workspaceList(
     })),
   (role) => [
     `${role.name} (${role.id})${role.isEditable ? '' : ', not editable'}: ${role.description}`,
-    ...RECORD_OBJECTS.map(
-      (object) => `  ${object}: ${RECORD_ACTIONS.filter((a) => role.objectPermissions[object]?.[a]).join(', ') || 'none'}`,
+    // The standard objects, then the workspace's own the role names, then "*" (every object it does not name).
+    ...[
+      ...RECORD_OBJECTS,
+      ...Object.keys(role.objectPermissions)
+        .filter((o) => !RECORD_OBJECTS.includes(o))
+        .sort((a, b) => Number(a === '*') - Number(b === '*') || a.localeCompare(b)),
+    ].map(
+      (object) =>
+        `  ${object === '*' ? 'other objects' : object}: ${RECORD_ACTIONS.filter((a) => role.objectPermissions[object]?.[a]).join(', ') || 'none'}`,
     ),
     ...fieldRestrictionLines(role.fieldPermissions),
     `  settings: ${role.settingsPermissions.join(', ') || 'none'}`,

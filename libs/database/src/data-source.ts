@@ -46,6 +46,7 @@ import { ImportRuns1765851000000 } from './migrations/1765851000000-import-runs.
 import { CustomObjects1765900000000 } from './migrations/1765900000000-custom-objects.js';
 import { FieldTypes1765900000100 } from './migrations/1765900000100-field-types.js';
 import { syncSearchFunctions } from './search-functions.js';
+import { CustomObjectsSearch1765912000000 } from './migrations/1765912000000-custom-objects-search.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -86,6 +87,7 @@ export const MIGRATIONS = [
   ImportRuns1765851000000,
   CustomObjects1765900000000,
   FieldTypes1765900000100,
+  CustomObjectsSearch1765912000000,
 ];
 
 export { sessionOptions } from './connections.js';

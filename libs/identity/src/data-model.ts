@@ -179,6 +179,22 @@ export async function createField(db: Db, workspaceId: string, actor: Actor, bod
   return created;
 }
 
+/**
+ * A custom object's label identifier names its records in search, depth and pages: it stays
+ * active until another field takes the role (409; docs/data-model.md "Custom objects").
+ */
+async function assertNotLabelIdentifier(tx: Db, workspaceId: string, field: CustomField): Promise<void> {
+  const rows: { label_identifier: string }[] = await tx.query(
+    'SELECT label_identifier FROM objects WHERE workspace_id = $1 AND name_plural = $2 AND is_custom',
+    [workspaceId, field.object],
+  );
+  if (rows[0]?.label_identifier === field.name) {
+    throw new ConflictError(
+      `The field ${field.name} is the label identifier of ${field.object}; make another TEXT field its labelIdentifierField before deactivating it`,
+    );
+  }
+}
+
 export async function updateField(db: Db, workspaceId: string, actor: Actor, id: string, body: unknown): Promise<CustomField> {
   // Uniqueness first, in transactions of its own (docs/data-model.md, "Unique fields"): it may
   // refuse with the duplicates, and then nothing else of the change applies.
@@ -200,6 +216,7 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
     const field = await getField(tx, workspaceId, id);
     const { isUnique: _unique, ...change } = checkFieldChange(field, body);
+    if (change.isActive === false) await assertNotLabelIdentifier(tx, workspaceId, field);
     if (change.isActive === false && field.isUnique) {
       throw new ConflictError(
         `The field ${field.name} is unique; make it not unique (PATCH with {"isUnique": false}) before deactivating it`,

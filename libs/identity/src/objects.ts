@@ -253,6 +253,8 @@ export async function sweepDeletedObjects(db: Db, batch = SWEEP_BATCH): Promise<
       removed += count;
       if (count === 0) {
         await tx.query('DELETE FROM deleted_objects WHERE workspace_id = $1 AND object_id = $2', [tomb.workspace_id, tomb.object_id]);
+        // Its words in the search lexicon, which keys a custom object's by its id (docs/decisions/0060-custom-objects-data-surfaces.md).
+        await tx.query('DELETE FROM search_words WHERE workspace_id = $1 AND object = $2::text', [tomb.workspace_id, tomb.object_id]);
       }
       return false;
     });

@@ -91,7 +91,13 @@ const isPlain = (value: unknown): value is Record<string, unknown> => typeof val
  * custom fields, and reduced to restrictions (`{read: true, update: true}` is the default
  * and is not stored). Problems go to `problems`.
  */
-function checkFieldPermissions(raw: unknown, custom: CustomFieldNames, problems: string[]): FieldPermissions {
+function checkFieldPermissions(
+  raw: unknown,
+  custom: CustomFieldNames,
+  problems: string[],
+  /** The workspace's own objects (plural names): their fields are all custom ones. */
+  objects: ReadonlySet<string> = new Set(),
+): FieldPermissions {
   const result: FieldPermissions = {};
   if (raw === undefined || raw === null) return result;
   if (!isPlain(raw)) {
@@ -100,9 +106,11 @@ function checkFieldPermissions(raw: unknown, custom: CustomFieldNames, problems:
   }
   const found: string[] = [];
   for (const [object, fields] of Object.entries(raw)) {
-    // A custom object's fields are custom fields (`custom` names them), all restrictable.
-    if (!RECORD_OBJECTS.includes(object) && !custom.has(object)) {
-      found.push(`fieldPermissions: unknown object ${JSON.stringify(object.slice(0, 64))}; objects: ${RECORD_OBJECTS.join(', ')}`);
+    // A custom object's fields are custom fields, all restrictable.
+    if (!RECORD_OBJECTS.includes(object) && !objects.has(object) && !custom.has(object)) {
+      found.push(
+        `fieldPermissions: unknown object ${JSON.stringify(object.slice(0, 64))}; objects: ${[...RECORD_OBJECTS, ...objects].join(', ')}`,
+      );
       continue;
     }
     if (!isPlain(fields)) {
@@ -126,7 +134,7 @@ function checkFieldPermissions(raw: unknown, custom: CustomFieldNames, problems:
         found.push(`${at}: links are governed by the permissions on the linked object, not per field`);
         continue;
       }
-      if (!RESTRICTABLE.get(object)?.has(name) && !custom.get(object)?.has(name)) {
+      if (!restrictableBuiltins(object).has(name) && !custom.get(object)?.has(name)) {
         found.push(`${at}: ${object} has no field ${JSON.stringify(name.slice(0, 64))} in this workspace`);
         continue;
       }
@@ -207,7 +215,7 @@ export function validateRoleInput(
     }
     objectPermissions[object] = checkActions(object, input.objectPermissions[object], problems);
   }
-  const fieldPermissions = checkFieldPermissions(input.fieldPermissions, custom, problems);
+  const fieldPermissions = checkFieldPermissions(input.fieldPermissions, custom, problems, objects);
   if (input.settingsPermissions !== undefined && !Array.isArray(input.settingsPermissions)) {
     problems.push('settingsPermissions must be a list of permission names');
     input = { ...input, settingsPermissions: [] };
@@ -229,7 +237,9 @@ export function validateRoleInput(
 /** validateRoleInput with the workspace's custom fields, which field permissions may name. */
 export async function roleInputFor(db: Db, workspaceId: string, input: RoleInput): Promise<RoleInput> {
   const custom = input.fieldPermissions && Object.keys(input.fieldPermissions).length ? await customFieldNames(db, workspaceId) : new Map();
-  const named = Object.keys(input.objectPermissions ?? {}).some((o) => !RECORD_OBJECTS.includes(o) && o !== OTHER_OBJECTS);
+  const named = [...Object.keys(input.objectPermissions ?? {}), ...Object.keys(input.fieldPermissions ?? {})].some(
+    (o) => !RECORD_OBJECTS.includes(o) && o !== OTHER_OBJECTS,
+  );
   return validateRoleInput(input, custom, named ? await customObjectNames(db, workspaceId) : new Set());
 }
 

@@ -166,6 +166,8 @@ interface Claimed {
   body: string;
   role_id: string | null;
   role: DeliveryRole | null;
+  /** The active object of the workspace the event type names (`company.created` → `companies`); null for other events. */
+  object: string | null;
 }
 
 export interface DeliverJob {
@@ -206,14 +208,18 @@ const BATCH_EXTRA_BYTES = 1024 * 1024;
 /**
  * A claim of delivery `d` taken with its webhook `w` and event `e`: what the attempt needs, as
  * the claims return it, with the role the webhook delivers as, read now (null: deleted), so
- * the attempt sends what the role reads at this moment (role-view.ts).
+ * the attempt sends what the role reads at this moment (role-view.ts), and the plural name of
+ * the event's object as the workspace's metadata says it now: a custom object's events are
+ * cut by the permissions on that name, and an object deactivated or deleted since sends none.
  */
 const CLAIMED = {
   from: 'webhooks w, webhook_events e',
   join: 'w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND e.workspace_id = d.workspace_id AND e.id = d.event_id',
   columns: `d.id, d.attempts, d.job_id, d.webhook_id, d.event_id, e.type, d.manual, d.created_at, w.url, w.secret_sealed, w.headers, w.enabled, w.failing_since, e.payload::text AS body, w.role_id,
     (SELECT json_build_object('name', r.name, 'objects', r.object_permissions, 'fields', r.field_permissions)
-       FROM roles r WHERE r.workspace_id = d.workspace_id AND r.id = w.role_id) AS role`,
+       FROM roles r WHERE r.workspace_id = d.workspace_id AND r.id = w.role_id) AS role,
+    (SELECT o.name_plural FROM objects o
+      WHERE o.workspace_id = d.workspace_id AND o.name_singular = split_part(e.type, '.', 1) AND o.is_active) AS object`,
 };
 
 /** Delivery `d` is not claimed by another job whose claim is current; `job` is the parameter naming this job. */
@@ -345,7 +351,7 @@ export async function deliverOnce(
         .filter((d) => d.enabled)
         .map((d) => {
           const c = { d: d as Claimed, attempt: d.own ? job.attempt : d.attempts + 1 };
-          const shaped = views.shape(d.role_id, d.role, d.type, d.body);
+          const shaped = views.shape(d.role_id, d.role, d.type, d.body, d.object);
           return shaped.skipped !== undefined
             ? skippedAttempt(c, shaped.skipped)
             : attemptOnce(pool, job.workspaceId, c, shaped.body, settings);

@@ -11,7 +11,11 @@ export function eventObjectOf(object: string): string {
   return objectNamed(object).singular;
 }
 
-/** Every object that has events, derived from the record objects roles know about. */
+/**
+ * The objects whose events a pattern may name: a workspace's active objects by singular name
+ * (webhooks.ts `eventObjectsOf`, its own objects included); the standard ones when no
+ * workspace is in question.
+ */
 export function eventObjects(): string[] {
   return RECORD_OBJECTS.map(eventObjectOf);
 }
@@ -25,9 +29,9 @@ export const OTHER_EVENT_TYPES = ['import.completed'] as const;
  */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
-/** Every event type, e.g. `company.created`, then `import.completed`. */
-export function eventTypes(): string[] {
-  return [...eventObjects().flatMap((object) => WEBHOOK_ACTIONS.map((action) => `${object}.${action}`)), ...OTHER_EVENT_TYPES];
+/** Every event type of `objects` (singular names), e.g. `company.created`, then `import.completed`. */
+export function eventTypes(objects: readonly string[] = eventObjects()): string[] {
+  return [...objects.flatMap((object) => WEBHOOK_ACTIONS.map((action) => `${object}.${action}`)), ...OTHER_EVENT_TYPES];
 }
 
 const MAX_OPERATIONS = 50;
@@ -35,9 +39,10 @@ const MAX_OPERATIONS = 50;
 /**
  * Operation patterns `<object>.<action>` where either part may be `*`: `company.created`,
  * `person.*`, `*.deleted`, `*.*`. Duplicates are dropped, order kept. An empty list, an
- * unknown object or action, or anything else is a 400 naming the pattern.
+ * object not among `objects` (the workspace's, by singular name), an unknown action, or
+ * anything else is a 400 naming the pattern.
  */
-export function parseOperations(value: unknown, field = 'operations'): string[] {
+export function parseOperations(value: unknown, field = 'operations', objects: readonly string[] = eventObjects()): string[] {
   const list = value;
   if (!Array.isArray(list))
     throw new BadInputError(
@@ -48,8 +53,7 @@ export function parseOperations(value: unknown, field = 'operations'): string[] 
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} must name at least one pattern, e.g. "*.*" for every event`);
   if (list.length > MAX_OPERATIONS)
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${field} holds at most ${MAX_OPERATIONS} patterns; got ${list.length}`);
-  const objects = eventObjects();
-  const types = eventTypes();
+  const types = eventTypes(objects);
   const problems: string[] = [];
   for (const op of list) {
     if (typeof op !== 'string') {

@@ -1,7 +1,7 @@
 import { fieldAccess, hasFieldRestrictions, withoutHidden, type RoleHolder } from '#auth/field-access.js';
 import { can } from '#auth/principal.js';
-import { RECORD_OBJECTS, type FieldPermissions, type ObjectPermissions } from '#database/entities/role.entity.js';
-import { OBJECTS } from '#records/objects/index.js';
+import type { FieldPermissions, ObjectPermissions } from '#database/entities/role.entity.js';
+import { OTHER_OBJECTS } from '#identity/roles.js';
 import { TEST_EVENT_TYPE } from './operations.js';
 
 /** A webhook's role as a delivery's claim reads it with the webhook; null when the role was deleted. */
@@ -13,9 +13,6 @@ export interface DeliveryRole {
 
 /** What one attempt sends: the body cut to the role, or why nothing is sent. */
 export type Shaped = { body: string; skipped?: undefined } | { skipped: string };
-
-/** `company` → `companies`: the record object the first part of an event type names. */
-const OBJECT_OF_EVENT = new Map(OBJECTS.map((o) => [o.singular, o.plural]));
 
 export const ROLE_DELETED = 'not sent: the role this webhook delivers as was deleted; saving the webhook makes it deliver as your role';
 
@@ -30,10 +27,15 @@ export const ROLE_DELETED = 'not sent: the role this webhook delivers as was del
 export class RoleViews {
   private readonly views = new Map<string | null, RoleView | null>();
 
-  shape(roleId: string | null, role: DeliveryRole | null, type: string, body: string): Shaped {
+  /**
+   * `object`: the plural name of the workspace's active object the event type names, as the
+   * claim read it (delivery.ts); null for an event about no record (`import.completed`) or
+   * for an object deactivated or deleted since the event.
+   */
+  shape(roleId: string | null, role: DeliveryRole | null, type: string, body: string, object: string | null): Shaped {
     let view = this.views.get(roleId);
     if (view === undefined) this.views.set(roleId, (view = role ? new RoleView(role) : null));
-    return view ? view.shape(type, body) : { skipped: ROLE_DELETED };
+    return view ? view.shape(type, body, object) : { skipped: ROLE_DELETED };
   }
 }
 
@@ -44,16 +46,27 @@ class RoleView {
 
   constructor(private readonly role: DeliveryRole) {
     this.holder = { role: { objectPermissions: role.objects, fieldPermissions: role.fields ?? undefined } };
-    this.readsAll = RECORD_OBJECTS.every((o) => can(this.holder, o, 'read')) && !hasFieldRestrictions(this.holder);
+    // Every object: those it names, and (through "*") those it does not, a workspace's own objects included.
+    const granted = Object.values(role.objects ?? {});
+    this.readsAll =
+      role.objects?.[OTHER_OBJECTS]?.read === true && granted.every((p) => p?.read === true) && !hasFieldRestrictions(this.holder);
   }
 
-  shape(type: string, body: string): Shaped {
-    if (this.readsAll || type === TEST_EVENT_TYPE) return { body };
-    const [subject] = type.split('.');
+  shape(type: string, body: string, claimed: string | null): Shaped {
+    // The test event carries no record: every role may receive it.
+    if (type === TEST_EVENT_TYPE) return { body };
+    const [subject, action] = type.split('.');
+    const isImport = subject === 'import';
+    if (!isImport && claimed === null) {
+      return {
+        skipped: `not sent: ${subject} is no longer an active object of this workspace (deactivated or deleted since the ${action})`,
+      };
+    }
+    if (this.readsAll) return { body };
     // `import.completed` is about the object its summary names (docs/webhooks.md, "Event types").
-    const event = subject === 'import' || !OBJECT_OF_EVENT.has(subject) ? (JSON.parse(body) as EventBody) : undefined;
-    const object = event ? event.data?.import?.object : OBJECT_OF_EVENT.get(subject);
-    const access = typeof object === 'string' && RECORD_OBJECTS.includes(object) ? this.access(object) : undefined;
+    const event = isImport ? (JSON.parse(body) as EventBody) : undefined;
+    const object = event ? event.data?.import?.object : claimed;
+    const access = typeof object === 'string' ? this.access(object) : undefined;
     if (!access?.readable) return { skipped: `not sent: the role "${this.role.name}" cannot read ${String(object ?? type)}` };
     if (!access.hidden?.size) return { body };
     const parsed = event ?? (JSON.parse(body) as EventBody);

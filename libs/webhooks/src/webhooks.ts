@@ -230,6 +230,19 @@ export async function findWebhook(db: Db, workspaceId: string, id: string, o: { 
   return summary(row);
 }
 
+/**
+ * The singular names of the workspace's active objects, standard first: what its webhooks'
+ * operations may name (a deactivated object's events are not offered; docs/webhooks.md).
+ */
+export async function eventObjectsOf(db: Db, workspaceId: string): Promise<string[]> {
+  const rows = await query<{ name_singular: string }>(
+    db,
+    'SELECT name_singular FROM objects WHERE workspace_id = $1 AND is_active ORDER BY is_custom, created_at, id',
+    [workspaceId],
+  );
+  return rows.map((r) => r.name_singular);
+}
+
 export async function createWebhook(
   db: Db,
   workspaceId: string,
@@ -248,7 +261,8 @@ export async function createWebhook(
   };
   const url = attempt(() => parseTargetUrl(input.url, o.allowPrivate));
   const description = attempt(() => parseDescription(input.description));
-  const operations = attempt(() => parseOperations(input.operations ?? ['*.*']));
+  const objects = await eventObjectsOf(db, workspaceId);
+  const operations = attempt(() => parseOperations(input.operations ?? ['*.*'], 'operations', objects));
   const headers = attempt(() => parseHeaders(input.headers));
   if (input.enabled !== undefined && typeof input.enabled !== 'boolean') problems.push('enabled must be true or false');
   if (problems.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, ...problems);
@@ -313,7 +327,10 @@ export async function updateWebhook(
   };
   const url = input.url !== undefined ? take('url', () => parseTargetUrl(input.url, o.allowPrivate)) : undefined;
   if (input.description !== undefined) take('description', () => parseDescription(input.description));
-  if (input.operations !== undefined) take('operations', () => parseOperations(input.operations));
+  if (input.operations !== undefined) {
+    const objects = await eventObjectsOf(db, workspaceId);
+    take('operations', () => parseOperations(input.operations, 'operations', objects));
+  }
   const headers =
     input.headers !== undefined
       ? take(

@@ -6,7 +6,7 @@ import { ApiKeysService } from './api-keys/api-keys.service.js';
 import { ServerAppsController } from './apps/apps.controller.js';
 import { AuditApiController, AuditController } from './audit/audit.controller.js';
 import { ServerAppsService } from './apps/apps.service.js';
-import { DataModelController } from './data-model/data-model.controller.js';
+import { DataModelController, DataModelObjectsController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
 import { Sql } from '#database/sql.js';
 import { ReadRouter } from '#database/read-routing.js';
@@ -45,6 +45,8 @@ import { RecentPassword } from '../sessions/recent-password.js';
     WebhooksApiController,
     VaultController,
     VaultApiController,
+    // Before DataModelController: its `:id` routes would take /settings/data-model/objects.
+    DataModelObjectsController,
     DataModelController,
     SettingsImportsController,
     RolesController,

@@ -8,7 +8,7 @@ import { connectionCost } from './query-limits.js';
 import { PageInfo } from './types/common.types.js';
 import { UUIDScalar } from './types/scalars.js';
 import type { AnyRecord } from '../records/object-definitions.js';
-import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchService } from '../records/search.service.js';
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCHABLE_OBJECTS, SearchService } from '../records/search.service.js';
 
 /** The searchable objects by their plural names, as REST's `objects` and each result's `object` name them. */
 export const SearchableObject = Object.fromEntries(OBJECTS.map((o) => [o.plural, o.plural]));
@@ -81,6 +81,8 @@ export class SearchResolver {
     const result = await this.search.search(principal, {
       q,
       objects: objects ?? undefined,
+      // The result union holds the standard objects' types only (docs/decisions/0060-custom-objects-data-surfaces.md).
+      within: SEARCHABLE_OBJECTS,
       limit: first ?? undefined,
       after: after ?? undefined,
       afterParam: 'after',

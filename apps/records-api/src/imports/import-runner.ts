@@ -2,12 +2,13 @@ import { setImmediate as yieldToEventLoop, setTimeout as waitFor } from 'node:ti
 import { loadConfig } from '#config/config.js';
 import { Sql, type SqlTx } from '#database/sql.js';
 import { isUUID } from 'class-validator';
-import { AppError, BadInputError, ConflictError, ErrorCode } from '#errors/errors.js';
+import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
 import { composite, compositeSubFields, fullComposite, ownValue, uniqueValueIn } from '#records/objects/index.js';
 import { changedFields, recordEvents, recordImportCompleted, type RecordChange } from '#webhooks/webhook-outbox.js';
 import type { DataModel } from '../records/data-model.js';
 import type { AnyRecord, ObjectDefinition } from '../records/object-definitions.js';
+import { scopeOf } from '../records/record-definition.js';
 import type { RecordsService } from '../records/records.service.js';
 import { CHUNK_BYTES, csvHeader, csvItems, ndjsonItems, UnreadableFile, type ImportItem, type ReadFrom } from './import-reader.js';
 import type { ImportColumn } from './import-columns.js';
@@ -35,6 +36,8 @@ class Stopped extends Error {}
  * another workspace waits): it goes on in a new job, from its last committed batch.
  */
 class Interrupted extends Error {}
+/** The import's custom object was deactivated or deleted: no batch after that is written, and no later run could write one. */
+class ObjectGone extends Error {}
 
 type RowError = { row: number; messages: string[] };
 
@@ -148,7 +151,34 @@ export class ImportRunner {
   }
 
   private async runRows(imp: ImportRow): Promise<void> {
-    const def = (await this.dataModel.read(imp.workspace_id)).definition(imp.object);
+    try {
+      await this.runBatches(imp, (await this.dataModel.read(imp.workspace_id)).definition(imp.object));
+    } catch (err) {
+      if (!(err instanceof NotFoundError || err instanceof ObjectGone)) throw err;
+      // Deactivated or deleted since the upload, or during the run: no later run can import either (docs/rest.md "Imports").
+      await this.finish(imp, 'failed', `${imp.object} is not an active object of this workspace any more; no row was imported after that`);
+    }
+  }
+
+  /**
+   * In a batch's transaction, before its rows: a custom object's row, locked for share, so
+   * deactivating or deleting the object waits for the batch, and a batch after that writes
+   * nothing (ObjectGone) instead of records the sweep of a deleted object would miss. The
+   * workspace's row first, as the records' foreign key takes it (FOR KEY SHARE): a metadata
+   * change locks the workspace, then the object (libs/identity/src/objects.ts), and the
+   * batch takes them in the same order, so neither waits on the other in a cycle.
+   */
+  private async assertObjectActive(tx: SqlTx, imp: ImportRow, def: ObjectDefinition): Promise<void> {
+    if (!def.objectId) return;
+    await tx.rows('SELECT 1 FROM workspaces WHERE id = $1 FOR KEY SHARE', [imp.workspace_id]);
+    const [live] = await tx.rows('SELECT 1 FROM objects WHERE workspace_id = $1 AND id = $2 AND is_active FOR SHARE', [
+      imp.workspace_id,
+      def.objectId,
+    ]);
+    if (!live) throw new ObjectGone();
+  }
+
+  private async runBatches(imp: ImportRow, def: ObjectDefinition): Promise<void> {
     const keys = imp.mode === 'upsert' ? await this.records.upsertKeys(def, imp.workspace_id, imp.match ?? undefined) : [];
     const state = { rowsDone: Number(imp.rows_done) };
     const batches = await this.items(imp, def);
@@ -299,6 +329,7 @@ export class ImportRunner {
   ): Promise<void> {
     const last = batch[batch.length - 1];
     await this.sql.transaction(async (tx) => {
+      await this.assertObjectActive(tx, imp, def);
       const created = await this.insert(tx, imp, def, rows, errors);
       await this.saveErrors(tx, imp, errors, batch);
       await this.advance(tx, imp, last, state, { created: created.count, updated: 0, unchanged: 0, failed: errors.length });
@@ -378,6 +409,7 @@ export class ImportRunner {
     });
     const last = batch[batch.length - 1];
     await this.sql.transaction(async (tx) => {
+      await this.assertObjectActive(tx, imp, def);
       let found: (string | undefined | null)[];
       try {
         found = await this.records.matches(tx, def, imp.workspace_id, wanted);
@@ -470,7 +502,7 @@ export class ImportRunner {
       (
         await tx.rows(
           `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
-            WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
+            WHERE ${scopeOf(def)} AND id = ANY($2::uuid[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
           [imp.workspace_id, rows.map((r) => r.id)],
         )
       ).map((row) => [row.id as string, row]),
@@ -501,7 +533,7 @@ export class ImportRunner {
       if (!columns.length) continue;
       const sql = `UPDATE ${def.schema.table} t SET ${columns.map((c) => `${c} = r.${c}`).join(', ')}, updated_at = now()
                      FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
-                    WHERE t.workspace_id = $1 AND t.id = r.id AND t.deleted_at IS NULL
+                    WHERE ${scopeOf(def, 't.')} AND t.id = r.id AND t.deleted_at IS NULL
                       AND ROW(${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM ROW(${columns.map((c) => `r.${c}`).join(', ')})
                 RETURNING ${def.columns.map((c) => `t.${c}`).join(', ')}`;
       const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
@@ -571,8 +603,10 @@ export class ImportRunner {
     const records: AnyRecord[] = [];
     for (const [key, group] of groups) {
       const columns = key ? key.split(',') : [];
-      const sql = `INSERT INTO ${def.schema.table} (workspace_id${columns.map((c) => `, ${c}`).join('')})
-                   SELECT $1${columns.map((c) => `, r.${c}`).join('')} FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
+      // A custom object's records name it (docs/decisions/0057-custom-objects-storage.md).
+      const owner = def.objectId ? { column: ', object_id', value: `, '${def.objectId}'::uuid` } : { column: '', value: '' };
+      const sql = `INSERT INTO ${def.schema.table} (workspace_id${owner.column}${columns.map((c) => `, ${c}`).join('')})
+                   SELECT $1${owner.value}${columns.map((c) => `, r.${c}`).join('')} FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
                    RETURNING ${imp.record_events ? def.columns.join(', ') : 'id'}`;
       const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
       count += written.length;
@@ -674,9 +708,10 @@ function recordsetColumns(def: ObjectDefinition, columns: Record<string, unknown
   return columns;
 }
 
-const jsonColumns = new Map<string, string[]>();
+/** By declaration, not by name: custom objects of many workspaces share names, and a declaration goes with its model. */
+const jsonColumns = new WeakMap<object, string[]>();
 function jsonColumnsOf(def: ObjectDefinition): string[] {
-  let found = jsonColumns.get(def.object);
+  let found = jsonColumns.get(def.declaration);
   if (!found) {
     found = ['custom'];
     for (const field of def.declaration.fields) {
@@ -684,7 +719,7 @@ function jsonColumnsOf(def: ObjectDefinition): string[] {
       for (const sub of composite(field.type).subFields)
         if (sub.kind === 'textList' || sub.kind === 'linkList') found.push(field.columns[sub.name]);
     }
-    jsonColumns.set(def.object, found);
+    jsonColumns.set(def.declaration, found);
   }
   return found;
 }

@@ -2,12 +2,12 @@ import { StringDecoder } from 'node:string_decoder';
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isUUID } from 'class-validator';
-import { assertCan, type Principal } from '#auth/principal.js';
+import { assertCan, can, type Principal } from '#auth/principal.js';
 import { assertUpdatableFields, fieldAccess } from '#auth/field-access.js';
 import { loadConfig, type ImportSettings } from '#config/config.js';
 import { Sql, type SqlTx } from '#database/sql.js';
 import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError, TooManyRequestsError } from '#errors/errors.js';
-import { OBJECTS } from '#records/objects/index.js';
+import { DataModel } from '../records/data-model.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 import { RecordsService } from '../records/records.service.js';
 import { CHUNK_BYTES, csvHeader, keysWithin, MAX_RECORD_BYTES, maxCells } from './import-reader.js';
@@ -63,10 +63,9 @@ export function parseImportRequest(query: Record<string, unknown>, headers: Inco
     }
     return value;
   };
-  const objects = OBJECTS.map((o) => o.plural);
+  // Which objects the workspace serves is checked with its data model (ImportsService.start).
   const object = text('object');
-  if (object === undefined) problems.push(`object is required: one of ${objects.join(', ')}`);
-  else if (!objects.includes(object)) problems.push(`object must be one of ${objects.join(', ')}; got "${object.slice(0, 100)}"`);
+  if (object === undefined) problems.push('object is required: the plural name of one of your objects, such as companies');
   const mode = text('mode') ?? 'create';
   if (mode !== 'create' && mode !== 'upsert') problems.push(`mode must be create or upsert; got "${mode.slice(0, 100)}"`);
   const match = text('match') ?? null;
@@ -121,7 +120,13 @@ export class ImportsService {
   constructor(
     private readonly sql: Sql,
     private readonly records: RecordsService,
+    private readonly dataModel: DataModel,
   ) {}
+
+  /** The objects `principal` may import into: the workspace's active ones (custom ones included) its role may create. */
+  async importable(principal: Principal): Promise<string[]> {
+    return (await this.dataModel.of(principal)).served.filter((object) => can(principal, object, 'create'));
+  }
 
   /**
    * Reads the body as it arrives, 1 MB at a time, each chunk written before more is read
@@ -140,7 +145,15 @@ export class ImportsService {
     /** Who the import row names (the CLI says "operator (CLI)"). */
     createdBy = `${principal.kind}:${principal.subjectId}`,
   ): Promise<ImportSummary> {
-    const def = await this.records.definitionFor(request.object, principal);
+    const model = await this.dataModel.of(principal);
+    // Only this workspace's active objects are named: another workspace's are unknown here, as a deactivated one is.
+    if (!model.has(request.object)) {
+      throw new BadInputError(
+        ErrorCode.VALIDATION_FAILED,
+        `object must be one of ${model.served.join(', ')}; got "${request.object.slice(0, 100)}"`,
+      );
+    }
+    const def = model.definition(request.object);
     assertCan(principal, def.object, 'create');
     if (request.mode === 'upsert') {
       assertCan(principal, def.object, 'update');

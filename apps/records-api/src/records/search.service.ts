@@ -6,16 +6,39 @@ import { fieldAccess, hasFieldRestrictions } from '#auth/field-access.js';
 import { Sql } from '#database/sql.js';
 import { ReadRouter } from '#database/read-routing.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
-import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { OBJECTS } from '#records/objects/index.js';
 import { fieldType } from '#records/field-types/index.js';
-import { labelOf, type AnyRecord } from './object-definitions.js';
+import { DataModel } from './data-model.js';
+import { labelOf, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
+import { scopeOf } from './record-definition.js';
 import { RecordsService, type PageInfo } from './records.service.js';
 
 /** The words of q ($1) as the index holds them: unaccented, lower case, runs of letters and digits (the search migration). */
 export const WORDS_STATEMENT = `SELECT coalesce(tsvector_to_array(to_tsvector('simple', search_split(search_normalize($1)))), '{}') AS words`;
 
-/** The objects search reads, in the order results tie-break on (their plural names sort the same way). */
+/**
+ * The standard objects search reads, in the order results tie-break on (their plural names
+ * sort the same way); a workspace's own objects come after them (SearchService.objectsFor).
+ */
 export const SEARCHABLE_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural);
+
+/**
+ * An object as the search statement reads it: its plural name, its table and, for a custom
+ * object, its id (its records are the table's rows with it; record-definition.ts scopeOf).
+ */
+export interface SearchTarget {
+  plural: string;
+  table: string;
+  objectId?: string;
+}
+
+/** The object's key in the lexicon (`search_words.object`): a standard object's table, a custom object's id (never its name). */
+const lexiconKey = (o: SearchTarget) => o.objectId ?? o.table;
+
+/** What search reads of an object: its definition in the workspace and where its rows are. */
+interface Searched extends SearchTarget {
+  def: ObjectDefinition;
+}
 /** The longest `q` accepted, in characters (docs/rest.md). */
 export const MAX_QUERY_LENGTH = 200;
 /** The most words a `q` may hold after normalization. */
@@ -33,6 +56,11 @@ export interface SearchArgs {
   q: unknown;
   /** Plural names; undefined: every object the role can read. */
   objects?: readonly string[];
+  /**
+   * The objects a transport can show, when not all of the workspace's (GraphQL: the standard
+   * ones, whose types its result union holds): without `objects`, only these are searched.
+   */
+  within?: readonly string[];
   limit?: number;
   after?: string;
   /** How messages name the cursor parameter (`starting_after` on REST, `after` on GraphQL and MCP). */
@@ -229,7 +257,7 @@ export const SEARCH_CANDIDATES = 300;
  * server runs the very same SQL.
  */
 export function searchStatement(
-  objects: readonly ObjectDeclaration[],
+  objects: readonly SearchTarget[],
   withCursor: boolean,
   rows: number,
   typo = false,
@@ -237,17 +265,17 @@ export function searchStatement(
   weights?: ReadonlyMap<string, readonly Weight[]>,
 ): string {
   // $1 workspace, $2 match, $3 exact, $4 prefix, $5 typo without prefixes; with a cursor $6 score, $7 object, $8 id.
-  const candidates = (o: ObjectDeclaration, query: string) => {
+  const candidates = (o: SearchTarget, query: string) => {
     const only = weights?.get(o.plural);
     // The index finds the rows; the filtered vector decides, and ranks, with the readable fields' words only.
     if (only) {
       const vector = `ts_filter(t.search_vector, '{${only.join(',')}}')`;
       return `(SELECT t.id, ${vector} AS search_vector FROM ${o.table} t
-       WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery AND ${vector} @@ ${query}::tsquery
+       WHERE ${scopeOf(o, 't.')} AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery AND ${vector} @@ ${query}::tsquery
        LIMIT ${SEARCH_CANDIDATES})`;
     }
     return `(SELECT t.id, t.search_vector FROM ${o.table} t
-       WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery LIMIT ${SEARCH_CANDIDATES})`;
+       WHERE ${scopeOf(o, 't.')} AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery LIMIT ${SEARCH_CANDIDATES})`;
   };
   const parts = objects.map(
     (o) => `SELECT DISTINCT '${o.plural}'::text AS object, c.id,
@@ -261,7 +289,10 @@ export function searchStatement(
            ORDER BY s.score DESC, s.object, s.id LIMIT ${rows}`;
 }
 
-/** The weights of the search vector (the search migration): names A, e-mails, domains and links B, custom text C. */
+/**
+ * The weights of the search vector (the search migrations): names A (a custom object's label
+ * identifier), e-mails, domains and links B, custom text C.
+ */
 export type Weight = 'a' | 'b' | 'c';
 const WEIGHTS: readonly Weight[] = ['a', 'b', 'c'];
 /** Which built-in field feeds which weight. */
@@ -285,25 +316,41 @@ export class SearchService {
     private readonly sql: Sql,
     private readonly records: RecordsService,
     private readonly reads: ReadRouter,
+    private readonly dataModel: DataModel,
   ) {}
 
-  /** The objects a search reads: those named (each must be readable: 403 otherwise), or every readable one. */
-  objectsFor(principal: Principal, named: readonly string[] | undefined): ObjectDeclaration[] {
+  /**
+   * The objects a search reads: those named (each must be one of the workspace's active
+   * objects, 400 otherwise, and readable, 403 otherwise), or every readable one of `within`
+   * (default: all the workspace serves, standard first, then its own in creation order).
+   */
+  async objectsFor(principal: Principal, named: readonly string[] | undefined, within?: readonly string[]): Promise<Searched[]> {
+    const model = await this.dataModel.of(principal);
+    const served = model.served;
+    const searched = (plurals: readonly string[]) =>
+      plurals.map((plural) => {
+        const def = model.definition(plural);
+        return { plural, table: def.schema.table, objectId: def.objectId, def };
+      });
     if (named === undefined) {
-      const readable = OBJECTS.filter((o) => can(principal, o.plural, 'read'));
+      const readable = served.filter((o) => (!within || within.includes(o)) && can(principal, o, 'read'));
       if (!readable.length) throw new ForbiddenError(`The role "${principal.role.name}" does not allow read on any searchable object`);
-      return readable;
+      return searched(readable);
     }
     if (!named.length) throw new BadInputError(ErrorCode.VALIDATION_FAILED, 'objects must name at least one object when given');
-    const unknown = named.filter((n) => !SEARCHABLE_OBJECTS.includes(n));
+    // Another workspace's objects, and this one's deactivated ones, are unknown here.
+    const unknown = named.filter((n) => !served.includes(n));
     if (unknown.length) {
       throw new BadInputError(
         ErrorCode.VALIDATION_FAILED,
-        `objects: unknown object ${unknown.map((n) => JSON.stringify(n)).join(', ')} (searchable: ${SEARCHABLE_OBJECTS.join(', ')})`,
+        `objects: unknown object ${unknown
+          .slice(0, 10)
+          .map((n) => JSON.stringify(n.slice(0, 100)))
+          .join(', ')}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''} (searchable: ${served.join(', ')})`,
       );
     }
     for (const n of named) assertCan(principal, n, 'read');
-    return OBJECTS.filter((o) => named.includes(o.plural));
+    return searched(served.filter((o) => named.includes(o)));
   }
 
   async search(principal: Principal, args: SearchArgs): Promise<SearchResult> {
@@ -315,7 +362,7 @@ export class SearchService {
         `limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}; got ${JSON.stringify(args.limit)}`,
       );
     }
-    let objects = this.objectsFor(principal, args.objects);
+    let objects = await this.objectsFor(principal, args.objects, args.within);
     const weights = hasFieldRestrictions(principal) ? await this.searchWeights(principal, objects, args.objects !== undefined) : undefined;
     if (weights) objects = objects.filter((o) => weights.get(o.plural)?.length !== 0);
     if (!objects.length) throw new ForbiddenError(`The role "${principal.role.name}" cannot read the fields search matches on`);
@@ -328,7 +375,14 @@ export class SearchService {
       .update(JSON.stringify([words, objects.map((o) => o.plural)]))
       .digest('base64url')
       .slice(0, 12);
-    const cursor = args.after ? this.decode(args.after, signature, args.afterParam ?? 'after') : undefined;
+    const cursor = args.after
+      ? this.decode(
+          args.after,
+          signature,
+          args.afterParam ?? 'after',
+          objects.map((o) => o.plural),
+        )
+      : undefined;
     // Exact and prefix matches first; the typo query only when they do not fill the page, with the
     // one-edit spellings of each word that exist in the workspace's lexicon (at most TYPO_MAX_CANDIDATES).
     const expansions = await this.expansions(principal.workspaceId, objects, words);
@@ -356,7 +410,7 @@ export class SearchService {
       hits.push({
         object: row.object,
         id: row.id,
-        label: labelOf(object, record),
+        label: labelOf(object.def.declaration, record),
         score: Number(row.score),
         record,
         cursor: this.encode(signature, row),
@@ -397,24 +451,24 @@ export class SearchService {
   }
 
   /** The lexicon words each expandable prefix starts (expansionsOf); one statement, none when no prefix expands. */
-  async expansions(workspaceId: string, objects: readonly ObjectDeclaration[], prefixes: readonly string[]): Promise<Expansions> {
+  async expansions(workspaceId: string, objects: readonly SearchTarget[], prefixes: readonly string[]): Promise<Expansions> {
     const asked = [...new Set(prefixes.filter(expandable))];
     if (!asked.length) return new Map();
     const rows = await this.sql.rows<{ prefix: string; words: string[] }>(
       expansionsStatement,
-      [workspaceId, objects.map((o) => o.table), asked],
+      [workspaceId, objects.map(lexiconKey), asked],
       { prepared: true },
     );
     return expansionsOf(rows);
   }
 
   /** The one-edit spellings of each word that exist in the lexicon of the workspace's objects searched (typoCandidates). */
-  async typoCandidates(workspaceId: string, objects: readonly ObjectDeclaration[], words: string[]): Promise<string[][]> {
+  async typoCandidates(workspaceId: string, objects: readonly SearchTarget[], words: string[]): Promise<string[][]> {
     const { spellings, wordIndexes } = typoProbe(words);
     if (!spellings.length) return words.map(() => []);
     const rows = await this.sql.rows<{ i: number; spelling: string; whole: boolean }>(
       typoCandidatesStatement,
-      [workspaceId, objects.map((o) => o.table), spellings, wordIndexes],
+      [workspaceId, objects.map(lexiconKey), spellings, wordIndexes],
       { prepared: true },
     );
     return typoCandidates(words, rows);
@@ -422,7 +476,7 @@ export class SearchService {
 
   private async run(
     principal: Principal,
-    objects: readonly ObjectDeclaration[],
+    objects: readonly SearchTarget[],
     match: string,
     queries: Queries,
     cursor: Position | undefined,
@@ -445,18 +499,22 @@ export class SearchService {
    */
   private async searchWeights(
     principal: Principal,
-    objects: readonly ObjectDeclaration[],
+    objects: readonly Searched[],
     named: boolean,
   ): Promise<Map<string, Weight[]> | undefined> {
     const result = new Map<string, Weight[]>();
     for (const o of objects) {
       const hidden = fieldAccess(principal, o.plural)?.hidden;
       if (!hidden?.size) continue;
-      const custom = (await this.records.definitionFor(o.plural, principal)).custom ?? [];
+      const custom = o.def.custom ?? [];
+      // A custom object's label identifier is its name (weight A; the custom objects' search migration).
+      const label = o.def.objectId ? o.def.declaration.label[0] : undefined;
       const lost = new Set<Weight>();
       for (const name of hidden) {
         const weight =
-          FIELD_WEIGHTS[o.plural]?.[name] ?? (custom.some((f) => f.name === name && fieldType(f.type).search) ? 'c' : undefined);
+          FIELD_WEIGHTS[o.plural]?.[name] ??
+          (name === label ? 'a' : undefined) ??
+          (custom.some((f) => f.name === name && fieldType(f.type).search) ? 'c' : undefined);
         if (weight) lost.add(weight);
       }
       if (!lost.size) continue;
@@ -475,7 +533,7 @@ export class SearchService {
     return Buffer.from(JSON.stringify({ q: signature, s: row.score, o: row.object, i: row.id })).toString('base64url');
   }
 
-  private decode(raw: string, signature: string, param: string): Position {
+  private decode(raw: string, signature: string, param: string, objects: readonly string[]): Position {
     const fail = (why: string): never => {
       throw new BadInputError(
         ErrorCode.INVALID_CURSOR,
@@ -492,7 +550,7 @@ export class SearchService {
     if (data.q !== signature) return fail('it belongs to another search');
     const { s, o, i } = data;
     if (typeof s !== 'string' || !/^\d{1,2}(\.\d{1,4})?$/.test(s)) return fail('bad score');
-    if (typeof o !== 'string' || !SEARCHABLE_OBJECTS.includes(o)) return fail('bad object');
+    if (typeof o !== 'string' || !objects.includes(o)) return fail('bad object');
     if (typeof i !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(i)) return fail('bad id');
     return { score: s, object: o, id: i };
   }

@@ -30,7 +30,7 @@ const TABLES: { table: string; columns: string; names: (r: string) => string; co
  * digits, each a word ("emma.smith123@example.com" holds emma, smith, 123, example, com).
  * Built-in functions only, so the trigger inlines it; `search_split` is the same for queries.
  */
-const split = (sql: string) =>
+export const split = (sql: string) =>
   `regexp_replace(regexp_replace(${sql}, '([[:alpha:]])(?=[[:digit:]])|([[:digit:]])(?=[[:alpha:]])', '\\1\\2 ', 'g'), '[^[:alnum:]]+', ' ', 'g')`;
 
 /**

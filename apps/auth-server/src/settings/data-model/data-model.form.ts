@@ -201,3 +201,63 @@ function rows(names: string[]): string {
 
 const listed = (items: string[]) => (items.length === 1 ? items[0] : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
 const shorten = (text: string) => (text.length > 40 ? `${text.slice(0, 39)}…` : text);
+
+/** What the new object form had, to fill it again after an error. */
+export interface NewObjectValues {
+  nameSingular: string;
+  namePlural: string;
+  labelSingular: string;
+  labelPlural: string;
+  description: string;
+}
+
+export function newObjectValues(raw: Record<string, unknown> | undefined): NewObjectValues {
+  const b = raw ?? {};
+  return {
+    nameSingular: str(b.nameSingular).trim(),
+    namePlural: str(b.namePlural).trim(),
+    labelSingular: str(b.labelSingular).trim(),
+    labelPlural: str(b.labelPlural).trim(),
+    description: str(b.description).trim(),
+  };
+}
+
+/** The body `POST /rest/metadata/objects` takes: labels left empty are left out (the service derives them from the names). */
+export function newObjectBody(v: NewObjectValues): Record<string, unknown> {
+  const body: Record<string, unknown> = { nameSingular: v.nameSingular, namePlural: v.namePlural };
+  if (v.labelSingular) body.labelSingular = v.labelSingular;
+  if (v.labelPlural) body.labelPlural = v.labelPlural;
+  if (v.description) body.description = v.description;
+  return body;
+}
+
+/** What an object's settings form had. */
+export interface EditObjectValues {
+  labelSingular: string;
+  labelPlural: string;
+  description: string;
+  labelIdentifierField: string;
+}
+
+export function editObjectValues(raw: Record<string, unknown> | undefined): EditObjectValues {
+  const b = raw ?? {};
+  return {
+    labelSingular: str(b.labelSingular).trim(),
+    labelPlural: str(b.labelPlural).trim(),
+    description: str(b.description).trim(),
+    labelIdentifierField: str(b.labelIdentifierField),
+  };
+}
+
+/** Only what changed (the audit entry names it; an unchanged form writes nothing). */
+export function editObjectBody(
+  object: { labelSingular: string; labelPlural: string; description: string | null; labelIdentifierField: string },
+  v: EditObjectValues,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (v.labelSingular !== object.labelSingular) body.labelSingular = v.labelSingular;
+  if (v.labelPlural !== object.labelPlural) body.labelPlural = v.labelPlural;
+  if ((v.description || null) !== (object.description ?? null)) body.description = v.description || null;
+  if (v.labelIdentifierField && v.labelIdentifierField !== object.labelIdentifierField) body.labelIdentifierField = v.labelIdentifierField;
+  return body;
+}

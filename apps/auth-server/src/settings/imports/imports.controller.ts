@@ -1,7 +1,6 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '#auth/principal.js';
-import { RECORD_OBJECTS } from '#database/entities/role.entity.js';
 import { AppError, TooManyRequestsError } from '#errors/errors.js';
 import { errorsFormat, sendImportErrors } from '../../../../records-api/src/imports/import-errors-response.js';
 import { afterUpload } from '../../../../records-api/src/imports/import-route.js';
@@ -43,13 +42,10 @@ const SHOWN_ERRORS = 100;
 export class SettingsImportsController {
   constructor(private readonly imports: ImportsService) {}
 
-  private objects(ctx: SettingsContext): string[] {
-    return RECORD_OBJECTS.filter((o) => ctx.role.objectPermissions[o]?.create === true);
-  }
-
   @Get()
   async list(@CurrentSettings() ctx: SettingsContext, @Res() res: Response) {
-    res.send(importsPage(ctx, { objects: this.objects(ctx), imports: await this.imports.recent(principalOf(ctx)) }));
+    const principal = principalOf(ctx);
+    res.send(importsPage(ctx, { objects: await this.imports.importable(principal), imports: await this.imports.recent(principal) }));
   }
 
   /** The file as the body (text/csv or application/x-ndjson); answers JSON for the page's script: the import, or the error. */

@@ -30,16 +30,22 @@ export class RolesController {
     @Query('deleted') deleted: unknown,
     @Res() res: Response,
   ) {
-    const roles = await this.roles.list(ctx);
+    const [roles, objects] = await Promise.all([this.roles.list(ctx), this.roles.objects(ctx)]);
     const savedRole = roles.find((r) => r.role.id === saved)?.role;
     const deletedName = typeof deleted === 'string' ? await this.roles.deletedName(ctx, deleted) : undefined;
     const notice = savedRole ? `Role "${savedRole.name}" saved.` : deletedName ? `Role "${deletedName}" deleted.` : undefined;
-    res.send(rolesPage(ctx, { roles, notice }));
+    res.send(rolesPage(ctx, { roles, objects, notice }));
+  }
+
+  /** The workspace's objects and the fields the form lists for each. */
+  private async formObjects(ctx: SettingsContext) {
+    const objects = await this.roles.objects(ctx);
+    return { objects, fields: await this.roles.formFields(ctx, objects) };
   }
 
   @Get('new')
   async form(@CurrentSettings() ctx: SettingsContext, @Res() res: Response) {
-    res.send(roleFormPage(ctx, { fields: await this.roles.formFields(ctx) }));
+    res.send(roleFormPage(ctx, await this.formObjects(ctx)));
   }
 
   @Post()
@@ -50,14 +56,14 @@ export class RolesController {
       res.redirect(303, `/settings/roles?saved=${role.id}`);
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
-      res.status(err.status).send(roleFormPage(ctx, { values, error: err.messages.join(' '), fields: await this.roles.formFields(ctx) }));
+      res.status(err.status).send(roleFormPage(ctx, { values, error: err.messages.join(' '), ...(await this.formObjects(ctx)) }));
     }
   }
 
   @Get(':id')
   async edit(@CurrentSettings() ctx: SettingsContext, @Param('id') id: string, @Res() res: Response) {
     const { role, usage } = await this.roles.find(ctx, id);
-    res.send(roleFormPage(ctx, { role, usage, fields: await this.roles.formFields(ctx) }));
+    res.send(roleFormPage(ctx, { role, usage, ...(await this.formObjects(ctx)) }));
   }
 
   @Post(':id')
@@ -69,8 +75,9 @@ export class RolesController {
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
       const { role, usage } = await this.roles.find(ctx, id);
-      const fields = await this.roles.formFields(ctx);
-      res.status(err.status).send(roleFormPage(ctx, { role, usage, values, error: err.messages.join(' '), fields }));
+      res
+        .status(err.status)
+        .send(roleFormPage(ctx, { role, usage, values, error: err.messages.join(' '), ...(await this.formObjects(ctx)) }));
     }
   }
 
@@ -92,17 +99,23 @@ const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(Str
 
 /** At most this many fields are read from one form (more than any object has). */
 const MAX_FORM_FIELDS = 2000;
+/** At most this many objects are read from one form (more than a workspace has: 3 standard, 50 of its own, and "*"). */
+const MAX_FORM_OBJECTS = 100;
 
 /**
  * The form's checkboxes: `permissions` = "companies.read" …, `settings` = permission names, the two
- * flags; field permissions from `fieldsShown` (every field the form listed) with `fieldRead` and
- * `fieldUpdate` (those left checked).
+ * flags; object permissions for the standard objects and every other object the form listed
+ * (`objectsShown`: the workspace's own objects and `*`, "Other objects", so saving a role keeps
+ * what it allows there); field permissions from `fieldsShown` (every field the form listed)
+ * with `fieldRead` and `fieldUpdate` (those left checked).
  */
 export function roleFromForm(body: Record<string, unknown> | undefined): RoleInput {
   const b = body ?? {};
   const granted = new Set(list(b.permissions));
+  const objects = [...new Set([...RECORD_OBJECTS, ...list(b.objectsShown).slice(0, MAX_FORM_OBJECTS)])];
+  // A Map, then fromEntries: a posted "__proto__" stays a key (and is refused), never a prototype.
   const objectPermissions = Object.fromEntries(
-    RECORD_OBJECTS.map((o) => [o, Object.fromEntries(RECORD_ACTIONS.map((a) => [a, granted.has(`${o}.${a}`)]))]),
+    new Map(objects.map((o) => [o, Object.fromEntries(RECORD_ACTIONS.map((a) => [a, granted.has(`${o}.${a}`)]))])),
   ) as ObjectPermissions;
   const readable = new Set(list(b.fieldRead));
   const updatable = new Set(list(b.fieldUpdate));

@@ -15,8 +15,9 @@ import {
   type RoleUsage,
 } from '#identity/roles.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS, type RoleEntity } from '#database/entities/index.js';
+import { listObjects } from '#identity/objects.js';
 import { audited } from '../audited.js';
-import { OBJECTS } from '#records/objects/index.js';
+import { objectNamed, type WorkspaceObject } from '#records/objects/index.js';
 import type { SettingsContext } from '../settings-context.js';
 
 export interface RoleWithUsage {
@@ -41,18 +42,28 @@ export class RolesService {
     return { role, usage: (await roleUsage(this.ds, ctx.workspace.id)).get(id) ?? NO_USAGE };
   }
 
-  /** The fields the roles form lists per object: built-in fields a role may restrict, then the workspace's custom fields. */
-  async formFields(ctx: SettingsContext): Promise<Record<string, { name: string; label: string }[]>> {
+  /** Every object of the workspace (standard first, then its own, active or not): the rows of the roles page and form. */
+  objects(ctx: SettingsContext): Promise<WorkspaceObject[]> {
+    return listObjects(this.ds, ctx.workspace.id);
+  }
+
+  /**
+   * The fields the roles form lists per object: a standard object's built-in fields a role may
+   * restrict, then the workspace's custom fields (a custom object's fields are all custom).
+   */
+  async formFields(ctx: SettingsContext, objects: WorkspaceObject[]): Promise<Record<string, { name: string; label: string }[]>> {
     const custom: { object: string; name: string; label: string }[] = await this.ds.query(
       'SELECT object, name, label FROM custom_fields WHERE workspace_id = $1 ORDER BY created_at, id',
       [ctx.workspace.id],
     );
     return Object.fromEntries(
-      OBJECTS.map((o) => [
-        o.plural,
+      objects.map((o) => [
+        o.namePlural,
         [
-          ...o.fields.filter((f) => f.kind !== 'relation').map((f) => ({ name: f.name, label: humanize(f.name) })),
-          ...custom.filter((f) => f.object === o.plural).map((f) => ({ name: f.name, label: f.label })),
+          ...(o.isCustom ? [] : objectNamed(o.namePlural).fields)
+            .filter((f) => f.kind !== 'relation')
+            .map((f) => ({ name: f.name, label: humanize(f.name) })),
+          ...custom.filter((f) => f.object === o.namePlural).map((f) => ({ name: f.name, label: f.label })),
         ],
       ]),
     );
@@ -113,7 +124,13 @@ function describe(
   },
 ): string[] {
   return [
-    ...RECORD_OBJECTS.flatMap((o) => RECORD_ACTIONS.filter((a) => role.objectPermissions[o]?.[a]).map((a) => `${o}.${a}`)),
+    // The standard objects, then the others the role names (the workspace's own, "*" for every other object) by name.
+    ...[
+      ...RECORD_OBJECTS,
+      ...Object.keys(role.objectPermissions)
+        .filter((o) => !RECORD_OBJECTS.includes(o))
+        .sort(),
+    ].flatMap((o) => RECORD_ACTIONS.filter((a) => role.objectPermissions[o]?.[a]).map((a) => `${o}.${a}`)),
     ...Object.entries(role.fieldPermissions ?? {}).flatMap(([o, fields]) =>
       Object.entries(fields).map(([f, rule]) => `${o}.${f} ${rule.read ? 'read only' : 'hidden'}`),
     ),

@@ -2,7 +2,7 @@ import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } 
 import type { Request, Response } from 'express';
 import { AppError } from '#errors/errors.js';
 import { linesToHeaders } from '#webhooks/headers.js';
-import { eventTypes, splitOperations } from '#webhooks/operations.js';
+import { splitOperations } from '#webhooks/operations.js';
 import type { CreatedWebhook, WebhookInput } from '#webhooks/webhooks.js';
 import { secretGonePage } from '../../views/settings/api-keys.js';
 import {
@@ -55,7 +55,7 @@ export class WebhooksController {
     res.send(
       webhooksPage(ctx, {
         webhooks: await this.webhooks.list(ctx),
-        eventTypes: eventTypes(),
+        eventTypes: await this.webhooks.eventTypes(ctx),
         passwordFresh: await this.webhooks.passwordFresh(req),
         notice: typeof deleted === 'string' ? 'Webhook deleted.' : undefined,
       }),
@@ -72,7 +72,7 @@ export class WebhooksController {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       const page = webhooksPage(ctx, {
         webhooks: await this.webhooks.list(ctx),
-        eventTypes: eventTypes(),
+        eventTypes: await this.webhooks.eventTypes(ctx),
         passwordFresh: await this.webhooks.passwordFresh(req),
         error: err.messages.join(' '),
         values: withoutPassword(body),

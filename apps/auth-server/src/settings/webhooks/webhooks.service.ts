@@ -4,9 +4,11 @@ import { DataSource } from 'typeorm';
 import { ForbiddenError } from '#errors/errors.js';
 import { referencedNames } from '#webhooks/headers.js';
 import { webhookSettings } from '#webhooks/settings.js';
+import { eventTypes } from '#webhooks/operations.js';
 import {
   createWebhook,
   deleteWebhook,
+  eventObjectsOf,
   findWebhook,
   listAttempts,
   listWebhooks,
@@ -44,6 +46,11 @@ export class WebhooksService {
 
   list(ctx: SettingsContext): Promise<WebhookSummary[]> {
     return listWebhooks(this.ds, ctx.workspace.id);
+  }
+
+  /** The event types the workspace's webhooks may select: its active objects' (its own included), then `import.completed`. */
+  async eventTypes(ctx: SettingsContext): Promise<string[]> {
+    return eventTypes(await eventObjectsOf(this.ds, ctx.workspace.id));
   }
 
   find(ctx: SettingsContext, id: string): Promise<WebhookSummary> {

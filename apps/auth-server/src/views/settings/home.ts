@@ -1,5 +1,5 @@
 import type { AccountNoticeKind } from '#identity/accounts.js';
-import { SETTINGS_PERMISSION_LABELS } from '#identity/roles.js';
+import { OTHER_OBJECTS, SETTINGS_PERMISSION_LABELS } from '#identity/roles.js';
 import { RECORD_ACTIONS, RECORD_OBJECTS } from '#database/entities/index.js';
 import { SECTIONS, allows, type SettingsContext } from '../../settings/settings-context.js';
 import { html } from '../html.js';
@@ -8,7 +8,7 @@ import { settingsPage } from './layout.js';
 const BLURBS: Record<string, string> = {
   'api-keys': 'Create and revoke keys for scripts and integrations.',
   apps: 'Register server apps that get OAuth tokens with client credentials.',
-  'data-model': 'Custom fields on companies, people and opportunities.',
+  'data-model': 'Objects of your own, and custom fields on every object.',
   imports: 'Load records from a CSV or NDJSON file and follow the import.',
   roles: 'What each role may do with records and settings.',
   members: 'Who is in the workspace, their roles, invite links.',
@@ -27,9 +27,10 @@ export function homePage(
   o: { notice?: string; accountNotices?: { kind: AccountNoticeKind; createdAt: Date }[] },
 ): string {
   const sections = SECTIONS.filter((s) => s.key !== 'home' && allows(ctx.role, s.requires));
-  const objectSummary = RECORD_OBJECTS.map((object) => {
+  // The standard objects, then "other objects" (the role's "*" entry: the workspace's own objects it does not name).
+  const objectSummary = [...RECORD_OBJECTS, OTHER_OBJECTS].map((object) => {
     const actions = RECORD_ACTIONS.filter((a) => ctx.role.objectPermissions[object]?.[a]);
-    return `${object}: ${actions.length === RECORD_ACTIONS.length ? 'all' : actions.join(', ') || 'none'}`;
+    return `${object === OTHER_OBJECTS ? 'other objects' : object}: ${actions.length === RECORD_ACTIONS.length ? 'all' : actions.join(', ') || 'none'}`;
   });
   return settingsPage(ctx, {
     title: 'Settings',

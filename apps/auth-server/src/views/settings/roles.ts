@@ -1,24 +1,48 @@
-import { SETTINGS_PERMISSION_LABELS, describeUsage, type RoleInput, type RoleUsage } from '#identity/roles.js';
-import { RECORD_ACTIONS, RECORD_OBJECTS, SETTINGS_PERMISSIONS, type RoleEntity } from '#database/entities/index.js';
-import { OBJECTS } from '#records/objects/index.js';
+import { OTHER_OBJECTS, SETTINGS_PERMISSION_LABELS, describeUsage, type RoleInput, type RoleUsage } from '#identity/roles.js';
+import { RECORD_ACTIONS, SETTINGS_PERMISSIONS, type ObjectPermissions, type RoleEntity } from '#database/entities/index.js';
+import type { WorkspaceObject } from '#records/objects/index.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorAbout, errorBox, fieldError, html, type Html } from '../html.js';
 import { settingsPage } from './layout.js';
 
-/** Column and fieldset labels of the declared objects ("Companies", "People", …). */
-const OBJECT_LABELS: Record<string, string> = Object.fromEntries(OBJECTS.map((o) => [o.plural, o.pluralType]));
 const ACTION_LABELS = { read: 'Read', create: 'Create', update: 'Update', delete: 'Delete' } as const;
 
 /** The fields the roles form lists per object: name and label (restrictable built-in fields, then the workspace's custom ones). */
 export type RoleFormFields = Record<string, { name: string; label: string }[]>;
 
-function objectCell(role: RoleEntity, object: (typeof RECORD_OBJECTS)[number]): Html {
-  const actions = RECORD_ACTIONS.filter((a) => role.objectPermissions[object]?.[a]);
+/**
+ * The objects as the roles page shows them, each with its label: the workspace's objects
+ * (standard first, then its own; an inactive one marked), then "Other objects", the role's
+ * `*` entry, which holds what an object the role does not name allows (docs/authentication.md "Roles").
+ */
+export interface RoleObject {
+  key: string;
+  label: string;
+  /** The workspace's own object: a role that does not name it holds "Other objects" there. */
+  isCustom: boolean;
+  isActive: boolean;
+}
+
+export function roleObjects(objects: readonly WorkspaceObject[]): RoleObject[] {
+  return [
+    ...objects.map((o) => ({ key: o.namePlural, label: o.labelPlural, isCustom: o.isCustom, isActive: o.isActive })),
+    { key: OTHER_OBJECTS, label: 'Other objects', isCustom: false, isActive: true },
+  ];
+}
+
+/** What a role allows on an object: its own entry, or for the workspace's own objects its "Other objects" entry. */
+const granted = (permissions: ObjectPermissions, o: RoleObject) =>
+  permissions[o.key] ?? (o.isCustom ? permissions[OTHER_OBJECTS] : undefined);
+
+function objectCell(role: RoleEntity, o: RoleObject): Html {
+  const own = role.objectPermissions[o.key];
+  const actions = RECORD_ACTIONS.filter((a) => granted(role.objectPermissions, o)?.[a]);
+  const inherited = !own && o.isCustom && actions.length ? html`<br /><span class="muted">as other objects</span>` : html``;
   if (!actions.length) return html`<span class="muted">none</span>`;
-  const restricted = Object.keys(role.fieldPermissions?.[object] ?? {}).length;
+  const restricted = Object.keys(role.fieldPermissions?.[o.key] ?? {}).length;
   const fields = restricted ? html`<br /><span class="muted">${restricted} field${restricted === 1 ? '' : 's'} restricted</span>` : html``;
-  if (actions.length === RECORD_ACTIONS.length) return html`all${fields}`;
-  return html`${actions.map((a) => ACTION_LABELS[a].toLowerCase()).join(', ')}${fields}`;
+  if (actions.length === RECORD_ACTIONS.length) return html`all${fields}${inherited}`;
+  return html`${actions.map((a) => ACTION_LABELS[a].toLowerCase()).join(', ')}${fields}${inherited}`;
 }
 
 /**
@@ -28,6 +52,7 @@ function objectCell(role: RoleEntity, object: (typeof RECORD_OBJECTS)[number]): 
  */
 function fieldPermissionsTable(
   object: string,
+  label: string,
   fields: { name: string; label: string }[],
   v: RoleInput,
   disabled: Html,
@@ -40,7 +65,7 @@ function fieldPermissionsTable(
     <summary>Field permissions${restricted ? html` (${restricted} restricted)` : html``}</summary>
     <table>
       <caption class="sr-only">
-        Fields of ${OBJECT_LABELS[object]}
+        Fields of ${label}
       </caption>
       <thead>
         <tr>
@@ -88,7 +113,12 @@ function fieldPermissionsTable(
   </details>`;
 }
 
-export function rolesPage(ctx: SettingsContext, o: { roles: { role: RoleEntity; usage: RoleUsage }[]; notice?: string }): string {
+export function rolesPage(
+  ctx: SettingsContext,
+  o: { roles: { role: RoleEntity; usage: RoleUsage }[]; objects: WorkspaceObject[]; notice?: string },
+): string {
+  // The columns: every active object, then "Other objects" (what a role allows on objects it does not name).
+  const columns = roleObjects(o.objects).filter((x) => x.isActive);
   return settingsPage(ctx, {
     title: 'Roles',
     active: 'roles',
@@ -106,7 +136,7 @@ export function rolesPage(ctx: SettingsContext, o: { roles: { role: RoleEntity; 
           <thead>
             <tr>
               <th scope="col">Role</th>
-              ${RECORD_OBJECTS.map((object) => html`<th scope="col">${OBJECT_LABELS[object]}</th>`)}
+              ${columns.map((x) => html`<th scope="col">${x.label}</th>`)}
               <th scope="col">Settings</th>
               <th scope="col">Assignable to</th>
               <th scope="col">Used by</th>
@@ -121,7 +151,7 @@ export function rolesPage(ctx: SettingsContext, o: { roles: { role: RoleEntity; 
                     <strong>${role.name}</strong
                     >${role.isEditable ? html`` : html` <span class="badge off">Built in</span>`}${role.description ? html`<br /><span class="muted">${role.description}</span>` : html``}
                   </td>
-                  ${RECORD_OBJECTS.map((object) => html`<td data-label="${OBJECT_LABELS[object]}">${objectCell(role, object)}</td>`)}
+                  ${columns.map((x) => html`<td data-label="${x.label}">${objectCell(role, x)}</td>`)}
                   <td data-label="Settings">
                     ${
                       role.settingsPermissions.length
@@ -156,16 +186,15 @@ export function rolesPage(ctx: SettingsContext, o: { roles: { role: RoleEntity; 
 /** The role form (new or edit); a built-in role is shown read-only. */
 export function roleFormPage(
   ctx: SettingsContext,
-  o: { role?: RoleEntity; values?: RoleInput; usage?: RoleUsage; error?: string; fields?: RoleFormFields },
+  o: { role?: RoleEntity; values?: RoleInput; usage?: RoleUsage; error?: string; fields?: RoleFormFields; objects: WorkspaceObject[] },
 ): string {
+  const objects = roleObjects(o.objects);
   const v: RoleInput = o.values ??
     o.role ?? {
       name: '',
       description: '',
-      // Read on every declared object, so a new object is readable by a new role without an edit here.
-      objectPermissions: Object.fromEntries(
-        RECORD_OBJECTS.map((object) => [object, { read: true, create: false, update: false, delete: false }]),
-      ),
+      // Read on every object, "Other objects" included, so an object made later is readable by a new role without an edit here.
+      objectPermissions: Object.fromEntries(objects.map((x) => [x.key, { read: true, create: false, update: false, delete: false }])),
       settingsPermissions: [],
       assignableToUsers: true,
       assignableToApiKeys: true,
@@ -201,27 +230,34 @@ export function roleFormPage(
             value="${v.description}"
             ${disabled}${fieldError(errorAbout(o.error, 'description'))}
           />
-          ${RECORD_OBJECTS.map(
-            (object) =>
-              html` <fieldset>
-                <legend>${OBJECT_LABELS[object]}</legend>
-                <div class="checks">
-                  ${RECORD_ACTIONS.map(
-                    (action) =>
-                      html` <span class="check"
-                        ><input
-                          type="checkbox"
-                          id="perm-${object}-${action}"
-                          name="permissions"
-                          value="${object}.${action}"
-                          ${checked(v.objectPermissions[object]?.[action])}${disabled}
-                        /><label for="perm-${object}-${action}">${ACTION_LABELS[action]}</label></span
-                      >`,
-                  )}
-                </div>
-                ${readOnly ? html`` : fieldPermissionsTable(object, o.fields?.[object] ?? [], v, disabled, checked)}
-              </fieldset>`,
-          )}
+          ${objects.map((x) => {
+            // No object's name holds a hyphen: `other-objects` is no object's.
+            const id = (action: string) => `perm-${x.key === OTHER_OBJECTS ? 'other-objects' : x.key}-${action}`;
+            return html` <fieldset>
+              <legend>${x.label}${x.isActive ? html`` : html` <span class="muted">(inactive)</span>`}</legend>
+              <input type="hidden" name="objectsShown" value="${x.key}" />
+              ${
+                x.key === OTHER_OBJECTS
+                  ? html`<p class="hint">What this role may do with every object it does not list here, such as one made later.</p>`
+                  : html``
+              }
+              <div class="checks">
+                ${RECORD_ACTIONS.map(
+                  (action) =>
+                    html` <span class="check"
+                      ><input
+                        type="checkbox"
+                        id="${id(action)}"
+                        name="permissions"
+                        value="${x.key}.${action}"
+                        ${checked(granted(v.objectPermissions, x)?.[action] === true)}${disabled}
+                      /><label for="${id(action)}">${ACTION_LABELS[action]}</label></span
+                    >`,
+                )}
+              </div>
+              ${readOnly || x.key === OTHER_OBJECTS ? html`` : fieldPermissionsTable(x.key, x.label, o.fields?.[x.key] ?? [], v, disabled, checked)}
+            </fieldset>`;
+          })}
           <fieldset>
             <legend>Settings permissions</legend>
             <div class="checks">
