@@ -86,8 +86,12 @@ export async function listFields(db: Db, workspaceId: string, object?: string): 
     if (!objects.includes(object)) throw new BadInputError(ErrorCode.VALIDATION_FAILED, `object must be one of ${objects.join(', ')}`);
   }
   const rows: FieldRow[] = await db.query(
-    `SELECT ${COLUMNS} FROM custom_fields WHERE workspace_id = $1 AND ($2::text IS NULL OR object = $2)
-      ORDER BY array_position(ARRAY['companies','people','opportunities'], object), created_at, id`,
+    `SELECT ${COLUMNS.split(', ')
+      .map((c) => `f.${c}`)
+      .join(', ')} FROM custom_fields f
+       LEFT JOIN objects o ON o.workspace_id = f.workspace_id AND o.name_plural = f.object
+      WHERE f.workspace_id = $1 AND ($2::text IS NULL OR f.object = $2)
+      ORDER BY o.is_custom, o.created_at, f.created_at, f.id`,
     [workspaceId, object ?? null],
   );
   return rows.map(toField);

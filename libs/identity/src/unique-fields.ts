@@ -39,8 +39,10 @@ async function assertObject(db: Db, workspaceId: string, object: string): Promis
 export async function listUniqueFields(db: Db, workspaceId: string, object?: string): Promise<UniqueField[]> {
   if (object !== undefined) await assertObject(db, workspaceId, object);
   const rows: Row[] = await db.query(
-    `SELECT object, field, source, compare AS normalize FROM unique_fields WHERE workspace_id = $1 AND ($2::text IS NULL OR object = $2)
-      ORDER BY array_position(ARRAY['companies','people','opportunities'], object), created_at, field`,
+    `SELECT u.object, u.field, u.source, u.compare AS normalize FROM unique_fields u
+       LEFT JOIN objects o ON o.workspace_id = u.workspace_id AND o.name_plural = u.object
+      WHERE u.workspace_id = $1 AND ($2::text IS NULL OR u.object = $2)
+      ORDER BY o.is_custom, o.created_at, u.created_at, u.field`,
     [workspaceId, object ?? null],
   );
   return rows.map((row) => ({ ...row, builtIn: BUILT_IN_UNIQUE_FIELDS.some((b) => b.object === row.object && b.field === row.field) }));

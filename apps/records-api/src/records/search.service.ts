@@ -295,12 +295,13 @@ export function searchStatement(
  */
 export type Weight = 'a' | 'b' | 'c';
 const WEIGHTS: readonly Weight[] = ['a', 'b', 'c'];
-/** Which built-in field feeds which weight. */
-const FIELD_WEIGHTS: Record<string, Record<string, Weight>> = {
-  companies: { name: 'a', domainName: 'b' },
-  people: { name: 'a', emails: 'b' },
-  opportunities: { name: 'a' },
-};
+/** Which built-in field feeds which weight, as each standard object's declaration says. */
+const FIELD_WEIGHTS: Record<string, Record<string, Weight>> = Object.fromEntries(
+  OBJECTS.map((o) => [
+    o.plural,
+    Object.fromEntries(o.fields.flatMap((f) => ((f.kind === 'text' || f.kind === 'composite') && f.search ? [[f.name, f.search]] : []))),
+  ]),
+);
 
 /**
  * Search across objects (docs/rest.md "Search"; docs/decisions/0030-search.md): one

@@ -13,6 +13,7 @@ export const companyObject: ObjectDeclaration = {
     {
       kind: 'text',
       name: 'name',
+      search: 'a',
       column: 'name',
       required: true,
       maxLength: 500,
@@ -21,6 +22,7 @@ export const companyObject: ObjectDeclaration = {
     {
       kind: 'composite',
       name: 'domainName',
+      search: 'b',
       type: 'LINKS',
       columns: {
         primaryLinkUrl: 'domain_primary_link_url',

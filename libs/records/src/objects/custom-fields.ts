@@ -16,8 +16,7 @@ import type { ObjectDeclaration } from './declaration.js';
 export const CUSTOM_FIELD_TYPES: readonly FieldTypeName[] = FIELD_TYPE_NAMES;
 export type CustomFieldType = FieldTypeName;
 
-/** The standard objects, which every workspace has; a workspace's own objects take custom fields too (custom-objects.ts). */
-export const CUSTOM_FIELD_OBJECTS: readonly string[] = ['companies', 'people', 'opportunities'];
+/** The plural name of an object of the workspace, standard or its own (custom-objects.ts): custom fields go on any. */
 export type CustomFieldObject = string;
 
 export const MAX_CUSTOM_FIELDS = 100;
@@ -215,7 +214,7 @@ export function checkNewField(
   existingNames: (object: CustomFieldObject) => Set<string>,
   taken: (object: CustomFieldObject) => Set<string>,
   /** The plural names of the workspace's objects (the standard ones and its own). */
-  objects: readonly string[] = CUSTOM_FIELD_OBJECTS,
+  objects: readonly string[],
 ): NewField {
   if (!isPlain(body)) throw bad('body must be a JSON object');
   const problems: string[] = [];

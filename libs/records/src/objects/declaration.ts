@@ -23,10 +23,14 @@ export interface FieldDocs {
   updateExample?: unknown;
 }
 
+/** The weight a field's words carry in its record's search vector: names `a`, e-mails, domains and links `b` (docs/decisions/0030-search.md). */
+export type SearchWeight = 'a' | 'b';
+
 export interface TextField {
   kind: 'text';
   name: string;
   column: string;
+  search?: SearchWeight;
   /** Needed on create and never null; its rule is "non-empty". */
   required?: boolean;
   maxLength: number;
@@ -74,6 +78,7 @@ export interface RelationField {
 export interface CompositeField {
   kind: 'composite';
   name: string;
+  search?: SearchWeight;
   /** A composite type of composites.ts. */
   type: string;
   /** Column of each sub-field. */

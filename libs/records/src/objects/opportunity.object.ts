@@ -14,6 +14,7 @@ export const opportunityObject: ObjectDeclaration = {
     {
       kind: 'text',
       name: 'name',
+      search: 'a',
       column: 'name',
       required: true,
       maxLength: 500,

@@ -22,6 +22,7 @@ export const personObject: ObjectDeclaration = {
     {
       kind: 'composite',
       name: 'name',
+      search: 'a',
       type: 'FULL_NAME',
       columns: { firstName: 'first_name', lastName: 'last_name' },
       docs: COMPOSITE_DOCS,
@@ -29,6 +30,7 @@ export const personObject: ObjectDeclaration = {
     {
       kind: 'composite',
       name: 'emails',
+      search: 'b',
       type: 'EMAILS',
       columns: { primaryEmail: 'primary_email', additionalEmails: 'additional_emails' },
       docs: COMPOSITE_DOCS,
