@@ -948,6 +948,16 @@ async function main(): Promise<void> {
         postgraphileBody: JSON.stringify({ query: postgraphileCompaniesQuery(data.workspaceId) }),
       },
       {
+        // The same query in the workspace whose companies carry custom fields: its own schema, the same engine (decision 52).
+        key: 'graphqlCompaniesCustom',
+        label: `the same, workspace with ${data.custom.fields} custom fields`,
+        method: 'POST',
+        paths: ['/graphql'],
+        bodies: [JSON.stringify({ query: '{ companies(first:60){ totalCount edges { node { id name } } } }' })],
+        auth: customAuth,
+        goal: { maxCostOver: { than: 'graphqlCompanies', max: 1.11 } },
+      },
+      {
         key: 'createPerson',
         label: 'create person',
         method: 'POST',
