@@ -146,7 +146,7 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       key === 'base'
         ? Promise.resolve({ schema: baseSchema } as Pick<Served, 'schema'>)
         : this.cache.get(workspaceId, version, key, () =>
-            this.builds.run(workspaceId, () => this.start(workspaceSchema(baseSchema, model), false)),
+            this.builds.run(workspaceId, async () => this.start(await workspaceSchema(baseSchema, model), false)),
           );
     if (!guarded) return plain() as Promise<Served>;
     return this.cache.get(workspaceId, version, `${key}:guarded`, async () => {
