@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import type { AuthenticatedRequest } from '#auth/auth.guard.js';
+import { authenticateRequest, type AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import type { Principal } from '#auth/principal.js';
 import { wwwAuthenticate } from '#auth/www-authenticate.js';
@@ -30,7 +30,7 @@ export function graphqlContextFactory(deps: { auth: BearerAuthService; records: 
     let principal: Principal;
     try {
       // The query fast path may have authenticated this request already; Apollo then reuses it.
-      principal = req.principal ?? (await deps.auth.authenticate(req.headers.authorization));
+      principal = await authenticateRequest(deps.auth, req);
     } catch (err) {
       if (isDatabaseUnavailable(err)) throw databaseUnavailableError(req.id);
       if (!(err instanceof AppError) || err.status !== 401) throw err;
@@ -45,7 +45,6 @@ export function graphqlContextFactory(deps: { auth: BearerAuthService; records: 
         },
       });
     }
-    req.principal = principal;
     return { req, principal, records: deps.records, loaders: createLoaders(principal, deps.records) };
   };
 }

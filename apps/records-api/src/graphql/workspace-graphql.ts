@@ -7,6 +7,7 @@ import { Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { createHash } from 'node:crypto';
+import { authenticateRequest } from '#auth/auth.guard.js';
 import { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { hasFieldRestrictions } from '#auth/field-access.js';
 import { loadConfig } from '#config/config.js';
@@ -105,12 +106,11 @@ export class WorkspaceGraphql implements OnModuleDestroy {
       if (!authorization || !this.options || !baseSchema) return next();
       let principal;
       try {
-        principal = request.principal ?? (await this.auth.authenticate(authorization));
+        // Kept on the request (`principal`) for the fast path and the base server's context.
+        principal = await authenticateRequest(this.auth, request);
       } catch {
         return next(); // the base server answers 401 as it always does
       }
-      // Kept for the fast path and the base server's context, which would otherwise authenticate again.
-      request.principal = principal;
       let served: Served;
       try {
         const model = await this.models.of(principal);

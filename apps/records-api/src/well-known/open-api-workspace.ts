@@ -1,6 +1,7 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { LRUCache } from 'lru-cache';
+import { authenticateRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { fieldAccess, restrictionsKey } from '#auth/field-access.js';
 import type { Principal } from '#auth/principal.js';
@@ -77,7 +78,7 @@ export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; au
     let hidden: HiddenFields;
     let key: string;
     try {
-      const principal = await deps.auth.authenticate(req.headers.authorization);
+      const principal = await authenticateRequest(deps.auth, req);
       model = await deps.models.of(principal);
       hidden = hiddenFields(principal);
       if (!model.hasActiveFields && !hidden.size) return next();
