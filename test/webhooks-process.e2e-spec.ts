@@ -8,6 +8,7 @@ import { createRole } from '#identity/roles.js';
 import { RECORD_OBJECTS, type ObjectPermissions } from '#database/entities/index.js';
 import { dataSourceOptions } from '#database/data-source.js';
 import { createWebhook } from '#webhooks/webhooks.js';
+import { useEmptyDatabase } from './factories.js';
 import { spawnApp, waitUntil } from './processes.js';
 import { freePort, unique } from './public-origin.js';
 import { Receiver, TEST_WORKER_ENV, sleep } from './webhook-receiver.js';
@@ -43,15 +44,22 @@ async function recordsApi(env: Record<string, string>): Promise<INestApplication
 }
 
 describe('Webhooks across processes', () => {
+  // A database of its own: the in-process records APIs of suites running alongside are
+  // webhook workers on the shared database (without WEBHOOKS_ALLOW_PRIVATE nor short
+  // retries), and one taking these jobs would put them off by minutes.
+  const db = useEmptyDatabase('webhooks_process');
+  const sharedUrl = process.env.DATABASE_URL;
   let ds: DataSource;
 
   beforeAll(async () => {
-    ds = new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 4));
+    process.env.DATABASE_URL = db.url;
+    ds = new DataSource(dataSourceOptions(db.url, 4));
     await ds.initialize();
+    db.beforeDrop(() => ds.destroy());
   });
 
-  afterAll(async () => {
-    await ds?.destroy();
+  afterAll(() => {
+    process.env.DATABASE_URL = sharedUrl;
   });
 
   async function workspaceWithKey(label: string) {
