@@ -9,7 +9,7 @@ import { recordImportCompleted } from '#webhooks/webhook-outbox.js';
 import type { DataModel } from '../records/data-model.js';
 import type { ObjectDefinition } from '../records/object-definitions.js';
 import { columnsToWrite } from '../records/record-input.js';
-import { scope, type RecordScope } from '../records/record-scope.js';
+import { scope, type RecordScope } from '#records/query/scope.js';
 import type { ImportRowColumns, RecordWriter, RowError, Wanted } from '../records/record-writer.js';
 import { CHUNK_BYTES, csvHeader, csvItems, ndjsonItems, UnreadableFile, type ImportItem, type ReadFrom } from './import-reader.js';
 import type { ImportColumn } from './import-columns.js';
@@ -468,7 +468,7 @@ export class ImportRunner {
   }
 }
 
-/** The scope of an import's statements: its workspace's records of its object (records/record-scope.ts). */
+/** The scope of an import's statements: its workspace's records of its object (libs/records/src/query/scope.ts). */
 function importScope(imp: ImportRow, def: ObjectDefinition): RecordScope {
   return scope({ workspaceId: imp.workspace_id }, def);
 }

@@ -14,7 +14,7 @@ import { csvColumns, csvHeader, ndjsonLine, type FormulaMode } from './export-sq
 import { leaveLine, refusal, turnOf, waitInLine, type Query } from './export-turns.js';
 import { RecordPolicy } from './record-policy.js';
 import { RecordRepository } from './record-repository.js';
-import { scope } from './record-scope.js';
+import { scope } from '#records/query/scope.js';
 import { RecordsService } from './records.service.js';
 
 export type ExportFormat = 'csv' | 'ndjson';

@@ -151,7 +151,7 @@ function aggregateSql(term: AggregateTerm, def: FieldDef | undefined): string {
   }
 }
 
-/** The statement of a group-by over `table` and `scope` (the WHERE of a list, parameters already bound; record-scope.ts). */
+/** The statement of a group-by over `table` and `scope` (the WHERE of a list, parameters already bound; libs/records/src/query/scope.ts). */
 export function groupByStatement(args: GroupByArgs, schema: ObjectSchema, table: string, scope: string): string {
   const keys = args.groupBy.map((term, i) => `${groupSql(term, schema.fields[term.field])} AS g${i}`);
   const aggs = args.aggregates.map((term, i) => `${aggregateSql(term, term.field ? schema.fields[term.field] : undefined)} AS a${i}`);

@@ -30,7 +30,7 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   custom?: readonly CustomField[];
   /**
    * A custom object's id: its records are the rows of `custom_records` with this `object_id`,
-   * a predicate every statement carries beside `workspace_id` (record-scope.ts). Absent on standard objects.
+   * a predicate every statement carries beside `workspace_id` (libs/records/src/query/scope.ts). Absent on standard objects.
    */
   objectId?: string;
 }

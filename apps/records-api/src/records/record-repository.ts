@@ -4,7 +4,7 @@ import { compileKeyset, compileOrderBy, DEFAULT_ORDER } from '#records/query/ind
 import type { CursorPayload, FilterNode, OrderTerm } from '#records/query/types.js';
 import { compositeSubFields, fullComposite } from '#records/objects/index.js';
 import type { AnyRecord, ObjectDefinition } from './object-definitions.js';
-import type { RecordScope } from './record-scope.js';
+import type { RecordScope } from '#records/query/scope.js';
 import { groupByStatement, type GroupByArgs } from './group-by.js';
 
 /**
@@ -58,7 +58,7 @@ const literal = (name: string) => `'${name.replaceAll("'", "''")}'`;
 
 /**
  * Every SQL statement on records (docs/decisions/0061-one-path-to-sql.md): each method takes
- * the object's definition and the scope (records/record-scope.ts) its table and predicates
+ * the object's definition and the scope (libs/records/src/query/scope.ts) its table and predicates
  * come from, and either runs on the `Db` it is given or returns the statement for the writer
  * to run. No permission is checked here (record-policy.ts), and no event written
  * (record-writer.ts). The SQL each method sends is kept in test/snapshots/record-repository.sql.
@@ -389,7 +389,7 @@ export class RecordRepository {
   update(def: ObjectDefinition, s: RecordScope, id: string, written: Record<string, unknown>): Statement {
     const params = s.params();
     params.push(id);
-    const sets = this.sets(def, written, params);
+    const sets = setsOf(def, written, params);
     const sql = `UPDATE ${s.table} SET ${sets}, updated_at = now()
                   WHERE ${s.where()} AND id = $2 RETURNING ${def.columns.join(', ')}`;
     return { sql, params, prepared: 'bounded-write' };
@@ -405,7 +405,7 @@ export class RecordRepository {
   ): Promise<Record<string, unknown>[]> {
     const params = s.params();
     params.push(ids);
-    const sets = this.sets(def, written, params);
+    const sets = setsOf(def, written, params);
     return tx.rows(
       `UPDATE ${s.table} SET ${sets}, updated_at = now()
             WHERE ${s.where('', 'any')} AND id = ANY($2::uuid[]) RETURNING ${def.columns.join(', ')}`,
@@ -479,14 +479,6 @@ export class RecordRepository {
                       AND ROW(${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM ROW(${columns.map((c) => `r.${c}`).join(', ')})
                 RETURNING ${def.columns.map((c) => `t.${c}`).join(', ')}`;
   }
-
-  /** `SET` of checked columns, their values pushed onto `params`; custom values merged (customMerge). */
-  private sets(def: ObjectDefinition, written: Record<string, unknown>, params: unknown[]): string {
-    const { custom, ...columns } = written;
-    const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
-    if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
-    return sets.join(', ');
-  }
 }
 
 /**
@@ -509,4 +501,12 @@ function customMerge(def: ObjectDefinition, values: Record<string, unknown>, par
   }
   if (Object.keys(whole).length) sql = `(${sql} || $${params.push(JSON.stringify(whole))}::jsonb)`;
   return sql;
+}
+
+/** `SET` of checked columns, their values pushed onto `params`; custom values merged (customMerge). */
+function setsOf(def: ObjectDefinition, written: Record<string, unknown>, params: unknown[]): string {
+  const { custom, ...columns } = written;
+  const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
+  if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
+  return sets.join(', ');
 }

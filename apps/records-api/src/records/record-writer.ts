@@ -22,7 +22,7 @@ import { ndjsonLine } from './export-sql.js';
 import type { AnyRecord, InverseRelation, ObjectDefinition } from './object-definitions.js';
 import { columnsToWrite, itemName, setsAnything } from './record-input.js';
 import { RecordRepository, type Db, type Statement } from './record-repository.js';
-import { scope, type RecordScope } from './record-scope.js';
+import { scope, type RecordScope } from '#records/query/scope.js';
 
 /** At most this many records change in one call by filter. */
 export const MAX_BY_FILTER = 10_000;
@@ -173,19 +173,21 @@ export class RecordWriter {
         return rows.map((row) => def.toRecord(row));
       },
       credentialVersion,
-    ).catch(async (err) => (await this.madeByEarlierRun(principal, s, columnSets, err, readBack)) ?? this.explain(err, def, s, columnSets));
+    ).catch(
+      async (err) => (await this.madeByEarlierRun(principal, def, columnSets, err, readBack)) ?? this.explain(err, def, s, columnSets),
+    );
     return this.written(principal, records);
   }
 
   private async madeByEarlierRun(
     principal: Principal,
-    s: RecordScope,
+    def: ObjectDefinition,
     columnSets: Record<string, unknown>[],
     err: unknown,
     readBack: (ids: string[]) => Promise<AnyRecord[]>,
   ): Promise<AnyRecord[] | undefined> {
     const retried = principal.retriedCreateIds;
-    if (!retried || (err as PgError).code !== '23505' || (err as PgError).constraint !== `${s.table}_pkey`) return undefined;
+    if (!retried || (err as PgError).code !== '23505' || (err as PgError).constraint !== `${def.schema.table}_pkey`) return undefined;
     const ids = columnSets.map((c) => c.id);
     if (!ids.every((id): id is string => typeof id === 'string' && retried.has(id))) return undefined;
     const found = new Map((await readBack(ids)).map((r) => [r.id, r]));

@@ -12,7 +12,7 @@ import { assertId, batchOf, columnsToWrite, itemName, setsAnything } from './rec
 import { pageOf, pageQuery, type ListArgs, type ListResult } from './record-pages.js';
 import { RecordPolicy } from './record-policy.js';
 import { RecordRepository, type Db } from './record-repository.js';
-import { scope } from './record-scope.js';
+import { scope } from '#records/query/scope.js';
 import { credentialUnconfirmed, RecordWriter, type ChangedByFilter, type UpsertResult } from './record-writer.js';
 
 export { MAX_BATCH } from './record-input.js';

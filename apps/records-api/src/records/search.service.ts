@@ -11,7 +11,7 @@ import { fieldType } from '#records/field-types/index.js';
 import { DataModel } from './data-model.js';
 import { labelOf, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 import { RecordPolicy } from './record-policy.js';
-import { scope, type ScopePrincipal } from './record-scope.js';
+import { scope, type ScopePrincipal } from '#records/query/scope.js';
 import { RecordsService, type PageInfo } from './records.service.js';
 
 /** The words of q ($1) as the index holds them: unaccented, lower case, runs of letters and digits (the search migration). */
@@ -25,7 +25,7 @@ export const SEARCHABLE_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural
 
 /**
  * An object as the search statement reads it: its plural name, its table and, for a custom
- * object, its id (its records are the table's rows with it; record-scope.ts).
+ * object, its id (its records are the table's rows with it; libs/records/src/query/scope.ts).
  */
 export interface SearchTarget {
   plural: string;
