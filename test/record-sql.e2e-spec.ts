@@ -10,7 +10,7 @@ import { DataModel } from '../apps/records-api/src/records/data-model.js';
 import type { ObjectDefinition } from '../apps/records-api/src/records/object-definitions.js';
 import { RecordRepository, type Db, type PageQuery } from '../apps/records-api/src/records/record-repository.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
-import { client, type Http } from './rest-helpers.js';
+import { client, expectError, type Http } from './rest-helpers.js';
 
 /*
  * Every statement on records comes from the repository, and each is scoped
@@ -278,3 +278,56 @@ describe('the record repository', () => {
 function normalized(sql: string, objectId: string): string {
   return sql.replace(/\s+/g, ' ').trim().replaceAll(objectId, '<object id>');
 }
+
+/*
+ * The writer on a custom object's records, attacked with another object's record of the same
+ * workspace: every path that changes records (records/record-writer.ts) treats it as missing,
+ * and it is never touched.
+ */
+describe("the writer, given another object's record", () => {
+  let app: INestApplication;
+  let ds: DataSource;
+  let http: Http;
+
+  beforeAll(async () => {
+    ({ app, ds, http } = await startApi());
+  });
+  afterAll(() => app.close());
+
+  it('treats it as missing on every write path, and writes nothing', async () => {
+    const ws = await newWorkspace(ds, 'writer-objects');
+    const api = client(http, ws.keys.Admin);
+    for (const [singular, plural] of [
+      ['ticket', 'tickets'],
+      ['project', 'projects'],
+    ]) {
+      const made = await api.post('/rest/metadata/objects', {
+        nameSingular: singular,
+        namePlural: plural,
+        labelSingular: singular,
+        labelPlural: plural,
+      });
+      expect(made.status).toBe(201);
+    }
+    const project = (await api.post('/rest/projects', { name: 'Apollo' })).body.data.createProject;
+    const before = (await api.get(`/rest/projects/${project.id}`)).body.data.project;
+    const id = project.id as string;
+
+    expectError(await api.get(`/rest/tickets/${id}`), 404, 'NOT_FOUND');
+    expectError(await api.patch(`/rest/tickets/${id}`, { name: 'hijacked' }), 404, 'NOT_FOUND');
+    expectError(await api.delete(`/rest/tickets/${id}`), 404, 'NOT_FOUND');
+    expectError(await api.patch(`/rest/restore/tickets/${id}`, {}), 404, 'NOT_FOUND');
+    expectError(await api.delete(`/rest/tickets/${id}?hard=true`), 404, 'NOT_FOUND');
+    const byFilter = await api.patch(`/rest/tickets?filter=id[eq]:${id}`, { name: 'hijacked' });
+    expect([byFilter.status, byFilter.body.data]).toEqual([200, { updateTickets: { count: 0, ids: [] } }]);
+    const deleted = await api.delete(`/rest/tickets?filter=id[eq]:${id}`);
+    expect([deleted.status, deleted.body.data]).toEqual([200, { deleteTickets: { count: 0, ids: [] } }]);
+    // An id is the workspace's: a ticket cannot take the project's, by create or by upsert.
+    expectError(await api.post('/rest/tickets', { id, name: 'hijacked' }), 409, 'CONFLICT');
+    expectError(await api.post('/rest/tickets?upsert=true', { id, name: 'hijacked' }), 409, 'CONFLICT');
+    expectError(await api.post('/rest/batch/tickets', [{ id, name: 'hijacked' }]), 409, 'CONFLICT');
+
+    expect((await api.get(`/rest/projects/${id}`)).body.data.project).toEqual(before);
+    expect((await api.get('/rest/tickets')).body.totalCount).toBe(0);
+  });
+});
