@@ -229,7 +229,7 @@ export function createBareServer(
       let queries = searchQueries(words, undefined, expansions);
       const run = (match: string, typo = false) =>
         pool
-          .query(searchStatement([personObject], false, limit + 1, typo), [
+          .query(searchStatement({ workspaceId }, [personObject], false, limit + 1, typo), [
             workspaceId,
             match,
             queries.exact,

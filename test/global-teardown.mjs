@@ -28,7 +28,9 @@ export default async function globalTeardown() {
  * Citus readiness (docs/scaling.md "Distributed Postgres (Citus)"): every statement the application
  * sent during this run (global-setup.mjs records them) carries a workspace_id equality on
  * each tenant table it touches: a table of the public schema with a workspace_id column,
- * less workspaces and the reference tables. Fails the run, naming each offender.
+ * less workspaces and the reference tables; and every statement on custom_records names its
+ * object, as the record scope does (docs/decisions/0061-one-path-to-sql.md). Fails the run,
+ * naming each offender.
  */
 async function checkTenantScope() {
   const file = globalThis.__sqlRecording;
@@ -38,6 +40,7 @@ async function checkTenantScope() {
     const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await client.connect();
     let tables;
+    let objects;
     try {
       tables = (
         await client.query(
@@ -46,11 +49,19 @@ async function checkTenantScope() {
             WHERE c.table_schema = 'public' AND c.column_name = 'workspace_id' AND t.table_type = 'BASE TABLE'`,
         )
       ).rows.map((r) => r.name);
+      // Tables of several objects' records: a record table (with `custom`) with an `object_id` (custom_records).
+      objects = (
+        await client.query(
+          `SELECT c.table_name AS name FROM information_schema.columns c
+             JOIN information_schema.columns o ON o.table_schema = c.table_schema AND o.table_name = c.table_name AND o.column_name = 'object_id'
+            WHERE c.table_schema = 'public' AND c.column_name = 'custom'`,
+        )
+      ).rows.map((r) => r.name);
     } finally {
       await client.end();
     }
     const tenant = new Set(tables.filter((t) => t !== 'workspaces' && !(t in REFERENCE_TABLES_WITH_WORKSPACE)));
-    const report = await checkRecording(readFileSync(file, 'utf8').split('\n'), tenant);
+    const report = await checkRecording(readFileSync(file, 'utf8').split('\n'), tenant, new Set(objects));
     if (report.offenders.length) {
       const list = report.offenders
         .map(
@@ -59,11 +70,11 @@ async function checkTenantScope() {
         )
         .join('\n');
       throw new Error(
-        `${report.offenders.length} of ${report.checked} statements touch a tenant table without a workspace_id equality (docs/scaling.md "Distributed Postgres (Citus)"):\n${list}`,
+        `${report.offenders.length} of ${report.checked} statements touch a tenant table without a workspace_id equality (docs/scaling.md "Distributed Postgres (Citus)") or a custom object's records without their object (docs/decisions/0061-one-path-to-sql.md):\n${list}`,
       );
     }
     process.stdout.write(
-      `\nTenant scope: ${report.checked} distinct statements checked, each tenant table with a workspace_id equality.\n`,
+      `\nTenant scope: ${report.checked} distinct statements checked, each tenant table with a workspace_id equality, custom_records with its object.\n`,
     );
   } finally {
     rmSync(dirname(file), { recursive: true, force: true });

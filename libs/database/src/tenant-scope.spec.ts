@@ -1,4 +1,4 @@
-import { checkRecording, loadParser, offences } from './tenant-scope.js';
+import { checkRecording, loadParser, objectScopeOffences, offences } from './tenant-scope.js';
 
 const TENANT = new Set(['companies', 'people', 'record_counts']);
 const tables = (sql: string) => offences(sql, TENANT).map((o) => o.table);
@@ -78,5 +78,35 @@ describe('tenant scope (a workspace_id equality on every tenant table)', () => {
     const report = await checkRecording(lines, TENANT);
     expect(report.checked).toBe(2);
     expect(report.offenders.map((o) => o.from)).toEqual(['apps/records-api/src/x.ts:1']);
+  });
+
+  it('wants custom_records with its object at each level (docs/decisions/0061-one-path-to-sql.md)', () => {
+    const objects = (sql: string) => objectScopeOffences(sql, new Set(['custom_records'])).map((o) => `${o.table}: ${o.reason}`);
+    const OBJECT = "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'";
+    expect(objects(`SELECT * FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = ${OBJECT}`)).toEqual([]);
+    expect(objects(`DELETE FROM custom_records WHERE workspace_id = $1 AND object_id = $2`)).toEqual([]);
+    expect(objects(`INSERT INTO custom_records (workspace_id, object_id, custom) VALUES ($1, ${OBJECT}, $2)`)).toEqual([]);
+    expect(objects('SELECT * FROM companies WHERE workspace_id = $1')).toEqual([]);
+    expect(objects('UPDATE custom_records SET custom = $2 WHERE workspace_id = $1')).toEqual(['custom_records: no object_id equality']);
+    expect(objects('SELECT * FROM custom_records t WHERE t.workspace_id = $1 AND (t.object_id = $2 OR true)')).toEqual([
+      'custom_records: no object_id equality',
+    ]);
+    expect(
+      objects(`SELECT 1 FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = ${OBJECT}
+                 AND EXISTS (SELECT 1 FROM custom_records r WHERE r.workspace_id = t.workspace_id AND r.id = t.id)`),
+    ).toEqual(['custom_records: no object_id equality']);
+    expect(objects('INSERT INTO custom_records (workspace_id, custom) VALUES ($1, $2)')).toEqual([
+      'custom_records: INSERT without object_id',
+    ]);
+    // A CTE named like the table is not it.
+    expect(objects('WITH custom_records AS (SELECT 1) SELECT * FROM custom_records')).toEqual([]);
+  });
+
+  it('checks object tables in a recording when it is told which they are', async () => {
+    const lines = [JSON.stringify({ sql: 'SELECT * FROM custom_records WHERE workspace_id = $1', from: 'unknown' })];
+    expect((await checkRecording(lines, TENANT)).offenders).toEqual([]);
+    expect((await checkRecording(lines, TENANT, new Set(['custom_records']))).offenders.map((o) => o.offences)).toEqual([
+      [{ table: 'custom_records', reason: 'no object_id equality' }],
+    ]);
   });
 });

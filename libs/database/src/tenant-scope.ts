@@ -49,30 +49,13 @@ export function loadParser(): Promise<void> {
  * A statement the parser refuses is reported as such.
  */
 export function offences(sql: string, tenantTables: ReadonlySet<string>): ScopeOffence[] {
-  let tree: Node;
-  try {
-    tree = parseSync(sql) as unknown as Node;
-  } catch (err) {
-    return [{ table: '?', reason: `not parsed: ${(err as Error).message}` }];
-  }
+  const tree = parsed(sql);
+  if (Array.isArray(tree)) return tree;
   const found: ScopeOffence[] = [];
   const ctes = new Set<string>();
   collectCteNames(tree, ctes);
   const isTenant = (r: Relation) => (r.schema === undefined || r.schema === 'public') && tenantTables.has(r.name) && !ctes.has(r.name);
-  walk(tree, (node) => {
-    for (const [kind, body] of Object.entries(node)) {
-      const stmt = body as Node;
-      if (kind === 'SelectStmt') checkLevel(relationsOf(stmt.fromClause), [stmt.whereClause, ...joinQuals(stmt.fromClause)]);
-      else if (kind === 'UpdateStmt')
-        checkLevel([rangeVar(stmt.relation as Node), ...relationsOf(stmt.fromClause)], [stmt.whereClause, ...joinQuals(stmt.fromClause)]);
-      else if (kind === 'DeleteStmt')
-        checkLevel([rangeVar(stmt.relation as Node), ...relationsOf(stmt.usingClause)], [stmt.whereClause, ...joinQuals(stmt.usingClause)]);
-      else if (kind === 'InsertStmt') checkColumns(rangeVar(stmt.relation as Node), stmt.cols, 'INSERT without workspace_id');
-      else if (kind === 'CopyStmt' && stmt.relation)
-        checkColumns(rangeVar(stmt.relation as Node), stmt.attlist, 'COPY without workspace_id');
-      else if (kind === 'MergeStmt') checkLevel([rangeVar(stmt.relation as Node)], [stmt.joinCondition]);
-    }
-  });
+  eachLevel(tree, checkLevel, (target, cols, kind) => checkColumns(target, cols, `${kind} without workspace_id`));
   return found;
 
   function checkColumns(target: Relation, cols: unknown, reason: string) {
@@ -121,6 +104,81 @@ export function offences(sql: string, tenantTables: ReadonlySet<string>): ScopeO
     }
     for (const t of tenants) if (!anchored.has(t.alias)) found.push({ table: t.name, reason: 'no workspace_id equality' });
   }
+}
+
+/**
+ * Where a statement reads or writes a table of several objects' records (`objectTables`: a
+ * record table with an `object_id` column, `custom_records`) without the object the record
+ * scope adds (libs/records/src/query/scope.ts; docs/decisions/0061-one-path-to-sql.md): a
+ * query level without an `object_id` equality to a parameter or constant, or an INSERT
+ * without the column. Such a statement would touch every object's records of the workspace.
+ */
+export function objectScopeOffences(sql: string, objectTables: ReadonlySet<string>): ScopeOffence[] {
+  const tree = parsed(sql);
+  if (Array.isArray(tree)) return tree;
+  const found: ScopeOffence[] = [];
+  const ctes = new Set<string>();
+  collectCteNames(tree, ctes);
+  const isObjects = (r: Relation) => (r.schema === undefined || r.schema === 'public') && objectTables.has(r.name) && !ctes.has(r.name);
+  eachLevel(tree, objectLevel, (target, cols, kind) => {
+    const names = ((cols as Node[] | undefined) ?? []).map((c) => (c.ResTarget as Node | undefined)?.name);
+    if (kind === 'INSERT' && isObjects(target) && !names.includes('object_id'))
+      found.push({ table: target.name, reason: 'INSERT without object_id' });
+  });
+  return found;
+
+  function objectLevel(relations: Relation[], quals: unknown[]) {
+    const scoped = relations.filter(isObjects);
+    if (!scoped.length) return;
+    const fixed = new Set<string | undefined>();
+    for (const [l, r] of quals.flatMap((q) => conjuncts(q as Node | undefined)).flatMap(equality)) {
+      for (const [side, other] of [
+        [l, r],
+        [r, l],
+      ]) {
+        const column = columnOf(side);
+        if (column?.name === 'object_id' && isValue(other)) fixed.add(column.qualifier);
+      }
+    }
+    for (const t of scoped) {
+      if (!fixed.has(t.alias) && !(relations.length === 1 && fixed.has(undefined)))
+        found.push({ table: t.name, reason: 'no object_id equality' });
+    }
+  }
+}
+
+/** The parse tree of `sql`, or the offence of a statement the parser refuses. */
+function parsed(sql: string): Node | ScopeOffence[] {
+  try {
+    return parseSync(sql) as unknown as Node;
+  } catch (err) {
+    return [{ table: '?', reason: `not parsed: ${(err as Error).message}` }];
+  }
+}
+
+/**
+ * Each query level of a statement (a SELECT, UPDATE, DELETE or MERGE, each subquery and CTE
+ * on its own) with its tables and the conditions that can anchor them, and each INSERT's or
+ * COPY's target with the columns it names.
+ */
+function eachLevel(
+  tree: Node,
+  level: (relations: Relation[], quals: unknown[]) => void,
+  columns: (target: Relation, cols: unknown, kind: 'INSERT' | 'COPY') => void,
+): void {
+  walk(tree, (node) => {
+    for (const [kind, body] of Object.entries(node)) {
+      const stmt = body as Node;
+      if (kind === 'SelectStmt') level(relationsOf(stmt.fromClause), [stmt.whereClause, ...joinQuals(stmt.fromClause)]);
+      else if (kind === 'UpdateStmt')
+        level([rangeVar(stmt.relation as Node), ...relationsOf(stmt.fromClause)], [stmt.whereClause, ...joinQuals(stmt.fromClause)]);
+      else if (kind === 'DeleteStmt')
+        level([rangeVar(stmt.relation as Node), ...relationsOf(stmt.usingClause)], [stmt.whereClause, ...joinQuals(stmt.usingClause)]);
+      else if (kind === 'InsertStmt') columns(rangeVar(stmt.relation as Node), stmt.cols, 'INSERT');
+      else if (kind === 'CopyStmt' && stmt.relation) columns(rangeVar(stmt.relation as Node), stmt.attlist, 'COPY');
+      else if (kind === 'MergeStmt') level([rangeVar(stmt.relation as Node)], [stmt.joinCondition]);
+    }
+  });
 }
 
 interface Relation {
@@ -287,7 +345,12 @@ export interface RecordingReport {
  * Checks a SQL_RECORD_FILE (sql-record.ts): every statement sent from application code
  * (not from test files or migrations) against the tenant tables, less the multi-shard ones by design.
  */
-export async function checkRecording(lines: string[], tenantTables: ReadonlySet<string>): Promise<RecordingReport> {
+export async function checkRecording(
+  lines: string[],
+  tenantTables: ReadonlySet<string>,
+  /** Tables of several objects' records (objectScopeOffences): each must also name its object. */
+  objectTables?: ReadonlySet<string>,
+): Promise<RecordingReport> {
   await loadParser();
   const seen = new Set<string>();
   const report: RecordingReport = { checked: 0, offenders: [] };
@@ -303,6 +366,7 @@ export async function checkRecording(lines: string[], tenantTables: ReadonlySet<
     const left = offences(sql, tenantTables).filter(
       (o) => !MULTI_SHARD_BY_DESIGN.some((m) => m.table === o.table && text.startsWith(m.sql)),
     );
+    if (objectTables) left.push(...objectScopeOffences(sql, objectTables));
     if (left.length) report.offenders.push({ sql, from, offences: left });
   }
   return report;

@@ -226,23 +226,24 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
         `The field ${field.name} is unique; make it not unique (PATCH with {"isUnique": false}) before deactivating it`,
       );
     }
-    const { table, and } = await recordsOf(tx, workspaceId, field.object);
+    // Every record's value, deleted records' too (restored, they show the field as it is now).
+    const records = await recordsOf(tx, workspaceId, field.object);
     // Options removed: their values become null (SELECT) or leave the lists (MULTI_SELECT).
     if (change.options) {
       const kept = change.options.map((o) => o.value);
       const removed = (field.options ?? []).map((o) => o.value).filter((v) => !kept.includes(v));
       if (removed.length && fieldType(field.type).options === 'one') {
         await tx.query(
-          `UPDATE ${table} SET custom = jsonb_set(custom, ARRAY[$2::text], 'null'::jsonb)
-            WHERE workspace_id = $1${and} AND custom->>$2 = ANY($3::text[])`,
-          [workspaceId, field.name, removed],
+          `UPDATE ${records.table} SET custom = jsonb_set(custom, ARRAY[$2::text], 'null'::jsonb)
+            WHERE ${records.where('', 'any')} AND custom->>$2 = ANY($3::text[])`,
+          [...records.params(), field.name, removed],
         );
       } else if (removed.length) {
         await tx.query(
-          `UPDATE ${table} SET custom = jsonb_set(custom, ARRAY[$2::text],
+          `UPDATE ${records.table} SET custom = jsonb_set(custom, ARRAY[$2::text],
                   coalesce((SELECT jsonb_agg(v) FROM jsonb_array_elements_text(custom->$2) v WHERE v <> ALL($3::text[])), '[]'::jsonb))
-            WHERE workspace_id = $1${and} AND jsonb_typeof(custom->$2) = 'array' AND (custom->$2) ?| $3::text[]`,
-          [workspaceId, field.name, removed],
+            WHERE ${records.where('', 'any')} AND jsonb_typeof(custom->$2) = 'array' AND (custom->$2) ?| $3::text[]`,
+          [...records.params(), field.name, removed],
         );
       }
       if (field.defaultValue != null && change.defaultValue === undefined) {
@@ -297,9 +298,9 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
     if (field.isActive) {
       throw new ConflictError(`The field ${field.name} is active; deactivate it first (PATCH with {"isActive": false}), then delete it`);
     }
-    const { table, and } = await recordsOf(tx, workspaceId, field.object);
-    await tx.query(`UPDATE ${table} SET custom = custom - $2::text WHERE workspace_id = $1${and} AND custom ? $2::text`, [
-      workspaceId,
+    const records = await recordsOf(tx, workspaceId, field.object);
+    await tx.query(`UPDATE ${records.table} SET custom = custom - $2::text WHERE ${records.where('', 'any')} AND custom ? $2::text`, [
+      ...records.params(),
       field.name,
     ]);
     await tx.query('DELETE FROM custom_fields WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);

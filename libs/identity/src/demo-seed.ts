@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ConflictError } from '#errors/errors.js';
+import { scope } from '#records/query/scope.js';
 import { addMember, createApiKey, createUser, createWorkspace, findRole } from './accounts.js';
 import { expiryFromChoice } from './api-key-expiry.js';
 
@@ -113,10 +114,12 @@ export async function seedDemoIfEmpty(ds: DataSource, publicUrl: string): Promis
     throw err;
   }
 
+  // The demo records, written as every statement on records is (libs/records/src/query/scope.ts).
+  const records = (table: string) => scope({ workspaceId: workspace.id }, { schema: { table } });
   await ds.transaction(async (tx) => {
     const companies: { id: string; domain_primary_link_url: string }[] = await tx.query(
-      `INSERT INTO companies (workspace_id, name, domain_primary_link_url)
-       SELECT $1, name, domain FROM unnest($2::text[], $3::text[]) AS t(name, domain)
+      `INSERT INTO ${records('companies').table} (${records('companies').insertColumns}, name, domain_primary_link_url)
+       SELECT ${records('companies').insertValues}, name, domain FROM unnest($2::text[], $3::text[]) AS t(name, domain)
        RETURNING id, domain_primary_link_url`,
       [workspace.id, COMPANIES.map(([name]) => name), COMPANIES.map(([, domain]) => `https://${domain}`)],
     );
@@ -129,8 +132,8 @@ export async function seedDemoIfEmpty(ds: DataSource, publicUrl: string): Promis
       return { first, last, email: `${emailLocalPart(first, last)}@${domain}`, companyId: company?.id ?? null };
     });
     const inserted: { id: string; company_id: string | null }[] = await tx.query(
-      `INSERT INTO people (workspace_id, first_name, last_name, primary_email, company_id)
-       SELECT $1, first, last, email, company FROM unnest($2::text[], $3::text[], $4::text[], $5::uuid[]) AS t(first, last, email, company)
+      `INSERT INTO ${records('people').table} (${records('people').insertColumns}, first_name, last_name, primary_email, company_id)
+       SELECT ${records('people').insertValues}, first, last, email, company FROM unnest($2::text[], $3::text[], $4::text[], $5::uuid[]) AS t(first, last, email, company)
        RETURNING id, company_id`,
       [workspace.id, people.map((p) => p.first), people.map((p) => p.last), people.map((p) => p.email), people.map((p) => p.companyId)],
     );
@@ -150,8 +153,8 @@ export async function seedDemoIfEmpty(ds: DataSource, publicUrl: string): Promis
       }),
     );
     await tx.query(
-      `INSERT INTO opportunities (workspace_id, name, amount_micros, amount_currency_code, close_date, stage, company_id, point_of_contact_id)
-       SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::uuid[], $8::uuid[])`,
+      `INSERT INTO ${records('opportunities').table} (${records('opportunities').insertColumns}, name, amount_micros, amount_currency_code, close_date, stage, company_id, point_of_contact_id)
+       SELECT ${records('opportunities').insertValues}, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::uuid[], $8::uuid[])`,
       [
         workspace.id,
         deals.map((d) => d.name),

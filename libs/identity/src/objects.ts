@@ -3,8 +3,12 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { isUuid } from '#records/query/filter.js';
 import { ConflictError, NotFoundError } from '#errors/errors.js';
 import { checkNewObject, checkObjectChange, type WorkspaceObject } from '#records/objects/index.js';
+import { scope, type RecordScope } from '#records/query/scope.js';
 import type { Db } from './accounts.js';
 import { recordAudit, type AuditEntry } from './audit-log.js';
+
+/** The table of every custom object's records (docs/decisions/0057-custom-objects-storage.md). */
+const CUSTOM_RECORDS = 'custom_records';
 
 /*
  * A workspace's objects (docs/data-model.md "Custom objects"): the metadata API
@@ -80,14 +84,17 @@ export async function objectNamed(db: Db, workspaceId: string, plural: string): 
 }
 
 /**
- * Where `plural`'s records are: its table, and the predicate every statement on them carries
- * after `workspace_id = $1` (a custom object's id in `custom_records`).
+ * The scope of statements on `plural`'s records made for the workspace itself (a field's
+ * values kept in step with its definition): its table and predicates, a custom object's id
+ * among them (libs/records/src/query/scope.ts).
  */
-export async function recordsOf(db: Db, workspaceId: string, plural: string): Promise<{ table: string; and: string }> {
+export async function recordsOf(db: Db, workspaceId: string, plural: string): Promise<RecordScope> {
   const object = await objectNamed(db, workspaceId, plural);
   if (!object) throw new NotFoundError(`No object ${plural} in this workspace`);
-  if (!object.isCustom) return { table: plural, and: '' };
-  return { table: 'custom_records', and: ` AND object_id = '${object.id}'` };
+  return scope(
+    { workspaceId },
+    object.isCustom ? { schema: { table: CUSTOM_RECORDS }, objectId: object.id } : { schema: { table: plural } },
+  );
 }
 
 async function inTransaction<T>(db: Db, work: (tx: EntityManager) => Promise<T>): Promise<T> {
@@ -245,10 +252,12 @@ export async function sweepDeletedObjects(db: Db, batch = SWEEP_BATCH): Promise<
         'SELECT workspace_id, object_id FROM deleted_objects ORDER BY deleted_at LIMIT 1',
       );
       if (!tomb) return true;
+      // Every record of the deleted object, deleted or not (its scope: the workspace and the object's id).
+      const records = scope({ workspaceId: tomb.workspace_id }, { schema: { table: CUSTOM_RECORDS }, objectId: tomb.object_id });
       const [, count]: [unknown, number] = await tx.query(
-        `DELETE FROM custom_records WHERE workspace_id = $1 AND object_id = $2
-            AND id IN (SELECT id FROM custom_records WHERE workspace_id = $1 AND object_id = $2 LIMIT ${batch})`,
-        [tomb.workspace_id, tomb.object_id],
+        `DELETE FROM ${records.table} WHERE ${records.where('', 'any')}
+            AND id IN (SELECT id FROM ${records.table} WHERE ${records.where('', 'any')} LIMIT ${batch})`,
+        records.params(),
       );
       removed += count;
       if (count === 0) {

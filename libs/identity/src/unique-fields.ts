@@ -58,13 +58,13 @@ function rawExpression(field: Pick<UniqueField, 'source'>): string {
 
 /** Up to 10 values that more than one live record of the workspace holds. */
 export async function duplicateValues(db: Db, workspaceId: string, field: UniqueField): Promise<string[]> {
-  const { table, and } = await recordsOf(db, workspaceId, field.object);
+  const records = await recordsOf(db, workspaceId, field.object);
   const rows: { value: string }[] = await db.query(
-    `SELECT k.value FROM ${table} t
+    `SELECT k.value FROM ${records.table} t
       CROSS JOIN LATERAL (SELECT record_key_value($2, ${rawExpression(field)}) AS value) k
-      WHERE t.workspace_id = $1${and.replace('object_id', 't.object_id')} AND t.deleted_at IS NULL AND k.value IS NOT NULL
+      WHERE ${records.where('t.')} AND k.value IS NOT NULL
       GROUP BY k.value HAVING count(*) > 1 ORDER BY k.value LIMIT ${MAX_DUPLICATES_LISTED}`,
-    [workspaceId, field.normalize],
+    [...records.params(), field.normalize],
   );
   return rows.map((r) => r.value);
 }
@@ -133,14 +133,14 @@ export async function makeUnique(ds: DataSource, workspaceId: string, actor: Act
     return true;
   });
   if (!added) return field;
-  const { table, and } = await recordsOf(ds, workspaceId, field.object);
+  const records = await recordsOf(ds, workspaceId, field.object);
   await ds.query(
     `INSERT INTO record_keys (workspace_id, object, field, value, record_id)
-     SELECT t.workspace_id, $2, $3, k.value, t.id FROM ${table} t
+     SELECT t.workspace_id, $2, $3, k.value, t.id FROM ${records.table} t
       CROSS JOIN LATERAL (SELECT record_key_value($4, ${rawExpression(field)}) AS value) k
-      WHERE t.workspace_id = $1${and.replace('object_id', 't.object_id')} AND t.deleted_at IS NULL AND k.value IS NOT NULL
+      WHERE ${records.where('t.')} AND k.value IS NOT NULL
      ON CONFLICT DO NOTHING`,
-    [workspaceId, field.object, field.field, field.normalize],
+    [...records.params(), field.object, field.field, field.normalize],
   );
   const raced = await duplicateValues(ds, workspaceId, field);
   if (raced.length) {

@@ -13,6 +13,9 @@ import { ReadRouter } from '#database/read-routing.js';
 import { CountCache } from '../../../records-api/src/records/count-cache.js';
 import { DataModel } from '../../../records-api/src/records/data-model.js';
 import { RecordsService } from '../../../records-api/src/records/records.service.js';
+import { RecordRepository } from '../../../records-api/src/records/record-repository.js';
+import { RecordWriter } from '../../../records-api/src/records/record-writer.js';
+import { RecordPolicy } from '../../../records-api/src/records/record-policy.js';
 import { ImportsService } from '../../../records-api/src/imports/imports.service.js';
 import { SettingsImportsController } from './imports/imports.controller.js';
 import { SettingsAssetsController, SettingsHomeController, SettingsNotFoundController } from './home.controller.js';
@@ -75,6 +78,9 @@ import { RecentPassword } from '../sessions/recent-password.js';
     ReadRouter,
     CountCache,
     DataModel,
+    RecordRepository,
+    RecordWriter,
+    RecordPolicy,
     RecordsService,
     ImportsService,
   ],

@@ -4,12 +4,13 @@ import { Sql, type SqlTx } from '#database/sql.js';
 import { isUUID } from 'class-validator';
 import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
-import { composite, compositeSubFields, fullComposite, ownValue, uniqueValueIn } from '#records/objects/index.js';
-import { changedFields, recordEvents, recordImportCompleted, type RecordChange } from '#webhooks/webhook-outbox.js';
+import { uniqueValueIn } from '#records/objects/index.js';
+import { recordImportCompleted } from '#webhooks/webhook-outbox.js';
 import type { DataModel } from '../records/data-model.js';
-import type { AnyRecord, ObjectDefinition } from '../records/object-definitions.js';
-import { scopeOf } from '../records/record-definition.js';
-import type { RecordsService } from '../records/records.service.js';
+import type { ObjectDefinition } from '../records/object-definitions.js';
+import { columnsToWrite } from '../records/record-input.js';
+import { scope, type RecordScope } from '#records/query/scope.js';
+import type { ImportRowColumns, RecordWriter, RowError, Wanted } from '../records/record-writer.js';
 import { CHUNK_BYTES, csvHeader, csvItems, ndjsonItems, UnreadableFile, type ImportItem, type ReadFrom } from './import-reader.js';
 import type { ImportColumn } from './import-columns.js';
 import { auditImport, importActor } from './import-audit.js';
@@ -26,9 +27,6 @@ export interface ImportJob {
 const BATCH_ROWS = 1000;
 const BATCH_BYTES = 4 * 1024 * 1024;
 
-/** Database refusals that belong to one row (unique, foreign key, check, bad value), isolated row by row. */
-const ROW_ERROR_CLASSES = ['23', '22'];
-
 /** The import was cancelled, or another worker took it over: stop without touching it. */
 class Stopped extends Error {}
 /**
@@ -39,33 +37,26 @@ class Interrupted extends Error {}
 /** The import's custom object was deactivated or deleted: no batch after that is written, and no later run could write one. */
 class ObjectGone extends Error {}
 
-type RowError = { row: number; messages: string[] };
-
 interface Prepared {
-  rows: Ready[];
-  errors: { row: number; messages: string[] }[];
+  rows: ImportRowColumns[];
+  errors: RowError[];
   batch: ImportItem[];
-}
-
-/** A row ready to write: its position and its columns as `jsonb_populate_recordset` takes them. */
-interface Ready {
-  row: number;
-  columns: Record<string, unknown>;
 }
 
 /**
  * Runs one import job (docs/decisions/0035-imports.md). The file is read again from its chunks
  * and parsed from the start; the rows up to `rows_done` were committed by an earlier run and are
- * skipped unread. Each batch is one transaction: its records (set-based INSERT … SELECT FROM
- * jsonb_populate_recordset, one statement per set of columns given), its refused rows, and
- * the new `rows_done`, guarded by the old one and by `status = 'running'`, so a run that was
- * cancelled or presumed dead (and taken over) commits nothing more. A batch whose INSERT fails
- * on a constraint is written again row by row, each under a savepoint, to isolate the rows at fault.
+ * skipped unread. Each batch is one transaction: its records and their events, written by the
+ * records' one writer (records/record-writer.ts: set-based INSERT … SELECT FROM
+ * jsonb_populate_recordset, one statement per set of columns given, a constraint error isolated
+ * row by row under savepoints), its refused rows, and the new `rows_done`, guarded by the old
+ * one and by `status = 'running'`, so a run that was cancelled or presumed dead (and taken
+ * over) commits nothing more.
  */
 export class ImportRunner {
   constructor(
     private readonly sql: Sql,
-    private readonly records: RecordsService,
+    private readonly writer: RecordWriter,
     private readonly dataModel: DataModel,
   ) {}
 
@@ -179,7 +170,7 @@ export class ImportRunner {
   }
 
   private async runBatches(imp: ImportRow, def: ObjectDefinition): Promise<void> {
-    const keys = imp.mode === 'upsert' ? await this.records.upsertKeys(def, imp.workspace_id, imp.match ?? undefined) : [];
+    const keys = imp.mode === 'upsert' ? await this.writer.upsertKeys(def, importScope(imp, def), imp.match ?? undefined) : [];
     const state = { rowsDone: Number(imp.rows_done) };
     const batches = await this.items(imp, def);
     // Read at each run, as the upload limit is at each upload.
@@ -300,8 +291,8 @@ export class ImportRunner {
 
   /** A batch checked: the rows to write (as recordset columns) and the rows refused so far. */
   private async prepare(imp: ImportRow, def: ObjectDefinition, batch: ImportItem[]): Promise<Prepared> {
-    const errors: { row: number; messages: string[] }[] = [];
-    const ready: Ready[] = [];
+    const errors: RowError[] = [];
+    const ready: ImportRowColumns[] = [];
     for (const [i, item] of batch.entries()) {
       // Checking a row takes tens of µs: requests of this process get a turn every few ms.
       if (i % 200 === 199) await yieldToEventLoop();
@@ -310,15 +301,13 @@ export class ImportRunner {
         continue;
       }
       try {
-        ready.push({ row: item.row, columns: this.records.checkBody(def, item.body, 'create') });
+        ready.push({ row: item.row, columns: columnsToWrite(def, item.body, 'create') });
       } catch (err) {
         if (!(err instanceof AppError) || err.status !== 400) throw err;
         errors.push({ row: item.row, messages: err.messages });
       }
     }
-    const linked = await this.withLiveLinks(imp.workspace_id, def, ready, errors);
-    const rows = linked.map((r) => ({ row: r.row, columns: recordsetColumns(def, r.columns) }));
-    return { rows, errors, batch };
+    return { rows: await this.writer.withLiveLinks(this.sql, def, importScope(imp, def), ready, errors), errors, batch };
   }
 
   private async write(
@@ -328,23 +317,13 @@ export class ImportRunner {
     state: { rowsDone: number },
   ): Promise<void> {
     const last = batch[batch.length - 1];
+    const s = importScope(imp, def);
     await this.sql.transaction(async (tx) => {
       await this.assertObjectActive(tx, imp, def);
-      const created = await this.insert(tx, imp, def, rows, errors);
+      const created = await this.writer.insertImported(tx, def, s, rows, errors, imp.record_events);
       await this.saveErrors(tx, imp, errors, batch);
       await this.advance(tx, imp, last, state, { created: created.count, updated: 0, unchanged: 0, failed: errors.length });
-      if (imp.record_events && created.records.length) {
-        await recordEvents(
-          tx,
-          imp.workspace_id,
-          created.records.map((record) => ({
-            object: def.object,
-            singular: def.singular,
-            action: 'created',
-            record: record as Record<string, unknown>,
-          })),
-        );
-      }
+      await this.writer.recordChanges(tx, s, created.changes);
     });
     state.rowsDone = last.row;
   }
@@ -380,7 +359,7 @@ export class ImportRunner {
 
   /**
    * An upsert batch, in one transaction: each row matches a live record by \`id\`, then by the
-   * object's unique fields (or only \`match\`), as REST upsert does (RecordsService.matches). A
+   * object's unique fields (or only \`match\`), as REST upsert does (RecordWriter.matches). A
    * match is updated with the columns the row gives, and only when a value differs, so the
    * same file imported again writes nothing; no match is created. A row matching the record
    * an earlier row of the same batch matched, or two records at once, is refused.
@@ -401,33 +380,34 @@ export class ImportRunner {
       if (!item.body) errors.push({ row: item.row, messages: item.problems ?? ['unreadable'] });
       return Boolean(item.body);
     });
-    const wanted = items.map((item) => {
+    const wanted = items.map((item): Wanted => {
       const body = item.body!;
       const id = (imp.match === null || imp.match === 'id') && typeof body.id === 'string' && isUUID(body.id) ? body.id : undefined;
       const values = keys.map((k) => ({ ...k, raw: uniqueValueIn(body, k.field) })).filter((k) => k.raw !== undefined);
-      return { id, values: values as { field: string; normalize: string; raw: string }[] };
+      return { id, values: values as Wanted['values'] };
     });
     const last = batch[batch.length - 1];
+    const s = importScope(imp, def);
     await this.sql.transaction(async (tx) => {
       await this.assertObjectActive(tx, imp, def);
       let found: (string | undefined | null)[];
       try {
-        found = await this.records.matches(tx, def, imp.workspace_id, wanted);
+        found = await this.writer.matches(tx, def, s, wanted);
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         // One row's values match two records: find which, one row at a time.
         found = [];
         for (const [i, w] of wanted.entries()) {
           try {
-            found.push((await this.records.matches(tx, def, imp.workspace_id, [w]))[0]);
+            found.push((await this.writer.matches(tx, def, s, [w]))[0]);
           } catch (one) {
             refuse(items[i].row, one);
             found.push(null);
           }
         }
       }
-      const creates: Ready[] = [];
-      const updates: (Ready & { id: string })[] = [];
+      const creates: ImportRowColumns[] = [];
+      const updates: (ImportRowColumns & { id: string })[] = [];
       const matchedBy = new Map<string, number>();
       items.forEach((item, i) => {
         const id = found[i];
@@ -436,7 +416,7 @@ export class ImportRunner {
           if (id === undefined) {
             if (imp.match !== null && !wanted[i].id && !wanted[i].values.length)
               throw new BadInputError(ErrorCode.VALIDATION_FAILED, `the match field ${imp.match} is missing`);
-            creates.push({ row: item.row, columns: this.records.checkBody(def, item.body, 'create') });
+            creates.push({ row: item.row, columns: columnsToWrite(def, item.body, 'create') });
             return;
           }
           const earlier = matchedBy.get(id);
@@ -446,21 +426,15 @@ export class ImportRunner {
           const { id: given, ...rest } = item.body!;
           if (given !== undefined && given !== id)
             throw new ConflictError(`id ${String(given)} is not the ${def.singular} ${id} that ${imp.match ?? 'its unique values'} match`);
-          updates.push({ row: item.row, id, columns: this.records.checkBody(def, rest, 'update') });
+          updates.push({ row: item.row, id, columns: columnsToWrite(def, rest, 'update') });
         } catch (err) {
           refuse(item.row, err);
         }
       });
-      const linkedCreates = await this.withLiveLinks(imp.workspace_id, def, creates, errors);
-      const linkedUpdates = (await this.withLiveLinks(imp.workspace_id, def, updates, errors)) as (Ready & { id: string })[];
-      const created = await this.insert(
-        tx,
-        imp,
-        def,
-        linkedCreates.map((r) => ({ row: r.row, columns: recordsetColumns(def, r.columns) })),
-        errors,
-      );
-      const updated = await this.update(tx, imp, def, linkedUpdates, errors);
+      const linkedCreates = await this.writer.withLiveLinks(this.sql, def, s, creates, errors);
+      const linkedUpdates = await this.writer.withLiveLinks(this.sql, def, s, updates, errors);
+      const created = await this.writer.insertImported(tx, def, s, linkedCreates, errors, imp.record_events);
+      const updated = await this.writer.updateImported(tx, def, s, linkedUpdates, errors, imp.record_events);
       await this.saveErrors(tx, imp, errors, batch);
       await this.advance(tx, imp, last, state, {
         created: created.count,
@@ -468,206 +442,16 @@ export class ImportRunner {
         unchanged: updated.unchanged,
         failed: errors.length,
       });
-      if (imp.record_events) {
-        await recordEvents(tx, imp.workspace_id, [
-          ...created.records.map((record) => ({
-            object: def.object,
-            singular: def.singular,
-            action: 'created' as const,
-            record: record as Record<string, unknown>,
-          })),
-          ...updated.events,
-        ]);
-      }
+      await this.writer.recordChanges(tx, s, [...created.changes, ...updated.changes]);
     });
     state.rowsDone = last.row;
-  }
-
-  /**
-   * Matched rows written set-based: the records locked, each row's custom values merged into
-   * its record's (a composite given in part keeps its other sub-fields, as PATCH does), then
-   * one UPDATE … FROM jsonb_populate_recordset per set of columns, touching only records
-   * whose values differ. A constraint error isolates the rows one by one.
-   */
-  private async update(
-    tx: SqlTx,
-    imp: ImportRow,
-    def: ObjectDefinition,
-    rows: (Ready & { id: string })[],
-    errors: RowError[],
-  ): Promise<{ changed: number; unchanged: number; events: RecordChange[] }> {
-    const events: RecordChange[] = [];
-    if (!rows.length) return { changed: 0, unchanged: 0, events };
-    const before = new Map(
-      (
-        await tx.rows(
-          `SELECT ${def.columns.join(', ')} FROM ${def.schema.table}
-            WHERE ${scopeOf(def)} AND id = ANY($2::uuid[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
-          [imp.workspace_id, rows.map((r) => r.id)],
-        )
-      ).map((row) => [row.id as string, row]),
-    );
-    const groups = new Map<string, { row: number; columns: Record<string, unknown> }[]>();
-    for (const r of rows) {
-      const old = before.get(r.id);
-      if (!old) {
-        errors.push({ row: r.row, messages: [`the ${def.singular} ${r.id} it matched was deleted meanwhile`] });
-        continue;
-      }
-      const columns: Record<string, unknown> = { ...recordsetColumns(def, { ...r.columns, custom: undefined }), id: r.id };
-      delete columns.custom;
-      if (r.columns.custom !== undefined) columns.custom = mergedCustom(def, old.custom, r.columns.custom as Record<string, unknown>);
-      const key = Object.keys(columns)
-        .filter((c) => c !== 'id')
-        .sort()
-        .join(',');
-      const group = groups.get(key);
-      if (group) group.push({ row: r.row, columns });
-      else groups.set(key, [{ row: r.row, columns }]);
-    }
-    let changed = 0;
-    let matched = 0;
-    for (const [key, group] of groups) {
-      const columns = key ? key.split(',') : [];
-      matched += group.length;
-      if (!columns.length) continue;
-      const sql = `UPDATE ${def.schema.table} t SET ${columns.map((c) => `${c} = r.${c}`).join(', ')}, updated_at = now()
-                     FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
-                    WHERE ${scopeOf(def, 't.')} AND t.id = r.id AND t.deleted_at IS NULL
-                      AND ROW(${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM ROW(${columns.map((c) => `r.${c}`).join(', ')})
-                RETURNING ${def.columns.map((c) => `t.${c}`).join(', ')}`;
-      const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
-      changed += written.length;
-      matched -= written.refused;
-      if (imp.record_events) {
-        for (const row of written) {
-          const record = def.toRecord(row) as Record<string, unknown>;
-          const previous = def.toRecord(before.get(record.id as string)!) as Record<string, unknown>;
-          events.push({ object: def.object, singular: def.singular, action: 'updated', record, previous: changedFields(previous, record) });
-        }
-      }
-    }
-    return { changed, unchanged: matched - changed, events };
-  }
-
-  /** One statement over the whole group under a savepoint; on a constraint error, the same statement row by row. */
-  private async inSavepoints(
-    tx: SqlTx,
-    def: ObjectDefinition,
-    sql: string,
-    workspaceId: string,
-    group: { row: number; columns: Record<string, unknown> }[],
-    errors: RowError[],
-  ): Promise<Record<string, unknown>[] & { refused: number }> {
-    const out = Object.assign([] as Record<string, unknown>[], { refused: 0 });
-    await tx.rows('SAVEPOINT import_batch');
-    try {
-      out.push(...(await tx.rows(sql, [workspaceId, JSON.stringify(group.map((r) => r.columns))])));
-      await tx.rows('RELEASE SAVEPOINT import_batch');
-      return out;
-    } catch (err) {
-      if (!isRowError(err)) throw err;
-      await tx.rows('ROLLBACK TO SAVEPOINT import_batch');
-    }
-    for (const r of group) {
-      await tx.rows('SAVEPOINT import_row');
-      try {
-        out.push(...(await tx.rows(sql, [workspaceId, JSON.stringify([r.columns])])));
-        await tx.rows('RELEASE SAVEPOINT import_row');
-      } catch (err) {
-        if (!isRowError(err)) throw err;
-        await tx.rows('ROLLBACK TO SAVEPOINT import_row');
-        out.refused++;
-        errors.push({ row: r.row, messages: [await this.rowErrorMessage(err as PgError, def, workspaceId)] });
-      }
-    }
-    return out;
-  }
-
-  /** One INSERT per set of columns given; on a constraint error, the same rows one by one. */
-  private async insert(
-    tx: SqlTx,
-    imp: ImportRow,
-    def: ObjectDefinition,
-    rows: Ready[],
-    errors: { row: number; messages: string[] }[],
-  ): Promise<{ count: number; records: AnyRecord[] }> {
-    const groups = new Map<string, Ready[]>();
-    for (const r of rows) {
-      const key = Object.keys(r.columns).sort().join(',');
-      const group = groups.get(key);
-      if (group) group.push(r);
-      else groups.set(key, [r]);
-    }
-    let count = 0;
-    const records: AnyRecord[] = [];
-    for (const [key, group] of groups) {
-      const columns = key ? key.split(',') : [];
-      // A custom object's records name it (docs/decisions/0057-custom-objects-storage.md).
-      const owner = def.objectId ? { column: ', object_id', value: `, '${def.objectId}'::uuid` } : { column: '', value: '' };
-      const sql = `INSERT INTO ${def.schema.table} (workspace_id${owner.column}${columns.map((c) => `, ${c}`).join('')})
-                   SELECT $1${owner.value}${columns.map((c) => `, r.${c}`).join('')} FROM jsonb_populate_recordset(NULL::${def.schema.table}, $2::jsonb) r
-                   RETURNING ${imp.record_events ? def.columns.join(', ') : 'id'}`;
-      const written = await this.inSavepoints(tx, def, sql, imp.workspace_id, group, errors);
-      count += written.length;
-      if (imp.record_events) records.push(...written.map((row) => def.toRecord(row)));
-    }
-    return { count, records };
-  }
-
-  /** A database refusal of one row, said as REST says it (a unique value names the record holding it); never the statement. */
-  private async rowErrorMessage(err: PgError, def: ObjectDefinition, workspaceId: string): Promise<string> {
-    if (err.code === '23505' && err.constraint === 'record_keys_pkey') {
-      try {
-        await this.records.explainConflict(err, def, workspaceId);
-      } catch (explained) {
-        if (explained instanceof AppError) return explained.messages.join('; ');
-      }
-    }
-    if (err.code === '23505') return `a ${def.singular} with this id already exists`;
-    if (err.code === '23503') {
-      const relation = def.relations.find((r) => err.detail?.includes(r.field.column));
-      return relation
-        ? `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`
-        : 'a linked record does not exist';
-    }
-    return `the database refused the row: ${err.message.slice(0, 200)}`;
-  }
-
-  /** Rows whose links name no live record of the workspace are refused (as REST create refuses them); one query per relation. */
-  private async withLiveLinks(
-    workspaceId: string,
-    def: ObjectDefinition,
-    ready: Ready[],
-    errors: { row: number; messages: string[] }[],
-  ): Promise<Ready[]> {
-    let kept = ready;
-    for (const { field, targetTable, targetSingular } of def.relations) {
-      const ids = [...new Set(kept.map((r) => r.columns[field.column]).filter((id): id is string => typeof id === 'string'))];
-      if (!ids.length) continue;
-      const found = new Set(
-        (
-          await this.sql.rows<{ id: string }>(
-            `SELECT id FROM ${targetTable} WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
-            [workspaceId, ids],
-          )
-        ).map((r) => r.id),
-      );
-      kept = kept.filter((r) => {
-        const id = r.columns[field.column];
-        if (typeof id !== 'string' || found.has(id)) return true;
-        errors.push({ row: r.row, messages: [`${field.name}: no ${targetSingular} with id ${id} in this workspace`] });
-        return false;
-      });
-    }
-    return kept;
   }
 
   /** Ends the import (unless it was cancelled meanwhile), with its one `import.completed` event and its audit entry; its chunks go. */
   private async finish(imp: ImportRow, status: 'completed' | 'failed', error: string | null, lines?: number): Promise<void> {
     // Before the import shows as ended: the credential that started it, reading its records
     // after that, reads them through a replica only once the replica has every batch.
-    if (imp.created_by) await this.records.wroteFor(imp.workspace_id, imp.created_by).catch(() => undefined);
+    if (imp.created_by) await this.writer.wroteFor(imp.workspace_id, imp.created_by).catch(() => undefined);
     const actor = await importActor(this.sql, imp.workspace_id, imp.created_by);
     await this.sql.transaction(async (tx) => {
       const [ended] = await tx.rows<ImportRow>(
@@ -684,61 +468,7 @@ export class ImportRunner {
   }
 }
 
-interface PgError {
-  code?: string;
-  constraint?: string;
-  detail?: string;
-  message: string;
-}
-
-function isRowError(err: unknown): boolean {
-  const code = (err as PgError)?.code;
-  return typeof code === 'string' && ROW_ERROR_CLASSES.includes(code.slice(0, 2));
-}
-
-/**
- * Column values as `jsonb_populate_recordset` reads them: the JSON columns (lists, custom
- * values) as JSON, where a REST write passes them as JSON text.
- */
-function recordsetColumns(def: ObjectDefinition, columns: Record<string, unknown>): Record<string, unknown> {
-  for (const column of jsonColumnsOf(def)) {
-    const value = columns[column];
-    if (typeof value === 'string') columns[column] = JSON.parse(value);
-  }
-  return columns;
-}
-
-/** By declaration, not by name: custom objects of many workspaces share names, and a declaration goes with its model. */
-const jsonColumns = new WeakMap<object, string[]>();
-function jsonColumnsOf(def: ObjectDefinition): string[] {
-  let found = jsonColumns.get(def.declaration);
-  if (!found) {
-    found = ['custom'];
-    for (const field of def.declaration.fields) {
-      if (field.kind !== 'composite') continue;
-      for (const sub of composite(field.type).subFields)
-        if (sub.kind === 'textList' || sub.kind === 'linkList') found.push(field.columns[sub.name]);
-    }
-    jsonColumns.set(def.declaration, found);
-  }
-  return found;
-}
-
-/** A record's custom values after a row's are applied: scalars replace, a composite given in part keeps its other sub-fields, null clears. */
-function mergedCustom(def: ObjectDefinition, stored: unknown, given: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...(stored && typeof stored === 'object' ? (stored as Record<string, unknown>) : {}) };
-  for (const [name, value] of Object.entries(given)) {
-    const field = def.custom?.find((f) => f.name === name);
-    const old = ownValue(out, name);
-    out[name] =
-      field && compositeSubFields(field.type) && value !== null && typeof value === 'object'
-        ? {
-            ...(old && typeof old === 'object'
-              ? (old as Record<string, unknown>)
-              : (fullComposite(field.type, {}) as Record<string, unknown>)),
-            ...value,
-          }
-        : value;
-  }
-  return out;
+/** The scope of an import's statements: its workspace's records of its object (libs/records/src/query/scope.ts). */
+function importScope(imp: ImportRow, def: ObjectDefinition): RecordScope {
+  return scope({ workspaceId: imp.workspace_id }, def);
 }

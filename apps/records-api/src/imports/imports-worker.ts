@@ -6,7 +6,7 @@ import { QueueWorker } from '#database/job-queue.js';
 import { Sql } from '#database/sql.js';
 import { addReadinessCheck } from '#ops/readiness.js';
 import { DataModel } from '../records/data-model.js';
-import { RecordsService } from '../records/records.service.js';
+import { RecordWriter } from '../records/record-writer.js';
 import { IMPORT_TASK, ImportRunner, type ImportJob } from './import-runner.js';
 import { requeueStrandedImports } from './stranded-imports.js';
 
@@ -31,14 +31,14 @@ export class ImportsWorker implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     private readonly ds: DataSource,
     private readonly sql: Sql,
-    private readonly records: RecordsService,
+    private readonly writer: RecordWriter,
     private readonly dataModel: DataModel,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const settings = loadConfig().imports;
     if (!settings.worker) return;
-    const runner = new ImportRunner(this.sql, this.records, this.dataModel);
+    const runner = new ImportRunner(this.sql, this.writer, this.dataModel);
     this.importRunner = runner;
     this.worker = await QueueWorker.start({
       name: 'import',

@@ -3,17 +3,18 @@ import type { Readable } from 'node:stream';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
-import { assertCan, type Principal } from '#auth/principal.js';
-import { hasFieldRestrictions } from '#auth/field-access.js';
+import type { Principal } from '#auth/principal.js';
 import { loadConfig, type ExportLimits } from '#config/config.js';
 import { poolOf } from '#database/sql.js';
 import { inlineParams } from '#database/inline-params.js';
 import { sessionConnection } from '#database/connections.js';
 import { TooManyRequestsError } from '#errors/errors.js';
-import { compileFilter, compileOrderBy, DEFAULT_ORDER } from '#records/query/index.js';
 import type { FilterNode, ObjectSchema } from '#records/query/types.js';
 import { csvColumns, csvHeader, ndjsonLine, type FormulaMode } from './export-sql.js';
 import { leaveLine, refusal, turnOf, waitInLine, type Query } from './export-turns.js';
+import { RecordPolicy } from './record-policy.js';
+import { RecordRepository } from './record-repository.js';
+import { scope } from '#records/query/scope.js';
 import { RecordsService } from './records.service.js';
 
 export type ExportFormat = 'csv' | 'ndjson';
@@ -89,6 +90,8 @@ export class ExportsService implements OnModuleDestroy {
 
   constructor(
     private readonly records: RecordsService,
+    private readonly policy: RecordPolicy,
+    private readonly repo: RecordRepository,
     dataSource: DataSource,
   ) {
     this.requestQuery = (sql, params) => dataSource.query(sql, params);
@@ -115,25 +118,18 @@ export class ExportsService implements OnModuleDestroy {
     parse: (schema: ObjectSchema, names: { own: string[]; embedded: string[]; hidden?: string[] }) => ExportArgs,
   ): Promise<RunningExport> {
     const def = await this.records.definitionFor(plural, principal);
-    assertCan(principal, def.object, 'read');
+    this.policy.assertCan(principal, def.object, 'read');
     const { own, hidden } = await this.records.fieldNames(plural, principal);
     const args = parse(def.schema, { own, embedded: [], hidden });
     // A field the role cannot read is not a column of its exports; naming it in fields= was a 403.
     if (hidden) args.fields ??= new Set(own);
-    if (hasFieldRestrictions(principal)) this.records.assertCanUse(principal, def, args.filter);
+    this.policy.assertCanUse(principal, def, args.filter);
 
-    const params: unknown[] = [principal.workspaceId];
-    // Live records only, whatever the filter says about deletedAt (docs/rest.md "Exports").
-    const where = ['t.workspace_id = $1', 't.deleted_at IS NULL'];
-    if (args.filter) where.push(compileFilter(args.filter, def.schema, params));
     const columns = args.format === 'csv' ? csvColumns(def, args.fields, args.formulas) : undefined;
     const select = columns ? columns.map((c) => c.sql).join(', ') : ndjsonLine(def, args.fields);
-    // The list's default order, oldest first, served by the (workspace_id, created_at, id) index of live rows.
-    const statement = inlineParams(
-      `COPY (SELECT ${select} FROM ${def.schema.table} t WHERE ${where.join(' AND ')}
-             ORDER BY ${compileOrderBy([...DEFAULT_ORDER], def.schema)}) TO STDOUT WITH (${COPY_OPTIONS[args.format]})`,
-      params,
-    );
+    // Live records only, whatever the filter says about deletedAt (docs/rest.md "Exports").
+    const query = this.repo.exportQuery(def, scope(principal, def), args.filter, select);
+    const statement = inlineParams(`COPY (${query.sql}) TO STDOUT WITH (${COPY_OPTIONS[args.format]})`, query.params);
 
     const workspace = principal.workspaceId;
     if (this.running >= this.limits.perInstance) {

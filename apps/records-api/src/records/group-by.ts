@@ -151,12 +151,12 @@ function aggregateSql(term: AggregateTerm, def: FieldDef | undefined): string {
   }
 }
 
-/** The statement of a group-by over `scope` (the WHERE of a list, parameters already bound). */
-export function groupByStatement(args: GroupByArgs, schema: ObjectSchema, scope: string): string {
+/** The statement of a group-by over `table` and `scope` (the WHERE of a list, parameters already bound; libs/records/src/query/scope.ts). */
+export function groupByStatement(args: GroupByArgs, schema: ObjectSchema, table: string, scope: string): string {
   const keys = args.groupBy.map((term, i) => `${groupSql(term, schema.fields[term.field])} AS g${i}`);
   const aggs = args.aggregates.map((term, i) => `${aggregateSql(term, term.field ? schema.fields[term.field] : undefined)} AS a${i}`);
   const positions = args.groupBy.map((_, i) => String(i + 1));
-  return `SELECT ${[...keys, ...aggs].join(', ')} FROM ${schema.table} t WHERE ${scope}${
+  return `SELECT ${[...keys, ...aggs].join(', ')} FROM ${table} t WHERE ${scope}${
     positions.length ? ` GROUP BY ${positions.join(', ')} ORDER BY ${positions.map((p) => `${p} ASC NULLS LAST`).join(', ')}` : ''
   } LIMIT ${MAX_GROUPS + 1}`;
 }

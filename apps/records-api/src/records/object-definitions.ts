@@ -1,4 +1,11 @@
-import { composite, customObjectDeclaration, OBJECTS, type ObjectDeclaration, type WorkspaceObject } from '#records/objects/index.js';
+import {
+  composite,
+  customObjectDeclaration,
+  OBJECTS,
+  type ObjectDeclaration,
+  type RelationField,
+  type WorkspaceObject,
+} from '#records/objects/index.js';
 import { querySchemaOf, relationsOf } from '#records/objects/query-schema.js';
 import { normalizeTimestamp } from '#records/query/index.js';
 import type { RecordDefinition } from './record-definition.js';
@@ -181,4 +188,17 @@ export function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
     if (text) return text;
   }
   return '';
+}
+
+/** A relation seen from its target: `people.companyId` seen from companies is the inverse `people`. */
+export interface InverseRelation {
+  source: ObjectDeclaration;
+  field: RelationField;
+}
+
+/** The relations that link to `plural`'s records, from their source objects. */
+export function inversesOf(plural: string): InverseRelation[] {
+  return OBJECTS.flatMap((source) =>
+    source.fields.filter((f): f is RelationField => f.kind === 'relation' && f.target === plural).map((field) => ({ source, field })),
+  );
 }

@@ -30,17 +30,9 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   custom?: readonly CustomField[];
   /**
    * A custom object's id: its records are the rows of `custom_records` with this `object_id`,
-   * a predicate every statement carries beside `workspace_id` (scopeOf). Absent on standard objects.
+   * a predicate every statement carries beside `workspace_id` (libs/records/src/query/scope.ts). Absent on standard objects.
    */
   objectId?: string;
-}
-
-/**
- * The predicate every statement on an object's records starts with: the caller's workspace
- * (`$1`) and, for a custom object, its id. `alias` is the table's alias with its dot (`t.`).
- */
-export function scopeOf(def: Pick<RecordDefinition<unknown, unknown, unknown>, 'objectId'>, alias = ''): string {
-  return def.objectId ? `${alias}workspace_id = $1 AND ${alias}object_id = '${def.objectId}'` : `${alias}workspace_id = $1`;
 }
 
 /** A column value as the API shows it; timestamps already arrive as ISO strings (libs/database/src/sql.ts). */

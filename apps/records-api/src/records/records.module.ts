@@ -8,12 +8,16 @@ import { CountCache } from './count-cache.js';
 import { DataModel } from './data-model.js';
 import { IdempotencyStore } from '../http/idempotency.js';
 import { RecordsService } from './records.service.js';
+import { RecordRepository } from './record-repository.js';
+import { RecordWriter } from './record-writer.js';
+import { RecordPolicy } from './record-policy.js';
 import { ExportsService } from './exports.service.js';
 import { SearchService } from './search.service.js';
 
 /**
  * The records layer the REST (rest/), GraphQL (graphql/) and MCP (mcp/) transports import:
- * RecordsService (the one service between a transport and SQL), the per-object handles
+ * RecordsService (the one service between a transport and SQL) with the repository, writer
+ * and permission policy it calls (imports write through the same writer), the per-object handles
  * that bind it to one object, and the bearer authentication the GraphQL context needs.
  * Nothing here imports a transport. The DataSource comes from the root TypeORM module (global).
  */
@@ -23,6 +27,9 @@ import { SearchService } from './search.service.js';
     ReadRouter,
     CountCache,
     DataModel,
+    RecordRepository,
+    RecordWriter,
+    RecordPolicy,
     RecordsService,
     ExportsService,
     SearchService,
@@ -36,6 +43,9 @@ import { SearchService } from './search.service.js';
     Sql,
     ReadRouter,
     DataModel,
+    RecordRepository,
+    RecordWriter,
+    RecordPolicy,
     RecordsService,
     ExportsService,
     SearchService,

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { can, assertCan, type Principal } from '#auth/principal.js';
-import { fieldAccess, hasFieldRestrictions } from '#auth/field-access.js';
+import type { Principal } from '#auth/principal.js';
+import { hasFieldRestrictions } from '#auth/field-access.js';
 import { Sql } from '#database/sql.js';
 import { ReadRouter } from '#database/read-routing.js';
 import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
@@ -10,7 +10,8 @@ import { OBJECTS } from '#records/objects/index.js';
 import { fieldType } from '#records/field-types/index.js';
 import { DataModel } from './data-model.js';
 import { labelOf, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
-import { scopeOf } from './record-definition.js';
+import { RecordPolicy } from './record-policy.js';
+import { scope, type ScopePrincipal } from '#records/query/scope.js';
 import { RecordsService, type PageInfo } from './records.service.js';
 
 /** The words of q ($1) as the index holds them: unaccented, lower case, runs of letters and digits (the search migration). */
@@ -24,7 +25,7 @@ export const SEARCHABLE_OBJECTS: readonly string[] = OBJECTS.map((o) => o.plural
 
 /**
  * An object as the search statement reads it: its plural name, its table and, for a custom
- * object, its id (its records are the table's rows with it; record-definition.ts scopeOf).
+ * object, its id (its records are the table's rows with it; libs/records/src/query/scope.ts).
  */
 export interface SearchTarget {
   plural: string;
@@ -257,6 +258,7 @@ export const SEARCH_CANDIDATES = 300;
  * server runs the very same SQL.
  */
 export function searchStatement(
+  principal: ScopePrincipal,
   objects: readonly SearchTarget[],
   withCursor: boolean,
   rows: number,
@@ -267,15 +269,16 @@ export function searchStatement(
   // $1 workspace, $2 match, $3 exact, $4 prefix, $5 typo without prefixes; with a cursor $6 score, $7 object, $8 id.
   const candidates = (o: SearchTarget, query: string) => {
     const only = weights?.get(o.plural);
+    const s = scope(principal, { schema: { table: o.table }, objectId: o.objectId });
     // The index finds the rows; the filtered vector decides, and ranks, with the readable fields' words only.
     if (only) {
       const vector = `ts_filter(t.search_vector, '{${only.join(',')}}')`;
-      return `(SELECT t.id, ${vector} AS search_vector FROM ${o.table} t
-       WHERE ${scopeOf(o, 't.')} AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery AND ${vector} @@ ${query}::tsquery
+      return `(SELECT t.id, ${vector} AS search_vector FROM ${s.table} t
+       WHERE ${s.where('t.')} AND t.search_vector @@ ${query}::tsquery AND ${vector} @@ ${query}::tsquery
        LIMIT ${SEARCH_CANDIDATES})`;
     }
-    return `(SELECT t.id, t.search_vector FROM ${o.table} t
-       WHERE ${scopeOf(o, 't.')} AND t.deleted_at IS NULL AND t.search_vector @@ ${query}::tsquery LIMIT ${SEARCH_CANDIDATES})`;
+    return `(SELECT t.id, t.search_vector FROM ${s.table} t
+       WHERE ${s.where('t.')} AND t.search_vector @@ ${query}::tsquery LIMIT ${SEARCH_CANDIDATES})`;
   };
   const parts = objects.map(
     (o) => `SELECT DISTINCT '${o.plural}'::text AS object, c.id,
@@ -318,6 +321,7 @@ export class SearchService {
     private readonly records: RecordsService,
     private readonly reads: ReadRouter,
     private readonly dataModel: DataModel,
+    private readonly policy: RecordPolicy,
   ) {}
 
   /**
@@ -334,7 +338,7 @@ export class SearchService {
         return { plural, table: def.schema.table, objectId: def.objectId, def };
       });
     if (named === undefined) {
-      const readable = served.filter((o) => (!within || within.includes(o)) && can(principal, o, 'read'));
+      const readable = served.filter((o) => (!within || within.includes(o)) && this.policy.can(principal, o, 'read'));
       if (!readable.length) throw new ForbiddenError(`The role "${principal.role.name}" does not allow read on any searchable object`);
       return searched(readable);
     }
@@ -350,7 +354,7 @@ export class SearchService {
           .join(', ')}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''} (searchable: ${served.join(', ')})`,
       );
     }
-    for (const n of named) assertCan(principal, n, 'read');
+    for (const n of named) this.policy.assertCan(principal, n, 'read');
     return searched(served.filter((o) => named.includes(o)));
   }
 
@@ -487,7 +491,7 @@ export class SearchService {
   ): Promise<Position[]> {
     const params: unknown[] = [principal.workspaceId, match, queries.exact, queries.prefix, queries.typoWhole ?? queries.exact];
     if (cursor) params.push(cursor.score, cursor.object, cursor.id);
-    return this.reads.rows<Position>(principal, searchStatement(objects, Boolean(cursor), limit + 1, typo, weights), params, {
+    return this.reads.rows<Position>(principal, searchStatement(principal, objects, Boolean(cursor), limit + 1, typo, weights), params, {
       prepared: 'bounded',
     });
   }
@@ -505,8 +509,8 @@ export class SearchService {
   ): Promise<Map<string, Weight[]> | undefined> {
     const result = new Map<string, Weight[]>();
     for (const o of objects) {
-      const hidden = fieldAccess(principal, o.plural)?.hidden;
-      if (!hidden?.size) continue;
+      const hidden = this.policy.hidden(principal, o.plural);
+      if (!hidden) continue;
       const custom = o.def.custom ?? [];
       // A custom object's label identifier is its name (weight A; the custom objects' search migration).
       const label = o.def.objectId ? o.def.declaration.label[0] : undefined;

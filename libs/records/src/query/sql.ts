@@ -1,4 +1,5 @@
 import type { CursorPayload, FieldDef, FieldType, FilterNode, ObjectSchema, OrderTerm } from './types.js';
+import type { RecordScope } from './scope.js';
 
 /**
  * SQL fragments over the table alias `t`. Values never enter the SQL text: each is pushed
@@ -44,19 +45,22 @@ export function escapeLike(value: string): string {
 
 const COMPARISONS = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
-/** A filter as SQL over alias `t` (`alias` inside a relation's EXISTS). */
-export function compileFilter(node: FilterNode, schema: ObjectSchema, params: unknown[], alias = 't'): string {
+/**
+ * A filter as SQL over alias `t` (`alias` inside a relation's EXISTS). A relation filter
+ * reads the target's records through `scope` (the filtered records' scope, scope.ts).
+ */
+export function compileFilter(node: FilterNode, schema: ObjectSchema, params: unknown[], alias = 't', scope?: RecordScope): string {
   switch (node.kind) {
     case 'and':
     case 'or':
       if (node.children.length === 0) return node.kind === 'and' ? 'TRUE' : 'FALSE';
-      return `(${node.children.map((c) => compileFilter(c, schema, params, alias)).join(` ${node.kind.toUpperCase()} `)})`;
+      return `(${node.children.map((c) => compileFilter(c, schema, params, alias, scope)).join(` ${node.kind.toUpperCase()} `)})`;
     case 'not':
-      return `NOT (${compileFilter(node.child, schema, params, alias)})`;
+      return `NOT (${compileFilter(node.child, schema, params, alias, scope)})`;
     case 'cond':
       return compileCondition(node, schema, params, alias);
     case 'relation':
-      return compileRelation(node, schema, params, alias);
+      return compileRelation(node, schema, params, alias, scope);
   }
 }
 
@@ -65,13 +69,22 @@ export function compileFilter(node: FilterNode, schema: ObjectSchema, params: un
  * (docs/decisions/0031-relation-filters-fields-aggregates.md): a live target record of the
  * same workspace, linked by the foreign key, that matches the condition.
  */
-function compileRelation(node: Extract<FilterNode, { kind: 'relation' }>, schema: ObjectSchema, params: unknown[], alias: string): string {
+function compileRelation(
+  node: Extract<FilterNode, { kind: 'relation' }>,
+  schema: ObjectSchema,
+  params: unknown[],
+  alias: string,
+  scope: RecordScope | undefined,
+): string {
   const relation = schema.relations?.[node.relation];
   if (!relation || !Object.hasOwn(schema.relations!, node.relation)) throw new Error(`${schema.name} has no relation ${node.relation}`);
   if (alias !== 't') throw new Error('a relation filter crosses one relation only');
+  if (!scope) throw new Error("a relation filter is compiled within its records' scope");
   const target = relation.target;
+  // The target's records of the filtered record's own workspace: co-located, as a Citus join needs (docs/scaling.md).
+  const records = scope.of({ schema: target });
   const link = relation.kind === 'toOne' ? `r.id = t.${relation.column}` : `r.${relation.column} = t.id`;
-  return `EXISTS (SELECT 1 FROM ${target.table} r WHERE r.workspace_id = t.workspace_id AND ${link} AND r.deleted_at IS NULL AND ${compileFilter(node.child, target, params, 'r')})`;
+  return `EXISTS (SELECT 1 FROM ${records.table} r WHERE ${records.where('r.', 'live', 't.workspace_id')} AND ${link} AND ${compileFilter(node.child, target, params, 'r')})`;
 }
 
 function compileCondition(node: Extract<FilterNode, { kind: 'cond' }>, schema: ObjectSchema, params: unknown[], alias: string): string {

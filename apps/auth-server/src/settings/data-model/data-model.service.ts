@@ -61,10 +61,10 @@ export class DataModelService {
 
   /** How many records (deleted ones too) hold a value of the field: what deleting it deletes. */
   async valuesHeld(ctx: SettingsContext, field: CustomField): Promise<number> {
-    const { table, and } = await recordsOf(this.ds, ctx.workspace.id, field.object);
+    const records = await recordsOf(this.ds, ctx.workspace.id, field.object);
     const [row] = await this.ds.query(
-      `SELECT count(*)::int AS n FROM ${table} WHERE workspace_id = $1${and} AND custom ? $2::text AND custom->$2::text <> 'null'::jsonb`,
-      [ctx.workspace.id, field.name],
+      `SELECT count(*)::int AS n FROM ${records.table} WHERE ${records.where('', 'any')} AND custom ? $2::text AND custom->$2::text <> 'null'::jsonb`,
+      [...records.params(), field.name],
     );
     return row?.n ?? 0;
   }
