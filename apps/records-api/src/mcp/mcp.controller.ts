@@ -40,8 +40,16 @@ export class McpController implements OnApplicationShutdown {
   private readonly modern: ReturnType<typeof createMcpHandler>;
   private readonly serveModern: NodeMcpRequestHandler;
 
-  /** Tool lists of workspaces with custom fields, per data-model version. */
-  private readonly workspaceTools = new LRUCache<string, RecordTool[]>({ max: 200 });
+  /**
+   * Tool lists of workspaces with custom objects or fields, per data-model version, bounded
+   * by their tools: as many as 200 lists of the standard objects' 20 tools hold (a workspace
+   * with 50 custom objects has 320).
+   */
+  private readonly workspaceTools = new LRUCache<string, RecordTool[]>({
+    max: 200,
+    maxSize: 200 * 20,
+    sizeCalculation: (tools) => tools.length,
+  });
 
   constructor(
     private readonly services: ObjectServices,

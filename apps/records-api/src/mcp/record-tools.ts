@@ -2,13 +2,13 @@ import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
 import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
-import type { ObjectSchema } from '#records/query/types.js';
-import { BUILT_IN_UNIQUE_FIELDS, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { BUILT_IN_UNIQUE_FIELDS, customObjectDeclaration, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '../records/embedded-text.js';
 import { definitionFor, labelOf, type AnyRecord } from '../records/object-definitions.js';
 import type { WorkspaceModel } from '../records/data-model.js';
-import type { ObjectService } from '../records/object-service.js';
+import { ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
+import { visibleSchema } from '../records/visible-schema.js';
 import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from '../rest/list-query.js';
 import type { ListResult } from '../records/records.service.js';
 import {
@@ -144,7 +144,7 @@ export function objectTools(
     {
       name: `get_${singular}`,
       title: `Get ${a}`,
-      description: `Reads one ${singular} by id (with depth 1, also ${possessive} ${depthParts.join(' and ')}). A deleted or unknown id is NOT_FOUND.`,
+      description: `Reads one ${singular} by id${depthParts.length ? ` (with depth 1, also ${possessive} ${depthParts.join(' and ')})` : ''}. A deleted or unknown id is NOT_FOUND.`,
       object: plural,
       action: 'read',
       inputSchema: getInput(singular, embedded),
@@ -234,20 +234,23 @@ export function objectTools(
  * `group_by`, `aggregate` and `filter` syntax; the service checks read permission (FORBIDDEN).
  */
 export function aggregateTool(
+  /** One per object the tool groups: the standard ones, then the workspace's own. */
   services: readonly ObjectService[],
   model?: WorkspaceModel,
   accessOf?: (plural: string) => FieldAccess | undefined,
 ): RecordTool {
-  const plurals = OBJECTS.map((o) => o.plural);
-  const fieldsNote = OBJECTS.map((o) => {
-    const schema = visibleSchema((model?.definition(o.plural) ?? definitionFor(o.plural)).schema, accessOf?.(o.plural)?.hidden);
-    const of = (types: string[]) =>
-      Object.values(schema.fields)
-        .filter((f) => types.includes(f.type))
-        .map((f) => f.path)
-        .join(', ');
-    return `${o.plural}: group by ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}; sum/avg ${of(['bigint', 'number']) || 'none'}`;
-  }).join('. ');
+  const plurals = services.map((s) => s.object);
+  const fieldsNote = plurals
+    .map((plural) => {
+      const schema = visibleSchema((model?.definition(plural) ?? definitionFor(plural)).schema, accessOf?.(plural)?.hidden);
+      const of = (types: string[]) =>
+        Object.values(schema.fields)
+          .filter((f) => types.includes(f.type))
+          .map((f) => f.path)
+          .join(', ');
+      return `${plural}: group by ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}; sum/avg ${of(['bigint', 'number']) || 'none'}`;
+    })
+    .join('. ');
   return {
     name: 'aggregate_records',
     title: 'Aggregate records',
@@ -263,7 +266,7 @@ export function aggregateTool(
     outputSchema: aggregateOutput,
     annotations: { ...READ, title: 'Aggregate records' },
     async run(principal, args) {
-      const service = services[plurals.indexOf(String(args.object))];
+      const service = services.find((s) => s.object === args.object)!;
       const { object: _object, ...query } = args;
       const groups = await service.groupBy(principal, (schema) => parseRestGroupByQuery(asQuery(query), schema));
       return { structured: { groups }, summary: `${groups.length} group${groups.length === 1 ? '' : 's'} of ${String(args.object)}.` };
@@ -277,22 +280,16 @@ export function recordTools(...services: ObjectService[]): RecordTool[] {
 }
 
 /**
- * The tools as a workspace with custom fields sees them (its fields in their schemas and
+ * The tools as a workspace with custom objects and fields sees them (each active custom
+ * object's six tools, made as a standard object's; its fields in their schemas and
  * descriptions), and as a role with field restrictions sees them (`principal`: without the
- * fields it may not read, or update on writes).
+ * fields it may not read, or update on writes). Which tools a role may use is decided per
+ * request (mcp-server.ts), so one list serves every role of the workspace.
  */
 export function workspaceTools(services: readonly ObjectService[], model: WorkspaceModel, principal?: Principal): RecordTool[] {
   const accessOf = principal && ((plural: string) => fieldAccess(principal, plural));
-  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service, model, accessOf)), aggregateTool(services, model, accessOf)];
-}
-
-/** The schema a list tool describes: without the leaves of fields the role cannot read. */
-function visibleSchema(schema: ObjectSchema, hidden: ReadonlySet<string> | undefined): ObjectSchema {
-  if (!hidden?.size) return schema;
-  const top = (path: string) => path.split('.')[0];
-  return {
-    ...schema,
-    fields: Object.fromEntries(Object.entries(schema.fields).filter(([path]) => !hidden.has(top(path)))),
-    compositeSort: Object.fromEntries(Object.entries(schema.compositeSort).filter(([name]) => !hidden.has(name))),
-  };
+  const custom = model.objects.filter((o) => o.isActive).map(customObjectDeclaration);
+  const objects = [...OBJECTS, ...custom];
+  const all = [...services, ...custom.map((o) => new ObjectService(services[0].records, o.plural))];
+  return [...all.flatMap((service, i) => objectTools(objects[i], service, model, accessOf)), aggregateTool(all, model, accessOf)];
 }

@@ -6,6 +6,7 @@ import { fieldAccess, restrictionsKey } from '#auth/field-access.js';
 import type { Principal } from '#auth/principal.js';
 import { compositeSubFields, describeField, OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
 import type { DataModel, WorkspaceModel } from '../records/data-model.js';
+import { addCustomObjects } from './open-api-custom-objects.js';
 import { withoutHiddenFields, type HiddenFields } from './open-api-restricted.js';
 
 type Schema = Record<string, unknown>;
@@ -56,8 +57,9 @@ function valueSchema(field: CustomField, mode: 'model' | 'input'): Schema {
  */
 export function workspaceOpenApi(base: OpenAPIObject, model: WorkspaceModel, hidden: HiddenFields = new Map()): OpenAPIObject {
   const document = structuredClone(base);
+  const custom = addCustomObjects(document, model, hidden);
   const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
-  for (const object of OBJECTS) {
+  for (const object of [...OBJECTS, ...custom]) {
     const fields = model.active(object.plural).filter((f) => !hidden.get(object.plural)?.has(f.name));
     if (!fields.length) continue;
     for (const [name, mode] of [
@@ -83,16 +85,16 @@ export function workspaceOpenApi(base: OpenAPIObject, model: WorkspaceModel, hid
       }
     }
   }
-  document.info.description = `${document.info.description ?? ''} This document describes the workspace of the credential that asked, custom fields included${hidden.size ? ', without the fields its role cannot read' : ''}.`;
+  document.info.description = `${document.info.description ?? ''} This document describes the workspace of the credential that asked, its own objects and custom fields included${hidden.size ? ', without the fields its role cannot read' : ''}.`;
   return hidden.size ? withoutHiddenFields(document, hidden) : document;
 }
 
-/** The fields `principal`'s role cannot read, by object (none: an empty map). */
-function hiddenFields(principal: Principal): HiddenFields {
+/** The fields `principal`'s role cannot read, by object of `model` (none: an empty map). */
+function hiddenFields(principal: Principal, model: WorkspaceModel): HiddenFields {
   const hidden = new Map<string, ReadonlySet<string>>();
-  for (const object of OBJECTS) {
-    const names = fieldAccess(principal, object.plural)?.hidden;
-    if (names?.size) hidden.set(object.plural, names);
+  for (const plural of model.served) {
+    const names = fieldAccess(principal, plural)?.hidden;
+    if (names?.size) hidden.set(plural, names);
   }
   return hidden;
 }
@@ -104,7 +106,8 @@ function hiddenFields(principal: Principal): HiddenFields {
  * credential, with an invalid one, or for neither: the public base document, unchanged.
  */
 export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; auth: BearerAuthService; models: DataModel }) {
-  const documents = new LRUCache<string, string>({ max: 100 });
+  // Bounded in bytes too: a workspace with 50 custom objects has a document of about 1 MB (docs/decisions/0059-custom-objects-open-api-and-mcp.md).
+  const documents = new LRUCache<string, string>({ max: 100, maxSize: 32 * 1024 * 1024, sizeCalculation: (json) => json.length });
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' || !req.headers.authorization) return next();
     let model: WorkspaceModel;
@@ -113,7 +116,7 @@ export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; au
     try {
       const principal = await deps.auth.authenticate(req.headers.authorization);
       model = await deps.models.of(principal);
-      hidden = hiddenFields(principal);
+      hidden = hiddenFields(principal, model);
       if (!model.hasActiveFields && !hidden.size) return next();
       key = `${model.key}\u0000${restrictionsKey(principal, 'read')}`;
     } catch {

@@ -1,0 +1,153 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { customObjectDeclaration, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import type { WorkspaceModel } from '../records/data-model.js';
+import { embeddedText } from '../records/embedded-text.js';
+import { deletedAtText } from '../records/rest-classes.js';
+import { visibleSchema } from '../records/visible-schema.js';
+import { depthQuery, filterOnlyQuery, groupByQueries, idParam, listQueries } from '../rest/open-api-decorators.js';
+import { restOperations } from '../rest/rest-operations.js';
+import { addEventsOf } from './open-api-webhooks.js';
+import type { HiddenFields } from './open-api-restricted.js';
+
+/*
+ * A workspace's own objects in the OpenAPI document of its credentials (docs/rest.md
+ * "OpenAPI"; docs/decisions/0059-custom-objects-open-api-and-mcp.md). Their REST routes are
+ * the standard objects' (rest/custom-object.controller.ts answers with the same handlers), so
+ * each operation is the first standard object's operation of the base document — the same
+ * parameters, responses, headers and error codes, as the controllers' decorators made them —
+ * with what names the object put back from the same sources the decorators use: the
+ * operation's id, summary and description (restOperations), the parameters that name its
+ * fields (open-api-decorators.ts), its schemas, tag and data keys.
+ */
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- OpenAPI JSON, walked and rewritten
+type Json = Record<string, any>;
+type Kind = keyof ReturnType<typeof restOperations>;
+type Parameter = { name: string; description?: string; examples?: unknown };
+
+/** The object whose operations in the base document every custom object's are made from. */
+const PATTERN = OBJECTS[0];
+const SUFFIXES = ['Model', 'CreateInput', 'UpdateInput'] as const;
+const ref = (name: string) => `#/components/schemas/${name}`;
+
+/** `<prefix>/<plural>/<rest>` of the pattern's path, for `plural`: only the whole path segment changes. */
+const pathFor = (path: string, plural: string) =>
+  path.replace(new RegExp(`(?<=^/rest/(?:batch/|restore/)?)${PATTERN.plural}(?=/|$)`), plural);
+
+/** Each REST call of the pattern object, found in the base document by its operation id. */
+function patternOperations(document: OpenAPIObject): Map<Kind, { path: string; method: string; operation: Json }> {
+  const byId = new Map<string, { path: string; method: string; operation: Json }>();
+  for (const [path, item] of Object.entries(document.paths))
+    for (const [method, operation] of Object.entries(item as Json))
+      if (operation?.operationId) byId.set(operation.operationId, { path, method, operation });
+  const found = new Map<Kind, { path: string; method: string; operation: Json }>();
+  for (const [kind, { operation }] of Object.entries(restOperations(PATTERN)) as [Kind, { operation: { operationId: string } }][]) {
+    const at = byId.get(operation.operationId);
+    if (at) found.set(kind, at);
+  }
+  return found;
+}
+
+/** The parameters of each call that name the object or its fields, as the decorators describe them. */
+function namedParameters(object: ObjectDeclaration, model: WorkspaceModel, hidden: ReadonlySet<string> | undefined) {
+  const schema = visibleSchema(model.definition(object.plural).schema, hidden);
+  const embedded = embeddedText(object, 'rest');
+  const id = idParam(object.singular) as Parameter;
+  const filter = filterOnlyQuery(schema) as Parameter;
+  const examples = { filter: object.docs.filterExamples, orderBy: object.docs.orderByExamples };
+  const byKind: Partial<Record<Kind, Parameter[]>> = {
+    list: listQueries(schema, embedded, examples) as Parameter[],
+    groupBy: groupByQueries(schema, object.docs.groupByExample) as Parameter[],
+    get: [depthQuery(embedded) as Parameter, id],
+    update: [id],
+    delete: [id],
+    restore: [id],
+    updateByFilter: [filter],
+    deleteByFilter: [filter],
+  };
+  return byKind;
+}
+
+/** Every `$ref` to the pattern's model and inputs, pointed at `typeName`'s. */
+function retarget(node: unknown, typeName: string): void {
+  if (!node || typeof node !== 'object') return;
+  const record = node as Json;
+  for (const [key, value] of Object.entries(record)) {
+    if (key === '$ref' && typeof value === 'string') {
+      const suffix = SUFFIXES.find((s) => value === ref(`${PATTERN.typeName}${s}`));
+      if (suffix) record[key] = ref(`${typeName}${suffix}`);
+    } else retarget(value, typeName);
+  }
+}
+
+/** The pattern's operation of `kind`, for `object`. */
+function operationOf(kind: Kind, pattern: Json, object: ObjectDeclaration, parameters: Parameter[] | undefined): Json {
+  const operation = structuredClone(pattern);
+  const mine = restOperations(object)[kind];
+  const theirs = restOperations(PATTERN)[kind];
+  delete operation.description;
+  Object.assign(operation, mine.operation, { tags: [object.plural] });
+  for (const parameter of (operation.parameters ?? []) as Parameter[]) {
+    const named = parameters?.find((p) => p.name === parameter.name);
+    if (!named) continue;
+    parameter.description = named.description;
+    if (named.examples) parameter.examples = named.examples;
+    else delete parameter.examples;
+  }
+  retarget(operation, object.typeName);
+  const success = Object.entries(operation.responses as Json).find(([status]) => /^2/.test(status))?.[1] as Json | undefined;
+  if (success && 'response' in mine && mine.response) success.description = mine.response;
+  const data = success?.content?.['application/json']?.schema?.properties?.data as Json | undefined;
+  if (data && 'key' in mine && 'key' in theirs && data.properties?.[theirs.key]) {
+    data.required = (data.required as string[]).map((k) => (k === theirs.key ? mine.key : k));
+    data.properties = { [mine.key]: data.properties[theirs.key] };
+  }
+  return operation;
+}
+
+/**
+ * The workspace's active custom objects in `document` (a copy of the base document): their
+ * paths, tag, webhook events and schemas, the schemas with the fields every record has; the
+ * caller adds their fields as it adds custom fields to the standard objects. Returns their
+ * declarations. An object whose names the base document uses already (refused on creation)
+ * is left out rather than overwrite them.
+ */
+export function addCustomObjects(document: OpenAPIObject, model: WorkspaceModel, hidden: HiddenFields): ObjectDeclaration[] {
+  const active = model.objects.filter((o) => o.isActive);
+  if (!active.length) return [];
+  const schemas = ((document.components ??= {}).schemas ??= {}) as Record<string, Json>;
+  const patterns = patternOperations(document);
+  const model0 = schemas[`${PATTERN.typeName}Model`].properties as Json;
+  const created: ObjectDeclaration[] = [];
+  for (const object of active.map(customObjectDeclaration)) {
+    if (SUFFIXES.some((s) => schemas[`${object.typeName}${s}`]) || document.paths[`/rest/${object.plural}`]) continue;
+    schemas[`${object.typeName}Model`] = {
+      type: 'object',
+      properties: {
+        id: structuredClone(model0.id),
+        createdAt: structuredClone(model0.createdAt),
+        updatedAt: structuredClone(model0.updatedAt),
+        deletedAt: { ...structuredClone(model0.deletedAt), description: deletedAtText(object.singular) },
+      },
+      required: ['id', 'createdAt', 'updatedAt', 'deletedAt'],
+    };
+    const chosenId = (schemas[`${PATTERN.typeName}CreateInput`].properties as Json).id;
+    schemas[`${object.typeName}CreateInput`] = {
+      type: 'object',
+      properties: { id: structuredClone(chosenId) },
+      additionalProperties: false,
+    };
+    schemas[`${object.typeName}UpdateInput`] = { type: 'object', properties: {}, additionalProperties: false };
+    const parameters = namedParameters(object, model, hidden.get(object.plural));
+    for (const [kind, { path, method, operation }] of patterns) {
+      ((document.paths[pathFor(path, object.plural)] ??= {}) as Json)[method] = operationOf(kind, operation, object, parameters[kind]);
+    }
+    // Beside the standard objects' tags, before the others (webhooks).
+    const tags = (document.tags ??= []);
+    const after = tags.reduce((last, tag, i) => (model.has(tag.name) ? i : last), -1);
+    tags.splice(after + 1, 0, { name: object.plural, description: object.docs.tag });
+    addEventsOf(document, object.singular);
+    created.push(object);
+  }
+  return created;
+}
