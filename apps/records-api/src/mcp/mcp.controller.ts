@@ -13,11 +13,11 @@ import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
 import { databaseUnavailableBody, errorHeaders } from '../http/error-body.js';
 import { jsonRpcError } from '../http/rest-exception.filter.js';
-import { authInfoFor, callOf, calledTools, createMcpServer, type McpCall } from './mcp-server.js';
+import { authInfoFor, callOf, calledTools, convertAhead, createMcpServer, type McpCall } from './mcp-server.js';
 import { recordTools, workspaceTools, type RecordTool } from './record-tools.js';
 import { searchTool } from './search-tool.js';
 import { SearchService } from '../records/search.service.js';
-import { DataModel } from '../records/data-model.js';
+import { DataModel, type WorkspaceModel } from '../records/data-model.js';
 import { LRUCache } from 'lru-cache';
 
 type McpRequest = AuthenticatedRequest & RequestWithId & { auth?: ReturnType<typeof authInfoFor> };
@@ -45,10 +45,16 @@ export class McpController implements OnApplicationShutdown {
    * by their tools: as many as 200 lists of the standard objects' 20 tools hold (a workspace
    * with 50 custom objects has 320).
    */
-  private readonly workspaceTools = new LRUCache<string, RecordTool[]>({
+  private readonly workspaceTools = new LRUCache<string, RecordTool[], { model: WorkspaceModel; principal?: Principal }>({
     max: 200,
     maxSize: 200 * 20,
     sizeCalculation: (tools) => tools.length,
+    // One build per key however many requests ask for it at once.
+    fetchMethod: async (_key, _stale, { context }) => {
+      const tools = [...(await workspaceTools(this.services.all, context.model, context.principal)), searchTool(this.searchService)];
+      await convertAhead(tools);
+      return tools;
+    },
   });
 
   constructor(
@@ -89,11 +95,7 @@ export class McpController implements OnApplicationShutdown {
     let tools: RecordTool[] | undefined;
     if (model.hasActiveFields || restrictions) {
       const key = restrictions ? `${model.key}:${restrictions}` : model.key;
-      tools = this.workspaceTools.get(key);
-      if (!tools) {
-        tools = [...workspaceTools(this.services.all, model, restrictions ? principal : undefined), searchTool(this.searchService)];
-        this.workspaceTools.set(key, tools);
-      }
+      tools = await this.workspaceTools.fetch(key, { context: { model, principal: restrictions ? principal : undefined } });
     }
     const call: McpCall = {
       principal,

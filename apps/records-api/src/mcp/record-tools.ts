@@ -1,4 +1,5 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/server';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
 import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
@@ -234,12 +235,12 @@ export function objectTools(
  * `group_by`, `aggregate` and `filter` syntax; the service checks read permission (FORBIDDEN).
  */
 export function aggregateTool(
-  /** One per object the tool groups: the standard ones, then the workspace's own. */
-  services: readonly ObjectService[],
+  /** The service of each object the tool groups, by plural name: the standard ones, then the workspace's own. */
+  services: ReadonlyMap<string, ObjectService>,
   model?: WorkspaceModel,
   accessOf?: (plural: string) => FieldAccess | undefined,
 ): RecordTool {
-  const plurals = services.map((s) => s.object);
+  const plurals = [...services.keys()];
   const fieldsNote = plurals
     .map((plural) => {
       const schema = visibleSchema((model?.definition(plural) ?? definitionFor(plural)).schema, accessOf?.(plural)?.hidden);
@@ -266,7 +267,7 @@ export function aggregateTool(
     outputSchema: aggregateOutput,
     annotations: { ...READ, title: 'Aggregate records' },
     async run(principal, args) {
-      const service = services.find((s) => s.object === args.object)!;
+      const service = services.get(String(args.object))!;
       const { object: _object, ...query } = args;
       const groups = await service.groupBy(principal, (schema) => parseRestGroupByQuery(asQuery(query), schema));
       return { structured: { groups }, summary: `${groups.length} group${groups.length === 1 ? '' : 's'} of ${String(args.object)}.` };
@@ -276,7 +277,10 @@ export function aggregateTool(
 
 /** The tools of every object; `services` in the order of OBJECTS (companies, people, …), as ObjectServices holds them. */
 export function recordTools(...services: ObjectService[]): RecordTool[] {
-  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service)), aggregateTool(services)];
+  return [
+    ...services.flatMap((service, i) => objectTools(OBJECTS[i], service)),
+    aggregateTool(new Map(OBJECTS.map((o, i) => [o.plural, services[i]]))),
+  ];
 }
 
 /**
@@ -286,10 +290,20 @@ export function recordTools(...services: ObjectService[]): RecordTool[] {
  * fields it may not read, or update on writes). Which tools a role may use is decided per
  * request (mcp-server.ts), so one list serves every role of the workspace.
  */
-export function workspaceTools(services: readonly ObjectService[], model: WorkspaceModel, principal?: Principal): RecordTool[] {
+export async function workspaceTools(
+  services: readonly ObjectService[],
+  model: WorkspaceModel,
+  principal?: Principal,
+): Promise<RecordTool[]> {
   const accessOf = principal && ((plural: string) => fieldAccess(principal, plural));
   const custom = model.objects.filter((o) => o.isActive).map(customObjectDeclaration);
   const objects = [...OBJECTS, ...custom];
   const all = [...services, ...custom.map((o) => new ObjectService(services[0].records, o.plural))];
-  return [...all.flatMap((service, i) => objectTools(objects[i], service, model, accessOf)), aggregateTool(all, model, accessOf)];
+  const tools: RecordTool[] = [];
+  for (const [i, service] of all.entries()) {
+    tools.push(...objectTools(objects[i], service, model, accessOf));
+    // An object's tools take a few milliseconds to make; 50 objects' would hold the event loop for 0.2 s at once.
+    await yieldToEventLoop();
+  }
+  return [...tools, aggregateTool(new Map(objects.map((o, i) => [o.plural, all[i]])), model, accessOf)];
 }

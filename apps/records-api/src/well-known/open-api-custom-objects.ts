@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { customObjectDeclaration, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import type { WorkspaceModel } from '../records/data-model.js';
 import { embeddedText } from '../records/embedded-text.js';
@@ -34,13 +35,20 @@ const ref = (name: string) => `#/components/schemas/${name}`;
 const pathFor = (path: string, plural: string) =>
   path.replace(new RegExp(`(?<=^/rest/(?:batch/|restore/)?)${PATTERN.plural}(?=/|$)`), plural);
 
+interface Pattern {
+  path: string;
+  method: string;
+  /** The operation as JSON text: parsing it is the cheapest deep copy, and its schema references are renamed in the text. */
+  text: string;
+}
+
 /** Each REST call of the pattern object, found in the base document by its operation id. */
-function patternOperations(document: OpenAPIObject): Map<Kind, { path: string; method: string; operation: Json }> {
-  const byId = new Map<string, { path: string; method: string; operation: Json }>();
+function patternOperations(document: OpenAPIObject): Map<Kind, Pattern> {
+  const byId = new Map<string, Pattern>();
   for (const [path, item] of Object.entries(document.paths))
     for (const [method, operation] of Object.entries(item as Json))
-      if (operation?.operationId) byId.set(operation.operationId, { path, method, operation });
-  const found = new Map<Kind, { path: string; method: string; operation: Json }>();
+      if (operation?.operationId) byId.set(operation.operationId, { path, method, text: JSON.stringify(operation) });
+  const found = new Map<Kind, Pattern>();
   for (const [kind, { operation }] of Object.entries(restOperations(PATTERN)) as [Kind, { operation: { operationId: string } }][]) {
     const at = byId.get(operation.operationId);
     if (at) found.set(kind, at);
@@ -68,23 +76,27 @@ function namedParameters(object: ObjectDeclaration, model: WorkspaceModel, hidde
   return byKind;
 }
 
-/** Every `$ref` to the pattern's model and inputs, pointed at `typeName`'s. */
-function retarget(node: unknown, typeName: string): void {
-  if (!node || typeof node !== 'object') return;
-  const record = node as Json;
-  for (const [key, value] of Object.entries(record)) {
-    if (key === '$ref' && typeof value === 'string') {
-      const suffix = SUFFIXES.find((s) => value === ref(`${PATTERN.typeName}${s}`));
-      if (suffix) record[key] = ref(`${typeName}${suffix}`);
-    } else retarget(value, typeName);
-  }
+/** `text` with every `$ref` to the pattern's model and inputs pointed at `typeName`'s. */
+function retarget(text: string, typeName: string): string {
+  let out = text;
+  for (const suffix of SUFFIXES)
+    out = out.replaceAll(JSON.stringify(ref(`${PATTERN.typeName}${suffix}`)), JSON.stringify(ref(`${typeName}${suffix}`)));
+  return out;
 }
 
+const PATTERN_OPERATIONS = restOperations(PATTERN);
+const made = new WeakMap<ObjectDeclaration, ReturnType<typeof restOperations>>();
+const operationsOf = (object: ObjectDeclaration) => {
+  let found = made.get(object);
+  if (!found) made.set(object, (found = restOperations(object)));
+  return found;
+};
+
 /** The pattern's operation of `kind`, for `object`. */
-function operationOf(kind: Kind, pattern: Json, object: ObjectDeclaration, parameters: Parameter[] | undefined): Json {
-  const operation = structuredClone(pattern);
-  const mine = restOperations(object)[kind];
-  const theirs = restOperations(PATTERN)[kind];
+function operationOf(kind: Kind, pattern: Pattern, object: ObjectDeclaration, parameters: Parameter[] | undefined): Json {
+  const operation = JSON.parse(retarget(pattern.text, object.typeName)) as Json;
+  const mine = operationsOf(object)[kind];
+  const theirs = PATTERN_OPERATIONS[kind];
   delete operation.description;
   Object.assign(operation, mine.operation, { tags: [object.plural] });
   for (const parameter of (operation.parameters ?? []) as Parameter[]) {
@@ -94,7 +106,6 @@ function operationOf(kind: Kind, pattern: Json, object: ObjectDeclaration, param
     if (named.examples) parameter.examples = named.examples;
     else delete parameter.examples;
   }
-  retarget(operation, object.typeName);
   const success = Object.entries(operation.responses as Json).find(([status]) => /^2/.test(status))?.[1] as Json | undefined;
   if (success && 'response' in mine && mine.response) success.description = mine.response;
   const data = success?.content?.['application/json']?.schema?.properties?.data as Json | undefined;
@@ -112,7 +123,7 @@ function operationOf(kind: Kind, pattern: Json, object: ObjectDeclaration, param
  * declarations. An object whose names the base document uses already (refused on creation)
  * is left out rather than overwrite them.
  */
-export function addCustomObjects(document: OpenAPIObject, model: WorkspaceModel, hidden: HiddenFields): ObjectDeclaration[] {
+export async function addCustomObjects(document: OpenAPIObject, model: WorkspaceModel, hidden: HiddenFields): Promise<ObjectDeclaration[]> {
   const active = model.objects.filter((o) => o.isActive);
   if (!active.length) return [];
   const schemas = ((document.components ??= {}).schemas ??= {}) as Record<string, Json>;
@@ -139,8 +150,13 @@ export function addCustomObjects(document: OpenAPIObject, model: WorkspaceModel,
     };
     schemas[`${object.typeName}UpdateInput`] = { type: 'object', properties: {}, additionalProperties: false };
     const parameters = namedParameters(object, model, hidden.get(object.plural));
-    for (const [kind, { path, method, operation }] of patterns) {
-      ((document.paths[pathFor(path, object.plural)] ??= {}) as Json)[method] = operationOf(kind, operation, object, parameters[kind]);
+    for (const [kind, pattern] of patterns) {
+      ((document.paths[pathFor(pattern.path, object.plural)] ??= {}) as Json)[pattern.method] = operationOf(
+        kind,
+        pattern,
+        object,
+        parameters[kind],
+      );
     }
     // Beside the standard objects' tags, before the others (webhooks).
     const tags = (document.tags ??= []);
@@ -148,6 +164,8 @@ export function addCustomObjects(document: OpenAPIObject, model: WorkspaceModel,
     tags.splice(after + 1, 0, { name: object.plural, description: object.docs.tag });
     addEventsOf(document, object.singular);
     created.push(object);
+    // About a millisecond per object; 50 objects' at once would hold the event loop for tens of them.
+    await yieldToEventLoop();
   }
   return created;
 }

@@ -55,9 +55,13 @@ function valueSchema(field: CustomField, mode: 'model' | 'input'): Schema {
  * The base document with a workspace's custom fields on each object's model, inputs and list
  * parameters, as a role that cannot read `hidden` sees it (none of those named).
  */
-export function workspaceOpenApi(base: OpenAPIObject, model: WorkspaceModel, hidden: HiddenFields = new Map()): OpenAPIObject {
+export async function workspaceOpenApi(
+  base: OpenAPIObject,
+  model: WorkspaceModel,
+  hidden: HiddenFields = new Map(),
+): Promise<OpenAPIObject> {
   const document = structuredClone(base);
-  const custom = addCustomObjects(document, model, hidden);
+  const custom = await addCustomObjects(document, model, hidden);
   const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
   for (const object of [...OBJECTS, ...custom]) {
     const fields = model.active(object.plural).filter((f) => !hidden.get(object.plural)?.has(f.name));
@@ -106,8 +110,14 @@ function hiddenFields(principal: Principal, model: WorkspaceModel): HiddenFields
  * credential, with an invalid one, or for neither: the public base document, unchanged.
  */
 export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; auth: BearerAuthService; models: DataModel }) {
-  // Bounded in bytes too: a workspace with 50 custom objects has a document of about 1 MB (docs/decisions/0059-custom-objects-open-api-and-mcp.md).
-  const documents = new LRUCache<string, string>({ max: 100, maxSize: 32 * 1024 * 1024, sizeCalculation: (json) => json.length });
+  // Bounded in bytes too: a workspace with 50 custom objects has a document of up to 3 MB (docs/decisions/0059-custom-objects-open-api-and-mcp.md).
+  const documents = new LRUCache<string, string, { model: WorkspaceModel; hidden: HiddenFields }>({
+    max: 100,
+    maxSize: 32 * 1024 * 1024,
+    sizeCalculation: (json) => json.length,
+    // One build per key however many requests ask for it at once.
+    fetchMethod: async (_key, _stale, { context }) => JSON.stringify(await workspaceOpenApi(deps.base(), context.model, context.hidden)),
+  });
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' || !req.headers.authorization) return next();
     let model: WorkspaceModel;
@@ -122,8 +132,7 @@ export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; au
     } catch {
       return next();
     }
-    let json = documents.get(key);
-    if (!json) documents.set(key, (json = JSON.stringify(workspaceOpenApi(deps.base(), model, hidden))));
+    const json = await documents.fetch(key, { context: { model, hidden } });
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.setHeader('cache-control', 'private, no-store');
     res.setHeader('vary', 'Authorization');
