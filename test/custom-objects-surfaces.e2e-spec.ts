@@ -365,6 +365,49 @@ describe('custom objects in OpenAPI and MCP', () => {
     });
   });
 
+  it('lists the tools of the oldest objects while they fit the budget, names the others and keeps them in aggregate_records', async () => {
+    const ws = await newWorkspace(ds, 'mcp-budget');
+    const api = client(http, ws.keys.Admin);
+    const types = ['SELECT', 'NUMBER', 'TEXT', 'DATE_TIME', 'LINKS', 'EMAILS', 'BOOLEAN', 'MULTI_SELECT', 'CURRENCY', 'PHONES'];
+    for (const [singular, plural] of [
+      ['wide', 'wides'],
+      ['broad', 'broads'],
+      ['small', 'smalls'],
+    ]) {
+      expect((await api.post('/rest/metadata/objects', { nameSingular: singular, namePlural: plural })).status).toBe(201);
+      const fields = singular === 'small' ? 1 : 99;
+      for (let i = 0; i < fields; i++) {
+        const type = types[i % types.length];
+        const body = {
+          object: plural,
+          name: `f${i}`,
+          type,
+          ...(type.includes('SELECT') ? { options: [{ value: 'A' }, { value: 'B' }] } : {}),
+        };
+        expect((await api.post('/rest/metadata/fields', body)).status).toBe(201);
+      }
+    }
+    const admin = await connect(ws.keys.Admin);
+    const { tools } = await admin.listTools();
+    expect(toolNames(tools, /wide|broad|small/)).toEqual([
+      'create_wide',
+      'delete_wide',
+      'get_wide',
+      'list_wides',
+      'update_wide',
+      'upsert_wide',
+    ]);
+    expect(admin.getInstructions()).toMatch(/no tools of their own here, the tool list being full: broads, smalls\./);
+    const aggregate = tools.find((t) => t.name === 'aggregate_records')!;
+    expect((aggregate.inputSchema.properties!.object as Json).enum).toEqual([...OBJECTS.map((o) => o.plural), 'wides', 'broads', 'smalls']);
+    expect((await api.post('/rest/smalls', { name: 'one' })).status).toBe(201);
+    const counted = (await admin.callTool({ name: 'aggregate_records', arguments: { object: 'smalls' } })) as CallToolResult;
+    expect(counted.structuredContent).toEqual({ groups: [{ by: {}, count: 1 }] });
+    // A workspace under the budget is told nothing more.
+    const plain = await connect((await newWorkspace(ds, 'mcp-budget-plain')).keys.Admin);
+    expect(plain.getInstructions()).not.toMatch(/tool list being full/);
+  });
+
   it('keeps tools/list of a workspace with 10 custom objects bounded', async () => {
     const ws = await newWorkspace(ds, 'mcp-ten');
     const api = client(http, ws.keys.Admin);

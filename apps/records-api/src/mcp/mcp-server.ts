@@ -22,6 +22,8 @@ export interface McpCall {
   requestId: string | undefined;
   /** The tools as the principal's workspace sees them (its custom fields); unset: the built-in ones. */
   tools?: RecordTool[];
+  /** Said to the client after the instructions: the workspace's objects left without tools of their own. */
+  notice?: string;
   /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
   onUnavailable?: () => void;
 }
@@ -67,10 +69,12 @@ export function createMcpServer(options: {
   version: string;
   /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
   onUnavailable?: () => void;
+  /** Said after the instructions (McpCall.notice). */
+  notice?: string;
 }): McpServer {
   const server = new McpServer(
     { name: 'workspace-records', title: 'Workspace Records Service', version: options.version },
-    { instructions: INSTRUCTIONS },
+    { instructions: options.notice ? `${INSTRUCTIONS} ${options.notice}` : INSTRUCTIONS },
   );
   for (const tool of options.tools) {
     const allowed = (tool.objects ?? [tool.object]).some(
@@ -165,6 +169,16 @@ export function convertedOnce<T extends StandardSchemaWithJSON>(schema: T): T {
 
 /** The JSON Schema target of every conversion the SDK makes (MCP 2025-11-25 and later: JSON Schema 2020-12). */
 const TARGET: JsonSchemaOptions = { target: 'draft-2020-12' };
+
+/** The length of `tools`' JSON Schemas as JSON text, once converted (convertAhead). */
+export function schemaLength(tools: readonly Pick<RecordTool, 'inputSchema' | 'outputSchema'>[]): number {
+  let length = 0;
+  for (const tool of tools) {
+    length += JSON.stringify(convertedOnce(tool.inputSchema)['~standard'].jsonSchema.input(TARGET)).length;
+    length += JSON.stringify(convertedOnce(tool.outputSchema)['~standard'].jsonSchema.output(TARGET)).length;
+  }
+  return length;
+}
 
 /**
  * Converts `tools`' schemas ahead of their first `tools/list`, one tool per turn of the

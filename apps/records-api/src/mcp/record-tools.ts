@@ -9,6 +9,7 @@ import { definitionFor, labelOf, type AnyRecord } from '../records/object-defini
 import type { WorkspaceModel } from '../records/data-model.js';
 import { ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
+import { schemaLength } from './mcp-server.js';
 import { visibleSchema } from '../records/visible-schema.js';
 import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from '../rest/list-query.js';
 import type { ListResult } from '../records/records.service.js';
@@ -284,26 +285,49 @@ export function recordTools(...services: ObjectService[]): RecordTool[] {
 }
 
 /**
+ * What the tools of a workspace's own objects may take in `tools/list`, as JSON Schema text
+ * (docs/mcp.md "Custom objects"): an object's six tools take 10 to 25 KB with a few fields,
+ * 140 KB with 100; 50 objects of 100 fields would be 7 MB of JSON and 150 MB of heap.
+ */
+export const CUSTOM_TOOLS_BUDGET = 256 * 1024;
+
+/** A workspace's tools, and its objects left without tools of their own (the budget was spent). */
+export interface WorkspaceTools {
+  tools: RecordTool[];
+  withoutTools: string[];
+}
+
+/**
  * The tools as a workspace with custom objects and fields sees them (each active custom
- * object's six tools, made as a standard object's; its fields in their schemas and
- * descriptions), and as a role with field restrictions sees them (`principal`: without the
- * fields it may not read, or update on writes). Which tools a role may use is decided per
- * request (mcp-server.ts), so one list serves every role of the workspace.
+ * object's six tools, made as a standard object's, oldest object first while they fit
+ * CUSTOM_TOOLS_BUDGET; its fields in their schemas and descriptions), and as a role with
+ * field restrictions sees them (`principal`: without the fields it may not read, or update
+ * on writes). Which tools a role may use is decided per request (mcp-server.ts), so one
+ * list serves every role of the workspace.
  */
 export async function workspaceTools(
   services: readonly ObjectService[],
   model: WorkspaceModel,
   principal?: Principal,
-): Promise<RecordTool[]> {
+): Promise<WorkspaceTools> {
   const accessOf = principal && ((plural: string) => fieldAccess(principal, plural));
-  const custom = model.objects.filter((o) => o.isActive).map(customObjectDeclaration);
-  const objects = [...OBJECTS, ...custom];
-  const all = [...services, ...custom.map((o) => new ObjectService(services[0].records, o.plural))];
-  const tools: RecordTool[] = [];
-  for (const [i, service] of all.entries()) {
-    tools.push(...objectTools(objects[i], service, model, accessOf));
-    // An object's tools take a few milliseconds to make; 50 objects' would hold the event loop for 0.2 s at once.
+  const tools = OBJECTS.flatMap((object, i) => objectTools(object, services[i], model, accessOf));
+  const byPlural = new Map(OBJECTS.map((o, i) => [o.plural, services[i]]));
+  const withoutTools: string[] = [];
+  let spent = 0;
+  for (const object of model.objects.filter((o) => o.isActive).map(customObjectDeclaration)) {
+    const service = new ObjectService(services[0].records, object.plural);
+    byPlural.set(object.plural, service);
+    if (withoutTools.length) {
+      withoutTools.push(object.plural);
+      continue;
+    }
+    // An object's tools take a few milliseconds to make and convert: one object per turn of the event loop.
     await yieldToEventLoop();
+    const made = objectTools(object, service, model, accessOf);
+    spent += schemaLength(made);
+    if (spent > CUSTOM_TOOLS_BUDGET) withoutTools.push(object.plural);
+    else tools.push(...made);
   }
-  return [...tools, aggregateTool(new Map(objects.map((o, i) => [o.plural, all[i]])), model, accessOf)];
+  return { tools: [...tools, aggregateTool(byPlural, model, accessOf)], withoutTools };
 }

@@ -6,6 +6,9 @@ import { fieldAccess, restrictionsKey } from '#auth/field-access.js';
 import type { Principal } from '#auth/principal.js';
 import { compositeSubFields, describeField, OBJECTS, optionValues, type CustomField } from '#records/objects/index.js';
 import type { DataModel, WorkspaceModel } from '../records/data-model.js';
+import { BuildQueue, BuildsBusyError } from '../graphql/build-queue.js';
+import { sendError } from '../http/body-parsing.js';
+import type { RequestWithId } from '../http/request-id.js';
 import { addCustomObjects } from './open-api-custom-objects.js';
 import { withoutHiddenFields, type HiddenFields } from './open-api-restricted.js';
 
@@ -103,6 +106,9 @@ function hiddenFields(principal: Principal, model: WorkspaceModel): HiddenFields
   return hidden;
 }
 
+/** What the workspace documents kept take, at most (each at most 3 MB). */
+const DOCUMENTS_BYTES = 24 * 1024 * 1024;
+
 /**
  * `GET /rest/open-api` with a credential whose workspace has custom fields, or whose role
  * cannot read some fields: that workspace's document as the role sees it (kept per workspace
@@ -110,13 +116,18 @@ function hiddenFields(principal: Principal, model: WorkspaceModel): HiddenFields
  * credential, with an invalid one, or for neither: the public base document, unchanged.
  */
 export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; auth: BearerAuthService; models: DataModel }) {
-  // Bounded in bytes too: a workspace with 50 custom objects has a document of up to 3 MB (docs/decisions/0059-custom-objects-open-api-and-mcp.md).
-  const documents = new LRUCache<string, string, { model: WorkspaceModel; hidden: HiddenFields }>({
+  const builds = new BuildQueue('OpenAPI document');
+  // Kept as UTF-8 bytes outside the heap (as a string, a 50-object workspace's 3 MB document took 7 MB of it), bounded
+  // in bytes (docs/decisions/0059-custom-objects-open-api-and-mcp.md).
+  const documents = new LRUCache<string, Buffer, { model: WorkspaceModel; hidden: HiddenFields }>({
     max: 100,
-    maxSize: 32 * 1024 * 1024,
-    sizeCalculation: (json) => json.length,
-    // One build per key however many requests ask for it at once.
-    fetchMethod: async (_key, _stale, { context }) => JSON.stringify(await workspaceOpenApi(deps.base(), context.model, context.hidden)),
+    maxSize: DOCUMENTS_BYTES,
+    sizeCalculation: (bytes) => bytes.length,
+    // One build per key however many requests ask for it at once, and one at a time in the process.
+    fetchMethod: (_key, _stale, { context }) =>
+      builds.run(context.model.workspaceId, async () =>
+        Buffer.from(JSON.stringify(await workspaceOpenApi(deps.base(), context.model, context.hidden))),
+      ),
   });
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' || !req.headers.authorization) return next();
@@ -132,7 +143,16 @@ export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; au
     } catch {
       return next();
     }
-    const json = await documents.fetch(key, { context: { model, hidden } });
+    let json: Buffer | undefined;
+    try {
+      json = await documents.fetch(key, { context: { model, hidden } });
+    } catch (err) {
+      if (err instanceof BuildsBusyError) {
+        res.setHeader('Retry-After', String(err.retryAfterSeconds));
+        return sendError(req as RequestWithId, res, err);
+      }
+      throw err;
+    }
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.setHeader('cache-control', 'private, no-store');
     res.setHeader('vary', 'Authorization');
