@@ -43,7 +43,8 @@ import { startApi, startChild, stopChild } from './children.js';
  * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
  * figures of --writes: 1 and 16 writers beside the bare server), --replica (bench/replica.ts: list and GraphQL reads
  * on the primary alone and with one streaming replica, same run), --field-indexes (bench/field-indexes.ts: what
- * other workspaces' custom-field indexes cost inserts).
+ * other workspaces' custom-field indexes cost inserts), --surfaces-churn (bench/surfaces-churn.ts: another workspace's
+ * list while one with 50 custom objects rebuilds its OpenAPI document and MCP tool list in a loop).
  */
 
 const CONNECTIONS = 16;
@@ -755,6 +756,7 @@ async function main(): Promise<void> {
     ['--prepared', async () => (await import('./prepared.js')).preparedBench()],
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
     ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],
+    ['--surfaces-churn', async () => (await import('./surfaces-churn.js')).surfacesChurnBench()],
     ['--field-indexes', async () => (await import('./field-indexes.js')).fieldIndexBench()],
   ];
   const named = dedicated.filter(([flag]) => process.argv.includes(flag));

@@ -95,7 +95,7 @@ export function objectTools(
   const access = accessOf?.(plural);
   const schema = visibleSchema((model?.definition(plural) ?? definitionFor(plural)).schema, access?.hidden);
   const hiddenOf: HiddenOf | undefined = accessOf && ((name) => accessOf(name)?.hidden);
-  const customOf = (name: string) => (model?.active(name) ?? []).filter((f) => !accessOf?.(name)?.hidden.has(f.name));
+  const customOf = readableCustomFields(model, accessOf);
   const custom = customOf(plural);
   const writable = (model?.active(plural) ?? []).filter((f) => !access?.readOnly.has(f.name));
   // The workspace's own fields, named in the descriptions an agent reads (docs/data-model.md).
@@ -231,6 +231,36 @@ export function objectTools(
   ];
 }
 
+/*
+ * A tool's `run` keeps what the function that made it refers to from any closure: no
+ * closure there refers to the workspace model, so a kept tool list never keeps its model
+ * (50 objects of 100 fields: 5.5 MB of definitions) alive; these helpers make what needs it.
+ */
+
+/** The active custom fields of each object, less those the role cannot read. */
+function readableCustomFields(model: WorkspaceModel | undefined, accessOf?: (plural: string) => FieldAccess | undefined) {
+  return (name: string) => (model?.active(name) ?? []).filter((f) => !accessOf?.(name)?.hidden.has(f.name));
+}
+
+/** What each object groups by and sums, for aggregate_records' description. */
+function groupableFields(
+  plurals: readonly string[],
+  model?: WorkspaceModel,
+  accessOf?: (plural: string) => FieldAccess | undefined,
+): string {
+  return plurals
+    .map((plural) => {
+      const schema = visibleSchema((model?.definition(plural) ?? definitionFor(plural)).schema, accessOf?.(plural)?.hidden);
+      const of = (types: string[]) =>
+        Object.values(schema.fields)
+          .filter((f) => types.includes(f.type))
+          .map((f) => f.path)
+          .join(', ');
+      return `${plural}: group by ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}; sum/avg ${of(['bigint', 'number']) || 'none'}`;
+    })
+    .join('. ');
+}
+
 /**
  * `aggregate_records` (docs/mcp.md): groups and aggregates of one object, with REST's
  * `group_by`, `aggregate` and `filter` syntax; the service checks read permission (FORBIDDEN).
@@ -242,17 +272,7 @@ export function aggregateTool(
   accessOf?: (plural: string) => FieldAccess | undefined,
 ): RecordTool {
   const plurals = [...services.keys()];
-  const fieldsNote = plurals
-    .map((plural) => {
-      const schema = visibleSchema((model?.definition(plural) ?? definitionFor(plural)).schema, accessOf?.(plural)?.hidden);
-      const of = (types: string[]) =>
-        Object.values(schema.fields)
-          .filter((f) => types.includes(f.type))
-          .map((f) => f.path)
-          .join(', ');
-      return `${plural}: group by ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}; sum/avg ${of(['bigint', 'number']) || 'none'}`;
-    })
-    .join('. ');
+  const fieldsNote = groupableFields(plurals, model, accessOf);
   return {
     name: 'aggregate_records',
     title: 'Aggregate records',

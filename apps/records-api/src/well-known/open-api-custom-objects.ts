@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { randomBytes } from 'node:crypto';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { customObjectDeclaration, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import type { WorkspaceModel } from '../records/data-model.js';
@@ -168,4 +169,41 @@ export async function addCustomObjects(document: OpenAPIObject, model: Workspace
     await yieldToEventLoop();
   }
   return created;
+}
+
+/** Bytes of JSON made between two turns of the event loop. */
+const SLICE_BYTES = 256 * 1024;
+
+/**
+ * `document` as UTF-8 JSON, made a slice at a time: what it has beyond `base` (a workspace's
+ * own objects' paths, schemas and events) is serialised entry by entry, yielding between
+ * slices, and spliced into the rest. In one go, a 6 MB document (50 objects of 100 fields)
+ * held the event loop for 80–120 ms (JSON.stringify, then Buffer.from of a two-byte string).
+ */
+export async function jsonBytes(document: OpenAPIObject, base: OpenAPIObject): Promise<Buffer> {
+  const nonce = randomBytes(12).toString('hex');
+  const values: unknown[] = [];
+  const hold = (into: Json | undefined, known: Json | undefined) => {
+    for (const key of Object.keys(into ?? {})) {
+      if (known && Object.hasOwn(known, key)) continue;
+      values.push(into![key]);
+      into![key] = `${nonce}:${values.length - 1}`;
+    }
+  };
+  hold(document.paths, base.paths);
+  hold(document.components?.schemas, base.components?.schemas);
+  hold((document as Json).webhooks, (base as Json).webhooks);
+  const pieces: Buffer[] = [];
+  let slice = 0;
+  for (const value of values) {
+    const piece = Buffer.from(JSON.stringify(value));
+    pieces.push(piece);
+    slice += piece.length;
+    if (slice >= SLICE_BYTES) {
+      slice = 0;
+      await yieldToEventLoop();
+    }
+  }
+  const parts = JSON.stringify(document).split(new RegExp(`"${nonce}:(\\d+)"`));
+  return Buffer.concat(parts.map((part, i) => (i % 2 ? pieces[Number(part)] : Buffer.from(part))));
 }

@@ -9,7 +9,7 @@ import type { DataModel, WorkspaceModel } from '../records/data-model.js';
 import { BuildQueue, BuildsBusyError } from '../graphql/build-queue.js';
 import { sendError } from '../http/body-parsing.js';
 import type { RequestWithId } from '../http/request-id.js';
-import { addCustomObjects } from './open-api-custom-objects.js';
+import { addCustomObjects, jsonBytes } from './open-api-custom-objects.js';
 import { withoutHiddenFields, type HiddenFields } from './open-api-restricted.js';
 
 type Schema = Record<string, unknown>;
@@ -126,7 +126,7 @@ export function workspaceOpenApiMiddleware(deps: { base: () => OpenAPIObject; au
     // One build per key however many requests ask for it at once, and one at a time in the process.
     fetchMethod: (_key, _stale, { context }) =>
       builds.run(context.model.workspaceId, async () =>
-        Buffer.from(JSON.stringify(await workspaceOpenApi(deps.base(), context.model, context.hidden))),
+        jsonBytes(await workspaceOpenApi(deps.base(), context.model, context.hidden), deps.base()),
       ),
   });
   return async (req: Request, res: Response, next: NextFunction) => {
