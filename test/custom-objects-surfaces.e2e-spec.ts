@@ -43,6 +43,19 @@ describe('custom objects in OpenAPI and MCP', () => {
     await app.close();
   });
 
+  const connect = async (secret: string) => {
+    const c = new Client({ name: 'custom-objects-e2e', version: '1.0.0' });
+    await c.connect(new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { Authorization: `Bearer ${secret}` } } }));
+    clients.push(c);
+    return c;
+  };
+  const toolNames = (tools: Tool[], pattern: RegExp) =>
+    tools
+      .map((t) => t.name)
+      .filter((n) => pattern.test(n))
+      .sort();
+  const TICKET_TOOLS = ['create_ticket', 'delete_ticket', 'get_ticket', 'list_tickets', 'update_ticket', 'upsert_ticket'];
+
   /** A workspace with tickets (priority SELECT, estimate NUMBER, code TEXT required) and an inactive object. */
   async function workspaceWithTickets(label: string): Promise<{ ws: TestWorkspace; api: RestClient; ticket: WorkspaceObject }> {
     const ws = await newWorkspace(ds, label);
@@ -162,6 +175,14 @@ describe('custom objects in OpenAPI and MCP', () => {
     const others = (await client(http, other.keys.Admin).get('/rest/open-api').expect(200)).body;
     expect(others).toEqual(publicDoc);
     expect(JSON.stringify(publicDoc)).not.toMatch(/ticket/i);
+    const forged = await request(http)
+      .get('/rest/open-api')
+      .set('Authorization', `Bearer ${ws.keys.Admin.slice(0, -4)}AAAA`);
+    expect(forged.body).toEqual(publicDoc);
+    // Many at once: one document, the same to all.
+    const many = await Promise.all(Array.from({ length: 8 }, () => api.get('/rest/open-api')));
+    expect(new Set(many.map((r) => `${r.status} ${r.text}`)).size).toBe(1);
+    expect(JSON.parse(many[0].text)).toEqual(doc);
     expect(ws.id).not.toBe(other.id);
   });
 
@@ -190,6 +211,16 @@ describe('custom objects in OpenAPI and MCP', () => {
     for (const op of operationsOf(doc, 'tickets').values()) expect(JSON.stringify(op)).not.toMatch(/`priority`|priority \(|priority,/);
     expect(JSON.stringify(doc.paths['/rest/tickets'].get)).toMatch(/`estimate`/);
     expect((await api.get('/rest/open-api')).body.components.schemas.TicketModel.properties).toHaveProperty('priority');
+    // Its MCP tools neither show nor take the field.
+    const listed = await request(http)
+      .post('/mcp')
+      .set({ Authorization: `Bearer ${key.secret}`, Accept: 'application/json, text/event-stream' })
+      .send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const tools = listed.body.result.tools as Tool[];
+    expect(toolNames(tools, /ticket/)).toEqual(TICKET_TOOLS);
+    for (const tool of tools.filter((t) => /ticket/.test(t.name))) {
+      expect({ tool: tool.name, text: JSON.stringify(tool) }).not.toMatchObject({ text: expect.stringMatching(/"priority"|priority \(/) });
+    }
 
     expect((await api.patch(`/rest/metadata/objects/${ticket.id}`, { isActive: false })).status).toBe(200);
     const after = (await api.get('/rest/open-api').expect(200)).body;
@@ -228,19 +259,6 @@ describe('custom objects in OpenAPI and MCP', () => {
     const stems = new Set(names.flatMap((name) => patterns.flatMap((p) => p.exec(name)?.[1] ?? [])));
     expect([...stems].filter((stem) => !standard.has(stem) && !BASE_OPEN_API_NAMES.has(stem))).toEqual([]);
   });
-
-  const connect = async (secret: string) => {
-    const c = new Client({ name: 'custom-objects-e2e', version: '1.0.0' });
-    await c.connect(new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { Authorization: `Bearer ${secret}` } } }));
-    clients.push(c);
-    return c;
-  };
-  const toolNames = (tools: Tool[], pattern: RegExp) =>
-    tools
-      .map((t) => t.name)
-      .filter((n) => pattern.test(n))
-      .sort();
-  const TICKET_TOOLS = ['create_ticket', 'delete_ticket', 'get_ticket', 'list_tickets', 'update_ticket', 'upsert_ticket'];
 
   it("lists each active custom object's six tools as a standard object's, filtered by role, in its workspace only", async () => {
     const { ws, api, ticket } = await workspaceWithTickets('mcp');
