@@ -1,4 +1,3 @@
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
@@ -6,6 +5,7 @@ import { createObject } from '#identity/objects.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { benchDatabaseUrl, ensureBenchDatabase } from './seed.js';
 import { startApi, stopChild } from './children.js';
+import { figures, figuresLine, type Figures } from './tenant-figures.js';
 
 /**
  * `npm run bench -- --surfaces-churn`: another tenant's REST list while one workspace with
@@ -27,23 +27,13 @@ const VICTIM_CONNECTIONS = 4;
 const ATTACKERS = 2;
 const log = (m: string) => console.log(m);
 
-interface Figures {
-  p50: number;
-  p99: number;
-  rps: number;
-  non2xx: number;
-  errors: number;
-}
-
-async function victim(base: string, key: string): Promise<Figures> {
-  const r = await autocannon({
+const victim = (base: string, key: string): Promise<Figures> =>
+  figures({
     url: `${base}/rest/companies?limit=10`,
     connections: VICTIM_CONNECTIONS,
     duration: DURATION_S,
     headers: { authorization: `Bearer ${key}` },
   });
-  return { p50: r.latency.p50, p99: r.latency.p99, rps: Math.round(r.requests.average), non2xx: r.non2xx, errors: r.errors };
-}
 
 export async function surfacesChurnBench(): Promise<void> {
   const { url } = await resolveDatabaseUrl(log);
@@ -129,10 +119,7 @@ export async function surfacesChurnBench(): Promise<void> {
     const under = await victim(base, victimKey);
     stop.done = true;
     await Promise.all(attackers);
-    const show = (label: string, f: Figures) =>
-      log(
-        `  ${label.padEnd(52)} p50 ${String(f.p50).padStart(4)} ms  p99 ${String(f.p99).padStart(5)} ms  ${f.rps} req/s  (non-2xx ${f.non2xx}, errors ${f.errors})`,
-      );
+    const show = (label: string, f: Figures) => log(figuresLine(label, f, 52));
     log(`Custom objects in OpenAPI and MCP under churn: ${OBJECTS} objects of ${FIELDS + 1} fields in the attacker's workspace`);
     log(
       `  first document ${Math.round(docBytes / 1024)} KB in ${Math.round(first.document)} ms; ` +
