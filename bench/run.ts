@@ -43,13 +43,12 @@ import { startApi, startChild, stopChild } from './children.js';
  * bench/search.ts, bench/import.ts with --import [--import-rows N]; --import and --export also print the single-create
  * figures of --writes: 1 and 16 writers beside the bare server), --replica (bench/replica.ts: list and GraphQL reads
  * on the primary alone and with one streaming replica, same run), --field-indexes (bench/field-indexes.ts: what
- * other workspaces' custom-field indexes cost inserts).
- * on the primary alone and with one streaming replica, same run), --import-fairness (bench/import-fairness.ts: another
- * workspace's reads alone and while imports are parsed).
- * other workspaces' custom-field indexes cost inserts), --graphql-schema-size (bench/graphql-schema-size.ts: build
- * time and heap of workspace schemas with custom objects, no server).
- * other workspaces' custom-field indexes cost inserts), --custom-object-search (bench/custom-object-search.ts: what
- * search costs a custom object's inserts, and a label identifier change).
+ * other workspaces' custom-field indexes cost inserts), --import-fairness (bench/import-fairness.ts: another
+ * workspace's reads alone and while imports are parsed), --graphql-schema-size (bench/graphql-schema-size.ts: build
+ * time and heap of workspace schemas with custom objects, no server), --custom-object-search
+ * (bench/custom-object-search.ts: what search costs a custom object's inserts, and a label identifier change),
+ * --surfaces-churn (bench/surfaces-churn.ts: another workspace's list while one with 50 custom objects rebuilds its
+ * OpenAPI document and MCP tool list in a loop).
  */
 
 const CONNECTIONS = 16;
@@ -763,6 +762,7 @@ async function main(): Promise<void> {
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
     ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],
     ['--custom-objects', async () => (await import('./custom-objects.js')).customObjectsBench()],
+    ['--surfaces-churn', async () => (await import('./surfaces-churn.js')).surfacesChurnBench()],
     ['--field-indexes', async () => (await import('./field-indexes.js')).fieldIndexBench()],
     ['--graphql-schema-size', async () => (await import('./graphql-schema-size.js')).graphqlSchemaSizeBench()],
     ['--custom-object-search', async () => (await import('./custom-object-search.js')).customObjectSearchBench()],

@@ -1,4 +1,3 @@
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createApiKey, createWorkspace, findRole } from '#identity/accounts.js';
@@ -7,6 +6,7 @@ import { RECORD_OBJECTS, type ObjectPermissions } from '#database/entities/role.
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { benchDatabaseUrl, ensureBenchDatabase } from './seed.js';
 import { startApi, stopChild } from './children.js';
+import { figures, figuresLine, type Figures } from './tenant-figures.js';
 
 /**
  * `npm run bench -- --schema-churn`: another tenant's GraphQL query while one workspace
@@ -25,16 +25,8 @@ const DURATION_S = Number(process.env.BENCH_DURATION) || 10;
 const VICTIM_CONNECTIONS = 4;
 const log = (m: string) => console.log(m);
 
-interface Figures {
-  p50: number;
-  p99: number;
-  rps: number;
-  non2xx: number;
-  errors: number;
-}
-
-async function victim(base: string, key: string): Promise<Figures> {
-  const r = await autocannon({
+const victim = (base: string, key: string): Promise<Figures> =>
+  figures({
     url: `${base}/graphql`,
     method: 'POST',
     connections: VICTIM_CONNECTIONS,
@@ -42,8 +34,6 @@ async function victim(base: string, key: string): Promise<Figures> {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     body: JSON.stringify({ query: '{ companies(first: 10) { edges { node { id name } } } }' }),
   });
-  return { p50: r.latency.p50, p99: r.latency.p99, rps: Math.round(r.requests.average), non2xx: r.non2xx, errors: r.errors };
-}
 
 /** Runs `round` in a loop until `stop` is set; counts the rounds and their failures. */
 async function loop(round: (i: number) => Promise<boolean>, stop: { done: boolean }): Promise<{ rounds: number; failed: number }> {
@@ -138,10 +128,7 @@ export async function schemaChurnBench(): Promise<void> {
     const underRoles = await victim(base, victimKey);
     roles.done = true;
     const roleLoop = await roleRounds;
-    const show = (label: string, f: Figures) =>
-      log(
-        `  ${label.padEnd(46)} p50 ${String(f.p50).padStart(4)} ms  p99 ${String(f.p99).padStart(5)} ms  ${f.rps} req/s  (non-2xx ${f.non2xx}, errors ${f.errors})`,
-      );
+    const show = (label: string, f: Figures) => log(figuresLine(label, f, 46));
     log(`GraphQL schemas under churn: another tenant's query, ${VICTIM_CONNECTIONS} connections, ${DURATION_S} s each`);
     show('alone', alone);
     show(`while one workspace edits a label + queries`, underLabels);

@@ -1,43 +1,15 @@
 import type { INestApplication } from '@nestjs/common';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createAuthServer } from '../apps/auth-server/src/bootstrap.js';
 import { DOC_PAGES } from '../apps/records-api/src/well-known/docs-pages.js';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
+import { validateOpenApi } from './open-api-validate.js';
 import { freePort } from './public-origin.js';
 import type { Http } from './rest-helpers.js';
 
 const PUBLIC_URL = 'http://localhost:3000';
-
-/**
- * Validates with @apidevtools/swagger-parser in a plain Node process: the validator is
- * CommonJS that require()s an ES module, which Node ≥ 20.19 loads but Jest's module
- * loader cannot.
- */
-function validateOpenApi(document: unknown): Promise<string> {
-  const script = `
-    import SwaggerParser from '@apidevtools/swagger-parser';
-    let input = '';
-    process.stdin.on('data', (chunk) => (input += chunk)).on('end', async () => {
-      try {
-        const api = await SwaggerParser.validate(JSON.parse(input));
-        process.stdout.write('valid ' + api.openapi);
-      } catch (err) {
-        process.stdout.write('invalid ' + err.message);
-      }
-    });`;
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      process.execPath,
-      ['--no-warnings', '--input-type=module', '-e', script],
-      { cwd: process.cwd() },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    );
-    child.stdin!.end(JSON.stringify(document));
-  });
-}
 
 /** `/llms.txt`, `/docs/*`, `/rest/open-api` and `/docs/api-reference` (docs/authentication.md). */
 describe('llms.txt, documentation pages and OpenAPI', () => {

@@ -1,8 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { AppError, ErrorCode } from '#errors/errors.js';
+import { TooManyRequestsError } from '#errors/errors.js';
 
 /*
- * Schema builds of a process, one at a time (docs/decisions/0052-graphql-schemas-bounded-in-bytes.md).
+ * Schema builds of a process, one at a time (docs/decisions/0052-graphql-schemas-bounded-in-bytes.md);
+ * the workspace OpenAPI documents and MCP tool lists are built the same way, each in a queue
+ * of its own (docs/decisions/0059-custom-objects-open-api-and-mcp.md).
  * A build runs on the event loop (a 300-field workspace schema: ~50 ms), so builds are
  * taken in turn from each workspace that waits (round robin, not first come), and after a
  * build of t ms the next waits 3t ms: builds take at most a quarter of the event loop,
@@ -16,13 +18,13 @@ const MAX_WAITING_PER_WORKSPACE = 4;
 const DUTY = 0.25;
 const RETRY_AFTER_SECONDS = 1;
 
-export class BuildsBusyError extends AppError {
-  constructor() {
-    super(429, ErrorCode.RATE_LIMITED, [
-      `This workspace's data model changes faster than its GraphQL schema can be built; retry after ${RETRY_AFTER_SECONDS} s`,
-    ]);
+export class BuildsBusyError extends TooManyRequestsError {
+  constructor(what: string) {
+    super(
+      `This workspace's data model changes faster than its ${what} can be built; retry after ${RETRY_AFTER_SECONDS} s`,
+      RETRY_AFTER_SECONDS,
+    );
   }
-  readonly retryAfterSeconds = RETRY_AFTER_SECONDS;
 }
 
 interface Task {
@@ -37,9 +39,12 @@ export class BuildQueue {
   private readyAt = 0;
   private timer?: NodeJS.Timeout;
 
+  /** `what` is built: named in the 429 of a workspace that waits for too many. */
+  constructor(private readonly what = 'GraphQL schema') {}
+
   run<T>(workspaceId: string, build: () => Promise<T>): Promise<T> {
     const queue = this.waiting.get(workspaceId) ?? [];
-    if (queue.length >= MAX_WAITING_PER_WORKSPACE) return Promise.reject(new BuildsBusyError());
+    if (queue.length >= MAX_WAITING_PER_WORKSPACE) return Promise.reject(new BuildsBusyError(this.what));
     return new Promise<T>((resolve, reject) => {
       queue.push({
         start: () => {

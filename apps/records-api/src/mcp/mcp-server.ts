@@ -1,5 +1,6 @@
-import { McpServer, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
+import { McpServer, type AuthInfo, type CallToolResult, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { Logger } from '@nestjs/common';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { z } from 'zod';
 import { can, type Principal } from '#auth/principal.js';
 import { isDatabaseUnavailable, isStatementTimeout, statementTimeoutMessage } from '#ops/database-unavailable.js';
@@ -21,6 +22,8 @@ export interface McpCall {
   requestId: string | undefined;
   /** The tools as the principal's workspace sees them (its custom fields); unset: the built-in ones. */
   tools?: RecordTool[];
+  /** Said to the client after the instructions: the workspace's objects left without tools of their own. */
+  notice?: string;
   /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
   onUnavailable?: () => void;
 }
@@ -66,10 +69,12 @@ export function createMcpServer(options: {
   version: string;
   /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
   onUnavailable?: () => void;
+  /** Said after the instructions (McpCall.notice). */
+  notice?: string;
 }): McpServer {
   const server = new McpServer(
     { name: 'workspace-records', title: 'Workspace Records Service', version: options.version },
-    { instructions: INSTRUCTIONS },
+    { instructions: options.notice ? `${INSTRUCTIONS} ${options.notice}` : INSTRUCTIONS },
   );
   for (const tool of options.tools) {
     const allowed = (tool.objects ?? [tool.object]).some(
@@ -81,8 +86,8 @@ export function createMcpServer(options: {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.inputSchema,
-        outputSchema: tool.outputSchema,
+        inputSchema: convertedOnce(tool.inputSchema),
+        outputSchema: convertedOnce(tool.outputSchema),
         annotations: tool.annotations,
       },
       async (args: Record<string, unknown>): Promise<CallToolResult> => {
@@ -119,6 +124,73 @@ export function createMcpServer(options: {
     }
   }
   return server;
+}
+
+const converted = new WeakMap<object, StandardSchemaWithJSON>();
+type JsonSchemaOptions = Parameters<StandardSchemaWithJSON['~standard']['jsonSchema']['input']>[0];
+
+function frozen<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) frozen(inner);
+  }
+  return value;
+}
+
+/**
+ * `schema` with its JSON Schema worked out once, where the SDK would convert it again at
+ * every `tools/list` of every request (stateless: a server per request): 320 tools of a
+ * workspace with 50 custom objects took 0.4 to 1.1 s of the event loop per list. Validation
+ * stays the schema's own. The SDK converts to one target only (JSON Schema 2020-12); the
+ * result is frozen, so nothing can change what the next request lists.
+ */
+export function convertedOnce<T extends StandardSchemaWithJSON>(schema: T): T {
+  let found = converted.get(schema);
+  if (!found) {
+    const own = schema['~standard'];
+    const json = new Map<string, Record<string, unknown>>();
+    const once = (io: 'input' | 'output', options: JsonSchemaOptions) => {
+      const key = `${io} ${options.target}`;
+      let result = json.get(key);
+      if (!result) json.set(key, (result = frozen(own.jsonSchema[io](options))));
+      return result;
+    };
+    found = {
+      '~standard': {
+        ...own,
+        validate: (value) => own.validate(value),
+        jsonSchema: { input: (options) => once('input', options), output: (options) => once('output', options) },
+      },
+    };
+    converted.set(schema, found);
+  }
+  return found as T;
+}
+
+/** The JSON Schema target of every conversion the SDK makes (MCP 2025-11-25 and later: JSON Schema 2020-12). */
+const TARGET: JsonSchemaOptions = { target: 'draft-2020-12' };
+
+/** The length of `tools`' JSON Schemas as JSON text, once converted (convertAhead). */
+export function schemaLength(tools: readonly Pick<RecordTool, 'inputSchema' | 'outputSchema'>[]): number {
+  let length = 0;
+  for (const tool of tools) {
+    length += JSON.stringify(convertedOnce(tool.inputSchema)['~standard'].jsonSchema.input(TARGET)).length;
+    length += JSON.stringify(convertedOnce(tool.outputSchema)['~standard'].jsonSchema.output(TARGET)).length;
+  }
+  return length;
+}
+
+/**
+ * Converts `tools`' schemas ahead of their first `tools/list`, one tool per turn of the
+ * event loop, so that a list of hundreds (a workspace's custom objects) never holds it
+ * for long (docs/decisions/0059-custom-objects-open-api-and-mcp.md).
+ */
+export async function convertAhead(tools: readonly Pick<RecordTool, 'inputSchema' | 'outputSchema'>[]): Promise<void> {
+  for (const tool of tools) {
+    convertedOnce(tool.inputSchema)['~standard'].jsonSchema.input(TARGET);
+    convertedOnce(tool.outputSchema)['~standard'].jsonSchema.output(TARGET);
+    await yieldToEventLoop();
+  }
 }
 
 /** Names of the tools a JSON-RPC message (or batch) calls. */

@@ -13,14 +13,31 @@ import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
 import { databaseUnavailableBody, errorHeaders } from '../http/error-body.js';
 import { jsonRpcError } from '../http/rest-exception.filter.js';
-import { authInfoFor, callOf, calledTools, createMcpServer, type McpCall } from './mcp-server.js';
+import { authInfoFor, callOf, calledTools, convertAhead, createMcpServer, schemaLength, type McpCall } from './mcp-server.js';
 import { recordTools, workspaceTools, type RecordTool } from './record-tools.js';
 import { searchTool } from './search-tool.js';
 import { SearchService } from '../records/search.service.js';
-import { DataModel } from '../records/data-model.js';
+import { DataModel, type WorkspaceModel } from '../records/data-model.js';
+import { BuildQueue } from '../graphql/build-queue.js';
 import { LRUCache } from 'lru-cache';
 
 type McpRequest = AuthenticatedRequest & RequestWithId & { auth?: ReturnType<typeof authInfoFor> };
+
+/**
+ * The heap the kept tool lists may take, estimated: the standard objects' 20 tools with a
+ * custom field take about 0.6 MB, with custom objects up to CUSTOM_TOOLS_BUDGET more about
+ * 6 MB, zod schemas and their JSON Schemas together.
+ */
+const TOOL_LISTS_BYTES = 24 * 1024 * 1024;
+
+/** A tool list's heap, estimated from its JSON Schemas' length (measured: 12 to 20 times it; the larger). */
+const heapOf = (tools: readonly RecordTool[]) => 20 * schemaLength(tools);
+
+/** The tools of a workspace's model as one role sees them, and what the server tells the client of them. */
+interface ToolList {
+  tools: RecordTool[];
+  notice?: string;
+}
 
 /**
  * `/mcp` (docs/mcp.md): MCP over Streamable HTTP, stateless, on the official v2 SDK. The
@@ -40,8 +57,19 @@ export class McpController implements OnApplicationShutdown {
   private readonly modern: ReturnType<typeof createMcpHandler>;
   private readonly serveModern: NodeMcpRequestHandler;
 
-  /** Tool lists of workspaces with custom fields, per data-model version. */
-  private readonly workspaceTools = new LRUCache<string, RecordTool[]>({ max: 200 });
+  /**
+   * Tool lists of workspaces with custom objects or fields, per data-model version, bounded
+   * by their estimated heap (docs/decisions/0059-custom-objects-open-api-and-mcp.md).
+   */
+  private readonly workspaceTools = new LRUCache<string, ToolList, { model: WorkspaceModel; principal?: Principal }>({
+    max: 200,
+    maxSize: TOOL_LISTS_BYTES,
+    sizeCalculation: (list) => heapOf(list.tools),
+    // One build per key however many requests ask for it at once, and one at a time in the process.
+    fetchMethod: (_key, _stale, { context }) =>
+      this.builds.run(context.model.workspaceId, () => this.build(context.model, context.principal)),
+  });
+  private readonly builds = new BuildQueue('MCP tool list');
 
   constructor(
     private readonly services: ObjectServices,
@@ -58,7 +86,21 @@ export class McpController implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.builds.clear();
     await this.modern.close();
+  }
+
+  private async build(model: WorkspaceModel, principal?: Principal): Promise<ToolList> {
+    const { tools, withoutTools } = await workspaceTools(this.services.all, model, principal);
+    const list = [...tools, searchTool(this.searchService)];
+    await convertAhead(list);
+    if (!withoutTools.length) return { tools: list };
+    return {
+      tools: list,
+      notice:
+        `These objects of the workspace have no tools of their own here, the tool list being full: ${withoutTools.join(', ')}. ` +
+        'aggregate_records takes them; otherwise use REST (/rest/<object>).',
+    };
   }
 
   @Post()
@@ -78,18 +120,15 @@ export class McpController implements OnApplicationShutdown {
     const model = await this.models.of(principal);
     // A role with field restrictions: tools without the fields it may not read or update, kept per restrictions.
     const restrictions = restrictionsKey(principal);
-    let tools: RecordTool[] | undefined;
+    let list: ToolList | undefined;
     if (model.hasActiveFields || restrictions) {
       const key = restrictions ? `${model.key}:${restrictions}` : model.key;
-      tools = this.workspaceTools.get(key);
-      if (!tools) {
-        tools = [...workspaceTools(this.services.all, model, restrictions ? principal : undefined), searchTool(this.searchService)];
-        this.workspaceTools.set(key, tools);
-      }
+      list = await this.workspaceTools.fetch(key, { context: { model, principal: restrictions ? principal : undefined } });
     }
     const call: McpCall = {
       principal,
-      tools,
+      tools: list?.tools,
+      notice: list?.notice,
       called: calledTools(req.body),
       requestId: req.id,
       onUnavailable: () => {

@@ -1,14 +1,16 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/server';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
 import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
-import type { ObjectSchema } from '#records/query/types.js';
-import { BUILT_IN_UNIQUE_FIELDS, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { BUILT_IN_UNIQUE_FIELDS, customObjectDeclaration, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '../records/embedded-text.js';
 import { definitionFor, labelOf, type AnyRecord } from '../records/object-definitions.js';
 import type { WorkspaceModel } from '../records/data-model.js';
-import type { ObjectService } from '../records/object-service.js';
+import { ObjectService } from '../records/object-service.js';
 import { inversesOf } from '../records/records.service.js';
+import { schemaLength } from './mcp-server.js';
+import { visibleSchema } from '../records/visible-schema.js';
 import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from '../rest/list-query.js';
 import type { ListResult } from '../records/records.service.js';
 import {
@@ -93,7 +95,7 @@ export function objectTools(
   const access = accessOf?.(plural);
   const schema = visibleSchema((model?.definition(plural) ?? definitionFor(plural)).schema, access?.hidden);
   const hiddenOf: HiddenOf | undefined = accessOf && ((name) => accessOf(name)?.hidden);
-  const customOf = (name: string) => (model?.active(name) ?? []).filter((f) => !accessOf?.(name)?.hidden.has(f.name));
+  const customOf = readableCustomFields(model, accessOf);
   const custom = customOf(plural);
   const writable = (model?.active(plural) ?? []).filter((f) => !access?.readOnly.has(f.name));
   // The workspace's own fields, named in the descriptions an agent reads (docs/data-model.md).
@@ -144,7 +146,7 @@ export function objectTools(
     {
       name: `get_${singular}`,
       title: `Get ${a}`,
-      description: `Reads one ${singular} by id (with depth 1, also ${possessive} ${depthParts.join(' and ')}). A deleted or unknown id is NOT_FOUND.`,
+      description: `Reads one ${singular} by id${depthParts.length ? ` (with depth 1, also ${possessive} ${depthParts.join(' and ')})` : ''}. A deleted or unknown id is NOT_FOUND.`,
       object: plural,
       action: 'read',
       inputSchema: getInput(singular, embedded),
@@ -229,25 +231,48 @@ export function objectTools(
   ];
 }
 
+/*
+ * A tool's `run` keeps what the function that made it refers to from any closure: no
+ * closure there refers to the workspace model, so a kept tool list never keeps its model
+ * (50 objects of 100 fields: 5.5 MB of definitions) alive; these helpers make what needs it.
+ */
+
+/** The active custom fields of each object, less those the role cannot read. */
+function readableCustomFields(model: WorkspaceModel | undefined, accessOf?: (plural: string) => FieldAccess | undefined) {
+  return (name: string) => (model?.active(name) ?? []).filter((f) => !accessOf?.(name)?.hidden.has(f.name));
+}
+
+/** What each object groups by and sums, for aggregate_records' description. */
+function groupableFields(
+  plurals: readonly string[],
+  model?: WorkspaceModel,
+  accessOf?: (plural: string) => FieldAccess | undefined,
+): string {
+  return plurals
+    .map((plural) => {
+      const schema = visibleSchema((model?.definition(plural) ?? definitionFor(plural)).schema, accessOf?.(plural)?.hidden);
+      const of = (types: string[]) =>
+        Object.values(schema.fields)
+          .filter((f) => types.includes(f.type))
+          .map((f) => f.path)
+          .join(', ');
+      return `${plural}: group by ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}; sum/avg ${of(['bigint', 'number']) || 'none'}`;
+    })
+    .join('. ');
+}
+
 /**
  * `aggregate_records` (docs/mcp.md): groups and aggregates of one object, with REST's
  * `group_by`, `aggregate` and `filter` syntax; the service checks read permission (FORBIDDEN).
  */
 export function aggregateTool(
-  services: readonly ObjectService[],
+  /** The service of each object the tool groups, by plural name: the standard ones, then the workspace's own. */
+  services: ReadonlyMap<string, ObjectService>,
   model?: WorkspaceModel,
   accessOf?: (plural: string) => FieldAccess | undefined,
 ): RecordTool {
-  const plurals = OBJECTS.map((o) => o.plural);
-  const fieldsNote = OBJECTS.map((o) => {
-    const schema = visibleSchema((model?.definition(o.plural) ?? definitionFor(o.plural)).schema, accessOf?.(o.plural)?.hidden);
-    const of = (types: string[]) =>
-      Object.values(schema.fields)
-        .filter((f) => types.includes(f.type))
-        .map((f) => f.path)
-        .join(', ');
-    return `${o.plural}: group by ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}; sum/avg ${of(['bigint', 'number']) || 'none'}`;
-  }).join('. ');
+  const plurals = [...services.keys()];
+  const fieldsNote = groupableFields(plurals, model, accessOf);
   return {
     name: 'aggregate_records',
     title: 'Aggregate records',
@@ -263,7 +288,7 @@ export function aggregateTool(
     outputSchema: aggregateOutput,
     annotations: { ...READ, title: 'Aggregate records' },
     async run(principal, args) {
-      const service = services[plurals.indexOf(String(args.object))];
+      const service = services.get(String(args.object))!;
       const { object: _object, ...query } = args;
       const groups = await service.groupBy(principal, (schema) => parseRestGroupByQuery(asQuery(query), schema));
       return { structured: { groups }, summary: `${groups.length} group${groups.length === 1 ? '' : 's'} of ${String(args.object)}.` };
@@ -273,26 +298,56 @@ export function aggregateTool(
 
 /** The tools of every object; `services` in the order of OBJECTS (companies, people, …), as ObjectServices holds them. */
 export function recordTools(...services: ObjectService[]): RecordTool[] {
-  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service)), aggregateTool(services)];
+  return [
+    ...services.flatMap((service, i) => objectTools(OBJECTS[i], service)),
+    aggregateTool(new Map(OBJECTS.map((o, i) => [o.plural, services[i]]))),
+  ];
 }
 
 /**
- * The tools as a workspace with custom fields sees them (its fields in their schemas and
- * descriptions), and as a role with field restrictions sees them (`principal`: without the
- * fields it may not read, or update on writes).
+ * What the tools of a workspace's own objects may take in `tools/list`, as JSON Schema text
+ * (docs/mcp.md "Custom objects"): an object's six tools take 10 to 25 KB with a few fields,
+ * 140 KB with 100; 50 objects of 100 fields would be 7 MB of JSON and 150 MB of heap.
  */
-export function workspaceTools(services: readonly ObjectService[], model: WorkspaceModel, principal?: Principal): RecordTool[] {
-  const accessOf = principal && ((plural: string) => fieldAccess(principal, plural));
-  return [...services.flatMap((service, i) => objectTools(OBJECTS[i], service, model, accessOf)), aggregateTool(services, model, accessOf)];
+export const CUSTOM_TOOLS_BUDGET = 256 * 1024;
+
+/** A workspace's tools, and its objects left without tools of their own (the budget was spent). */
+export interface WorkspaceTools {
+  tools: RecordTool[];
+  withoutTools: string[];
 }
 
-/** The schema a list tool describes: without the leaves of fields the role cannot read. */
-function visibleSchema(schema: ObjectSchema, hidden: ReadonlySet<string> | undefined): ObjectSchema {
-  if (!hidden?.size) return schema;
-  const top = (path: string) => path.split('.')[0];
-  return {
-    ...schema,
-    fields: Object.fromEntries(Object.entries(schema.fields).filter(([path]) => !hidden.has(top(path)))),
-    compositeSort: Object.fromEntries(Object.entries(schema.compositeSort).filter(([name]) => !hidden.has(name))),
-  };
+/**
+ * The tools as a workspace with custom objects and fields sees them (each active custom
+ * object's six tools, made as a standard object's, oldest object first while they fit
+ * CUSTOM_TOOLS_BUDGET; its fields in their schemas and descriptions), and as a role with
+ * field restrictions sees them (`principal`: without the fields it may not read, or update
+ * on writes). Which tools a role may use is decided per request (mcp-server.ts), so one
+ * list serves every role of the workspace.
+ */
+export async function workspaceTools(
+  services: readonly ObjectService[],
+  model: WorkspaceModel,
+  principal?: Principal,
+): Promise<WorkspaceTools> {
+  const accessOf = principal && ((plural: string) => fieldAccess(principal, plural));
+  const tools = OBJECTS.flatMap((object, i) => objectTools(object, services[i], model, accessOf));
+  const byPlural = new Map(OBJECTS.map((o, i) => [o.plural, services[i]]));
+  const withoutTools: string[] = [];
+  let spent = 0;
+  for (const object of model.objects.filter((o) => o.isActive).map(customObjectDeclaration)) {
+    const service = new ObjectService(services[0].records, object.plural);
+    byPlural.set(object.plural, service);
+    if (withoutTools.length) {
+      withoutTools.push(object.plural);
+      continue;
+    }
+    // An object's tools take a few milliseconds to make and convert: one object per turn of the event loop.
+    await yieldToEventLoop();
+    const made = objectTools(object, service, model, accessOf);
+    spent += schemaLength(made);
+    if (spent > CUSTOM_TOOLS_BUDGET) withoutTools.push(object.plural);
+    else tools.push(...made);
+  }
+  return { tools: [...tools, aggregateTool(byPlural, model, accessOf)], withoutTools };
 }

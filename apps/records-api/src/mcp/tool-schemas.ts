@@ -151,6 +151,8 @@ function sortable(schema: ObjectSchema): string {
 
 /** The REST list parameters (docs/rest.md), with the same names and syntax. */
 export function listInput(schema: ObjectSchema, embedded: string, examples: ListExamples) {
+  // Absent for an object without relations (a custom object's), which leaves no gap in the text.
+  const across = relationFilterNote(schema);
   return z.strictObject({
     limit: z
       .number()
@@ -176,7 +178,7 @@ export function listInput(schema: ObjectSchema, embedded: string, examples: List
           'Conditions field[op]:value; a comma list means AND; and(…), or(…), not(…) nest. ' +
           'Strings are double-quoted ("Acme"); in and containsAny take a list ["a","b"]; is takes NULL or NOT_NULL; ' +
           'dates are ISO 8601 (2024-01-31 or 2024-01-31T12:00:00Z); like/ilike use % and _. ' +
-          `Fields (operators): ${filterFields(schema)}. ${relationFilterNote(schema)}${schema.relations ? ' ' : ''}` +
+          `Fields (operators): ${filterFields(schema)}. ${across}${across ? ' ' : ''}` +
           'Deleted records are listed only when the filter mentions deletedAt, e.g. deletedAt[is]:NOT_NULL.',
         examples: examples.filter,
       }),
@@ -230,7 +232,8 @@ export function recordShape(object: ObjectDeclaration, customOf: CustomFieldsOf 
       } else fields[field.name] = nullable;
     }
     found = z.object({ ...fields, createdAt: z.string(), updatedAt: z.string(), deletedAt: nullable });
-    outputs.set(object.plural, found);
+    // Kept for the standard objects only: a workspace's own object names are anyone's to choose, without end.
+    if (OBJECTS.includes(object)) outputs.set(object.plural, found);
   }
   return found;
 }

@@ -13,5 +13,7 @@ export function embeddedText(object: ObjectDeclaration, style: 'rest' | 'tool'):
   const parts = [];
   if (links.length) parts.push(`${links.join(' and ')}${style === 'rest' ? ' (or null)' : ''}`);
   parts.push(...lists);
+  // A custom object has no relation yet (docs/data-model.md "Custom objects"): depth=1 adds nothing to it.
+  if (!parts.length) return `nothing (${object.plural} link to no other object)`;
   return `each ${object.singular}'s ${parts.join(' and ')}`;
 }

@@ -281,6 +281,9 @@ function inputField(field: FieldDeclaration, mode: 'create' | 'update'): { desig
   }
 }
 
+/** What a record's `deletedAt` means, in its model's schema. */
+export const deletedAtText = (singular: string) => `Set when the ${singular} was deleted (soft delete).`;
+
 export interface RestClasses {
   create: Ctor;
   update: Ctor;
@@ -351,7 +354,7 @@ export function restClasses(object: ObjectDeclaration, all: readonly ObjectDecla
       format: 'date-time',
       nullable: true,
       example: null,
-      description: `Set when the ${object.singular} was deleted (soft delete).`,
+      description: deletedAtText(object.singular),
     }),
   ]);
   // depth=1: the records this one links to, and the inverse lists docs/rest.md embeds.

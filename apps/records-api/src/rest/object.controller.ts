@@ -42,6 +42,7 @@ import { ExportsService } from '../records/exports.service.js';
 import { definitionFor } from '../records/object-definitions.js';
 import { serviceFor, type ObjectService } from '../records/object-service.js';
 import { restClasses } from '../records/rest-classes.js';
+import { restOperations } from './rest-operations.js';
 
 /** The names a REST answer keys its data by (`companies`, `company`, `createCompany`, …). */
 export type RestNames = Pick<ObjectDeclaration, 'plural' | 'singular' | 'typeName' | 'pluralType'>;
@@ -116,12 +117,11 @@ export const restCalls = {
  * RecordsService, made from the declaration: `/rest/<plural>`, `/rest/batch/<plural>`.
  */
 export function objectController(object: ObjectDeclaration): Type<unknown> {
-  const { plural, singular, typeName, pluralType } = object;
+  const { plural, singular, pluralType } = object;
   const { create, update, model } = restClasses(object, OBJECTS);
   const schema = definitionFor(plural).schema;
   const embedded = embeddedText(object, 'rest');
-  const a = `${object.article} ${singular}`;
-  const allOptional = !object.fields.some((f) => f.kind === 'text' && f.required);
+  const ops = restOperations(object);
 
   const cls = serviceHolder<ObjectService>(`${pluralType}Controller`, serviceFor(plural));
   Inject(ExportsService)(cls.prototype, 'exports');
@@ -135,11 +135,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Get(plural),
-      ApiOperation({
-        operationId: `list${pluralType}`,
-        summary: `List ${plural}`,
-        description: 'Keyset-paginated; unknown query parameters are refused (400).',
-      }),
+      ApiOperation(ops.list.operation),
       ApiListQuery(schema, embedded, { filter: object.docs.filterExamples, orderBy: object.docs.orderByExamples }),
       ApiListResponse(plural, model),
       ApiErrors(400, 401, 403, 429),
@@ -156,15 +152,8 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Get(`${plural}/groupBy`),
-      ApiOperation({
-        operationId: `groupBy${pluralType}`,
-        summary: `Group ${plural} and aggregate`,
-        description:
-          'Groups the live records the filter keeps by up to 3 fields (select/enum, boolean, text, dates with :day|week|month|quarter|year, UTC) ' +
-          'and aggregates each group: count, sum:<field>, avg:<field> (exact decimal strings), min:<field>, max:<field>. ' +
-          'Ordered by the group keys; more than 1000 groups is 400 TOO_MANY_GROUPS.',
-      }),
-      ApiGroupByQuery(schema, object.docs.groupByExample ?? { groupBy: 'createdAt:month', aggregate: 'count' }),
+      ApiOperation(ops.groupBy.operation),
+      ApiGroupByQuery(schema, object.docs.groupByExample),
       ApiGroupByResponse(),
       ApiErrors(400, 401, 403, 429),
     ],
@@ -178,21 +167,7 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     function (this: { exports: ExportsService }, principal: Principal, query: Record<string, unknown>, res: Response) {
       return restCalls.export(this.exports, plural, principal, query, res);
     },
-    [
-      Get(`${plural}/export`),
-      ApiOperation({
-        operationId: `export${pluralType}`,
-        summary: `Export ${plural} as CSV or NDJSON`,
-        description:
-          'Streams every live record the filter keeps (custom fields included), oldest first, as a file download. ' +
-          'Needs read permission. A workspace runs at most EXPORTS_PER_WORKSPACE (2) exports at once, and a second one never takes a ' +
-          "server's last free slot; one more, or one asked while workspaces refused earlier wait for a slot, is 429 with Retry-After. " +
-          'Unknown query parameters are refused (400).',
-      }),
-      ApiExportQuery(),
-      ApiExportResponses(),
-      ApiErrors(400, 401, 403),
-    ],
+    [Get(`${plural}/export`), ApiOperation(ops.export.operation), ApiExportQuery(), ApiExportResponses(), ApiErrors(400, 401, 403)],
     [P, Query(), Res()],
   );
 
@@ -204,12 +179,12 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Get(`${plural}/:id`),
-      ApiOperation({ operationId: `get${typeName}`, summary: `Get ${a}` }),
+      ApiOperation(ops.get.operation),
       // Listed in the order swagger keeps them: path id first (as the hand-written controllers had it).
       ApiDepthQuery(embedded),
       ApiFieldsQuery(),
       ApiIdParam(singular),
-      ApiDataResponse(200, `The ${singular}.`, singular, model),
+      ApiDataResponse(200, ops.get.response, ops.get.key, model),
       ApiErrors(400, 401, 403, 404, 429),
     ],
     [P, Param('id'), Query()],
@@ -226,13 +201,9 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
       Post(plural),
       HttpCode(201),
       ApiUpsertQuery(),
-      ApiOperation({
-        operationId: `create${typeName}`,
-        summary: `Create ${a}`,
-        description: allOptional ? 'Every field is optional; unknown fields are refused (400).' : 'Unknown fields are refused (400).',
-      }),
+      ApiOperation(ops.create.operation),
       ApiRecordBody(create),
-      ApiDataResponse(201, `The created ${singular}.`, `create${typeName}`, model),
+      ApiDataResponse(201, ops.create.response, ops.create.key, model),
       ApiErrors(400, 401, 403, 409, 413, 415, 429),
     ],
     [P, Body(), Query(), Res({ passthrough: true })],
@@ -248,9 +219,9 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
       Post(`batch/${plural}`),
       HttpCode(201),
       ApiUpsertQuery(),
-      ApiOperation({ operationId: `create${pluralType}`, summary: `Create up to 60 ${plural}, all or none` }),
+      ApiOperation(ops.createMany.operation),
       ApiBatchBody(create),
-      ApiDataResponse(201, `The created ${plural}, in the order given.`, `create${pluralType}`, model, true),
+      ApiDataResponse(201, ops.createMany.response, ops.createMany.key, model, true),
       ApiErrors(400, 401, 403, 409, 413, 415, 429),
     ],
     [P, Body(), Query(), Res({ passthrough: true })],
@@ -264,14 +235,10 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Patch(`${plural}/:id`),
-      ApiOperation({
-        operationId: `update${typeName}`,
-        summary: `Update ${a}`,
-        description: 'Partial update: fields left out keep their value; `{}` changes nothing.',
-      }),
+      ApiOperation(ops.update.operation),
       ApiIdParam(singular),
       ApiRecordBody(update),
-      ApiDataResponse(200, `The updated ${singular}.`, `update${typeName}`, model),
+      ApiDataResponse(200, ops.update.response, ops.update.key, model),
       ApiErrors(400, 401, 403, 404, 413, 415, 429),
     ],
     [P, Param('id'), Body()],
@@ -286,14 +253,10 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Delete(`${plural}/:id`),
-      ApiOperation({
-        operationId: `delete${typeName}`,
-        summary: `Delete ${a} (soft delete)`,
-        ...(object.docs.deleteNote ? { description: object.docs.deleteNote } : {}),
-      }),
+      ApiOperation(ops.delete.operation),
       ApiIdParam(singular),
       ApiHardQuery(),
-      ApiDataResponse(200, `The id of the deleted ${singular}.`, `delete${typeName}`, DeletedModel),
+      ApiDataResponse(200, ops.delete.response, ops.delete.key, DeletedModel),
       ApiErrors(400, 401, 403, 404, 409, 429),
     ],
     [P, Param('id'), Query()],
@@ -308,16 +271,10 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Patch(plural),
-      ApiOperation({
-        operationId: `update${pluralType}`,
-        summary: `Update every ${singular} a filter keeps`,
-        description:
-          'Sets the fields of the body on every live record the (required) filter keeps, at most 10 000, in one transaction, ' +
-          'with one webhook event each. More matches → 400 with the count.',
-      }),
+      ApiOperation(ops.updateByFilter.operation),
       ApiFilterOnlyQuery(schema),
       ApiRecordBody(update),
-      ApiChangedResponse(`update${pluralType}`),
+      ApiChangedResponse(ops.updateByFilter.key),
       ApiErrors(400, 401, 403, 409, 413, 415, 429),
     ],
     [P, Query(), Body()],
@@ -331,13 +288,9 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Delete(plural),
-      ApiOperation({
-        operationId: `delete${pluralType}`,
-        summary: `Delete every ${singular} a filter keeps (soft delete)`,
-        description: 'At most 10 000 live records the (required) filter keeps, in one transaction, with one webhook event each.',
-      }),
+      ApiOperation(ops.deleteByFilter.operation),
       ApiFilterOnlyQuery(schema),
-      ApiChangedResponse(`delete${pluralType}`),
+      ApiChangedResponse(ops.deleteByFilter.key),
       ApiErrors(400, 401, 403, 429),
     ],
     [P, Query()],
@@ -351,14 +304,9 @@ export function objectController(object: ObjectDeclaration): Type<unknown> {
     },
     [
       Patch(`restore/${plural}/:id`),
-      ApiOperation({
-        operationId: `restore${typeName}`,
-        summary: `Restore a deleted ${singular}`,
-        description:
-          'Brings a soft-deleted record back (a `restored` webhook event). A live record → 409; a unique value now held by another → 409.',
-      }),
+      ApiOperation(ops.restore.operation),
       ApiIdParam(singular),
-      ApiDataResponse(200, `The restored ${singular}.`, `restore${typeName}`, model),
+      ApiDataResponse(200, ops.restore.response, ops.restore.key, model),
       ApiErrors(400, 401, 403, 404, 409, 429),
     ],
     [P, Param('id')],

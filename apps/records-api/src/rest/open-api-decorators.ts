@@ -1,5 +1,14 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiParam, ApiProperty, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiParam,
+  ApiProperty,
+  ApiQuery,
+  ApiResponse,
+  getSchemaPath,
+  type ApiParamOptions,
+  type ApiQueryOptions,
+} from '@nestjs/swagger';
 import { ErrorCode } from '#errors/errors.js';
 import {
   DEFAULT_LIMIT,
@@ -147,16 +156,20 @@ export function ApiListResponse(plural: string, model: AnyClass) {
   });
 }
 
-export const ApiIdParam = (singular: string) =>
-  ApiParam({ name: 'id', description: `The ${singular}'s id.`, schema: { type: 'string', format: 'uuid' } });
+export const idParam = (singular: string): ApiParamOptions => ({
+  name: 'id',
+  description: `The ${singular}'s id.`,
+  schema: { type: 'string', format: 'uuid' },
+});
+export const ApiIdParam = (singular: string) => ApiParam(idParam(singular));
 
-export const ApiDepthQuery = (embedded: string) =>
-  ApiQuery({
-    name: 'depth',
-    required: false,
-    description: `0 (default): relation ids only. 1: also embed ${embedded}; that needs read permission on the embedded object too.`,
-    schema: { type: 'integer', enum: [0, 1], default: 0 },
-  });
+export const depthQuery = (embedded: string): ApiQueryOptions => ({
+  name: 'depth',
+  required: false,
+  description: `0 (default): relation ids only. 1: also embed ${embedded}; that needs read permission on the embedded object too.`,
+  schema: { type: 'integer', enum: [0, 1], default: 0 },
+});
+export const ApiDepthQuery = (embedded: string) => ApiQuery(depthQuery(embedded));
 
 export const ApiFieldsQuery = () =>
   ApiQuery({
@@ -169,25 +182,25 @@ export const ApiFieldsQuery = () =>
     example: 'id,name',
   });
 
-/** The REST list parameters (docs/rest.md) of one object: its filterable and sortable fields. */
-export function ApiListQuery(
+/**
+ * The list parameters of one object that name its fields (order_by, filter) and what depth
+ * embeds; the workspace's document (well-known/open-api-custom-objects.ts) describes its own
+ * objects with them too.
+ */
+export function listQueries(
   schema: ObjectSchema,
   embedded: string,
   examples: { filter: Record<string, string>; orderBy: Record<string, string> },
-) {
+): ApiQueryOptions[] {
   const fields = Object.values(schema.fields)
     .map((f) => `\`${f.path}\` (${OPS_BY_TYPE[f.type].join(', ')})`)
     .join('; ');
+  // Absent for an object without relations (a custom object's), which leaves no gap in the text.
+  const across = relationFilterNote(schema);
   const asExamples = (values: Record<string, string>) =>
     Object.fromEntries(Object.entries(values).map(([summary, value], i) => [`example${i + 1}`, { summary, value }]));
-  return applyDecorators(
-    ApiQuery({
-      name: 'limit',
-      required: false,
-      description: `Page size. Default ${DEFAULT_LIMIT}; values above ${MAX_LIMIT} are cut to ${MAX_LIMIT}; not a non-negative integer → 400 INVALID_LIMIT.`,
-      schema: { type: 'integer', minimum: 0, default: DEFAULT_LIMIT },
-    }),
-    ApiQuery({
+  return [
+    {
       name: 'order_by',
       required: false,
       description:
@@ -195,18 +208,38 @@ export function ApiListQuery(
         `Sortable: ${sortableFields(schema).join(', ')}. \`id\` always breaks ties. Default \`createdAt[AscNullsFirst]\`.`,
       schema: { type: 'string' },
       examples: asExamples(examples.orderBy),
-    }),
-    ApiQuery({
+    },
+    {
       name: 'filter',
       required: false,
       description:
         '`field[op]:value` conditions; a comma list is AND; `and(…)`, `or(…)`, `not(…)` nest. Strings are double-quoted; ' +
         '`in`/`containsAny` take `["a","b"]`; `is` takes `NULL` or `NOT_NULL`; dates are ISO 8601. ' +
-        `Fields (operators): ${fields}. ${relationFilterNote(schema)}${schema.relations ? ' ' : ''}` +
+        `Fields (operators): ${fields}. ${across}${across ? ' ' : ''}` +
         'Deleted records are listed only when the filter mentions `deletedAt`.',
       schema: { type: 'string' },
       examples: asExamples(examples.filter),
+    },
+    depthQuery(embedded),
+  ];
+}
+
+/** The REST list parameters (docs/rest.md) of one object: its filterable and sortable fields. */
+export function ApiListQuery(
+  schema: ObjectSchema,
+  embedded: string,
+  examples: { filter: Record<string, string>; orderBy: Record<string, string> },
+) {
+  const [orderBy, filter, depth] = listQueries(schema, embedded, examples);
+  return applyDecorators(
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      description: `Page size. Default ${DEFAULT_LIMIT}; values above ${MAX_LIMIT} are cut to ${MAX_LIMIT}; not a non-negative integer → 400 INVALID_LIMIT.`,
+      schema: { type: 'integer', minimum: 0, default: DEFAULT_LIMIT },
     }),
+    ApiQuery(orderBy),
+    ApiQuery(filter),
     ApiQuery({
       name: 'starting_after',
       required: false,
@@ -219,7 +252,7 @@ export function ApiListQuery(
       description: '`pageInfo.startCursor` of a previous page: the page before it (same filter and order_by).',
       schema: { type: 'string' },
     }),
-    ApiDepthQuery(embedded),
+    ApiQuery(depth),
     ApiFieldsQuery(),
   );
 }
@@ -234,15 +267,18 @@ export const ApiBatchBody = (model: AnyClass) =>
   });
 
 /** `GET /rest/<plural>/groupBy` parameters (docs/rest.md "Aggregates"). */
-export function ApiGroupByQuery(schema: ObjectSchema, example: { groupBy: string; aggregate: string }) {
+export function groupByQueries(
+  schema: ObjectSchema,
+  example: { groupBy: string; aggregate: string } = { groupBy: 'createdAt:month', aggregate: 'count' },
+): ApiQueryOptions[] {
   const fields = Object.values(schema.fields);
   const of = (types: string[]) =>
     fields
       .filter((f) => types.includes(f.type))
       .map((f) => f.path)
       .join(', ') || 'none';
-  return applyDecorators(
-    ApiQuery({
+  return [
+    {
       name: 'group_by',
       required: false,
       description:
@@ -250,8 +286,8 @@ export function ApiGroupByQuery(schema: ObjectSchema, example: { groupBy: string
         `Fields that group: ${of(['enum', 'boolean', 'text', 'date', 'timestamp'])}. None: one group of every record.`,
       schema: { type: 'string' },
       example: example.groupBy,
-    }),
-    ApiQuery({
+    },
+    {
       name: 'aggregate',
       required: false,
       description:
@@ -259,15 +295,18 @@ export function ApiGroupByQuery(schema: ObjectSchema, example: { groupBy: string
         `(${of(['bigint', 'number', 'timestamp', 'date'])}). Default count. Sums and averages are exact decimal strings.`,
       schema: { type: 'string' },
       example: example.aggregate,
-    }),
-    ApiQuery({
+    },
+    {
       name: 'filter',
       required: false,
       description: 'The list filter (docs/rest.md): only the records it keeps are grouped.',
       schema: { type: 'string' },
-    }),
-  );
+    },
+  ];
 }
+
+export const ApiGroupByQuery = (schema: ObjectSchema, example?: { groupBy: string; aggregate: string }) =>
+  applyDecorators(...groupByQueries(schema, example).map((options) => ApiQuery(options)));
 
 /** `{data: {groups: [{by, count, sum, avg, min, max}]}}`. */
 export function ApiGroupByResponse() {
@@ -340,14 +379,14 @@ export const ApiHardQuery = () =>
   });
 
 /** The required `filter` of a change by filter. */
-export const ApiFilterOnlyQuery = (schema: ObjectSchema) =>
-  ApiQuery({
-    name: 'filter',
-    required: true,
-    description: `Required; the list syntax (docs/rest.md). Fields: ${Object.keys(schema.fields).join(', ')}.`,
-    schema: { type: 'string' },
-    example: 'id[in]:[0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10]',
-  });
+export const filterOnlyQuery = (schema: ObjectSchema): ApiQueryOptions => ({
+  name: 'filter',
+  required: true,
+  description: `Required; the list syntax (docs/rest.md). Fields: ${Object.keys(schema.fields).join(', ')}.`,
+  schema: { type: 'string' },
+  example: 'id[in]:[0b7c2b1e-5a3f-4a5e-9d36-2f1d1b7a9c10]',
+});
+export const ApiFilterOnlyQuery = (schema: ObjectSchema) => ApiQuery(filterOnlyQuery(schema));
 
 /** `{data: {<key>: {count, ids}}}`. */
 export function ApiChangedResponse(key: string) {

@@ -33,54 +33,57 @@ const HEADERS = [
 export function addWebhooks(document: OpenAPIObject, publicUrl: string): void {
   const schemas = ((document.components ??= {}).schemas ??= {});
   const webhooks: Record<string, unknown> = {};
-  for (const object of RECORD_OBJECTS) {
-    const singular = eventObjectOf(object);
-    const modelName = `${capital(singular)}Model`;
-    const record = schemas[modelName] ? { $ref: `#/components/schemas/${modelName}` } : { type: 'object' };
-    for (const action of ACTIONS) {
-      const type = `${singular}.${action}`;
-      const schemaName = `${capital(singular)}${capital(action)}Event`;
-      const data: Record<string, unknown> = {
-        type: 'object',
-        required: ['record'],
-        properties: {
-          record: {
-            ...record,
-            description:
-              action === 'deleted'
-                ? `The ${singular} as it was deleted (deletedAt set); an erasure (hard delete) sends only its id.`
-                : action === 'restored'
-                  ? `The ${singular} as it was restored (deletedAt null).`
-                  : `The ${singular} as REST returns it, after the change.`,
-          },
-          ...(action === 'updated'
-            ? {
-                previous: {
-                  type: 'object',
-                  description: `The changed fields' previous values, in the ${singular}'s shape (a composite field such as name is given whole).`,
-                  additionalProperties: true,
-                },
-              }
-            : {}),
-        },
-      };
-      schemas[schemaName] = eventSchema(
-        type,
-        `Sent when a ${singular} is ${action}.`,
-        data,
-        'When the change was made (UTC, in its transaction).',
-      ) as never;
-      webhooks[type] = eventPost({
-        summary: `${capital(singular)} ${action}`,
-        description: `POSTed to each enabled webhook of the workspace whose operations select \`${type}\`. Answer 2xx within 10 s; anything else is retried with exponential backoff for 24 hours. Guide: ${publicUrl}/docs/webhooks`,
-        operationId: `webhook_${singular}_${action}`,
-        schemaName,
-      });
-    }
-  }
+  for (const object of RECORD_OBJECTS) addObjectEvents(schemas, webhooks, eventObjectOf(object), publicUrl);
   addImportCompleted(schemas as Record<string, unknown>, webhooks, publicUrl);
   addTestEvent(schemas as Record<string, unknown>, webhooks, publicUrl);
   (document as unknown as { webhooks: Record<string, unknown> }).webhooks = webhooks;
+}
+
+/** The events of one object (`ticket.created` …) in a document that has them already for the others. */
+export function addEventsOf(document: OpenAPIObject, singular: string): void {
+  const webhooks = ((document as unknown as { webhooks?: Record<string, unknown> }).webhooks ??= {});
+  addObjectEvents(((document.components ??= {}).schemas ??= {}), webhooks, singular, document.servers?.[0]?.url ?? '');
+}
+
+/** `<singular>.created|updated|deleted|restored`: a schema and a webhook entry each. */
+function addObjectEvents(schemas: Record<string, unknown>, webhooks: Record<string, unknown>, singular: string, publicUrl: string): void {
+  const modelName = `${capital(singular)}Model`;
+  const record = schemas[modelName] ? { $ref: `#/components/schemas/${modelName}` } : { type: 'object' };
+  for (const action of ACTIONS) {
+    const type = `${singular}.${action}`;
+    const schemaName = `${capital(singular)}${capital(action)}Event`;
+    const data: Record<string, unknown> = {
+      type: 'object',
+      required: ['record'],
+      properties: {
+        record: {
+          ...record,
+          description:
+            action === 'deleted'
+              ? `The ${singular} as it was deleted (deletedAt set); an erasure (hard delete) sends only its id.`
+              : action === 'restored'
+                ? `The ${singular} as it was restored (deletedAt null).`
+                : `The ${singular} as REST returns it, after the change.`,
+        },
+        ...(action === 'updated'
+          ? {
+              previous: {
+                type: 'object',
+                description: `The changed fields' previous values, in the ${singular}'s shape (a composite field such as name is given whole).`,
+                additionalProperties: true,
+              },
+            }
+          : {}),
+      },
+    };
+    schemas[schemaName] = eventSchema(type, `Sent when a ${singular} is ${action}.`, data, 'When the change was made (UTC, in its transaction).');
+    webhooks[type] = eventPost({
+      summary: `${capital(singular)} ${action}`,
+      description: `POSTed to each enabled webhook of the workspace whose operations select \`${type}\`. Answer 2xx within 10 s; anything else is retried with exponential backoff for 24 hours. Guide: ${publicUrl}/docs/webhooks`,
+      operationId: `webhook_${singular}_${action}`,
+      schemaName,
+    });
+  }
 }
 
 /** `import.completed`: one per import when it ends, with its summary (docs/rest.md "Imports"). */

@@ -48,6 +48,18 @@ export const BASE_GRAPHQL_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Capitalised names whose OpenAPI schemas (`<Name>Model`, `<Name>CreateInput`, …) or
+ * operation ids (`list<Names>`, `get<Name>`, …) the public document has already for
+ * something else than an object (`LinkModel`, `ErrorModel`, `listVaultSecrets`): an object
+ * named so would overwrite them in its workspace's document.
+ * `test/custom-objects-surfaces.e2e-spec.ts` checks this list against the public document.
+ */
+export const BASE_OPEN_API_NAMES: ReadonlySet<string> = new Set([
+  ...['Link', 'Links', 'FullName', 'Emails', 'Currency', 'PageInfo', 'Deleted', 'Error'],
+  ...['VaultSecret', 'VaultSecrets', 'DeletedVaultSecret'],
+]);
+
+/**
  * Names no object may take, as singular or plural: path segments of `/rest` that are not
  * objects, GraphQL root and meta names, and JavaScript's own property names (an object
  * name is a key of permission and route maps).
@@ -203,6 +215,13 @@ export function checkNewObject(body: unknown, existing: readonly WorkspaceObject
       const why = fields.has(clash) ? ', which exists already' : ' twice';
       problems.push(
         `nameSingular "${names.nameSingular}" and namePlural "${names.namePlural}" would make the GraphQL field ${clash}${why}; choose others`,
+      );
+    }
+  }
+  for (const key of ['nameSingular', 'namePlural'] as const) {
+    if (names[key] && BASE_OPEN_API_NAMES.has(cap(names[key]))) {
+      problems.push(
+        `${key} "${names[key]}" would name OpenAPI schemas or operations of the API's own (${cap(names[key])}…); choose another`,
       );
     }
   }
