@@ -13,7 +13,7 @@ import {
   expandable,
   expansionsOf,
   expansionsStatement,
-} from '../apps/records-api/src/records/search.service.js';
+} from '#records/service/search.service.js';
 import { personObject } from '#records/objects/person.object.js';
 
 /**
@@ -217,7 +217,7 @@ export function createBareServer(
       return [200, { data: { people: p.rows.map(person) }, totalCount: p.totalCount, pageInfo: pageInfo(p) }];
     }
     if (req.method === 'GET' && url.pathname === '/rest/search') {
-      // The records API's statements for a people search (records/search.service.ts), without its checks and caches.
+      // The records API's statements for a people search (libs/records/src/service/search.service.ts), without its checks and caches.
       const limit = Number(url.searchParams.get('limit') ?? 20);
       const { rows: w } = await pool.query(WORDS_STATEMENT, [url.searchParams.get('q') ?? '']);
       const words: string[] = w[0].words;

@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import type { CustomField, WorkspaceObject } from '#records/objects/index.js';
-import { WorkspaceModel } from '../apps/records-api/src/records/data-model.js';
+import { WorkspaceModel } from '#records/service/data-model.js';
 import { guardedSchema } from '../apps/records-api/src/graphql/restricted-schema.js';
 import { schemaNodes } from '../apps/records-api/src/graphql/schema-copy.js';
 import { workspaceSchema } from '../apps/records-api/src/graphql/workspace-schema.js';
@@ -86,7 +86,9 @@ export async function graphqlSchemaSizeBench(): Promise<void> {
   };
   const base = buildSchema(readFileSync('apps/records-api/schema.gql', 'utf8'));
   console.log('GraphQL schemas of custom objects: one workspace schema, built as the records API builds it (median of 5 builds).');
-  console.log('objects × fields | schema nodes | build ms | longest hold of the event loop ms | guarded copy ms | heap kept per schema | per node');
+  console.log(
+    'objects × fields | schema nodes | build ms | longest hold of the event loop ms | guarded copy ms | heap kept per schema | per node',
+  );
   let version = 1;
   for (const [objects, fieldsPerObject] of SHAPES) {
     await workspaceSchema(base, modelOf(objects, fieldsPerObject, version++)); // warm-up, not measured

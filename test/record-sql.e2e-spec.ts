@@ -6,9 +6,9 @@ import { loadParser, objectScopeOffences, offences } from '#database/tenant-scop
 import { parseFilter } from '#records/query/filter.js';
 import { orderWithTieBreaker, DEFAULT_ORDER } from '#records/query/index.js';
 import { scope } from '#records/query/scope.js';
-import { DataModel } from '../apps/records-api/src/records/data-model.js';
-import type { ObjectDefinition } from '../apps/records-api/src/records/object-definitions.js';
-import { RecordRepository, type Db, type PageQuery } from '../apps/records-api/src/records/record-repository.js';
+import { DataModel } from '#records/service/data-model.js';
+import type { ObjectDefinition } from '#records/service/object-definitions.js';
+import { RecordRepository, type Db, type PageQuery } from '#records/service/record-repository.js';
 import { newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { client, expectError, type Http } from './rest-helpers.js';
 
@@ -281,7 +281,7 @@ function normalized(sql: string, objectId: string): string {
 
 /*
  * The writer on a custom object's records, attacked with another object's record of the same
- * workspace: every path that changes records (records/record-writer.ts) treats it as missing,
+ * workspace: every path that changes records (libs/records/src/service/record-writer.ts) treats it as missing,
  * and it is never touched.
  */
 describe("the writer, given another object's record", () => {

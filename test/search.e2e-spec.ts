@@ -8,13 +8,7 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { bearer, newWorkspace, startApi, type TestWorkspace } from './factories.js';
 import { OBJECTS } from '#records/objects/index.js';
-import {
-  oneEditVariants,
-  PREFIX_EXPANSIONS,
-  searchQueries,
-  SearchService,
-  TYPO_MAX_CANDIDATES,
-} from '../apps/records-api/src/records/search.service.js';
+import { oneEditVariants, PREFIX_EXPANSIONS, searchQueries, SearchService, TYPO_MAX_CANDIDATES } from '#records/service/search.service.js';
 import { allPermissions, client, expectError, keyWithRole } from './rest-helpers.js';
 
 /** Search across objects (docs/rest.md "Search", docs/graphql.md, docs/mcp.md; docs/decisions/0030-search.md). */

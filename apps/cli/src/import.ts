@@ -9,16 +9,16 @@ import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/
 import { Sql } from '#database/sql.js';
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { findRole, findWorkspace } from '#identity/accounts.js';
-import { ImportsWorker } from '../../records-api/src/imports/imports-worker.js';
-import { ImportsService, parseImportRequest } from '../../records-api/src/imports/imports.service.js';
-import { importSummary, type ImportRow, type ImportSummary } from '../../records-api/src/imports/import-summary.js';
-import { RecordsModule } from '../../records-api/src/records/records.module.js';
+import { ImportsWorker } from '#records/imports/imports-worker.js';
+import { ImportsService, parseImportRequest } from '#records/imports/imports.service.js';
+import { importSummary, type ImportRow, type ImportSummary } from '#records/imports/import-summary.js';
+import { ImportsModule } from '#records/imports/imports.module.js';
 import { progressLog } from './run.js';
 
 /** The records API's import service and worker, without its HTTP side. */
 @Module({
-  imports: [TypeOrmModule.forRootAsync({ useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url, 4) }), RecordsModule],
-  providers: [ImportsService, ImportsWorker],
+  imports: [TypeOrmModule.forRootAsync({ useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url, 4) }), ImportsModule],
+  providers: [ImportsWorker],
 })
 class ImportCliModule {}
 

@@ -5,7 +5,8 @@ import { BearerAuthGuard } from '#auth/auth.guard.js';
 import { dataSourceOptions, resolveDatabaseUrl } from '#database/data-source.js';
 import { RestExceptionFilter } from './http/rest-exception.filter.js';
 import { OBJECT_CONTROLLERS } from './rest/object.controller.js';
-import { RecordsModule } from './records/records.module.js';
+import { ImportsModule } from '#records/imports/imports.module.js';
+import { ApiAuthModule } from './http/api-auth.module.js';
 import { AgentDiscoveryController } from './well-known/agent-discovery.controller.js';
 import { DocsController } from './well-known/docs.controller.js';
 import { WellKnownController } from './well-known/well-known.controller.js';
@@ -20,8 +21,7 @@ import { HealthModule } from '#ops/health.module.js';
 import { RateLimitPool } from '#ops/rate-limits.js';
 import { WebhooksWorker } from './webhooks/webhooks-worker.js';
 import { ImportsController } from './imports/imports.controller.js';
-import { ImportsService } from './imports/imports.service.js';
-import { ImportsWorker } from './imports/imports-worker.js';
+import { ImportsWorker } from '#records/imports/imports-worker.js';
 import { VaultController } from './vault/vault.controller.js';
 
 @Module({
@@ -29,7 +29,8 @@ import { VaultController } from './vault/vault.controller.js';
     TypeOrmModule.forRootAsync({
       useFactory: async () => dataSourceOptions((await resolveDatabaseUrl()).url),
     }),
-    RecordsModule,
+    ImportsModule,
+    ApiAuthModule,
     GraphqlApiModule,
     HealthModule,
   ],
@@ -52,7 +53,6 @@ import { VaultController } from './vault/vault.controller.js';
   providers: [
     RateLimitPool.provider(),
     WebhooksWorker,
-    ImportsService,
     ImportsWorker,
     FieldIndexSweeper,
     DeletedObjectsSweeper,

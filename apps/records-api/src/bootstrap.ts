@@ -23,14 +23,14 @@ import { OPEN_API_PATH, serveOpenApi } from './well-known/open-api.js';
 import { DocsController, graphqlPageForBrowsers } from './well-known/docs.controller.js';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import { graphqlContextFactory } from './graphql/graphql-context.js';
-import { DataModel } from './records/data-model.js';
+import { DataModel } from '#records/service/data-model.js';
 import { workspaceOpenApiMiddleware } from './well-known/open-api-workspace.js';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { WorkspaceGraphql, type WithServed } from './graphql/workspace-graphql.js';
 import { graphqlFastPath } from './graphql/graphql-fast-path.js';
-import { RecordsService } from './records/records.service.js';
+import { RecordsService } from '#records/service/records.service.js';
 import { readRoutingScope } from '#database/read-routing.js';
-import { ObjectServices } from './records/object-service.js';
+import { ObjectServices } from '#records/service/object-service.js';
 import { RestExceptionFilter } from './http/rest-exception.filter.js';
 import { restCreateFastPath } from './rest/create-fast-path.js';
 

@@ -8,15 +8,7 @@ import { AuditApiController, AuditController } from './audit/audit.controller.js
 import { ServerAppsService } from './apps/apps.service.js';
 import { DataModelController, DataModelObjectsController } from './data-model/data-model.controller.js';
 import { DataModelService } from './data-model/data-model.service.js';
-import { Sql } from '#database/sql.js';
-import { ReadRouter } from '#database/read-routing.js';
-import { CountCache } from '../../../records-api/src/records/count-cache.js';
-import { DataModel } from '../../../records-api/src/records/data-model.js';
-import { RecordsService } from '../../../records-api/src/records/records.service.js';
-import { RecordRepository } from '../../../records-api/src/records/record-repository.js';
-import { RecordWriter } from '../../../records-api/src/records/record-writer.js';
-import { RecordPolicy } from '../../../records-api/src/records/record-policy.js';
-import { ImportsService } from '../../../records-api/src/imports/imports.service.js';
+import { ImportsModule } from '#records/imports/imports.module.js';
 import { SettingsImportsController } from './imports/imports.controller.js';
 import { SettingsAssetsController, SettingsHomeController, SettingsNotFoundController } from './home.controller.js';
 import { InvitesController } from './members/invites.controller.js';
@@ -38,6 +30,8 @@ import { RecentPassword } from '../sessions/recent-password.js';
 
 /** The workspace settings pages for signed-in members, and the JSON API they share a service layer with. */
 @Module({
+  // Imports and the records layer, on the records API's database (docs/settings.md).
+  imports: [ImportsModule],
   controllers: [
     SettingsAssetsController,
     SettingsHomeController,
@@ -73,16 +67,6 @@ import { RecentPassword } from '../sessions/recent-password.js';
     SignInThrottle,
     RecentPassword,
     DataModelService,
-    // Imports: the records API's service, on the same database (docs/settings.md).
-    Sql,
-    ReadRouter,
-    CountCache,
-    DataModel,
-    RecordRepository,
-    RecordWriter,
-    RecordPolicy,
-    RecordsService,
-    ImportsService,
   ],
 })
 export class SettingsModule {}

@@ -1,5 +1,5 @@
-import type { ObjectService } from '../records/object-service.js';
-import { serviceFor } from '../records/object-service.js';
+import type { ObjectService } from '#records/service/object-service.js';
+import { serviceFor } from '#records/service/object-service.js';
 
 /** The companies' service: the generic ObjectService for `companies` (its provider class). */
 export const CompaniesService = serviceFor('companies');

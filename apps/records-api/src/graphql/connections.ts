@@ -1,5 +1,5 @@
 import { DEFAULT_ORDER, encodeCursor } from '#records/query/index.js';
-import type { ListResult } from '../records/records.service.js';
+import type { ListResult } from '#records/service/records.service.js';
 
 export interface Connection<T> {
   totalCount: number | null;

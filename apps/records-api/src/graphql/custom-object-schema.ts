@@ -12,8 +12,8 @@ import {
   type CustomField,
   type WorkspaceObject,
 } from '#records/objects/index.js';
-import type { WorkspaceModel } from '../records/data-model.js';
-import { ObjectService } from '../records/object-service.js';
+import type { WorkspaceModel } from '#records/service/data-model.js';
+import { ObjectService } from '#records/service/object-service.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { OBJECT_DOCS, PAGE_ARG_DOCS } from './object-docs.js';
 import { batchCost, connectionCost, singleRecordCost } from './query-limits.js';

@@ -9,10 +9,11 @@ import { loadConfig } from '#config/config.js';
 import { OBJECT_RESOLVERS } from './object.resolver.js';
 import { SearchResolver } from './search.resolver.js';
 import { VaultResolver } from '../vault/vault.resolver.js';
-import { RecordsService } from '../records/records.service.js';
-import { RecordsModule } from '../records/records.module.js';
+import { RecordsService } from '#records/service/records.service.js';
+import { RecordsModule } from '#records/service/records.module.js';
 import { graphqlContextFactory } from './graphql-context.js';
 import { IdempotencyStore } from '../http/idempotency.js';
+import { ApiAuthModule } from '../http/api-auth.module.js';
 import { graphqlIdempotencyPlugin } from './graphql-idempotency.js';
 import { formatGraphqlError, graphqlRequestIdPlugin } from './graphql-errors.js';
 import { complexityLimitPlugin, VALIDATION_RULES } from './query-limits.js';
@@ -79,10 +80,11 @@ function graphqlOptions(
 @Module({
   imports: [
     RecordsModule,
+    ApiAuthModule,
     WorkspaceGraphqlModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
-      imports: [RecordsModule, WorkspaceGraphqlModule],
+      imports: [RecordsModule, ApiAuthModule, WorkspaceGraphqlModule],
       inject: [BearerAuthService, RecordsService, IdempotencyStore, WorkspaceGraphql],
       useFactory: graphqlOptions,
     }),

@@ -6,7 +6,7 @@ import { wwwAuthenticate } from '#auth/www-authenticate.js';
 import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
 import { AppError } from '#errors/errors.js';
 import type { RequestWithId } from '../http/request-id.js';
-import type { RecordsService } from '../records/records.service.js';
+import type { RecordsService } from '#records/service/records.service.js';
 import { databaseUnavailableError } from './graphql-errors.js';
 import { createLoaders, type Loaders } from './loaders.js';
 

@@ -21,7 +21,7 @@ import {
 } from './types/common.types.js';
 import { PageArgs } from './types/page.args.js';
 import { BigFloatScalar, DateTimeScalar, UUIDScalar } from './types/scalars.js';
-import { namedClass, property, type Ctor } from '../records/decorate.js';
+import { namedClass, property, type Ctor } from '#records/service/decorate.js';
 import { OBJECT_DOCS } from './object-docs.js';
 
 /*

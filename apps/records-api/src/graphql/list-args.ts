@@ -14,7 +14,7 @@ import {
   type ObjectSchema,
   type OrderTerm,
 } from '#records/query/index.js';
-import type { ListArgs } from '../records/records.service.js';
+import type { ListArgs } from '#records/service/records.service.js';
 
 /*
  * GraphQL list arguments → the shared ListArgs, checked by the same rules (and with the

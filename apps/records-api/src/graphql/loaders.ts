@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
 import type { Principal } from '#auth/principal.js';
-import type { AnyRecord } from '../records/object-definitions.js';
-import type { RecordsService } from '../records/records.service.js';
-import type { ListArgs, ListResult } from '../records/records.service.js';
+import type { AnyRecord } from '#records/service/object-definitions.js';
+import type { RecordsService } from '#records/service/records.service.js';
+import type { ListArgs, ListResult } from '#records/service/records.service.js';
 
 export interface ChildrenOf {
   /** The oldest live records of the parent, at most EMBEDDED_PER_RECORD (60). */

@@ -21,12 +21,12 @@ import {
 } from './record-resolvers.js';
 import { selectedFields } from './resolver-utils.js';
 import { UUIDScalar } from './types/scalars.js';
-import { EMBEDDED_PER_RECORD } from '../records/constants.js';
-import { method, serviceHolder } from '../records/decorate.js';
+import { EMBEDDED_PER_RECORD } from '#records/service/constants.js';
+import { method, serviceHolder } from '#records/service/decorate.js';
 import { GRAPHQL_TYPES } from './graphql-types.js';
-import type { AnyRecord } from '../records/object-definitions.js';
-import { serviceFor, type ObjectService } from '../records/object-service.js';
-import { inversesOf } from '../records/records.service.js';
+import type { AnyRecord } from '#records/service/object-definitions.js';
+import { serviceFor, type ObjectService } from '#records/service/object-service.js';
+import { inversesOf } from '#records/service/records.service.js';
 import { GroupByResultType } from './group-by.types.js';
 
 type Self = { service: ObjectService };

@@ -10,7 +10,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { fieldExtensionsEstimator, getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
-import { EMBEDDED_PER_RECORD } from '../records/constants.js';
+import { EMBEDDED_PER_RECORD } from '#records/service/constants.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '#records/query/index.js';
 
 /** `companies { edges { node { people { edges { node { company { name } } } } } } }` is 8 deep. */

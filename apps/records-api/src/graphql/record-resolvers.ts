@@ -1,8 +1,8 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Principal } from '#auth/principal.js';
-import type { AnyRecord } from '../records/object-definitions.js';
-import type { ObjectService } from '../records/object-service.js';
-import { parseAggregates, parseGroupBy, type AggregateGroup } from '../records/group-by.js';
+import type { AnyRecord } from '#records/service/object-definitions.js';
+import type { ObjectService } from '#records/service/object-service.js';
+import { parseAggregates, parseGroupBy, type AggregateGroup } from '#records/service/group-by.js';
 import { toConnection, type Connection } from './connections.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { keyedCreate } from './graphql-idempotency.js';

@@ -3,7 +3,7 @@ import { fieldAccess } from '#auth/field-access.js';
 import { ForbiddenError } from '#errors/errors.js';
 import { restrictableBuiltins } from '#identity/roles.js';
 import { OBJECTS } from '#records/objects/index.js';
-import type { WorkspaceModel } from '../records/data-model.js';
+import type { WorkspaceModel } from '#records/service/data-model.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { customObjectTypes } from './custom-object-schema.js';
 import { copySchema } from './schema-copy.js';

@@ -7,8 +7,8 @@ import { GRAPHQL_TYPES } from './graphql-types.js';
 import { connectionCost } from './query-limits.js';
 import { PageInfo } from './types/common.types.js';
 import { UUIDScalar } from './types/scalars.js';
-import type { AnyRecord } from '../records/object-definitions.js';
-import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCHABLE_OBJECTS, SearchService } from '../records/search.service.js';
+import type { AnyRecord } from '#records/service/object-definitions.js';
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCHABLE_OBJECTS, SearchService } from '#records/service/search.service.js';
 
 /** The searchable objects by their plural names, as REST's `objects` and each result's `object` name them. */
 export const SearchableObject = Object.fromEntries(OBJECTS.map((o) => [o.plural, o.plural]));

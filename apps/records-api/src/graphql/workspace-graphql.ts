@@ -12,8 +12,9 @@ import { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { hasFieldRestrictions } from '#auth/field-access.js';
 import { loadConfig } from '#config/config.js';
 import { registerStats } from '#ops/process-stats.js';
-import { DataModel, type WorkspaceModel } from '../records/data-model.js';
-import { RecordsModule } from '../records/records.module.js';
+import { DataModel, type WorkspaceModel } from '#records/service/data-model.js';
+import { RecordsModule } from '#records/service/records.module.js';
+import { ApiAuthModule } from '../http/api-auth.module.js';
 import { sendError } from '../http/body-parsing.js';
 import type { GraphqlContext, GraphqlRequest } from './graphql-context.js';
 import { guardedSchema } from './restricted-schema.js';
@@ -183,5 +184,5 @@ export class WorkspaceGraphql implements OnModuleDestroy {
   }
 }
 
-@Module({ imports: [RecordsModule], providers: [WorkspaceGraphql], exports: [WorkspaceGraphql] })
+@Module({ imports: [RecordsModule, ApiAuthModule], providers: [WorkspaceGraphql], exports: [WorkspaceGraphql] })
 export class WorkspaceGraphqlModule {}

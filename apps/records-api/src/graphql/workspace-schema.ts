@@ -1,7 +1,7 @@
 import { extendSchema, parse, type GraphQLSchema } from 'graphql';
 import { fieldType } from '#records/field-types/index.js';
 import { composite, OBJECTS } from '#records/objects/index.js';
-import type { WorkspaceModel } from '../records/data-model.js';
+import type { WorkspaceModel } from '#records/service/data-model.js';
 import { customObjectResolvers, customObjectsSdl } from './custom-object-schema.js';
 import { copySchema } from './schema-copy.js';
 

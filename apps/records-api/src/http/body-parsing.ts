@@ -3,7 +3,7 @@ import { verifyJsonDepth } from '#net/json-depth.js';
 import { AppError, ErrorCode } from '#errors/errors.js';
 import { errorHeaders, toErrorBody } from './error-body.js';
 import type { RequestWithId } from './request-id.js';
-import { isImportUpload } from '../imports/import-route.js';
+import { isImportUpload } from '#records/imports/import-route.js';
 
 export const BODY_LIMIT = '1mb';
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);

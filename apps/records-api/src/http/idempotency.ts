@@ -9,7 +9,7 @@ import { Sql } from '#database/sql.js';
 import { AppError, ErrorCode } from '#errors/errors.js';
 import { sendError } from './body-parsing.js';
 import type { RequestWithId } from './request-id.js';
-import { isImportUpload } from '../imports/import-route.js';
+import { isImportUpload } from '#records/imports/import-route.js';
 
 /**
  * `Idempotency-Key` (Stripe's semantics; docs/rest): the first response to a write is kept

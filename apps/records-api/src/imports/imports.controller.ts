@@ -3,9 +3,9 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
-import { afterUpload } from './import-route.js';
-import { errorsFormat, sendImportErrors } from './import-errors-response.js';
-import { ImportsService, parseImportRequest } from './imports.service.js';
+import { afterUpload } from '#records/imports/import-route.js';
+import { errorsFormat, sendImportErrors } from '#records/imports/import-errors-response.js';
+import { ImportsService, parseImportRequest } from '#records/imports/imports.service.js';
 
 /**
  * Imports over REST (docs/rest.md "Imports"): upload, status, refused rows (NDJSON or CSV), cancel.

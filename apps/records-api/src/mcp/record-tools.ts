@@ -4,15 +4,15 @@ import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
 import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
 import { BUILT_IN_UNIQUE_FIELDS, customObjectDeclaration, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
-import { embeddedText } from '../records/embedded-text.js';
-import { definitionFor, labelOf, type AnyRecord } from '../records/object-definitions.js';
-import type { WorkspaceModel } from '../records/data-model.js';
-import { ObjectService } from '../records/object-service.js';
-import { inversesOf } from '../records/records.service.js';
+import { embeddedText } from '#records/service/embedded-text.js';
+import { definitionFor, labelOf, type AnyRecord } from '#records/service/object-definitions.js';
+import type { WorkspaceModel } from '#records/service/data-model.js';
+import { ObjectService } from '#records/service/object-service.js';
+import { inversesOf } from '#records/service/records.service.js';
 import { schemaLength } from './mcp-server.js';
-import { visibleSchema } from '../records/visible-schema.js';
-import { parseRestGroupByQuery, parseRestListQuery, parseRestReadQuery, pickFields } from '../rest/list-query.js';
-import type { ListResult } from '../records/records.service.js';
+import { visibleSchema } from '#records/service/visible-schema.js';
+import { groupByArgs, listArgs, pickFields, readArgs } from '#records/service/read-args.js';
+import type { ListResult } from '#records/service/records.service.js';
 import {
   aggregateInput,
   aggregateOutput,
@@ -54,15 +54,6 @@ export interface RecordTool {
   outputSchema: z.ZodObject;
   annotations: ToolAnnotations;
   run(principal: Principal, args: Record<string, unknown>): Promise<ToolOutcome>;
-}
-
-/** Tool arguments as REST query parameters, so the REST parsers (and their messages) apply. */
-function asQuery(args: Record<string, unknown>): Record<string, unknown> {
-  const query: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(args)) {
-    if (value !== undefined) query[key] = key === 'depth' ? String(value) : value;
-  }
-  return query;
 }
 
 function listSummary(page: ListResult<unknown>, plural: string): string {
@@ -134,7 +125,19 @@ export function objectTools(
       outputSchema: listOutput(plural, withEmbedded),
       annotations: { ...READ, title: `List ${plural}` },
       async run(principal, args) {
-        const { depth, ...list } = parseRestListQuery(asQuery(args), await service.schema(principal), await service.fieldNames(principal));
+        const { depth, ...list } = listArgs(
+          {
+            limit: args.limit,
+            orderBy: args.order_by,
+            filter: args.filter,
+            startingAfter: args.starting_after as string | undefined,
+            endingBefore: args.ending_before as string | undefined,
+            depth: args.depth,
+            fields: args.fields,
+          },
+          await service.schema(principal),
+          await service.fieldNames(principal),
+        );
         const page = await service.list(principal, list, depth);
         const records = list.fields ? page.records.map((r) => pickFields(r, list.fields)) : page.records;
         return {
@@ -153,7 +156,7 @@ export function objectTools(
       outputSchema: recordOutput(singular, withEmbedded),
       annotations: { ...READ, title: `Get ${a}` },
       async run(principal, { id, ...query }) {
-        const { depth, fields } = parseRestReadQuery(asQuery(query), await service.fieldNames(principal));
+        const { depth, fields } = readArgs(query, await service.fieldNames(principal));
         const record = pickFields(await service.get(principal, String(id), depth, fields), fields);
         return { structured: { [singular]: record }, summary: `Found ${label(record)}.` };
       },
@@ -289,8 +292,9 @@ export function aggregateTool(
     annotations: { ...READ, title: 'Aggregate records' },
     async run(principal, args) {
       const service = services.get(String(args.object))!;
-      const { object: _object, ...query } = args;
-      const groups = await service.groupBy(principal, (schema) => parseRestGroupByQuery(asQuery(query), schema));
+      const groups = await service.groupBy(principal, (schema) =>
+        groupByArgs({ groupBy: args.group_by, aggregate: args.aggregate, filter: args.filter }, schema),
+      );
       return { structured: { groups }, summary: `${groups.length} group${groups.length === 1 ? '' : 's'} of ${String(args.object)}.` };
     },
   };

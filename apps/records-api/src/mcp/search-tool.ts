@@ -5,7 +5,8 @@ import {
   DEFAULT_SEARCH_LIMIT,
   SEARCHABLE_OBJECTS,
   type SearchService,
-} from '../records/search.service.js';
+} from '#records/service/search.service.js';
+import { MAX_CUSTOM_OBJECTS } from '#records/objects/custom-objects.js';
 import type { RecordTool } from './record-tools.js';
 
 const inputSchema = z.object({
@@ -13,9 +14,14 @@ const inputSchema = z.object({
     .string()
     .meta({ description: `1 to ${MAX_QUERY_LENGTH} characters. Every word matches by prefix; words of 4+ letters also with one typo.` }),
   objects: z
-    .array(z.enum(SEARCHABLE_OBJECTS as [string, ...string[]]))
+    .array(z.string().max(64))
+    .max(MAX_CUSTOM_OBJECTS + SEARCHABLE_OBJECTS.length)
     .optional()
-    .meta({ description: 'The objects to search; default: every object your role can read. Naming one it cannot read is FORBIDDEN.' }),
+    .meta({
+      description:
+        `Plural names of the objects to search (${SEARCHABLE_OBJECTS.join(', ')} or the workspace's own objects, as their tools name them); ` +
+        'default: every object your role can read. An unknown one is VALIDATION_FAILED, one your role cannot read FORBIDDEN.',
+    }),
   limit: z
     .number()
     .int()
@@ -48,7 +54,7 @@ export function searchTool(service: SearchService): RecordTool {
     name: 'search_records',
     title: 'Search records',
     description:
-      `Finds companies, people and opportunities by name, e-mail, domain, phone or custom text fields: every word of q by prefix, ` +
+      `Finds companies, people, opportunities and the workspace's own objects' records by name, e-mail, domain, phone or custom text fields: every word of q by prefix, ` +
       'any case, with or without accents, one typo allowed in words of 4+ letters. Best first (exact, then prefix, then typo). ' +
       'Then read or change a result with get_<object> / update_<object> and its id.',
     object: SEARCHABLE_OBJECTS[0],

@@ -18,7 +18,7 @@ import {
   sortableFields,
   type ObjectSchema,
 } from '#records/query/index.js';
-import { EMBEDDED_PER_RECORD } from '../records/constants.js';
+import { EMBEDDED_PER_RECORD } from '#records/service/constants.js';
 
 /*
  * Tool input and output schemas (zod, turned into JSON Schema by the SDK). Inputs check

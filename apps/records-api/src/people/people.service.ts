@@ -1,5 +1,5 @@
-import type { ObjectService } from '../records/object-service.js';
-import { serviceFor } from '../records/object-service.js';
+import type { ObjectService } from '#records/service/object-service.js';
+import { serviceFor } from '#records/service/object-service.js';
 
 /** The people's service: the generic ObjectService for `people` (its provider class). */
 export const PeopleService = serviceFor('people');

@@ -3,9 +3,9 @@ import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-hos
 import { authenticateRequest, type AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import { customObjectDeclaration, isReservedObjectName, OBJECTS } from '#records/objects/index.js';
-import type { DataModel } from '../records/data-model.js';
-import { ObjectService } from '../records/object-service.js';
-import type { RecordsService } from '../records/records.service.js';
+import type { DataModel } from '#records/service/data-model.js';
+import { ObjectService } from '#records/service/object-service.js';
+import type { RecordsService } from '#records/service/records.service.js';
 import type { RestExceptionFilter } from '../http/rest-exception.filter.js';
 
 /**

@@ -3,9 +3,9 @@ import type { Response } from 'express';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
-import { ExportsService } from '../records/exports.service.js';
-import { ObjectService } from '../records/object-service.js';
-import { RecordsService } from '../records/records.service.js';
+import { ExportsService } from '#records/service/exports.service.js';
+import { ObjectService } from '#records/service/object-service.js';
+import { RecordsService } from '#records/service/records.service.js';
 import { restCalls, type RestNames } from './object.controller.js';
 
 /**

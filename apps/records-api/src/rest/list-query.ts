@@ -1,19 +1,17 @@
-import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
-import { parseFilter, parseLimit, parseOrderBy } from '#records/query/index.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
+import { parseFilter } from '#records/query/index.js';
 import type { ObjectSchema } from '#records/query/types.js';
-import type { ListArgs } from '../records/records.service.js';
-import type { ExportArgs } from '../records/exports.service.js';
-import { parseAggregates, parseGroupBy, type GroupByArgs } from '../records/group-by.js';
+import type { ListArgs } from '#records/service/records.service.js';
+import type { ExportArgs } from '#records/service/exports.service.js';
+import type { GroupByArgs } from '#records/service/group-by.js';
+import { groupByArgs, listArgs, parseDepth, parseFields, readArgs, type FieldNames } from '#records/service/read-args.js';
+
+/*
+ * REST's query parameters (docs/rest.md): unknown ones refused, each given once, then read
+ * by the records layer's typed parsers (read-args.ts), which MCP's tools call directly.
+ */
 
 const LIST_PARAMS = ['limit', 'order_by', 'filter', 'starting_after', 'ending_before', 'depth', 'fields'];
-
-/** The names `fields=` takes: the record's own fields (custom ones included), and what depth=1 embeds. */
-export interface FieldNames {
-  own: readonly string[];
-  embedded: readonly string[];
-  /** Fields the caller's role cannot read (docs/authentication.md, "Field permissions"): naming one is 403. */
-  hidden?: readonly string[];
-}
 
 function single(query: Record<string, unknown>, name: string): string | undefined {
   const value = query[name];
@@ -22,45 +20,6 @@ function single(query: Record<string, unknown>, name: string): string | undefine
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, `${name} must be given once, as a plain string`);
   }
   return value;
-}
-
-export function parseDepth(raw: unknown): 0 | 1 {
-  if (raw === undefined || raw === '' || raw === '0') return 0;
-  if (raw === '1') return 1;
-  throw new BadInputError(ErrorCode.INVALID_DEPTH, `depth must be 0 or 1; got ${JSON.stringify(raw)}`);
-}
-
-/**
- * `fields=id,name,domainName` (docs/rest.md): the record's fields to read and return (`id`
- * always); names of embedded relations only with depth=1. Unset or empty: every field.
- */
-export function parseFields(raw: unknown, names: FieldNames | undefined, depth: 0 | 1): Set<string> | undefined {
-  if (raw === undefined || names === undefined) return undefined;
-  if (typeof raw !== 'string')
-    throw new BadInputError(ErrorCode.INVALID_FIELDS, 'fields must be given once, as a comma list of field names');
-  if (raw.trim() === '') return undefined;
-  const fields = new Set(['id']);
-  const problems: string[] = [];
-  for (const name of raw.split(',').map((n) => n.trim())) {
-    if (names.hidden?.includes(name)) throw new ForbiddenError(`fields: the role does not allow read on "${name}"`);
-    if (names.own.includes(name)) fields.add(name);
-    else if (names.embedded.includes(name)) {
-      if (depth === 1) fields.add(name);
-      else problems.push(`fields: "${name}" is embedded only with depth=1`);
-    } else {
-      problems.push(
-        `fields: unknown field "${name}"; allowed: ${names.own.join(', ')}${names.embedded.length ? `, and with depth=1 ${names.embedded.join(', ')}` : ''}`,
-      );
-    }
-  }
-  if (problems.length) throw new BadInputError(ErrorCode.INVALID_FIELDS, ...problems);
-  return fields;
-}
-
-/** Only the selected fields of each record (`fields=`); every field when none were selected. */
-export function pickFields<T extends Record<string, unknown>>(record: T, fields: ReadonlySet<string> | undefined): T {
-  if (!fields) return record;
-  return Object.fromEntries(Object.entries(record).filter(([key]) => fields.has(key))) as T;
 }
 
 /** REST list parameters (docs/rest.md) → the shared list arguments. Unknown parameters are refused. */
@@ -72,15 +31,19 @@ export function parseRestListQuery(query: Record<string, unknown>, schema: Objec
       `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${LIST_PARAMS.join(', ')})`,
     );
   }
-  return {
-    limit: parseLimit(query.limit),
-    orderBy: parseOrderBy(query.order_by, schema),
-    filter: parseFilter(query.filter, schema),
-    startingAfter: single(query, 'starting_after') || undefined,
-    endingBefore: single(query, 'ending_before') || undefined,
-    depth: parseDepth(query.depth),
-    fields: parseFields(query.fields, names, parseDepth(query.depth)),
-  };
+  return listArgs(
+    {
+      limit: query.limit,
+      orderBy: query.order_by,
+      filter: query.filter,
+      startingAfter: single(query, 'starting_after'),
+      endingBefore: single(query, 'ending_before'),
+      depth: query.depth,
+      fields: query.fields,
+    },
+    schema,
+    names,
+  );
 }
 
 export function parseRestGetQuery(query: Record<string, unknown>): 0 | 1 {
@@ -97,8 +60,7 @@ export function parseRestReadQuery(query: Record<string, unknown>, names: FieldN
   if (unknown.length) {
     throw new BadInputError(ErrorCode.VALIDATION_FAILED, `unknown query parameter "${unknown[0]}" (allowed: depth, fields)`);
   }
-  const depth = parseDepth(query.depth);
-  return { depth, fields: parseFields(query.fields, names, depth) };
+  return readArgs(query, names);
 }
 
 const GROUP_BY_PARAMS = ['group_by', 'aggregate', 'filter'];
@@ -112,11 +74,7 @@ export function parseRestGroupByQuery(query: Record<string, unknown>, schema: Ob
       `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${GROUP_BY_PARAMS.join(', ')})`,
     );
   }
-  return {
-    groupBy: parseGroupBy(single(query, 'group_by'), schema),
-    aggregates: parseAggregates(single(query, 'aggregate'), schema),
-    filter: parseFilter(query.filter, schema),
-  };
+  return groupByArgs({ groupBy: single(query, 'group_by'), aggregate: single(query, 'aggregate'), filter: query.filter }, schema);
 }
 
 const EXPORT_PARAMS = ['format', 'filter', 'fields', 'formulas'];

@@ -13,8 +13,8 @@ import {
   parseRestListQuery,
   parseRestReadQuery,
   parseUpsertQuery,
-  pickFields,
 } from './list-query.js';
+import { pickFields } from '#records/service/read-args.js';
 import {
   ApiBatchBody,
   ApiDataResponse,
@@ -36,12 +36,12 @@ import {
   DeletedModel,
   SHARED_MODELS,
 } from './open-api-decorators.js';
-import { classDecorators, method, serviceHolder } from '../records/decorate.js';
-import { embeddedText } from '../records/embedded-text.js';
-import { ExportsService } from '../records/exports.service.js';
-import { definitionFor } from '../records/object-definitions.js';
-import { serviceFor, type ObjectService } from '../records/object-service.js';
-import { restClasses } from '../records/rest-classes.js';
+import { classDecorators, method, serviceHolder } from '#records/service/decorate.js';
+import { embeddedText } from '#records/service/embedded-text.js';
+import { ExportsService } from '#records/service/exports.service.js';
+import { definitionFor } from '#records/service/object-definitions.js';
+import { serviceFor, type ObjectService } from '#records/service/object-service.js';
+import { restClasses } from '#records/service/rest-classes.js';
 import { restOperations } from './rest-operations.js';
 
 /** The names a REST answer keys its data by (`companies`, `company`, `createCompany`, …). */

@@ -19,8 +19,8 @@ import {
   sortableFields,
   type ObjectSchema,
 } from '#records/query/index.js';
-import { MAX_BATCH } from '../records/records.service.js';
-import type { AnyClass } from '../records/decorate.js';
+import { MAX_BATCH } from '#records/service/records.service.js';
+import type { AnyClass } from '#records/service/decorate.js';
 
 /*
  * OpenAPI descriptions shared by the object controllers (rest/object.controller.ts): list parameters,

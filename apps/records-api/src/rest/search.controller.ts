@@ -5,7 +5,13 @@ import type { Principal } from '#auth/principal.js';
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { FIELD_TYPES } from '#records/field-types/index.js';
 import { ApiErrors } from './open-api-decorators.js';
-import { DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT, SEARCHABLE_OBJECTS, SearchService } from '../records/search.service.js';
+import {
+  DEFAULT_SEARCH_LIMIT,
+  MAX_QUERY_LENGTH,
+  MAX_SEARCH_LIMIT,
+  SEARCHABLE_OBJECTS,
+  SearchService,
+} from '#records/service/search.service.js';
 
 const PARAMS = ['q', 'objects', 'limit', 'starting_after'];
 /** "TEXT, RICH_TEXT, … and ADDRESS": the custom field types search reads (their modules' `search`). */

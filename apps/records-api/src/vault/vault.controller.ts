@@ -29,7 +29,7 @@ import {
   updateSecret,
   type VaultSecretInput,
 } from '#identity/vault.js';
-import { actorOf } from '../rest/metadata.controller.js';
+import { actorOf } from '#identity/actor.js';
 import { ErrorModel } from '../rest/open-api-decorators.js';
 
 export class VaultSecretModel {

@@ -76,7 +76,12 @@ function addObjectEvents(schemas: Record<string, unknown>, webhooks: Record<stri
           : {}),
       },
     };
-    schemas[schemaName] = eventSchema(type, `Sent when a ${singular} is ${action}.`, data, 'When the change was made (UTC, in its transaction).');
+    schemas[schemaName] = eventSchema(
+      type,
+      `Sent when a ${singular} is ${action}.`,
+      data,
+      'When the change was made (UTC, in its transaction).',
+    );
     webhooks[type] = eventPost({
       summary: `${capital(singular)} ${action}`,
       description: `POSTed to each enabled webhook of the workspace whose operations select \`${type}\`. Answer 2xx within 10 s; anything else is retried with exponential backoff for 24 hours. Guide: ${publicUrl}/docs/webhooks`,

@@ -7,7 +7,7 @@ import { fieldAccess, restrictionsKey } from '#auth/field-access.js';
 import type { Principal } from '#auth/principal.js';
 import { fieldType } from '#records/field-types/index.js';
 import { describeField, OBJECTS, type CustomField } from '#records/objects/index.js';
-import type { DataModel, WorkspaceModel } from '../records/data-model.js';
+import type { DataModel, WorkspaceModel } from '#records/service/data-model.js';
 import { BuildQueue, BuildsBusyError } from '../graphql/build-queue.js';
 import { sendError } from '../http/body-parsing.js';
 import type { RequestWithId } from '../http/request-id.js';

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The guard of a record's link in the INSERT that creates it (apps/records-api/src/records/
+ * The guard of a record's link in the INSERT that creates it (libs/records/src/service/
  * records.service.ts, `insertStatement`): the linked id is written as
  * `coalesce((SELECT id FROM <target> WHERE workspace_id = $1 AND id = <id> AND deleted_at IS NULL),
  * record_missing_relation(<field>, <target>, <id>))`, so a link to a missing, deleted or other

@@ -381,7 +381,7 @@ export function checkCustomValues(
 // List parameters (filter and order_by)
 
 /**
- * The kind of index that serves filters and order on a field (records/data-model.ts keeps
+ * The kind of index that serves filters and order on a field (libs/records/src/service/data-model.ts keeps
  * one per object, field name and kind, shared by every workspace using that name), or
  * undefined for types filtered without one.
  */

@@ -64,7 +64,7 @@ describe('the record scope', () => {
 const OTHER_TABLES: Record<string, { expression: string; reason: string }[]> = {
   'libs/identity/src/objects.ts': [{ expression: 'table', reason: "a deleted object's metadata tables (custom_fields, unique_fields, …)" }],
   'libs/webhooks/src/delivery.ts': [{ expression: 'CLAIMED.from', reason: 'webhook deliveries claimed by a job' }],
-  'apps/records-api/src/records/group-by.ts': [
+  'libs/records/src/service/group-by.ts': [
     { expression: 'table', reason: "groupByStatement is given its scope's table and predicate (RecordRepository.groupBy)" },
   ],
 };

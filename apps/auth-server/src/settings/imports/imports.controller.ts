@@ -2,9 +2,9 @@ import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } 
 import type { Request, Response } from 'express';
 import type { Principal } from '#auth/principal.js';
 import { AppError, TooManyRequestsError } from '#errors/errors.js';
-import { errorsFormat, sendImportErrors } from '../../../../records-api/src/imports/import-errors-response.js';
-import { afterUpload } from '../../../../records-api/src/imports/import-route.js';
-import { ImportsService, parseImportRequest, type RefusedRow } from '../../../../records-api/src/imports/imports.service.js';
+import { errorsFormat, sendImportErrors } from '#records/imports/import-errors-response.js';
+import { afterUpload } from '#records/imports/import-route.js';
+import { ImportsService, parseImportRequest, type RefusedRow } from '#records/imports/imports.service.js';
 import { countsText, downloadText, importPage, importsPage, percentText } from '../../views/settings/imports.js';
 import type { SettingsContext } from '../settings-context.js';
 import { SettingsExceptionFilter } from '../settings-exception.filter.js';

@@ -1,5 +1,5 @@
-import type { ImportSummary } from '../../../../records-api/src/imports/import-summary.js';
-import type { RefusedRow } from '../../../../records-api/src/imports/imports.service.js';
+import type { ImportSummary } from '#records/imports/import-summary.js';
+import type { RefusedRow } from '#records/imports/imports.service.js';
 import type { SettingsContext } from '../../settings/settings-context.js';
 import { csrfField, errorBox, html, type Html } from '../html.js';
 import { UTC_NOTE, settingsPage, when } from './layout.js';
