@@ -1,3 +1,6 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createApiKey, findRole } from '#identity/accounts.js';
 import { FIELD_TYPES } from '#records/field-types/index.js';
 import type { FormBrowser } from '../bench/form-browser.js';
@@ -77,7 +80,7 @@ describe('a custom object with a field of every type, on every surface', () => {
     expect(Object.keys(VALUES).sort()).toEqual(FIELD_TYPES.map((t) => t.name).sort());
   });
 
-  it('serves the object and all its fields on REST, GraphQL, imports, exports, search, groupBy, webhooks and the settings page, for its workspace only', async () => {
+  it('serves the object and all its fields on REST, GraphQL, OpenAPI, MCP, imports, exports, search, groupBy, webhooks and the settings page, for its workspace only', async () => {
     const { workspace: ws, key, email } = await workspace('every-surface');
     const other = await workspace('every-surface-other');
     expect(
@@ -142,6 +145,34 @@ describe('a custom object with a field of every type, on every surface', () => {
         ],
       });
 
+      // OpenAPI: the workspace's document has the object's routes and a property per field.
+      const doc = (await rest(key, 'GET', '/rest/open-api')).body;
+      expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/rest/projects', '/rest/projects/{id}']));
+      expect(Object.keys(doc.components.schemas.ProjectModel.properties)).toEqual(
+        expect.arrayContaining(['id', 'name', ...FIELD_TYPES.map((t) => fieldName(t.name))]),
+      );
+
+      // MCP: the object's tools take and return every field; the record read is REST's.
+      const mcp = async (secret: string) => {
+        const c = new Client({ name: 'every-surface-e2e', version: '1.0.0' });
+        await c.connect(
+          new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${secret}` } } }),
+        );
+        return c;
+      };
+      const agent = await mcp(key);
+      try {
+        const tools = new Map((await agent.listTools()).tools.map((t) => [t.name, t]));
+        expect(Object.keys(tools.get('create_project')!.inputSchema.properties!)).toEqual(
+          expect.arrayContaining(FIELD_TYPES.map((t) => fieldName(t.name))),
+        );
+        const got = (await agent.callTool({ name: 'get_project', arguments: { id: record.id } })) as CallToolResult;
+        expect(got.isError).toBeFalsy();
+        expect((got.structuredContent as { project: unknown }).project).toEqual(record);
+      } finally {
+        await agent.close();
+      }
+
       // Imports (NDJSON and CSV), then exports with every field.
       const upload = async (text: string, type: string) => {
         const res = await fetch(`${url}/rest/imports?object=projects`, {
@@ -198,6 +229,13 @@ describe('a custom object with a field of every type, on every surface', () => {
 
       // Nothing of it in the other workspace.
       expect((await rest(other.key, 'GET', '/rest/projects')).status).toBe(404);
+      expect(JSON.stringify((await rest(other.key, 'GET', '/rest/open-api')).body)).not.toMatch(/[Pp]roject/);
+      const otherAgent = await mcp(other.key);
+      try {
+        expect(JSON.stringify((await otherAgent.listTools()).tools)).not.toMatch(/project/i);
+      } finally {
+        await otherAgent.close();
+      }
       expect((await gql(other.key, '{ __type(name: "Project") { name } }')).data.__type).toBeNull();
       expect(JSON.stringify((await rest(other.key, 'GET', '/rest/search?q=apollo')).body)).not.toMatch(/Apollo|projects/);
       expect(
