@@ -18,7 +18,11 @@ const READ_TOOLS = [
   'list_opportunities',
   'list_people',
   'search_records',
-];
+  // The generic tools' reads (docs/mcp.md "Generic tools").
+  'describe_object',
+  'get_record',
+  'list_records',
+].sort();
 
 describe('MCP protocol versions', () => {
   let origin: PublicOrigin;
@@ -113,7 +117,7 @@ describe('MCP protocol versions', () => {
       // The v1 client negotiates its latest; it may also be pinned to an older revision.
       if (version !== '2025-11-25') transport.setProtocolVersion(version);
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(20); // six per object (list, get, create, upsert, update, delete): companies, people, opportunities; aggregate_records and search_records
+      expect(tools).toHaveLength(28); // six per object (list, get, create, upsert, update, delete): companies, people, opportunities; aggregate_records, search_records and the eight generic tools
       expect(tools.find((t) => t.name === 'delete_company')?.annotations).toMatchObject({ destructiveHint: true });
       const created = await client.callTool({ name: 'create_company', arguments: { name: `Made over ${version}` } });
       expect(created.isError).toBeFalsy();

@@ -16,6 +16,7 @@ process.env.LOG_LEVEL ??= 'error';
 
 /** A loopback redirect URI, as MCP clients on a desktop use; nothing listens: the browser stops there. */
 const REDIRECT = 'http://127.0.0.1:8765/callback';
+const GENERIC_READ_TOOLS = ['describe_object', 'get_record', 'list_records'];
 const ALL_TOOLS = [
   'aggregate_records',
   'create_company',
@@ -37,7 +38,14 @@ const ALL_TOOLS = [
   'upsert_company',
   'upsert_opportunity',
   'upsert_person',
-];
+  // The generic tools (docs/mcp.md "Generic tools"): every object of the workspace by name.
+  ...GENERIC_READ_TOOLS,
+  'create_record',
+  'delete_record',
+  'delete_records',
+  'update_record',
+  'update_records',
+].sort();
 // search_records (docs/mcp.md): read-only, listed for every role that reads an object.
 const READ_TOOLS = [
   'aggregate_records',
@@ -48,7 +56,8 @@ const READ_TOOLS = [
   'list_opportunities',
   'list_people',
   'search_records',
-];
+  ...GENERIC_READ_TOOLS,
+].sort();
 
 /**
  * An MCP client's OAuth side, as a desktop app implements it: storage in memory, and a

@@ -1,4 +1,11 @@
-import { McpServer, type AuthInfo, type CallToolResult, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  inputRequired,
+  type AuthInfo,
+  type CallToolResult,
+  type ServerContext,
+  type StandardSchemaWithJSON,
+} from '@modelcontextprotocol/server';
 import type { Logger } from '@nestjs/common';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { z } from 'zod';
@@ -7,6 +14,7 @@ import { isDatabaseUnavailable, isStatementTimeout, statementTimeoutMessage } fr
 import { AppError } from '#errors/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
+import { ConfirmationRequired, type Confirmation } from './confirmation.js';
 import { REVEAL_TOOL, registerRevealRefusal } from './vault-tool.js';
 
 const INSTRUCTIONS =
@@ -26,6 +34,8 @@ export interface McpCall {
   notice?: string;
   /** Called when a tool failed because the database is away: the reply becomes HTTP 503. */
   onUnavailable?: () => void;
+  /** A 2026-07-28 request (the SDK's modern handler), whose tools may ask the user (input_required). */
+  modern?: boolean;
 }
 
 /** The principal the bearer guard resolved, with the call's details, as the SDK passes auth through (`req.auth`). */
@@ -44,6 +54,7 @@ function toolError(err: unknown, tool: string, requestId: string | undefined, lo
   if (err instanceof AppError && err.status < 500) {
     return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.messages.join('; ')}` }] };
   }
+  if (err instanceof ConfirmationRequired) return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.message}` }] };
   // The model can act on it (narrow the filter) as on a domain error.
   if (isStatementTimeout(err)) return { isError: true, content: [{ type: 'text', text: `QUERY_TIMEOUT: ${statementTimeoutMessage()}` }] };
   if (isDatabaseUnavailable(err)) {
@@ -71,6 +82,8 @@ export function createMcpServer(options: {
   onUnavailable?: () => void;
   /** Said after the instructions (McpCall.notice). */
   notice?: string;
+  /** A 2026-07-28 request, whose tools may ask the user through an input_required result. */
+  modern?: boolean;
 }): McpServer {
   const server = new McpServer(
     { name: 'workspace-records', title: 'Workspace Records Service', version: options.version },
@@ -90,9 +103,15 @@ export function createMcpServer(options: {
         outputSchema: convertedOnce(tool.outputSchema),
         annotations: tool.annotations,
       },
-      async (args: Record<string, unknown>): Promise<CallToolResult> => {
+      async (args: Record<string, unknown>, ctx: ServerContext) => {
         try {
-          const { structured, summary } = await tool.run(options.principal, args);
+          const outcome = await tool.run(options.principal, args, confirmationOf(server, ctx, options.modern === true));
+          if ('ask' in outcome) {
+            return inputRequired({
+              inputRequests: { [CONFIRM_KEY]: inputRequired.elicit({ message: outcome.ask, requestedSchema: CONFIRM_SCHEMA }) },
+            });
+          }
+          const { structured, summary } = outcome;
           return {
             structuredContent: structured,
             // The summary, then the same result as JSON for clients that read text content only (MCP spec, "Structured Content").
@@ -126,7 +145,41 @@ export function createMcpServer(options: {
   return server;
 }
 
+/** The key and answer of the question a change of many records asks (MCP 2026-07-28, input_required). */
+const CONFIRM_KEY = 'confirm';
+const CONFIRM_SCHEMA = {
+  type: 'object' as const,
+  properties: { confirm: { type: 'boolean' as const, title: 'Go ahead', description: 'Make the change.' } },
+  required: ['confirm'],
+};
+
+/**
+ * Whether the client can ask its user within this request — a 2026-07-28 request from a
+ * client that declared elicitation: the question goes out as an input_required result and
+ * the answer comes back on the retried call, whatever instance takes it. A 2025-era client
+ * could only be asked over a stream this stateless server does not keep, so it says
+ * `confirm: true` instead.
+ */
+function confirmationOf(server: McpServer, ctx: ServerContext, modern: boolean): Confirmation {
+  const canAsk = modern && server.server.getClientCapabilities()?.elicitation !== undefined;
+  const response = ctx.mcpReq.inputResponses?.[CONFIRM_KEY] as { action?: string; content?: { confirm?: unknown } } | undefined;
+  if (!canAsk || !response) return { canAsk };
+  return { canAsk, answer: response.action === 'accept' && response.content?.confirm === true ? 'accept' : 'decline' };
+}
+
 const converted = new WeakMap<object, StandardSchemaWithJSON>();
+const withoutDialect = new WeakSet<object>();
+
+/**
+ * `schema`, listed without `$schema`: JSON Schema 2020-12 is the default dialect of tool
+ * schemas since MCP 2025-11-25, and the 50 bytes it takes twice per tool count against the
+ * tool list's size (docs/mcp.md "Generic tools"). The per-object tools keep it, as they
+ * always listed it.
+ */
+export function dialectless<T extends object>(schema: T): T {
+  withoutDialect.add(schema);
+  return schema;
+}
 type JsonSchemaOptions = Parameters<StandardSchemaWithJSON['~standard']['jsonSchema']['input']>[0];
 
 function frozen<T>(value: T): T {
@@ -152,7 +205,11 @@ export function convertedOnce<T extends StandardSchemaWithJSON>(schema: T): T {
     const once = (io: 'input' | 'output', options: JsonSchemaOptions) => {
       const key = `${io} ${options.target}`;
       let result = json.get(key);
-      if (!result) json.set(key, (result = frozen(own.jsonSchema[io](options))));
+      if (!result) {
+        result = own.jsonSchema[io](options);
+        if (withoutDialect.has(schema)) delete result.$schema;
+        json.set(key, (result = frozen(result)));
+      }
       return result;
     };
     found = {
@@ -176,6 +233,28 @@ export function schemaLength(tools: readonly Pick<RecordTool, 'inputSchema' | 'o
   for (const tool of tools) {
     length += JSON.stringify(convertedOnce(tool.inputSchema)['~standard'].jsonSchema.input(TARGET)).length;
     length += JSON.stringify(convertedOnce(tool.outputSchema)['~standard'].jsonSchema.output(TARGET)).length;
+  }
+  return length;
+}
+
+/**
+ * What the tools/list answer takes for `tools`, in bytes of JSON: each tool as the SDK lists
+ * it (name, title, description, both schemas, annotations) and a comma.
+ */
+export function listedLength(tools: readonly RecordTool[]): number {
+  let length = 0;
+  for (const tool of tools) {
+    length +=
+      Buffer.byteLength(
+        JSON.stringify({
+          name: tool.name,
+          title: tool.title,
+          description: tool.description,
+          inputSchema: convertedOnce(tool.inputSchema)['~standard'].jsonSchema.input(TARGET),
+          annotations: tool.annotations,
+          outputSchema: convertedOnce(tool.outputSchema)['~standard'].jsonSchema.output(TARGET),
+        }),
+      ) + 1;
   }
   return length;
 }

@@ -16,6 +16,8 @@ import { jsonRpcError } from '../http/rest-exception.filter.js';
 import { authInfoFor, callOf, calledTools, convertAhead, createMcpServer, schemaLength, type McpCall } from './mcp-server.js';
 import { recordTools, workspaceTools, type RecordTool } from './record-tools.js';
 import { searchTool } from './search-tool.js';
+import { genericTools } from './generic-tools.js';
+import { OBJECTS } from '#records/objects/index.js';
 import { SearchService } from '#records/service/search.service.js';
 import { DataModel, type WorkspaceModel } from '#records/service/data-model.js';
 import { BuildQueue } from '../graphql/build-queue.js';
@@ -24,9 +26,9 @@ import { LRUCache } from 'lru-cache';
 type McpRequest = AuthenticatedRequest & RequestWithId & { auth?: ReturnType<typeof authInfoFor> };
 
 /**
- * The heap the kept tool lists may take, estimated: the standard objects' 20 tools with a
- * custom field take about 0.6 MB, with custom objects up to CUSTOM_TOOLS_BUDGET more about
- * 6 MB, zod schemas and their JSON Schemas together.
+ * The heap the kept tool lists may take, estimated: the standard objects' tools with a
+ * custom field take about 0.6 MB, zod schemas and their JSON Schemas together; custom
+ * objects add no tools (the generic ones take them) and only their names to two schemas.
  */
 const TOOL_LISTS_BYTES = 24 * 1024 * 1024;
 
@@ -76,7 +78,15 @@ export class McpController implements OnApplicationShutdown {
     private readonly models: DataModel,
     private readonly searchService: SearchService,
   ) {
-    this.tools = [...recordTools(...services.all), searchTool(searchService)];
+    this.tools = [
+      ...recordTools(...services.all),
+      searchTool(searchService),
+      ...genericTools(
+        services.all[0].records,
+        models,
+        OBJECTS.map((o) => o.plural),
+      ),
+    ];
     // One server per request, built for the principal the request carries (SDK: "factory keyed off authInfo").
     this.modern = createMcpHandler((ctx) => this.serverFor(callOf(ctx.authInfo)), {
       legacy: 'reject',
@@ -91,15 +101,14 @@ export class McpController implements OnApplicationShutdown {
   }
 
   private async build(model: WorkspaceModel, principal?: Principal): Promise<ToolList> {
-    const { tools, withoutTools } = await workspaceTools(this.services.all, model, principal);
-    const list = [...tools, searchTool(this.searchService)];
-    await convertAhead(list);
-    if (!withoutTools.length) return { tools: list };
+    const shared = [searchTool(this.searchService), ...genericTools(this.services.all[0].records, this.models, model.served)];
+    const { tools, withoutTools } = await workspaceTools(this.services.all, model, shared, principal);
+    await convertAhead(tools);
+    const reached = [...withoutTools, ...model.objects.filter((o) => o.isActive).map((o) => o.namePlural)];
+    if (!reached.length) return { tools };
     return {
-      tools: list,
-      notice:
-        `These objects of the workspace have no tools of their own here, the tool list being full: ${withoutTools.join(', ')}. ` +
-        'aggregate_records takes them; otherwise use REST (/rest/<object>).',
+      tools,
+      notice: `Objects without tools of their own: ${reached.join(', ')}; the generic tools take them (describe_object first).`,
     };
   }
 
@@ -135,8 +144,9 @@ export class McpController implements OnApplicationShutdown {
         unavailable = true;
       },
     };
+    call.modern = !(await isLegacyRequest(await toWebRequest(req, req.body), req.body));
     req.auth = authInfoFor(bearerToken(req.headers.authorization), call);
-    if (!(await isLegacyRequest(await toWebRequest(req, req.body), req.body))) {
+    if (call.modern) {
       await this.serveModern(req, res, req.body);
       return;
     }

@@ -2,14 +2,16 @@ import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
+import { NotFoundError } from '#errors/errors.js';
 import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
-import { BUILT_IN_UNIQUE_FIELDS, customObjectDeclaration, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { BUILT_IN_UNIQUE_FIELDS, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '#records/service/embedded-text.js';
 import { definitionFor, labelOf, type AnyRecord } from '#records/service/object-definitions.js';
 import type { WorkspaceModel } from '#records/service/data-model.js';
 import { ObjectService } from '#records/service/object-service.js';
 import { inversesOf } from '#records/service/records.service.js';
-import { schemaLength } from './mcp-server.js';
+import type { AskFirst, Confirmation } from './confirmation.js';
+import { dialectless, listedLength } from './mcp-server.js';
 import { visibleSchema } from '#records/service/visible-schema.js';
 import { groupByArgs, listArgs, pickFields, readArgs } from '#records/service/read-args.js';
 import type { ListResult } from '#records/service/records.service.js';
@@ -53,7 +55,8 @@ export interface RecordTool {
   inputSchema: z.ZodObject;
   outputSchema: z.ZodObject;
   annotations: ToolAnnotations;
-  run(principal: Principal, args: Record<string, unknown>): Promise<ToolOutcome>;
+  /** `confirmation`: for a change of many records, whether and what the user was asked (generic-tools.ts). */
+  run(principal: Principal, args: Record<string, unknown>, confirmation?: Confirmation): Promise<ToolOutcome | AskFirst>;
 }
 
 function listSummary(page: ListResult<unknown>, plural: string): string {
@@ -68,11 +71,11 @@ function describeRecord(object: ObjectDeclaration, record: AnyRecord): string {
   return text ? `${object.singular} "${text}" (id ${record.id})` : `${object.singular} ${record.id}`;
 }
 
-const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
-const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
-const UPSERT: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
-const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
+export const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+export const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+export const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+export const UPSERT: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+export const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 /** docs/mcp.md; docs/architecture.md: five tools per object, from its declaration, over the same services as REST and GraphQL. */
 export function objectTools(
@@ -275,7 +278,15 @@ export function aggregateTool(
   accessOf?: (plural: string) => FieldAccess | undefined,
 ): RecordTool {
   const plurals = [...services.keys()];
-  const fieldsNote = groupableFields(plurals, model, accessOf);
+  // The standard objects' fields are told here; a workspace's own objects (up to 50, of up to
+  // 100 fields each) by describe_object, so the description stays the same size.
+  const own = plurals.filter((p) => !OBJECTS.some((o) => o.plural === p));
+  const fieldsNote =
+    groupableFields(
+      plurals.filter((p) => !own.includes(p)),
+      model,
+      accessOf,
+    ) + (own.length ? '; own objects: see describe_object' : '');
   return {
     name: 'aggregate_records',
     title: 'Aggregate records',
@@ -287,11 +298,12 @@ export function aggregateTool(
     object: plurals[0],
     objects: plurals,
     action: 'read',
-    inputSchema: aggregateInput(plurals),
-    outputSchema: aggregateOutput,
+    inputSchema: dialectless(aggregateInput(plurals, own.length > 0)),
+    outputSchema: dialectless(aggregateOutput),
     annotations: { ...READ, title: 'Aggregate records' },
     async run(principal, args) {
-      const service = services.get(String(args.object))!;
+      const service = services.get(String(args.object));
+      if (!service) throw new NotFoundError(`No object ${String(args.object)} in this workspace`);
       const groups = await service.groupBy(principal, (schema) =>
         groupByArgs({ groupBy: args.group_by, aggregate: args.aggregate, filter: args.filter }, schema),
       );
@@ -309,49 +321,55 @@ export function recordTools(...services: ObjectService[]): RecordTool[] {
 }
 
 /**
- * What the tools of a workspace's own objects may take in `tools/list`, as JSON Schema text
- * (docs/mcp.md "Custom objects"): an object's six tools take 10 to 25 KB with a few fields,
- * 140 KB with 100; 50 objects of 100 fields would be 7 MB of JSON and 150 MB of heap.
+ * The most a tools/list answer may take (docs/mcp.md "Generic tools";
+ * docs/decisions/0064-generic-mcp-tools.md): custom objects add nothing to it (the list is
+ * 28 tools and under 64 KB with 50 of them), custom fields on the standard objects grow those
+ * objects' own tools, which are listed, object by object, while the whole list fits 96 KB;
+ * an object whose tools would not is reached through the generic tools. The JSON-RPC
+ * envelope around the tools takes the rest.
  */
-export const CUSTOM_TOOLS_BUDGET = 256 * 1024;
+export const TOOL_LIST_BYTES = 96 * 1024 - 128;
 
-/** A workspace's tools, and its objects left without tools of their own (the budget was spent). */
+/** A workspace's tools: the standard objects' (as many as fit), then those every object shares. */
 export interface WorkspaceTools {
   tools: RecordTool[];
+  /** Standard objects whose own tools did not fit TOOL_LIST_BYTES. */
   withoutTools: string[];
 }
 
 /**
- * The tools as a workspace with custom objects and fields sees them (each active custom
- * object's six tools, made as a standard object's, oldest object first while they fit
- * CUSTOM_TOOLS_BUDGET; its fields in their schemas and descriptions), and as a role with
- * field restrictions sees them (`principal`: without the fields it may not read, or update
- * on writes). Which tools a role may use is decided per request (mcp-server.ts), so one
- * list serves every role of the workspace.
+ * The tools as a workspace with custom fields or objects sees them (the standard objects'
+ * tools with its custom fields in their schemas and descriptions; its own objects are reached
+ * through the generic tools, generic-tools.ts, and aggregate_records), and as a role with
+ * field restrictions sees them (`principal`: without the fields it may not read, or update on
+ * writes). `shared`: the tools listed whatever the model (search, the generic tools). Which
+ * tools a role may use is decided per request (mcp-server.ts), so one list serves every role.
  */
 export async function workspaceTools(
   services: readonly ObjectService[],
   model: WorkspaceModel,
+  shared: readonly RecordTool[],
   principal?: Principal,
 ): Promise<WorkspaceTools> {
   const accessOf = principal && ((plural: string) => fieldAccess(principal, plural));
-  const tools = OBJECTS.flatMap((object, i) => objectTools(object, services[i], model, accessOf));
   const byPlural = new Map(OBJECTS.map((o, i) => [o.plural, services[i]]));
+  for (const object of model.objects.filter((o) => o.isActive)) {
+    byPlural.set(object.namePlural, new ObjectService(services[0].records, object.namePlural));
+  }
+  const common = [aggregateTool(byPlural, model, accessOf), ...shared];
+  let spent = listedLength(common);
+  const tools: RecordTool[] = [];
   const withoutTools: string[] = [];
-  let spent = 0;
-  for (const object of model.objects.filter((o) => o.isActive).map(customObjectDeclaration)) {
-    const service = new ObjectService(services[0].records, object.plural);
-    byPlural.set(object.plural, service);
-    if (withoutTools.length) {
-      withoutTools.push(object.plural);
-      continue;
-    }
+  for (const [i, object] of OBJECTS.entries()) {
     // An object's tools take a few milliseconds to make and convert: one object per turn of the event loop.
     await yieldToEventLoop();
-    const made = objectTools(object, service, model, accessOf);
-    spent += schemaLength(made);
-    if (spent > CUSTOM_TOOLS_BUDGET) withoutTools.push(object.plural);
-    else tools.push(...made);
+    const made = objectTools(object, services[i], model, accessOf);
+    const length = listedLength(made);
+    if (spent + length > TOOL_LIST_BYTES) withoutTools.push(object.plural);
+    else {
+      tools.push(...made);
+      spent += length;
+    }
   }
-  return { tools: [...tools, aggregateTool(byPlural, model, accessOf)], withoutTools };
+  return { tools: [...tools, ...common], withoutTools };
 }

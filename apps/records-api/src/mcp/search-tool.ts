@@ -8,6 +8,7 @@ import {
 } from '#records/service/search.service.js';
 import { MAX_CUSTOM_OBJECTS } from '#records/objects/custom-objects.js';
 import type { RecordTool } from './record-tools.js';
+import { dialectless } from './mcp-server.js';
 
 const inputSchema = z.object({
   q: z
@@ -18,16 +19,14 @@ const inputSchema = z.object({
     .max(MAX_CUSTOM_OBJECTS + SEARCHABLE_OBJECTS.length)
     .optional()
     .meta({
-      description:
-        `Plural names of the objects to search (${SEARCHABLE_OBJECTS.join(', ')} or the workspace's own objects, as their tools name them); ` +
-        'default: every object your role can read. An unknown one is VALIDATION_FAILED, one your role cannot read FORBIDDEN.',
+      description: 'Plural names; default: every object your role can read (naming one it cannot read is FORBIDDEN).',
     }),
+  // An integer, checked by the search service (a JSON Schema integer spells out ±2^53 in every tools/list).
   limit: z
     .number()
-    .int()
     .optional()
     .meta({ description: `1 to ${MAX_SEARCH_LIMIT}; default ${DEFAULT_SEARCH_LIMIT}.` }),
-  starting_after: z.string().optional().meta({ description: 'pageInfo.endCursor of the previous result of the same search.' }),
+  starting_after: z.string().optional().meta({ description: 'pageInfo.endCursor of the previous page' }),
 });
 
 const outputSchema = z.object({
@@ -37,14 +36,14 @@ const outputSchema = z.object({
       id: z.string(),
       label: z.string(),
       score: z.number().meta({ description: '3 + rank: every word exact; 2 + rank: by prefix; 1.5 or 1: with a typo.' }),
-      record: z.record(z.string(), z.unknown()).meta({ description: 'The record as get_<object> returns it.' }),
+      record: z.looseObject({}),
     }),
   ),
   pageInfo: z.object({
     hasNextPage: z.boolean(),
     hasPreviousPage: z.boolean(),
     startCursor: z.string().nullable(),
-    endCursor: z.string().nullable().meta({ description: 'Pass as starting_after to read the next page.' }),
+    endCursor: z.string().nullable(),
   }),
 });
 
@@ -60,8 +59,8 @@ export function searchTool(service: SearchService): RecordTool {
     object: SEARCHABLE_OBJECTS[0],
     action: 'read',
     objects: SEARCHABLE_OBJECTS,
-    inputSchema,
-    outputSchema,
+    inputSchema: dialectless(inputSchema),
+    outputSchema: dialectless(outputSchema),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, title: 'Search records' },
     async run(principal, args) {
       const result = await service.search(principal, {

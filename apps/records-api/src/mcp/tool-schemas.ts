@@ -290,9 +290,12 @@ export function upsertOutput<K extends string>(singular: K, record: z.ZodType) {
 export const deletedOutput = z.object({ id: z.string().meta({ description: 'The id of the deleted record (soft delete).' }) });
 
 /** aggregate_records: one object, REST's group_by, aggregate and filter (docs/rest.md "Aggregates"). */
-export function aggregateInput(plurals: readonly string[]) {
+/** `open`: the workspace has objects of its own, named by describe_object rather than listed here (up to 50 of them). */
+export function aggregateInput(plurals: readonly string[], open = false) {
   return z.strictObject({
-    object: z.enum(plurals as [string, ...string[]]).meta({ description: 'The object whose records are grouped.' }),
+    object: open
+      ? z.string().meta({ description: 'Plural name (describe_object lists them)' })
+      : z.enum(plurals as [string, ...string[]]).meta({ description: 'The object whose records are grouped.' }),
     group_by: z
       .string()
       .optional()
@@ -308,19 +311,18 @@ export function aggregateInput(plurals: readonly string[]) {
   });
 }
 
-const byField = z.record(z.string(), z.unknown());
+/** Open objects keyed by field: as small as JSON Schema says it (aggregate_records is in every tools/list). */
+const byField = z.looseObject({});
 
 export const aggregateOutput = z.object({
-  groups: z
-    .array(
-      z.object({
-        by: byField.meta({ description: 'Each group_by field and its value (a date bucket as YYYY-MM-DD).' }),
-        count: z.number().int().optional(),
-        sum: z.record(z.string(), z.string().nullable()).optional().meta({ description: 'Exact sums as decimal strings.' }),
-        avg: z.record(z.string(), z.string().nullable()).optional().meta({ description: 'Exact averages as decimal strings.' }),
-        min: byField.optional(),
-        max: byField.optional(),
-      }),
-    )
-    .meta({ description: 'Ordered by the group keys; at most 1000.' }),
+  groups: z.array(
+    z.object({
+      by: byField.meta({ description: 'Each group_by field and its value (a date bucket as YYYY-MM-DD).' }),
+      count: z.number().optional(),
+      sum: z.record(z.string(), z.string().nullable()).optional().meta({ description: 'Exact sums as decimal strings.' }),
+      avg: z.record(z.string(), z.string().nullable()).optional().meta({ description: 'Exact averages as decimal strings.' }),
+      min: byField.optional(),
+      max: byField.optional(),
+    }),
+  ),
 });
