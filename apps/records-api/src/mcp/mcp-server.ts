@@ -2,9 +2,9 @@ import { McpServer, type AuthInfo, type CallToolResult, type StandardSchemaWithJ
 import type { Logger } from '@nestjs/common';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { z } from 'zod';
-import { can, type Principal } from '#auth/principal.js';
+import { assertCan, can, type Principal } from '#auth/principal.js';
 import { isDatabaseUnavailable, isStatementTimeout, statementTimeoutMessage } from '#ops/database-unavailable.js';
-import { AppError } from '#errors/errors.js';
+import { AppError, ForbiddenError } from '#errors/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
 import { REVEAL_TOOL, registerRevealRefusal } from './vault-tool.js';
@@ -86,12 +86,14 @@ export function createMcpServer(options: {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: convertedOnce(tool.inputSchema),
+        // A tool the caller may not use takes any arguments: they are never looked at (refuse).
+        inputSchema: allowed ? convertedOnce(tool.inputSchema) : ANY_ARGUMENTS,
         outputSchema: convertedOnce(tool.outputSchema),
         annotations: tool.annotations,
       },
       async (args: Record<string, unknown>): Promise<CallToolResult> => {
         try {
+          if (!allowed) refuse(options.principal, tool, args);
           const { structured, summary } = await tool.run(options.principal, args);
           return {
             structuredContent: structured,
@@ -115,7 +117,7 @@ export function createMcpServer(options: {
   for (const name of options.called) {
     if (known.has(name)) continue;
     try {
-      server.registerTool(name, { description: 'Not a tool of this server.', inputSchema: z.object({}).passthrough() }, async () => ({
+      server.registerTool(name, { description: 'Not a tool of this server.', inputSchema: ANY_ARGUMENTS }, async () => ({
         isError: true,
         content: [{ type: 'text', text: `UNKNOWN_TOOL: there is no tool "${name}"; tools/list names the tools your role can use` }],
       }));
@@ -124,6 +126,22 @@ export function createMcpServer(options: {
     }
   }
   return server;
+}
+
+const ANY_ARGUMENTS = z.object({}).passthrough();
+
+/**
+ * A tool the caller's role (as its token's scopes narrow it) does not allow, called by
+ * name: the FORBIDDEN REST answers, whatever the arguments (a forged `confirm` included),
+ * and the tool never runs. The tool is allowed on none of its objects, so the check on
+ * the one named (or the first) throws.
+ */
+function refuse(principal: Principal, tool: RecordTool, args: Record<string, unknown>): never {
+  const objects = tool.objects ?? [tool.object];
+  const object = typeof args.object === 'string' && objects.includes(args.object) ? args.object : objects[0];
+  assertCan(principal, object, tool.action);
+  if (tool.alsoNeeds) assertCan(principal, object, tool.alsoNeeds);
+  throw new ForbiddenError(`${tool.name} is not allowed for this credential`);
 }
 
 const converted = new WeakMap<object, StandardSchemaWithJSON>();
