@@ -153,8 +153,12 @@ describe('OAuth scopes that narrow the role', () => {
       const res = await req.set(auth(token));
       expectError(res, 403, 'FORBIDDEN');
     }
+    // The refusal names the scope missing, and says it the way OAuth clients read (RFC 6750 §3.1).
     const create = await api().post('/rest/companies').set(auth(token)).send({ name: 'Nope' });
     expect(create.body.messages[0]).toMatch(/scope.*records:write/);
+    expect(create.headers['www-authenticate']).toBe(
+      `Bearer realm="${origin.url}", error="insufficient_scope", resource_metadata="${origin.url}/.well-known/oauth-protected-resource", scope="records:write"`,
+    );
 
     // GraphQL: queries answer, mutations are FORBIDDEN.
     const read = await graphql(
@@ -336,6 +340,10 @@ describe('OAuth scopes that narrow the role', () => {
     const res = await mcp(token, 'tools/list');
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('FORBIDDEN');
+    const challenge = (await api().post('/mcp').set(auth(token)).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).headers;
+    expect(challenge['www-authenticate']).toBe(
+      `Bearer realm="${origin.url}", error="insufficient_scope", resource_metadata="${origin.url}/.well-known/oauth-protected-resource/mcp", scope="api"`,
+    );
   });
 
   it('a request that names no record scope (none, openid, profile) gets api, and the consent page says so', async () => {
