@@ -180,6 +180,8 @@ describe('OAuth scopes that narrow the role', () => {
     expect(read.data.companies.edges.map((e: { node: { name: string } }) => e.node.name)).toEqual(['Target Inc']);
     for (const mutation of [
       `mutation { createCompany(data: {name: "Nope"}) { id } }`,
+      `mutation { createCompanies(data: [{name: "Nope"}]) { id } }`,
+      `mutation($id: UUID!) { restoreCompany(id: $id) { id } }`,
       `mutation($id: UUID!) { updateCompany(id: $id, data: {name: "Changed"}) { id } }`,
       `mutation($id: UUID!) { deleteCompany(id: $id) { id } }`,
     ]) {
@@ -359,6 +361,32 @@ describe('OAuth scopes that narrow the role', () => {
     }
   });
 
+  it('a pushed authorization request (RFC 9126) naming no record scope gets api too', async () => {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const clientId = config.clientMetadata().client_id;
+    const pushed = await fetch(`${origin.url}/oauth/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }),
+    });
+    expect(pushed.status).toBe(201);
+    const { request_uri: requestUri } = (await pushed.json()) as { request_uri: string };
+    const browser = new FormBrowser(REDIRECT);
+    await browser.go(`${origin.url}/oauth/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`);
+    await browser.submit('Sign in', { email: admin.email, password: PASSWORD });
+    expect(browser.lastBody).toContain('(api)');
+    await browser.submit('Allow');
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(browser.lastUrl), { pkceCodeVerifier: verifier });
+    expect(claimsOf(tokens.access_token).scope).toBe('api');
+  });
+
   it('a narrow grant is not widened without the consent page: asking again for more shows it, asking for as much skips it', async () => {
     const { browser } = await tokenFor('records:read');
     // Same browser, signed in, with a grant for records:read.
@@ -387,9 +415,12 @@ describe('OAuth scopes that narrow the role', () => {
     });
     expect(unknown.status).toBe(400);
     expect(((await unknown.json()) as { error: string }).error).toBe('invalid_client_metadata');
-    const browserUnknown = new FormBrowser(REDIRECT);
-    await browserUnknown.go((await pkceAuthorizationUrl(config, REDIRECT, { scope: 'records:admin' })).url);
-    expect(new URL(browserUnknown.lastUrl).searchParams.get('error')).toBe('invalid_scope');
+    // Unknown, differently cased or oddly spaced scopes are refused, never read as a near one.
+    for (const scope of ['records:admin', 'RECORDS:READ', 'records:read\trecords:write', 'records:*']) {
+      const refused = new FormBrowser(REDIRECT);
+      await refused.go((await pkceAuthorizationUrl(config, REDIRECT, { scope })).url);
+      expect(new URL(refused.lastUrl).searchParams.get('error')).toBe('invalid_scope');
+    }
   });
 
   it('server apps: client credentials with records:read narrow the app role; without a scope they get api', async () => {
