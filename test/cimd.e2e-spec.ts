@@ -50,6 +50,12 @@ describe('Client ID Metadata Documents', () => {
     return clientId;
   };
 
+  /** The code the browser was redirected with, exchanged for tokens for /mcp as the document's public client. */
+  async function exchange(clientId: string, browser: FormBrowser, verifier: string) {
+    const server = await oidc.discovery(new URL(origin.url), clientId, { token_endpoint_auth_method: 'none' }, oidc.None(), insecure);
+    return oidc.authorizationCodeGrant(server, new URL(browser.lastUrl), { pkceCodeVerifier: verifier }, { resource: `${origin.url}/mcp` });
+  }
+
   /** An authorization request of `clientId`; `scope` '' asks for none. */
   async function start(clientId: string, url = origin.url, scope = 'api') {
     const verifier = oidc.randomPKCECodeVerifier();
@@ -82,13 +88,7 @@ describe('Client ID Metadata Documents', () => {
     await browser.submit('Allow');
     expect(browser.lastUrl.startsWith(REDIRECT)).toBe(true);
 
-    const server = await oidc.discovery(new URL(origin.url), clientId, { token_endpoint_auth_method: 'none' }, oidc.None(), insecure);
-    const tokens = await oidc.authorizationCodeGrant(
-      server,
-      new URL(browser.lastUrl),
-      { pkceCodeVerifier: verifier },
-      { resource: `${origin.url}/mcp` },
-    );
+    const tokens = await exchange(clientId, browser, verifier);
     expect(tokens.access_token).toBeTruthy();
     const mcp = await fetch(`${origin.url}/mcp`, {
       method: 'POST',
@@ -114,13 +114,7 @@ describe('Client ID Metadata Documents', () => {
     expect(browser.lastBody).toContain('(records:read)');
     expect(browser.lastBody).not.toContain('(api)');
     await browser.submit('Allow');
-    const server = await oidc.discovery(new URL(origin.url), clientId, { token_endpoint_auth_method: 'none' }, oidc.None(), insecure);
-    const tokens = await oidc.authorizationCodeGrant(
-      server,
-      new URL(browser.lastUrl),
-      { pkceCodeVerifier: verifier },
-      { resource: `${origin.url}/mcp` },
-    );
+    const tokens = await exchange(clientId, browser, verifier);
     expect(JSON.parse(Buffer.from(tokens.access_token.split('.')[1], 'base64url').toString()).scope).toBe('records:read');
     const wider = await start(clientId, origin.url, 'records:read records:write');
     expect(new URL(wider.browser.lastUrl).searchParams.get('error')).toBe('invalid_scope');

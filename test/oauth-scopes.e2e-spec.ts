@@ -16,6 +16,7 @@ import { expectError } from './rest-helpers.js';
  */
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const insecure = { execute: [oidc.allowInsecureRequests] };
+const COUNT_COMPANIES = '{ companies { totalCount } }';
 const NARROW_SCOPES = ['records:read', 'records:write', 'records:delete', 'data_model:write'];
 
 interface Tool {
@@ -79,8 +80,12 @@ describe('OAuth scopes that narrow the role', () => {
   const api = () => request(origin.url);
   const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
-  const graphql = async (token: string, query: string, variables: Record<string, unknown> = {}) =>
+  const postGraphql = async (token: string, query: string, variables: Record<string, unknown> = {}) =>
     (await api().post('/graphql').set(auth(token)).send({ query, variables })).body;
+
+  /** The code of a GraphQL answer's first error. */
+  const refusalOf = async (token: string, query: string, variables: Record<string, unknown> = {}) =>
+    (await postGraphql(token, query, variables)).errors?.[0]?.extensions?.code;
 
   async function mcp(token: string, method: string, params?: Record<string, unknown>) {
     const res = await fetch(`${origin.url}/mcp`, {
@@ -161,21 +166,7 @@ describe('OAuth scopes that narrow the role', () => {
     );
 
     // GraphQL: queries answer, mutations are FORBIDDEN.
-    const read = await graphql(
-      token,
-      `
-        {
-          companies {
-            totalCount
-            edges {
-              node {
-                name
-              }
-            }
-          }
-        }
-      `,
-    );
+    const read = await postGraphql(token, '{ companies { totalCount edges { node { name } } } }');
     expect(read.errors).toBeUndefined();
     expect(read.data.companies.edges.map((e: { node: { name: string } }) => e.node.name)).toEqual(['Target Inc']);
     for (const mutation of [
@@ -185,7 +176,7 @@ describe('OAuth scopes that narrow the role', () => {
       `mutation($id: UUID!) { updateCompany(id: $id, data: {name: "Changed"}) { id } }`,
       `mutation($id: UUID!) { deleteCompany(id: $id) { id } }`,
     ]) {
-      const res = await graphql(token, mutation, mutation.includes('$id') ? { id: target } : {});
+      const res = await postGraphql(token, mutation, mutation.includes('$id') ? { id: target } : {});
       expect(res.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
       expect(res.data?.[Object.keys(res.data ?? {})[0]] ?? null).toBeNull();
     }
@@ -219,38 +210,12 @@ describe('OAuth scopes that narrow the role', () => {
     expect(created.status).toBe(201);
     const id = created.body.data.createCompany.id;
     expect((await api().patch(`/rest/companies/${id}`).set(auth(token)).send({ name: 'Rewritten' })).status).toBe(200);
-    expect(
-      (
-        await graphql(
-          token,
-          `
-            mutation {
-              createCompany(data: { name: "Via GraphQL" }) {
-                name
-              }
-            }
-          `,
-        )
-      ).data.createCompany.name,
-    ).toBe('Via GraphQL');
+    const viaGraphql = await postGraphql(token, 'mutation { createCompany(data: {name: "Via GraphQL"}) { name } }');
+    expect(viaGraphql.data.createCompany.name).toBe('Via GraphQL');
     const before = await snapshot();
     expect(expectError(await api().delete(`/rest/companies/${id}`).set(auth(token)), 403, 'FORBIDDEN')).toMatch(/records:delete/);
     expectError(await api().delete('/rest/companies?filter=name[eq]:Rewritten').set(auth(token)), 403, 'FORBIDDEN');
-    expect(
-      (
-        await graphql(
-          token,
-          `
-            mutation ($id: UUID!) {
-              deleteCompany(id: $id) {
-                id
-              }
-            }
-          `,
-          { id },
-        )
-      ).errors[0].extensions.code,
-    ).toBe('FORBIDDEN');
+    expect(await refusalOf(token, 'mutation($id: UUID!) { deleteCompany(id: $id) { id } }', { id })).toBe('FORBIDDEN');
     const tools = (await toolsOf(token)).map((t) => t.name);
     expect(tools).toEqual(expect.arrayContaining(['create_company', 'update_company', 'list_companies']));
     expect(tools.filter((name) => name.startsWith('delete_'))).toEqual([]);
@@ -267,20 +232,7 @@ describe('OAuth scopes that narrow the role', () => {
     expectError(await api().get('/rest/companies').set(auth(token)), 403, 'FORBIDDEN');
     expectError(await api().post('/rest/companies').set(auth(token)).send({ name: 'Nope' }), 403, 'FORBIDDEN');
     expectError(await api().get('/rest/vault/secrets').set(auth(token)), 403, 'FORBIDDEN');
-    expect(
-      (
-        await graphql(
-          token,
-          `
-            {
-              companies {
-                totalCount
-              }
-            }
-          `,
-        )
-      ).errors[0].extensions.code,
-    ).toBe('FORBIDDEN');
+    expect(await refusalOf(token, COUNT_COMPANIES)).toBe('FORBIDDEN');
     // No tool at all (the server then has no tools/list either: "Method not found").
     const listed = await mcp(token, 'tools/list');
     expect(listed.status).toBe(200);
@@ -325,20 +277,7 @@ describe('OAuth scopes that narrow the role', () => {
     const token = narrowed.access_token;
     expect(claimsOf(token).scope).toBe('profile');
     expect(expectError(await api().get('/rest/companies').set(auth(token)), 403, 'FORBIDDEN')).toMatch(/api or records:read/);
-    expect(
-      (
-        await graphql(
-          token,
-          `
-            {
-              companies {
-                totalCount
-              }
-            }
-          `,
-        )
-      ).errors[0].extensions.code,
-    ).toBe('FORBIDDEN');
+    expect(await refusalOf(token, COUNT_COMPANIES)).toBe('FORBIDDEN');
     const res = await mcp(token, 'tools/list');
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('FORBIDDEN');
