@@ -277,7 +277,11 @@ describe('OAuth scopes that narrow the role', () => {
     const token = narrowed.access_token;
     expect(claimsOf(token).scope).toBe('profile');
     expect(expectError(await api().get('/rest/companies').set(auth(token)), 403, 'FORBIDDEN')).toMatch(/api or records:read/);
-    expect(await refusalOf(token, COUNT_COMPANIES)).toBe('FORBIDDEN');
+    const graphql = await api().post('/graphql').set(auth(token)).send({ query: COUNT_COMPANIES });
+    expect(graphql.status).toBe(403);
+    expect(graphql.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect(graphql.body.data).toBeUndefined();
+    expect(graphql.headers['www-authenticate']).toContain('error="insufficient_scope", resource_metadata="');
     const res = await mcp(token, 'tools/list');
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('FORBIDDEN');
