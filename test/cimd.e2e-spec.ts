@@ -50,14 +50,21 @@ describe('Client ID Metadata Documents', () => {
     return clientId;
   };
 
-  async function start(clientId: string, url = origin.url) {
+  /** The code the browser was redirected with, exchanged for tokens for /mcp as the document's public client. */
+  async function exchange(clientId: string, browser: FormBrowser, verifier: string) {
+    const server = await oidc.discovery(new URL(origin.url), clientId, { token_endpoint_auth_method: 'none' }, oidc.None(), insecure);
+    return oidc.authorizationCodeGrant(server, new URL(browser.lastUrl), { pkceCodeVerifier: verifier }, { resource: `${origin.url}/mcp` });
+  }
+
+  /** An authorization request of `clientId`; `scope` '' asks for none. */
+  async function start(clientId: string, url = origin.url, scope = 'api') {
     const verifier = oidc.randomPKCECodeVerifier();
     const browser = new FormBrowser(REDIRECT);
     const params = new URLSearchParams({
       client_id: clientId,
       response_type: 'code',
       redirect_uri: REDIRECT,
-      scope: 'api',
+      scope,
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
       resource: `${url}/mcp`,
@@ -81,13 +88,7 @@ describe('Client ID Metadata Documents', () => {
     await browser.submit('Allow');
     expect(browser.lastUrl.startsWith(REDIRECT)).toBe(true);
 
-    const server = await oidc.discovery(new URL(origin.url), clientId, { token_endpoint_auth_method: 'none' }, oidc.None(), insecure);
-    const tokens = await oidc.authorizationCodeGrant(
-      server,
-      new URL(browser.lastUrl),
-      { pkceCodeVerifier: verifier },
-      { resource: `${origin.url}/mcp` },
-    );
+    const tokens = await exchange(clientId, browser, verifier);
     expect(tokens.access_token).toBeTruthy();
     const mcp = await fetch(`${origin.url}/mcp`, {
       method: 'POST',
@@ -103,6 +104,20 @@ describe('Client ID Metadata Documents', () => {
     expect(listed.result.tools.map((t) => t.name)).toContain('list_companies');
     // Nothing was registered: the client lives in its document.
     expect(await origin.ds.query(`SELECT 1 FROM oidc_models WHERE model = 'Client' AND id = $1`, [clientId])).toHaveLength(0);
+  });
+
+  it('takes the scope a document registers: asking for none gets it, asking for more is invalid_scope (docs/authentication.md "Scopes")', async () => {
+    const { people } = await workspaceWith(origin.ds, ['Admin'], 'cimd-scope');
+    const clientId = document('/reader.json', { scope: 'records:read' });
+    const { browser, verifier } = await start(clientId, origin.url, '');
+    await browser.submit('Sign in', { email: people[0].email, password: PASSWORD });
+    expect(browser.lastBody).toContain('(records:read)');
+    expect(browser.lastBody).not.toContain('(api)');
+    await browser.submit('Allow');
+    const tokens = await exchange(clientId, browser, verifier);
+    expect(JSON.parse(Buffer.from(tokens.access_token.split('.')[1], 'base64url').toString()).scope).toBe('records:read');
+    const wider = await start(clientId, origin.url, 'records:read records:write');
+    expect(new URL(wider.browser.lastUrl).searchParams.get('error')).toBe('invalid_scope');
   });
 
   it('refuses a document whose client_id is not its URL, or that does not list the redirect URI', async () => {

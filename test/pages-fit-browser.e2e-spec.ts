@@ -387,7 +387,9 @@ const DAY = 86_400_000;
         undefined,
         insecure,
       );
-      const { url: authorize } = await pkceAuthorizationUrl(config, redirect);
+      // Every scope at once: the longest consent page, each scope in words (docs/authentication.md "Scopes").
+      const scopes = ['api', 'records:read', 'records:write', 'records:delete', 'data_model:write', 'profile'];
+      const { url: authorize } = await pkceAuthorizationUrl(config, redirect, { scope: scopes.join(' ') });
 
       // A fresh context: not signed in, so the flow shows its own sign-in page.
       const flow = await (await browser.newContext({ viewport: WIDTHS.phone })).newPage();
@@ -405,6 +407,11 @@ const DAY = 86_400_000;
         await flow.getByRole('button', { name: 'Continue' }).click();
         await flow.getByRole('button', { name: 'Allow' }).waitFor();
         problems.push(...(await problemsAt('oauth consent')));
+        for (const scope of scopes)
+          await flow
+            .getByRole('listitem')
+            .filter({ hasText: `(${scope})` })
+            .waitFor();
         expect(problems).toEqual([]);
       } finally {
         page = previous;

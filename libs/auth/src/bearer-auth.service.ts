@@ -7,6 +7,7 @@ import { UnauthenticatedError } from '#errors/errors.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
 import { CredentialCache, type CachedCredential } from './credential-cache.js';
 import type { Principal } from './principal.js';
+import { API_SCOPE, RESOURCE_SCOPES, noResourceScope, roleThroughScopes, scopesOf } from './scopes.js';
 import { API_KEY_PREFIX, hashSecret } from '#identity/secrets.js';
 
 interface ApiKeyRow {
@@ -126,6 +127,10 @@ export class BearerAuthService {
     const claims = await this.tokens.verify(token, audiences);
     const workspaceId = claims.workspace_id;
     if (!workspaceId || !isUUID(workspaceId) || !claims.sub) throw new UnauthenticatedError('The access token names no workspace');
+    // The token acts with its subject's role as its scopes narrow it (scopes.ts); one holding
+    // none that reaches records (a refresh narrowed to `profile`) reaches nothing here.
+    const scopes = scopesOf(claims.scope);
+    if (!RESOURCE_SCOPES.some((s) => scopes.has(s))) throw noResourceScope(scopes);
     const isApp = claims.client_id !== undefined && claims.sub === claims.client_id;
     const rows = isApp
       ? await this.sql.rows<RoleRow>(
@@ -157,13 +162,17 @@ export class BearerAuthService {
       subjectId: claims.sub,
       workspaceId,
       dataModelVersion: Number(rows[0].data_model_version),
-      role: {
-        id: rows[0].role_id,
-        name: rows[0].role_name,
-        objectPermissions: rows[0].object_permissions,
-        settingsPermissions: rows[0].settings_permissions,
-        fieldPermissions: rows[0].field_permissions,
-      },
+      ...(scopes.has(API_SCOPE) ? {} : { scopes: [...scopes] }),
+      role: roleThroughScopes(
+        {
+          id: rows[0].role_id,
+          name: rows[0].role_name,
+          objectPermissions: rows[0].object_permissions,
+          settingsPermissions: rows[0].settings_permissions,
+          fieldPermissions: rows[0].field_permissions,
+        },
+        scopes,
+      ),
     };
     const grantExpires = rows[0].grant_expires_ms ? Number(rows[0].grant_expires_ms) : Infinity;
     this.cache.set(cacheKey, ticket, principal, Math.min((claims.exp ?? 0) * 1000, grantExpires));

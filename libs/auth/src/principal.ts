@@ -6,6 +6,7 @@ import type {
   SettingsPermission,
 } from '#database/entities/role.entity.js';
 import { ForbiddenError } from '#errors/errors.js';
+import { scopeOfAction, scopeOfSettings, scopeRefusal } from './scopes.js';
 
 /** Whoever a bearer token stands for, with the role it acts under in one workspace. */
 export interface Principal {
@@ -19,6 +20,12 @@ export interface Principal {
    * current on every request. Unset where the principal was not read from the database.
    */
   dataModelVersion?: number;
+  /**
+   * An access token's scopes when they narrow the role (it holds no `api`): `role` is then
+   * already narrowed (scopes.ts roleThroughScopes), and a refusal names the scope missing.
+   * Unset for API keys and `api` tokens.
+   */
+  scopes?: readonly string[];
   role: {
     id: string;
     name: string;
@@ -56,6 +63,15 @@ export function can(
 /** Object permissions are checked in the service layer, so REST, GraphQL and MCP share them. */
 export function assertCan(principal: Principal, object: RecordObject, action: RecordCapability): void {
   if (!can(principal, object, action)) {
-    throw new ForbiddenError(`The role "${principal.role.name}" does not allow ${action} on ${object}`);
+    throw (
+      scopeRefusal(principal, scopeOfAction(action), `${action} on ${object}`) ??
+      new ForbiddenError(`The role "${principal.role.name}" does not allow ${action} on ${object}`)
+    );
   }
+}
+
+/** A settings permission the metadata API and the vault ask of a key or token; `what` names the refused thing for a token lacking its scope. */
+export function assertSettingsPermission(principal: Principal, permission: SettingsPermission, what: string, refusal: string): void {
+  if (principal.role.settingsPermissions.includes(permission)) return;
+  throw scopeRefusal(principal, scopeOfSettings(permission), what) ?? new ForbiddenError(refusal);
 }

@@ -4,11 +4,14 @@ import type { JWK } from 'jose';
 import { isLoopbackHost } from '#net/loopback.js';
 import { keptFetch } from './fetch-document.js';
 import { knownResources, normaliseResource } from './resources.js';
+import { API_SCOPE, RESOURCE_SCOPES } from '#auth/scopes.js';
 
 export const ACCESS_TOKEN_TTL = 1800;
 /** Refresh tokens: 30 days, renewed by rotation on each use; an idle grant dies after 30 days. */
 export const REFRESH_TOKEN_TTL = 30 * 24 * 3600;
-export const SCOPES = ['openid', 'offline_access', 'api', 'profile'];
+/** Scopes a token for the API (either resource) can carry: what reaches records, and `profile`. */
+const RESOURCE_SERVER_SCOPES = [...RESOURCE_SCOPES, 'profile'];
+export const SCOPES = ['openid', 'offline_access', ...RESOURCE_SERVER_SCOPES];
 const PUBLIC_CLIENT_GRANTS = new Set(['authorization_code', 'refresh_token']);
 
 export interface ConfigurationDeps {
@@ -60,6 +63,29 @@ export function unsafeRedirectUri(uri: string): string | undefined {
   return `redirect_uri scheme ${url.protocol} is not allowed; use https, http on loopback, or a private-use scheme such as com.example.app:/callback`;
 }
 
+/**
+ * RFC 6749 §3.3: a request that names no scope reaching records (none at all, or only
+ * `openid`, `profile`, `offline_access`) is given the default: the client's registered
+ * ones of them if it registered a `scope`, else `api`, as tokens always had. It is added
+ * to the request itself, before consent, so the consent page shows it, the grant records
+ * it (a grant for less does not cover it: the page is shown again) and the token carries
+ * it (docs/decisions/0063-oauth-scopes-for-agents.md). Only where scopes are first asked
+ * for: authorization requests and client credentials; a refresh keeps the grant's, and
+ * may only ask for fewer.
+ */
+function withDefaultScope(ctx: KoaContextWithOIDC): void {
+  const { params, route, client } = ctx.oidc;
+  const asking = route === 'authorization' || route === 'pushed_authorization_request' || params?.grant_type === 'client_credentials';
+  if (!params || !asking) return;
+  const requested = String(params.scope ?? '')
+    .split(' ')
+    .filter(Boolean);
+  if (requested.some((s) => RESOURCE_SCOPES.includes(s))) return;
+  const registered = client?.scope?.split(' ').filter((s) => RESOURCE_SCOPES.includes(s));
+  const defaults = registered ?? [API_SCOPE];
+  if (defaults.length) params.scope = [...requested, ...defaults].join(' ');
+}
+
 /** Each option with the reason for it and the rule it follows. */
 export function buildConfiguration(deps: ConfigurationDeps): Configuration {
   const https = deps.publicUrl.startsWith('https:');
@@ -89,8 +115,9 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
     responseTypes: ['code'],
     // PKCE with S256 for every client, public or confidential (OAuth 2.1 §4.1.1; RFC 7636 §4.2). v9 knows only S256.
     pkce: { required: () => true },
-    // `api` and `profile` only label the consent screen; reach comes from the role (docs/authentication.md).
-    // `openid` and `offline_access` are the provider's own.
+    // `api` is the whole role; records:* and data_model:write narrow it, never widen it;
+    // `profile` is the e-mail (docs/authentication.md "Scopes"). `openid` and
+    // `offline_access` are the provider's own.
     scopes: SCOPES,
     claims: { openid: ['sub'], profile: ['email'] },
     // Dynamically registered clients are public: no secret, code + refresh token only (RFC 7591 §2; docs/authentication.md).
@@ -150,8 +177,9 @@ export function buildConfiguration(deps: ConfigurationDeps): Configuration {
             throw new errors.InvalidScope(`unknown scope: ${unknown.join(' ')}; use ${SCOPES.join(', ')}`, unknown.join(' '));
           const audience = normaliseResource(resourceIndicator);
           if (!resources.includes(audience)) throw new errors.InvalidTarget(`unknown resource; use ${resources.join(' or ')}`);
+          withDefaultScope(ctx);
           return {
-            scope: 'api profile',
+            scope: RESOURCE_SERVER_SCOPES.join(' '),
             audience,
             accessTokenTTL: ACCESS_TOKEN_TTL,
             accessTokenFormat: 'jwt',

@@ -18,8 +18,13 @@ export function newPasswordField(error: string | undefined): Html {
     <p class="hint" id="password-rules">At least ${PASSWORD_MIN_LENGTH} characters.</p>`;
 }
 
+/** Each scope in words (docs/authentication.md "Scopes"); a scope without words (`openid`) is not shown. */
 const SCOPE_LABELS: Record<string, string> = {
-  api: 'Read and change records in the workspace, as your role allows',
+  api: 'Everything your role allows in the workspace: read, create, change and delete records, change the data model, manage the vault',
+  'records:read': 'Read records',
+  'records:write': 'Create and change records',
+  'records:delete': 'Delete records',
+  'data_model:write': 'Read and change the data model (custom objects and fields)',
   profile: 'See your e-mail address',
   offline_access: 'Stay connected when you are away',
 };

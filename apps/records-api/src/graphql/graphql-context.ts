@@ -2,6 +2,7 @@ import { GraphQLError } from 'graphql';
 import { authenticateRequest, type AuthenticatedRequest } from '#auth/auth.guard.js';
 import type { BearerAuthService } from '#auth/bearer-auth.service.js';
 import type { Principal } from '#auth/principal.js';
+import { InsufficientScopeError } from '#auth/scopes.js';
 import { wwwAuthenticate } from '#auth/www-authenticate.js';
 import { isDatabaseUnavailable } from '#ops/database-unavailable.js';
 import { AppError } from '#errors/errors.js';
@@ -33,6 +34,19 @@ export function graphqlContextFactory(deps: { auth: BearerAuthService; records: 
       principal = await authenticateRequest(deps.auth, req);
     } catch (err) {
       if (isDatabaseUnavailable(err)) throw databaseUnavailableError(req.id);
+      if (err instanceof InsufficientScopeError) {
+        // A token whose scopes reach nothing here: 403 before any execution, as REST answers it.
+        throw new GraphQLError(err.message, {
+          extensions: {
+            code: err.code,
+            requestId: req.id,
+            http: {
+              status: 403,
+              headers: new Map([['www-authenticate', wwwAuthenticate(deps.publicUrl, '', 'insufficient_scope', err.scope)]]),
+            },
+          },
+        });
+      }
       if (!(err instanceof AppError) || err.status !== 401) throw err;
       throw new GraphQLError(err.message, {
         extensions: {

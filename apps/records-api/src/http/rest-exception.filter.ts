@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { isMcpPath } from '#auth/auth.guard.js';
+import { InsufficientScopeError } from '#auth/scopes.js';
 import { MCP_RESOURCE_PATH, MCP_SCOPE, wwwAuthenticate } from '#auth/www-authenticate.js';
 import { loadConfig } from '#config/config.js';
 import { redactPath } from '#ops/logging.js';
@@ -29,6 +30,10 @@ export class RestExceptionFilter implements ExceptionFilter {
         'WWW-Authenticate',
         mcp ? wwwAuthenticate(this.publicUrl, MCP_RESOURCE_PATH, withToken, MCP_SCOPE) : wwwAuthenticate(this.publicUrl, '', withToken),
       );
+    }
+    if (exception instanceof InsufficientScopeError) {
+      const path = isMcpPath(req.path) ? MCP_RESOURCE_PATH : '';
+      res.setHeader('WWW-Authenticate', wwwAuthenticate(this.publicUrl, path, 'insufficient_scope', exception.scope));
     }
     res.set(errorHeaders(body));
     if (exception instanceof TooManyRequestsError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));

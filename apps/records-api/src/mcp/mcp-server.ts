@@ -9,9 +9,9 @@ import {
 import type { Logger } from '@nestjs/common';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { z } from 'zod';
-import { can, type Principal } from '#auth/principal.js';
+import { assertCan, can, type Principal } from '#auth/principal.js';
 import { isDatabaseUnavailable, isStatementTimeout, statementTimeoutMessage } from '#ops/database-unavailable.js';
-import { AppError } from '#errors/errors.js';
+import { AppError, ForbiddenError } from '#errors/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
 import { ConfirmationRequired, type Confirmation } from './confirmation.js';
@@ -99,12 +99,14 @@ export function createMcpServer(options: {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: convertedOnce(tool.inputSchema),
+        // A tool the caller may not use takes any arguments: they are never looked at (refuse).
+        inputSchema: allowed ? convertedOnce(tool.inputSchema) : ANY_ARGUMENTS,
         outputSchema: convertedOnce(tool.outputSchema),
         annotations: tool.annotations,
       },
       async (args: Record<string, unknown>, ctx: ServerContext) => {
         try {
+          if (!allowed) refuse(options.principal, tool, args);
           const outcome = await tool.run(options.principal, args, confirmationOf(server, ctx, options.modern === true));
           if ('ask' in outcome) {
             return inputRequired({
@@ -134,7 +136,7 @@ export function createMcpServer(options: {
   for (const name of options.called) {
     if (known.has(name)) continue;
     try {
-      server.registerTool(name, { description: 'Not a tool of this server.', inputSchema: z.object({}).passthrough() }, async () => ({
+      server.registerTool(name, { description: 'Not a tool of this server.', inputSchema: ANY_ARGUMENTS }, async () => ({
         isError: true,
         content: [{ type: 'text', text: `UNKNOWN_TOOL: there is no tool "${name}"; tools/list names the tools your role can use` }],
       }));
@@ -165,6 +167,22 @@ function confirmationOf(server: McpServer, ctx: ServerContext, modern: boolean):
   const response = ctx.mcpReq.inputResponses?.[CONFIRM_KEY] as { action?: string; content?: { confirm?: unknown } } | undefined;
   if (!canAsk || !response) return { canAsk };
   return { canAsk, answer: response.action === 'accept' && response.content?.confirm === true ? 'accept' : 'decline' };
+}
+
+const ANY_ARGUMENTS = z.object({}).passthrough();
+
+/**
+ * A tool the caller's role (as its token's scopes narrow it) does not allow, called by
+ * name: the FORBIDDEN REST answers, whatever the arguments (a forged `confirm` included),
+ * and the tool never runs. The tool is allowed on none of its objects, so the check on
+ * the one named (or the first) throws.
+ */
+function refuse(principal: Principal, tool: RecordTool, args: Record<string, unknown>): never {
+  const objects = tool.objects ?? [tool.object];
+  const object = typeof args.object === 'string' && objects.includes(args.object) ? args.object : objects[0];
+  assertCan(principal, object, tool.action);
+  if (tool.alsoNeeds) assertCan(principal, object, tool.alsoNeeds);
+  throw new ForbiddenError(`${tool.name} is not allowed for this credential`);
 }
 
 const converted = new WeakMap<object, StandardSchemaWithJSON>();

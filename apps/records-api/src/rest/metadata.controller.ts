@@ -2,14 +2,14 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query
 import { ApiExcludeController } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
-import type { Principal } from '#auth/principal.js';
+import { assertSettingsPermission, type Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
 import { actorOf } from '#identity/actor.js';
 import { createField, deleteField, getField, listFields, updateField } from '#identity/data-model.js';
 import { createObject, deleteObject, getObject, listObjects, sweepDeletedObjects, updateObject } from '#identity/objects.js';
 import { customObjectDeclaration, OBJECTS, standardFields, type CustomField, type WorkspaceObject } from '#records/objects/index.js';
 import { listUniqueFields, makeNotUnique, makeUnique, resolveUniqueField } from '#identity/unique-fields.js';
-import { BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
+import { BadInputError, ErrorCode } from '#errors/errors.js';
 
 function onlyObjectParameter(query: Record<string, unknown>): string | undefined {
   const unknown = Object.keys(query).filter((key) => key !== 'object');
@@ -24,9 +24,12 @@ function onlyObjectParameter(query: Record<string, unknown>): string | undefined
 const custom = (field: CustomField) => ({ ...field, isCustom: true });
 
 function assertDataModel(principal: Principal): void {
-  if (!principal.role.settingsPermissions.includes('DATA_MODEL')) {
-    throw new ForbiddenError(`The role "${principal.role.name}" does not allow changing or reading the data model (DATA_MODEL permission)`);
-  }
+  assertSettingsPermission(
+    principal,
+    'DATA_MODEL',
+    'the data model',
+    `The role "${principal.role.name}" does not allow changing or reading the data model (DATA_MODEL permission)`,
+  );
 }
 
 /**

@@ -15,9 +15,9 @@ import {
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
-import type { Principal } from '#auth/principal.js';
+import { assertSettingsPermission, type Principal } from '#auth/principal.js';
 import { Sql } from '#database/sql.js';
-import { AppError, BadInputError, ErrorCode, ForbiddenError } from '#errors/errors.js';
+import { AppError, BadInputError, ErrorCode } from '#errors/errors.js';
 import {
   createSecret,
   deleteSecret,
@@ -85,9 +85,12 @@ const FORBIDDEN =
   'FORBIDDEN: the role lacks the VAULT settings permission; or the request asked for a value, which no API key or access token is ever given.';
 
 function assertVault(principal: Principal): void {
-  if (!principal.role.settingsPermissions.includes('VAULT')) {
-    throw new ForbiddenError(`The role "${principal.role.name}" does not allow managing the vault (VAULT permission)`);
-  }
+  assertSettingsPermission(
+    principal,
+    'VAULT',
+    'the vault',
+    `The role "${principal.role.name}" does not allow managing the vault (VAULT permission)`,
+  );
 }
 
 /** `?reveal`, `?value=…` or anything else asking for the value is refused as a reveal; other parameters are unknown. */
