@@ -351,6 +351,8 @@ describe('custom objects in OpenAPI and MCP', () => {
     const outsider = await connect(none.secret);
     const outsiderObjects = (await outsider.callTool({ name: 'describe_object', arguments: {} })) as CallToolResult;
     expect(((outsiderObjects.structuredContent as Json).objects as Json[]).map((o) => o.namePlural)).toEqual(['companies']);
+    const hiddenObject = (await outsider.callTool({ name: 'describe_object', arguments: { object: 'tickets' } })) as CallToolResult;
+    expect((hiddenObject.content[0] as { text: string }).text).toMatch(/^FORBIDDEN: /);
     const forbidden = (await outsider.callTool({ name: 'list_records', arguments: { object: 'tickets' } })) as CallToolResult;
     expect(forbidden.isError).toBe(true);
     expect((forbidden.content[0] as { text: string }).text).toMatch(/^FORBIDDEN: /);

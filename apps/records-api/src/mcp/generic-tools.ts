@@ -100,7 +100,10 @@ for (const schema of [...Object.values(inputs), ...Object.values(outputs)]) dial
 async function describe(models: DataModel, principal: Principal, only?: string): Promise<ObjectOutput[]> {
   const model = await models.of(principal);
   const plurals = only === undefined ? model.served : [only];
-  if (only !== undefined) model.definition(only); // NOT_FOUND for an object this workspace does not serve
+  if (only !== undefined) {
+    model.definition(only); // NOT_FOUND for an object this workspace does not serve
+    assertCan(principal, only, 'read');
+  }
   return plurals
     .filter((plural) => can(principal, plural, 'read'))
     .map((plural) => {
