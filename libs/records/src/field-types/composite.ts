@@ -3,7 +3,7 @@ import { isSafeIntegerText } from '../query/filter.js';
 import type { FieldDef } from '../query/types.js';
 import { FLOAT_FILTER } from './number.js';
 import { checkText, CURRENCY_CODE, EMAIL, isPlain, jsonOf, orNull, ownValue, quote, URL, wrongType, type Input } from './shared.js';
-import type { CellKind, CompositeType, FieldType, JsonSchema, SubField, SubFieldKind, UniqueRule } from './types.js';
+import type { CellKind, ColumnField, CompositeType, FieldType, JsonSchema, SubField, SubFieldKind, UniqueRule } from './types.js';
 
 /*
  * A composite type (CURRENCY, LINKS, EMAILS, PHONES, FULL_NAME, ADDRESS) is its sub-fields:
@@ -40,8 +40,10 @@ interface Kind {
   check(sub: SubField, raw: unknown, path: string, problems: string[]): unknown;
   /** No value, as records show it. */
   empty(): null | [];
-  /** The list-parameter type and SQL of the sub-field of `json`, the field's jsonb value over `t`; none: not filterable. */
-  leaf?(sub: SubField, json: string): Pick<FieldDef, 'type' | 'sql'>;
+  /** The list-parameter type of the sub-field; none: not filterable. */
+  leafType?: FieldDef['type'];
+  /** Its SQL in `json`, the field's jsonb value over `t`. */
+  leafSql?(sub: SubField, json: string): string;
   graphql: { output: string; input: string; filter?: string; sdl?: Record<string, string> };
   json(sub: SubField): JsonSchema;
   input(): z.ZodType;
@@ -60,7 +62,8 @@ const KINDS: Record<SubFieldKind, Kind> = {
       return checkText(raw, path, sub.maxLength ?? MAX_SUB_TEXT, problems, format?.rule, format?.text);
     },
     empty: () => null,
-    leaf: (sub, json) => ({ type: 'text', sql: textOf(sub, json) }),
+    leafType: 'text',
+    leafSql: (sub, json) => textOf(sub, json),
     graphql: { output: 'String', input: 'String', filter: 'StringFilter' },
     json: () => orNull({ type: 'string' }),
     input: () => z.string().nullable().optional(),
@@ -76,7 +79,8 @@ const KINDS: Record<SubFieldKind, Kind> = {
       return undefined;
     },
     empty: () => null,
-    leaf: (sub, json) => ({ type: 'bigint', sql: `(${textOf(sub, json)}::bigint)` }),
+    leafType: 'bigint',
+    leafSql: (sub, json) => `(${textOf(sub, json)}::bigint)`,
     graphql: { output: 'BigFloat', input: 'BigFloat', filter: 'BigFloatFilter' },
     json: () => orNull({ type: 'integer' }),
     input: () => z.number().nullable().optional(),
@@ -94,10 +98,8 @@ const KINDS: Record<SubFieldKind, Kind> = {
     },
     empty: () => null,
     // Read only from a JSON number, so no stored value can fail the cast.
-    leaf: (sub, json) => ({
-      type: 'number',
-      sql: `(CASE WHEN jsonb_typeof(${json}->${quote(sub.name)}) = 'number' THEN ${textOf(sub, json)}::float8 END)`,
-    }),
+    leafType: 'number',
+    leafSql: (sub, json) => `(CASE WHEN jsonb_typeof(${json}->${quote(sub.name)}) = 'number' THEN ${textOf(sub, json)}::float8 END)`,
     graphql: { output: 'Float', input: 'Float', filter: 'FloatFilter', sdl: FLOAT_FILTER },
     json: (sub) =>
       orNull({
@@ -120,7 +122,8 @@ const KINDS: Record<SubFieldKind, Kind> = {
       return raw;
     },
     empty: () => [],
-    leaf: (sub, json) => ({ type: 'textArray', sql: `(${json}->${quote(sub.name)})` }),
+    leafType: 'textArray',
+    leafSql: (sub, json) => `(${json}->${quote(sub.name)})`,
     graphql: { output: '[String!]!', input: '[String!]', filter: 'ArrayFilter' },
     json: () => ({ type: 'array', items: { type: 'string' } }),
     input: () => z.array(z.string()).nullable().optional(),
@@ -170,6 +173,14 @@ export function formulaGuard(leaf: { kind: string; formula?: 'callingCode' }): '
   return leaf.kind === 'text' ? (leaf.formula ?? 'text') : undefined;
 }
 
+/** The column of a composite's sub-field, in a field held in columns of its own (a standard object's). */
+export function subColumn(field: ColumnField, sub: Pick<SubField, 'name'>): string {
+  const column = field.columns?.[sub.name];
+  if (!column)
+    throw new Error(`${field.name}.${sub.name}: a ${field.type} field is stored in a column per sub-field, and names none for it`);
+  return column;
+}
+
 const doc = (text: string | undefined) => (text ? `${JSON.stringify(text)} ` : '');
 
 /** The GraphQL definitions of a composite's four types, and those its sub-fields need, by type name. */
@@ -212,6 +223,7 @@ export interface CompositeSpec {
 /** The field type of a composite: an object of its sub-fields, each a leaf of its own. */
 export function compositeType(composite: CompositeType, spec: CompositeSpec): FieldType {
   const subs = composite.subFields;
+  const filterable = subs.filter((sub) => sub.filterable && KINDS[sub.kind].leafType);
   // Every record read of a composite passes here: a plain loop, no intermediate arrays.
   const full = (value: Input): Input => {
     const out: Input = {};
@@ -240,18 +252,26 @@ export function compositeType(composite: CompositeType, spec: CompositeSpec): Fi
     shown: (value) => (isPlain(value) ? full(value) : (value ?? null)),
     leaves(field) {
       const json = jsonOf(field);
-      return subs
-        .filter((sub) => sub.filterable && KINDS[sub.kind].leaf)
-        .map((sub) => ({
-          path: `${field.name}.${sub.name}`,
-          column: 'custom',
-          nullable: true,
-          sortable: sub.sortable,
-          read: (row: Record<string, unknown>) =>
-            ((ownValue(row.custom, field.name) as Input | null | undefined)?.[sub.name] ?? null) as unknown,
-          ...KINDS[sub.kind].leaf!(sub, json),
-        }));
+      return filterable.map((sub) => ({
+        path: `${field.name}.${sub.name}`,
+        column: 'custom',
+        nullable: true,
+        sortable: sub.sortable,
+        read: (row: Record<string, unknown>) =>
+          ((ownValue(row.custom, field.name) as Input | null | undefined)?.[sub.name] ?? null) as unknown,
+        type: KINDS[sub.kind].leafType!,
+        sql: KINDS[sub.kind].leafSql!(sub, json),
+      }));
     },
+    // In columns, a list is never null (`[]`), and so is not nullable.
+    columnLeaves: (field) =>
+      filterable.map((sub) => ({
+        path: `${field.name}.${sub.name}`,
+        column: subColumn(field, sub),
+        type: KINDS[sub.kind].leafType!,
+        nullable: KINDS[sub.kind].empty() === null,
+        sortable: sub.sortable,
+      })),
     graphql: () => ({
       output: composite.graphql.object,
       input: composite.graphql.input,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FieldDef } from '../query/types.js';
-import type { CsvLeaf, FieldOf, FieldType, GraphqlTypes, JsonSchema } from './types.js';
+import type { ColumnField, CsvLeaf, FieldOf, FieldType, GraphqlTypes, JsonSchema } from './types.js';
 
 /*
  * What several field types share: value rules, the SQL of a value in the `custom` column,
@@ -76,12 +76,33 @@ export function leaf(field: Pick<FieldOf, 'name'>, def: Pick<FieldDef, 'type' | 
   return { path: field.name, column: 'custom', nullable: true, sortable: true, read, ...def };
 }
 
+/** The column a single-valued field is stored in (a standard object's field declares it). */
+export function columnOf(field: ColumnField): string {
+  if (!field.column) throw new Error(`${field.name}: a ${field.type} field is stored in a column of its own, and names none`);
+  return field.column;
+}
+
+/** A leaf of a field stored in a column of its own: null only when the field may be. */
+export function columnLeaf(field: ColumnField, def: Pick<FieldDef, 'type'> & Partial<FieldDef>): FieldDef {
+  return {
+    path: field.name,
+    column: columnOf(field),
+    type: def.type,
+    nullable: field.isNullable,
+    sortable: def.sortable ?? true,
+    ...(def.values ? { values: def.values } : {}),
+  };
+}
+
 export const orNull = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
 
 const nullableText = z.string().nullable();
 
 /** The parts of a single-valued type that differ from one type to another; `scalar()` adds the rest. */
-export interface ScalarSpec extends Omit<FieldType, 'empty' | 'shown' | 'leaves' | 'graphql' | 'jsonSchema' | 'mcpOutput' | 'csv'> {
+export interface ScalarSpec extends Omit<
+  FieldType,
+  'empty' | 'shown' | 'leaves' | 'columnLeaves' | 'graphql' | 'jsonSchema' | 'mcpOutput' | 'csv'
+> {
   /** The leaf's list-parameter type, SQL over `t` and sortability. */
   leaf(field: FieldOf): Pick<FieldDef, 'type' | 'sql'> & Partial<FieldDef>;
   /** GraphQL output (= input) type, filter, and whether it sorts; `sdl` as in GraphqlTypes. */
@@ -100,6 +121,7 @@ export function scalar(spec: ScalarSpec): FieldType {
     empty: () => null,
     shown: (value) => value,
     leaves: (field) => [leaf(field, leafOf(field))],
+    columnLeaves: (field) => [columnLeaf(field, leafOf(field))],
     jsonSchema: (field) => orNull(jsonSchema(field)),
     mcpOutput: mcpOutput ?? (() => nullableText),
     csv: [csv],

@@ -63,14 +63,66 @@ export interface CompositeType {
   sortBy: string[];
 }
 
-/** What a type's module reads of a custom field (a `CustomField` is one). */
+/** A RELATION field's settings (Twenty's names): a many-to-one link, its target, and the names each end shows. */
+export interface RelationSettings {
+  relationType: 'MANY_TO_ONE';
+  /** The plural name of the object linked to (`companies`). */
+  targetObject: string;
+  /** The linked record as embedded at depth=1 and in GraphQL (`company`). */
+  relationName: string;
+  /** The list of linking records on the target (a company's `people`). */
+  inverseName: string;
+}
+
+/** A field's settings: NUMBER's `decimals`, a standard TEXT field's `maxLength`, a RELATION's link. */
+export type FieldSettings = { decimals?: number; maxLength?: number } & Partial<RelationSettings>;
+
+/** What a type's module reads of a field: a custom field (a `CustomField` is one) or a standard object's. */
 export interface FieldOf {
   name: string;
   type: string;
   label?: string;
   description?: string | null;
   options: readonly { value: string; label: string }[] | null;
-  settings: { decimals?: number } | null;
+  settings: FieldSettings | null;
+}
+
+/** Texts a field shows on each surface; a rule (lengths, formats, values) is never repeated here. */
+export interface FieldDocs {
+  /** On the record (GraphQL type, REST model, MCP output). */
+  description?: string;
+  /** On REST/GraphQL create and update inputs (`update` defaults to `create` only when `sameOnUpdate`). */
+  create?: string;
+  update?: string;
+  /** GraphQL input descriptions, when they differ from `create`/`update`. */
+  graphqlCreate?: string;
+  graphqlUpdate?: string;
+  /** MCP tool input description (one for create and update). */
+  tool?: string;
+  /** Examples for the OpenAPI document. */
+  example?: unknown;
+  updateExample?: unknown;
+}
+
+/**
+ * A field held in columns of its own (a standard object's field): the metadata a custom
+ * field has (name, type, whether it may be null, its default, options and settings), where
+ * it is stored (`column` for a single value, `columns`, one per sub-field, for a composite)
+ * and its texts per surface (docs/decisions/0062-standard-fields-in-the-registry.md).
+ */
+export interface ColumnField extends FieldOf {
+  /** False: never null; with no `defaultValue`, required on create too (TEXT: non-empty). */
+  isNullable: boolean;
+  /** The value a create that leaves the field out gets (a SELECT's). */
+  defaultValue?: string;
+  column?: string;
+  columns?: Readonly<Record<string, string>>;
+  docs?: FieldDocs & {
+    /** RELATION: the embedded record (REST depth=1, GraphQL field). */
+    relation?: string;
+    /** RELATION: the inverse list on the target. */
+    inverse?: string;
+  };
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -136,6 +188,8 @@ export interface FieldType {
   shown(value: unknown): unknown;
   /** The filterable and sortable leaves of the field, over the record's `custom` column. */
   leaves(field: FieldOf): FieldDef[];
+  /** The same leaves of a field held in columns of its own (a standard object's). */
+  columnLeaves(field: ColumnField): FieldDef[];
   /** `typeName`: the object's GraphQL type, which names a select's enum (`CompanyTierEnum`). */
   graphql(field: FieldOf, typeName: string): GraphqlTypes;
   /** JSON Schema of a value in a record (`model`) or a create/update body (`input`), without a description. */

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { isUuid } from '../query/filter.js';
+import { quote, scalar, wrongType } from './shared.js';
+import type { RelationSettings } from './types.js';
+
+/**
+ * RELATION: a many-to-one link by id to a live record of the target object in the same
+ * workspace (a person's `companyId`). The standard objects' links are RELATION fields with
+ * their id in a column of their own (docs/decisions/0062-standard-fields-in-the-registry.md);
+ * held in `custom`, the id would be read as a uuid only when it is one, as UUID's is.
+ */
+export const relation = scalar({
+  name: 'RELATION',
+  word: 'the id (a UUID) of a record of the linked object',
+  pageWord: 'a link to another record',
+  check: (field, value, path, problems) => (isUuid(value) ? value.toLowerCase() : wrongType(relation, field, path, problems)),
+  leaf: (field) => {
+    const stored = `(t.custom->>${quote(field.name)})`;
+    return { type: 'uuid', sql: `(CASE WHEN pg_input_is_valid(${stored}, 'uuid') THEN ${stored}::uuid END)` };
+  },
+  graphql: () => ({ output: 'UUID', input: 'UUID', filter: 'UUIDFilter', order: 'OrderByDirection' }),
+  jsonSchema: () => ({ type: 'string', format: 'uuid' }),
+  mcpInput: () => z.string(),
+  csv: { cell: 'text' },
+});
+
+/** The settings of a RELATION field (null for a field of another type). */
+export function relationSettings(field: { type: string; settings?: unknown }): RelationSettings | null {
+  return field.type === relation.name ? (field.settings as RelationSettings) : null;
+}
