@@ -51,7 +51,17 @@ interface Kind {
   cell: CellKind;
   /** SQL text of its words in `v` (the composite's jsonb value); none: not searched. */
   search?(sub: SubField, v: string): string;
+  /** In a column of its own (a standard object's field): JS source of its value from the column's, `e`. */
+  fromColumn(e: string): string;
+  /** The column value of a validated input value (null included). */
+  toColumn(value: unknown): unknown;
+  /** Its column is jsonb (a list). */
+  jsonColumn?: true;
 }
+
+const asIs = (value: unknown) => value;
+const orNullJs = (e: string) => `(${e} ?? null)`;
+const listJs = (e: string) => `(${e} ?? [])`;
 
 const textOf = (sub: SubField, json: string) => `(${json}->>${quote(sub.name)})`;
 
@@ -70,6 +80,8 @@ const KINDS: Record<SubFieldKind, Kind> = {
     output: nullableText,
     cell: 'text',
     search: (sub, v) => `coalesce(${v} ->> ${quote(sub.name)}, '')`,
+    fromColumn: orNullJs,
+    toColumn: asIs,
   },
   bigint: {
     check(_sub, raw, path, problems) {
@@ -86,6 +98,9 @@ const KINDS: Record<SubFieldKind, Kind> = {
     input: () => z.number().nullable().optional(),
     output: z.number().nullable(),
     cell: 'integer',
+    // A bigint column reads as a string (pg): a JSON number within ±(2^53 − 1), as checked on write.
+    fromColumn: (e) => `(${e} == null ? null : Number(${e}))`,
+    toColumn: asIs,
   },
   number: {
     check(sub, raw, path, problems) {
@@ -110,6 +125,8 @@ const KINDS: Record<SubFieldKind, Kind> = {
     input: () => z.number().nullable().optional(),
     output: z.number().nullable(),
     cell: 'number',
+    fromColumn: orNullJs,
+    toColumn: asIs,
   },
   textList: {
     check(sub, raw, path, problems) {
@@ -130,6 +147,9 @@ const KINDS: Record<SubFieldKind, Kind> = {
     output: z.array(z.string()),
     cell: 'json',
     search: (sub, v) => `search_array_text(${v} -> ${quote(sub.name)})`,
+    fromColumn: listJs,
+    toColumn: (value) => JSON.stringify(value ?? []),
+    jsonColumn: true,
   },
   linkList: {
     check(sub, raw, path, problems) {
@@ -154,6 +174,9 @@ const KINDS: Record<SubFieldKind, Kind> = {
     output: z.array(z.object({ url: z.string(), label: nullableText })),
     cell: 'json',
     search: (sub, v) => `search_array_text(${v} -> ${quote(sub.name)}, '{url,label}')`,
+    fromColumn: listJs,
+    toColumn: (value) => JSON.stringify(((value ?? []) as Input[]).map((l) => ({ url: l.url, label: l.label ?? null }))),
+    jsonColumn: true,
   },
 };
 
@@ -264,6 +287,15 @@ export function compositeType(composite: CompositeType, spec: CompositeSpec): Fi
       }));
     },
     // In columns, a list is never null (`[]`), and so is not nullable.
+    storedColumns: (field, only) => subs.filter((sub) => !only || KINDS[sub.kind].jsonColumn).map((sub) => subColumn(field, sub)),
+    recordSource: (field, read) =>
+      `{ ${subs.map((sub) => `${JSON.stringify(sub.name)}: ${KINDS[sub.kind].fromColumn(read(subColumn(field, sub)))}`).join(', ')} }`,
+    writeColumns(field, value, columns) {
+      for (const sub of subs) {
+        const subValue = value === null ? null : (value as Input)[sub.name];
+        if (subValue !== undefined) columns[subColumn(field, sub)] = KINDS[sub.kind].toColumn(subValue);
+      }
+    },
     columnLeaves: (field) =>
       filterable.map((sub) => ({
         path: `${field.name}.${sub.name}`,

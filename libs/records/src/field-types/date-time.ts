@@ -16,4 +16,6 @@ export const dateTime = scalar({
   jsonSchema: () => ({ type: 'string', format: 'date-time' }),
   mcpInput: () => z.string(),
   csv: { cell: 'text' },
+  // In a timestamptz column of its own: as Postgres reads it (a date alone is midnight UTC).
+  toColumn: (value) => normalizeTimestamp(value as string),
 });

@@ -82,6 +82,10 @@ export function columnOf(field: ColumnField): string {
   return field.column;
 }
 
+/** Never null and without a default: required on create (TEXT: non-empty too). */
+export const requiredOnCreate = (field: Pick<ColumnField, 'isNullable' | 'defaultValue'>) =>
+  !field.isNullable && field.defaultValue === undefined;
+
 /** A leaf of a field stored in a column of its own: null only when the field may be. */
 export function columnLeaf(field: ColumnField, def: Pick<FieldDef, 'type'> & Partial<FieldDef>): FieldDef {
   return {
@@ -101,7 +105,17 @@ const nullableText = z.string().nullable();
 /** The parts of a single-valued type that differ from one type to another; `scalar()` adds the rest. */
 export interface ScalarSpec extends Omit<
   FieldType,
-  'empty' | 'shown' | 'leaves' | 'columnLeaves' | 'graphql' | 'jsonSchema' | 'mcpOutput' | 'csv'
+  | 'empty'
+  | 'shown'
+  | 'leaves'
+  | 'columnLeaves'
+  | 'storedColumns'
+  | 'recordSource'
+  | 'writeColumns'
+  | 'graphql'
+  | 'jsonSchema'
+  | 'mcpOutput'
+  | 'csv'
 > {
   /** The leaf's list-parameter type, SQL over `t` and sortability. */
   leaf(field: FieldOf): Pick<FieldDef, 'type' | 'sql'> & Partial<FieldDef>;
@@ -111,17 +125,25 @@ export interface ScalarSpec extends Omit<
   jsonSchema(field: FieldOf): JsonSchema;
   mcpOutput?: (field: FieldOf) => z.ZodType;
   csv: CsvLeaf;
+  /** The column value of a validated non-null input value, when it is not the value itself (a date-time's instant). */
+  toColumn?: (value: unknown) => unknown;
 }
 
 /** A single-valued type: no value is null (in records, CSV cells and JSON Schema), one leaf, one CSV column. */
 export function scalar(spec: ScalarSpec): FieldType {
-  const { leaf: leafOf, jsonSchema, mcpOutput, csv, ...rest } = spec;
+  const { leaf: leafOf, jsonSchema, mcpOutput, csv, toColumn, ...rest } = spec;
   return {
     ...rest,
     empty: () => null,
     shown: (value) => value,
     leaves: (field) => [leaf(field, leafOf(field))],
     columnLeaves: (field) => [columnLeaf(field, leafOf(field))],
+    storedColumns: (field, only) => (only ? [] : [columnOf(field)]),
+    // A field required on create is never absent from a row (as it is read for records): read as it is.
+    recordSource: (field, read) => (requiredOnCreate(field) ? read(columnOf(field)) : `(${read(columnOf(field))} ?? null)`),
+    writeColumns(field, value, columns) {
+      columns[columnOf(field)] = value === null || !toColumn ? value : toColumn(value);
+    },
     jsonSchema: (field) => orNull(jsonSchema(field)),
     mcpOutput: mcpOutput ?? (() => nullableText),
     csv: [csv],

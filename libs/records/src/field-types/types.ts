@@ -190,6 +190,12 @@ export interface FieldType {
   leaves(field: FieldOf): FieldDef[];
   /** The same leaves of a field held in columns of its own (a standard object's). */
   columnLeaves(field: ColumnField): FieldDef[];
+  /** Held in columns of its own: its columns, in sub-field order; `json`: only those holding a jsonb list. */
+  storedColumns(field: ColumnField, only?: 'json'): string[];
+  /** Held in columns of its own: the JS source of its value in a record, `read(column)` being a column's in the row (compiled once: object-definitions.ts). */
+  recordSource(field: ColumnField, read: (column: string) => string): string;
+  /** Held in columns of its own: the columns a validated input value (null included) writes, set in `columns`. */
+  writeColumns(field: ColumnField, value: unknown, columns: Record<string, unknown>): void;
   /** `typeName`: the object's GraphQL type, which names a select's enum (`CompanyTierEnum`). */
   graphql(field: FieldOf, typeName: string): GraphqlTypes;
   /** JSON Schema of a value in a record (`model`) or a create/update body (`input`), without a description. */

@@ -5,7 +5,7 @@ import { opportunityObject } from './opportunity.object.js';
 import { personObject } from './person.object.js';
 
 export * from './declaration.js';
-export type { FieldDeclaration, TextField, EnumField, TimestampField, RelationField, CompositeField } from './legacy-fields.js';
+export type { FieldDeclaration, TextField, EnumField, TimestampField, CompositeField } from './legacy-fields.js';
 export * from './composites.js';
 
 /** Every record object, in the order the API lists them. Adding an object: its declaration here, and its migration. */
@@ -24,3 +24,4 @@ export function objectNamed(plural: string): ObjectDeclaration {
 export * from './custom-fields.js';
 export * from './unique-fields.js';
 export * from './custom-objects.js';
+export * from './relations.js';

@@ -26,7 +26,7 @@ export interface TimestampField extends StandardField {
   column: string;
 }
 
-export interface RelationField extends StandardField {
+export interface LegacyRelationField extends StandardField {
   kind: 'relation';
   column: string;
   target: string;
@@ -39,7 +39,7 @@ export interface CompositeField extends StandardField {
   columns: Record<string, string>;
 }
 
-export type FieldDeclaration = TextField | EnumField | TimestampField | RelationField | CompositeField;
+export type FieldDeclaration = TextField | EnumField | TimestampField | LegacyRelationField | CompositeField;
 
 const cap = (name: string) => name[0].toUpperCase() + name.slice(1);
 
