@@ -1,8 +1,38 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  arrayMaxSize,
+  IsArray,
+  IsEmail,
+  isEmail,
+  IsInt,
+  isInt,
+  IsNumber,
+  isNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  isURL,
+  Matches,
+  matches,
+  Max,
+  max,
+  MaxLength,
+  maxLength,
+  Min,
+  min,
+  ValidateNested,
+} from 'class-validator';
 import { z } from 'zod';
+import { property, type Ctor } from '../service/decorate.js';
+import { cached, linkInput as restLinkInput, linkModel, SAFE, URL_RULE } from './column-rest.js';
+import { absent, link, objectOf, text, type Check } from './fast-check.js';
 import { isSafeIntegerText } from '../query/filter.js';
 import type { FieldDef } from '../query/types.js';
 import { FLOAT_FILTER } from './number.js';
-import { checkText, CURRENCY_CODE, EMAIL, isPlain, jsonOf, orNull, ownValue, quote, URL, wrongType, type Input } from './shared.js';
+import { checkText, CURRENCY_CODE, EMAIL, isPlain, jsonOf, LINK, orNull, ownValue, quote, URL, wrongType, type Input } from './shared.js';
 import type { CellKind, ColumnField, CompositeType, FieldType, JsonSchema, SubField, SubFieldKind, UniqueRule } from './types.js';
 
 /*
@@ -10,16 +40,6 @@ import type { CellKind, ColumnField, CompositeType, FieldType, JsonSchema, SubFi
  * what each surface does with one follows from the sub-field's kind, here, so a composite
  * module only declares its sub-fields (and what is its own: search text, uniqueness).
  */
-
-/** A link as stored in `secondaryLinks`. */
-export const LINK = {
-  url: {
-    maxLength: 2048,
-    description: 'A URL; a bare domain such as acme.com is kept as given.',
-    tool: 'A URL; a bare domain such as acme.com is accepted and kept as given.',
-  },
-  label: { maxLength: 200 },
-};
 
 const MAX_SUB_TEXT = 200;
 const FORMATS = {
@@ -55,8 +75,14 @@ interface Kind {
   fromColumn(e: string): string;
   /** The column value of a validated input value (null included). */
   toColumn(value: unknown): unknown;
-  /** Its column is jsonb (a list). */
+  /** Its column is jsonb (a list); a list in REST models too. */
   jsonColumn?: true;
+  /** REST body class rules and OpenAPI of the sub-field (every one optional and nullable), given its description and example. */
+  restInput(sub: SubField, description: string | undefined, example: unknown): PropertyDecorator[];
+  /** REST response model's OpenAPI of the sub-field, given `extra` (its description). */
+  restModel(sub: SubField, extra: { description?: string }): PropertyDecorator[];
+  /** `restInput`'s rules with class-validator's functions (input-fast-check.ts). */
+  fastCheck(sub: SubField): Check;
 }
 
 const asIs = (value: unknown) => value;
@@ -82,6 +108,53 @@ const KINDS: Record<SubFieldKind, Kind> = {
     search: (sub, v) => `coalesce(${v} ->> ${quote(sub.name)}, '')`,
     fromColumn: orNullJs,
     toColumn: asIs,
+    restInput(sub, description, example) {
+      const rules =
+        sub.format === 'email'
+          ? [IsEmail()]
+          : sub.format === 'url'
+            ? [IsString(), IsUrl(URL_RULE)]
+            : sub.format === 'currency'
+              ? [
+                  IsString(),
+                  Matches(CURRENCY_CODE, { message: '$property must be an ISO 4217 currency code: three capital letters such as USD' }),
+                ]
+              : [IsString()];
+      return [
+        ApiPropertyOptional({
+          type: String,
+          ...(sub.format === 'email' ? { format: 'email' } : {}),
+          nullable: true,
+          ...(sub.format === 'currency' ? { pattern: '^[A-Z]{3}$' } : { maxLength: sub.maxLength }),
+          example,
+          ...(description ? { description } : {}),
+        }),
+        IsOptional(),
+        ...rules,
+        ...(sub.format === 'currency' ? [] : [MaxLength(sub.maxLength!)]),
+      ];
+    },
+    restModel: (sub, extra) => [
+      ApiProperty({
+        type: String,
+        ...(sub.format === 'email' ? { format: 'email' } : {}),
+        nullable: true,
+        example: sub.docs?.example,
+        ...extra,
+      }),
+    ],
+    fastCheck(sub) {
+      const format: Check =
+        sub.format === 'email'
+          ? (v) => isEmail(v)
+          : sub.format === 'url'
+            ? (v) => isURL(v as string, URL_RULE)
+            : sub.format === 'currency'
+              ? (v) => matches(v as string, CURRENCY_CODE)
+              : () => true;
+      const length: Check = sub.format === 'currency' ? () => true : (v) => maxLength(v, sub.maxLength!);
+      return (v) => absent(v) || (text(v) && format(v) && length(v));
+    },
   },
   bigint: {
     check(_sub, raw, path, problems) {
@@ -101,6 +174,23 @@ const KINDS: Record<SubFieldKind, Kind> = {
     // A bigint column reads as a string (pg): a JSON number within ±(2^53 − 1), as checked on write.
     fromColumn: (e) => `(${e} == null ? null : Number(${e}))`,
     toColumn: asIs,
+    restInput: (_sub, description, example) => [
+      ApiPropertyOptional({
+        type: 'integer',
+        format: 'int64',
+        nullable: true,
+        minimum: -SAFE,
+        maximum: SAFE,
+        example,
+        ...(description ? { description } : {}),
+      }),
+      IsOptional(),
+      IsInt({ message: '$property must be an integer (millionths of the currency unit)' }),
+      Min(-SAFE, { message: `$property must be at least -${SAFE}` }),
+      Max(SAFE, { message: `$property must be at most ${SAFE}` }),
+    ],
+    restModel: (sub, extra) => [ApiProperty({ type: 'integer', format: 'int64', nullable: true, example: sub.docs?.example, ...extra })],
+    fastCheck: () => (v) => absent(v) || (isInt(v) && min(v, -SAFE) && max(v, SAFE)),
   },
   number: {
     check(sub, raw, path, problems) {
@@ -127,6 +217,26 @@ const KINDS: Record<SubFieldKind, Kind> = {
     cell: 'number',
     fromColumn: orNullJs,
     toColumn: asIs,
+    restInput: (sub, description, example) => [
+      ApiPropertyOptional({
+        type: Number,
+        nullable: true,
+        minimum: sub.min,
+        maximum: sub.max,
+        example,
+        ...(description ? { description } : {}),
+      }),
+      IsOptional(),
+      IsNumber({ allowNaN: false, allowInfinity: false }),
+      ...(sub.min !== undefined ? [Min(sub.min)] : []),
+      ...(sub.max !== undefined ? [Max(sub.max)] : []),
+    ],
+    restModel: (sub, extra) => [ApiProperty({ type: Number, nullable: true, example: sub.docs?.example, ...extra })],
+    fastCheck: (sub) => (v) =>
+      absent(v) ||
+      (isNumber(v, { allowNaN: false, allowInfinity: false }) &&
+        (sub.min === undefined || min(v, sub.min)) &&
+        (sub.max === undefined || max(v, sub.max))),
   },
   textList: {
     check(sub, raw, path, problems) {
@@ -150,6 +260,16 @@ const KINDS: Record<SubFieldKind, Kind> = {
     fromColumn: listJs,
     toColumn: (value) => JSON.stringify(value ?? []),
     jsonColumn: true,
+    restInput: (sub, description) => [
+      ApiPropertyOptional({ type: [String], nullable: true, maxItems: sub.maxItems, ...(description ? { description } : {}) }),
+      IsOptional(),
+      IsArray(),
+      ArrayMaxSize(sub.maxItems!),
+      IsEmail({}, { each: true }),
+    ],
+    restModel: () => [ApiProperty({ type: [String], example: [] })],
+    fastCheck: (sub) => (v) =>
+      absent(v) || (Array.isArray(v) && arrayMaxSize(v, sub.maxItems!) && v.every((item) => text(item) && isEmail(item))),
   },
   linkList: {
     check(sub, raw, path, problems) {
@@ -177,6 +297,23 @@ const KINDS: Record<SubFieldKind, Kind> = {
     fromColumn: listJs,
     toColumn: (value) => JSON.stringify(((value ?? []) as Input[]).map((l) => ({ url: l.url, label: l.label ?? null }))),
     jsonColumn: true,
+    restInput: (sub, description) => [
+      ApiPropertyOptional({
+        type: () => [restLinkInput()],
+        nullable: true,
+        maxItems: sub.maxItems,
+        ...(description ? { description } : {}),
+      }),
+      IsOptional(),
+      IsArray(),
+      ArrayMaxSize(sub.maxItems!),
+      // ValidateNested walks an inner array as a list and finds nothing wrong with `[[]]`: each link must be an object.
+      IsObject({ each: true, message: '$property must be a list of links, each an object such as {"url": "acme.com"}' }),
+      ValidateNested({ each: true }),
+      Type(() => restLinkInput()),
+    ],
+    restModel: () => [ApiProperty({ type: () => [linkModel()] })],
+    fastCheck: (sub) => (v) => absent(v) || (Array.isArray(v) && arrayMaxSize(v, sub.maxItems!) && v.every(link)),
   },
 };
 
@@ -241,6 +378,27 @@ export interface CompositeSpec {
   unique?: UniqueRule;
   /** `words`: every searchable sub-field; a function: its own SQL; absent: not searched. */
   search?: 'words' | ((v: string) => string);
+}
+
+/** The REST body class of a composite type (`DomainNameInput`), made once: every sub-field optional and nullable. */
+export function restInputClass(type: CompositeType): Ctor {
+  return cached('input', type.rest.input, (cls) => {
+    // tsc emits Object for `x?: T | null`.
+    for (const sub of type.subFields) {
+      const example = sub.docs?.inputExample !== undefined ? sub.docs.inputExample : sub.docs?.example;
+      property(cls, sub.name, Object, KINDS[sub.kind].restInput(sub, sub.docs?.restInput, example));
+    }
+  });
+}
+
+/** The REST response model of a composite type (`LinksModel`), made once. */
+export function restModelClass(type: CompositeType): Ctor {
+  return cached('model', type.rest.model, (cls) => {
+    for (const sub of type.subFields) {
+      const extra = sub.docs?.model ? { description: sub.docs.model } : {};
+      property(cls, sub.name, KINDS[sub.kind].jsonColumn ? Array : Object, KINDS[sub.kind].restModel(sub, extra));
+    }
+  });
 }
 
 /** The field type of a composite: an object of its sub-fields, each a leaf of its own. */
@@ -319,6 +477,29 @@ export function compositeType(composite: CompositeType, spec: CompositeSpec): Fi
     mcpInput: () => z.strictObject(Object.fromEntries(subs.map((sub) => [sub.name, subFieldInput(sub)]))),
     mcpOutput: () => z.object(Object.fromEntries(subs.map((sub) => [sub.name, subFieldOutput(sub)]))),
     csv: subs.map((sub) => ({ sub: sub.name, cell: KINDS[sub.kind].cell, guard: formulaGuard(sub) })),
+    column: {
+      restInput(field, mode, description) {
+        const input = restInputClass(composite);
+        return {
+          design: Object,
+          decorators: [
+            ApiPropertyOptional({ type: () => input, nullable: true, ...(description ? { description } : {}) }),
+            IsOptional(),
+            IsObject(),
+            ValidateNested(),
+            Type(() => input),
+          ],
+        };
+      },
+      restModel() {
+        const model = restModelClass(composite);
+        return { design: Object, decorators: [ApiProperty({ type: () => model })] };
+      },
+      fastCheck() {
+        const nested = objectOf(new Map(subs.map((sub) => [sub.name, KINDS[sub.kind].fastCheck(sub)])));
+        return (v) => absent(v) || nested(v);
+      },
+    },
   };
   return type;
 }

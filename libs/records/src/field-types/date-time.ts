@@ -1,5 +1,9 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional } from 'class-validator';
 import { z } from 'zod';
 import { normalizeTimestamp } from '../query/filter.js';
+import { IsTimestamp } from './column-rest.js';
+import { absent, text } from './fast-check.js';
 import { indexedValue, scalar, wrongType } from './shared.js';
 
 /** DATE_TIME: an instant, given in ISO 8601 with any offset, kept in UTC. */
@@ -18,4 +22,33 @@ export const dateTime = scalar({
   csv: { cell: 'text' },
   // In a timestamptz column of its own: as Postgres reads it (a date alone is midnight UTC).
   toColumn: (value) => normalizeTimestamp(value as string),
+  column: {
+    restInput: (field, _mode, description) => ({
+      design: Object,
+      decorators: [
+        ApiPropertyOptional({
+          type: String,
+          format: 'date-time',
+          nullable: true,
+          example: field.docs?.example,
+          ...(description ? { description } : {}),
+        }),
+        IsOptional(),
+        IsTimestamp(),
+      ],
+    }),
+    restModel: (field) => ({
+      design: Object,
+      decorators: [
+        ApiProperty({
+          type: String,
+          format: 'date-time',
+          nullable: true,
+          example: field.docs?.example,
+          description: field.docs?.description,
+        }),
+      ],
+    }),
+    fastCheck: () => (v) => absent(v) || (text(v) && normalizeTimestamp(v) !== undefined),
+  },
 });

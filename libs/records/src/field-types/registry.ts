@@ -14,7 +14,7 @@ import { richText } from './rich-text.js';
 import { relation } from './relation.js';
 import { select } from './select.js';
 import { text } from './text.js';
-import type { CompositeType, FieldType } from './types.js';
+import type { ColumnSurface, CompositeType, FieldType } from './types.js';
 import { uuid } from './uuid.js';
 
 /*
@@ -76,4 +76,11 @@ export function composite(type: string): CompositeType {
   const found = Object.hasOwn(COMPOSITES, type) ? COMPOSITES[type] : undefined;
   if (!found) throw new Error(`unknown composite type ${type}`);
   return found;
+}
+
+/** What a standard object's field of this type is on the surfaces of columns (ColumnSurface). */
+export function columnSurface(name: string): ColumnSurface {
+  const surface = fieldType(name).column;
+  if (!surface) throw new Error(`a standard object's field cannot be of type ${name}`);
+  return surface;
 }

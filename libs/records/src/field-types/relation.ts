@@ -1,4 +1,7 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, isUUID, IsUUID } from 'class-validator';
 import { z } from 'zod';
+import { absent } from './fast-check.js';
 import { isUuid } from '../query/filter.js';
 import { quote, scalar, wrongType } from './shared.js';
 import type { RelationSettings } from './types.js';
@@ -22,6 +25,22 @@ export const relation = scalar({
   jsonSchema: () => ({ type: 'string', format: 'uuid' }),
   mcpInput: () => z.string(),
   csv: { cell: 'text' },
+  // A live record of the target in the same workspace: the records layer checks that on write (record-writer.ts).
+  column: {
+    restInput: (_field, _mode, description) => ({
+      design: Object,
+      decorators: [
+        ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, ...(description ? { description } : {}) }),
+        IsOptional(),
+        IsUUID(),
+      ],
+    }),
+    restModel: (field) => ({
+      design: Object,
+      decorators: [ApiProperty({ type: String, format: 'uuid', nullable: true, example: field.docs?.example })],
+    }),
+    fastCheck: () => (v) => absent(v) || isUUID(v),
+  },
 });
 
 /** The settings of a RELATION field (null for a field of another type). */

@@ -1,3 +1,5 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, isIn, ValidateIf } from 'class-validator';
 import { z } from 'zod';
 import { enumOf, indexedValue, scalar, valuesOf } from './shared.js';
 import type { FieldType } from './types.js';
@@ -26,6 +28,25 @@ export function oneOf(spec: Pick<FieldType, 'name' | 'word' | 'pageWord' | 'opti
     jsonSchema: (field) => ({ type: 'string', enum: valuesOf(type, field) }),
     mcpInput: (field) => z.enum(valuesOf(type, field) as [string, ...string[]]),
     csv: { cell: 'text' },
+    column: {
+      restInput(field, mode, description) {
+        const values = valuesOf(type, field);
+        const byDefault = mode === 'create' && field.defaultValue !== undefined ? `Default ${field.defaultValue}.` : undefined;
+        return {
+          design: String,
+          decorators: [
+            ApiPropertyOptional({ enum: values, example: field.docs?.example, description: description ?? byDefault }),
+            ValidateIf((o: Record<string, unknown>) => o[field.name] !== undefined),
+            IsIn(values),
+          ],
+        };
+      },
+      restModel: (field) => ({ design: String, decorators: [ApiProperty({ enum: valuesOf(type, field), example: field.docs?.example })] }),
+      fastCheck(field) {
+        const values = valuesOf(type, field);
+        return (v) => v === undefined || isIn(v, values);
+      },
+    },
   });
   return type;
 }

@@ -14,6 +14,16 @@ export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const CURRENCY_CODE = /^[A-Z]{3}$/;
 export const URL = /^(https?:\/\/)?[^\s/$.?#][^\s]*$/i;
 
+/** A link as stored in `secondaryLinks`. */
+export const LINK = {
+  url: {
+    maxLength: 2048,
+    description: 'A URL; a bare domain such as acme.com is kept as given.',
+    tool: 'A URL; a bare domain such as acme.com is accepted and kept as given.',
+  },
+  label: { maxLength: 200 },
+};
+
 export type Input = Record<string, unknown>;
 
 export function isPlain(value: unknown): value is Input {

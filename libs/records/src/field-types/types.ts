@@ -153,6 +153,26 @@ export interface UniqueRule {
   normalize: 'exact' | 'lower' | 'url';
 }
 
+/** A property of a REST body class or response model: the type tsc would emit for it, and its decorators (class-validator, OpenAPI). */
+export interface RestProperty {
+  design: unknown;
+  decorators: PropertyDecorator[];
+}
+
+/**
+ * What a type does for a field held in columns of its own (a standard object's) on the
+ * surfaces whose form for those fields predates the registry and stays as it was to the
+ * byte (docs/decisions/0062-standard-fields-in-the-registry.md): the REST body classes and
+ * models (class-validator rules, OpenAPI), and the check of a body certainly valid.
+ */
+export interface ColumnSurface {
+  /** `description`: the field's text for this mode, if any. */
+  restInput(field: ColumnField, mode: 'create' | 'update', description: string | undefined): RestProperty;
+  restModel(field: ColumnField): RestProperty;
+  /** True only for a value the `restInput` rules accept (input-fast-check.ts): the same rules with class-validator's functions. */
+  fastCheck(field: ColumnField, mode: 'create' | 'update'): (value: unknown) => boolean;
+}
+
 export interface FieldType {
   /** Twenty's name: `TEXT`, `CURRENCY`, … */
   readonly name: string;
@@ -206,4 +226,6 @@ export interface FieldType {
   mcpOutput(field: FieldOf): z.ZodType;
   /** CSV columns: one for a scalar, one per sub-field for a composite. */
   readonly csv: readonly CsvLeaf[];
+  /** The type as a standard object's field (absent: no standard field has it). */
+  readonly column?: ColumnSurface;
 }
