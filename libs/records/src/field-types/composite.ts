@@ -328,6 +328,11 @@ export function subFieldOutput(sub: Pick<SubField, 'kind'>): z.ZodType {
   return KINDS[sub.kind].output;
 }
 
+/** A composite's sub-field's GraphQL type names: output, input (`[String!]!`: a list never null) and filter (none: not filtered). */
+export function subFieldGraphql(sub: Pick<SubField, 'kind'>): { output: string; input: string; filter?: string } {
+  return KINDS[sub.kind].graphql;
+}
+
 /** The CSV formula guard of a leaf: free text is guarded, a calling code as such (csv-formulas.ts). */
 export function formulaGuard(leaf: { kind: string; formula?: 'callingCode' }): 'text' | 'callingCode' | undefined {
   return leaf.kind === 'text' ? (leaf.formula ?? 'text') : undefined;

@@ -23,7 +23,14 @@ export function oneOf(spec: Pick<FieldType, 'name' | 'word' | 'pageWord' | 'opti
         [values.name]: values.sdl,
         [filter]: `input ${filter} { eq: ${values.name} neq: ${values.name} in: [${values.name}!] is: FilterIs }`,
       };
-      return { output: values.name, input: values.name, filter, order: 'OrderByDirection', sdl };
+      return {
+        output: values.name,
+        input: values.name,
+        filter,
+        order: 'OrderByDirection',
+        sdl,
+        enum: { name: values.name, values: valuesOf(type, field) },
+      };
     },
     jsonSchema: (field) => ({ type: 'string', enum: valuesOf(type, field) }),
     mcpInput: (field) => z.enum(valuesOf(type, field) as [string, ...string[]]),

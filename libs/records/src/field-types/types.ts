@@ -135,6 +135,8 @@ export interface GraphqlTypes {
   /** Absent: the field cannot be sorted. */
   order?: string;
   sdl?: Record<string, string>;
+  /** The enum the types name, when they name one (a select's): its name and values, for code-first schemas (graphql-types.ts). */
+  enum?: { name: string; values: string[] };
 }
 
 /** How a CSV cell reads back into a value on import: `json` holds JSON text (lists, multi-selects). */
