@@ -504,6 +504,14 @@ export function compositeType(composite: CompositeType, spec: CompositeSpec): Fi
         const nested = objectOf(new Map(subs.map((sub) => [sub.name, KINDS[sub.kind].fastCheck(sub)])));
         return (v) => absent(v) || nested(v);
       },
+      toolInput(field) {
+        const schema = z
+          .strictObject(Object.fromEntries(subs.map((sub) => [sub.name, subFieldInput(sub)])))
+          .nullable()
+          .optional();
+        return field.docs?.tool ? schema.meta({ description: field.docs.tool }) : schema;
+      },
+      toolOutput: () => z.object(Object.fromEntries(subs.map((sub) => [sub.name, subFieldOutput(sub)]))),
     },
   };
   return type;

@@ -3,7 +3,7 @@ import { IsOptional, isUUID, IsUUID } from 'class-validator';
 import { z } from 'zod';
 import { absent } from './fast-check.js';
 import { isUuid } from '../query/filter.js';
-import { quote, scalar, wrongType } from './shared.js';
+import { quote, scalar, toolNullableText, toolText, wrongType } from './shared.js';
 import type { RelationSettings } from './types.js';
 
 /**
@@ -40,6 +40,8 @@ export const relation = scalar({
       decorators: [ApiProperty({ type: String, format: 'uuid', nullable: true, example: field.docs?.example })],
     }),
     fastCheck: () => (v) => absent(v) || isUUID(v),
+    toolInput: (field) => toolNullableText(field.docs?.tool),
+    toolOutput: toolText,
   },
 });
 

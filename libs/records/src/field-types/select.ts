@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, isIn, ValidateIf } from 'class-validator';
 import { z } from 'zod';
-import { enumOf, indexedValue, scalar, valuesOf } from './shared.js';
+import { enumOf, indexedValue, scalar, toolText, valuesOf } from './shared.js';
 import type { FieldType } from './types.js';
 
 /** One of a field's own values (SELECT: its options; RATING: RATING_1 … RATING_5): a GraphQL enum, indexed. */
@@ -53,6 +53,14 @@ export function oneOf(spec: Pick<FieldType, 'name' | 'word' | 'pageWord' | 'opti
         const values = valuesOf(type, field);
         return (v) => v === undefined || isIn(v, values);
       },
+      toolInput: (field, mode) =>
+        z
+          .string()
+          .optional()
+          .meta({
+            description: `One of ${valuesOf(type, field).join(', ')}${mode === 'create' && field.defaultValue !== undefined ? ` (default ${field.defaultValue})` : ''}.`,
+          }),
+      toolOutput: toolText,
     },
   });
   return type;

@@ -112,6 +112,13 @@ export const orNull = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { t
 
 const nullableText = z.string().nullable();
 
+/** A standard field's value in an MCP tool output: a string, null too when the field may be. */
+export const toolText = (field: Pick<ColumnField, 'isNullable'>): z.ZodType => (field.isNullable ? nullableText : z.string());
+
+/** A standard field's MCP tool input that takes a string or null (null clears it). */
+export const toolNullableText = (description?: string) =>
+  description ? z.string().nullable().optional().meta({ description }) : z.string().nullable().optional();
+
 /** The parts of a single-valued type that differ from one type to another; `scalar()` adds the rest. */
 export interface ScalarSpec extends Omit<
   FieldType,

@@ -3,7 +3,7 @@ import { IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-v
 import { maxLength } from 'class-validator';
 import { z } from 'zod';
 import { absent, text as storableText } from './fast-check.js';
-import { checkText, indexedValue, MAX_TEXT, requiredOnCreate, scalar, TEXT_GRAPHQL } from './shared.js';
+import { checkText, indexedValue, MAX_TEXT, requiredOnCreate, scalar, TEXT_GRAPHQL, toolText } from './shared.js';
 import type { ColumnField } from './types.js';
 
 /** A standard TEXT field's most characters (its `settings.maxLength`). */
@@ -50,5 +50,14 @@ export const text = scalar({
       if (!requiredOnCreate(field)) return (v) => absent(v) || (storableText(v) && maxLength(v, max));
       return mode === 'create' ? valid : (v) => v === undefined || valid(v);
     },
+    toolInput(field, mode) {
+      const required = requiredOnCreate(field);
+      const rule = `${required ? 'non-empty, ' : ''}at most ${most(field)} characters.`;
+      const schema = mode === 'create' && required ? z.string() : z.string().optional();
+      return schema.meta({
+        description: mode === 'create' && required ? `Required, ${rule}` : rule.charAt(0).toUpperCase() + rule.slice(1),
+      });
+    },
+    toolOutput: toolText,
   },
 });

@@ -173,6 +173,10 @@ export interface ColumnSurface {
   restModel(field: ColumnField): RestProperty;
   /** True only for a value the `restInput` rules accept (input-fast-check.ts): the same rules with class-validator's functions. */
   fastCheck(field: ColumnField, mode: 'create' | 'update'): (value: unknown) => boolean;
+  /** MCP tool input (types and shapes; values are checked by the REST rules), with its description. */
+  toolInput(field: ColumnField, mode: 'create' | 'update'): z.ZodType;
+  /** MCP tool output of its value as records show it. */
+  toolOutput(field: ColumnField): z.ZodType;
 }
 
 export interface FieldType {
