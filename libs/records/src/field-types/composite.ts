@@ -27,6 +27,7 @@ import {
 } from 'class-validator';
 import { z } from 'zod';
 import { property, type Ctor } from '../service/decorate.js';
+import { jsonString, listText, orNull as sqlOrNull } from './column-sql.js';
 import { cached, linkInput as restLinkInput, linkModel, SAFE, URL_RULE } from './column-rest.js';
 import { absent, link, objectOf, text, type Check } from './fast-check.js';
 import { isSafeIntegerText } from '../query/filter.js';
@@ -83,7 +84,12 @@ interface Kind {
   restModel(sub: SubField, extra: { description?: string }): PropertyDecorator[];
   /** `restInput`'s rules with class-validator's functions (input-fast-check.ts). */
   fastCheck(sub: SubField): Check;
+  /** In an export, from its column `col` (over `t`): CSV cell and JSON text. */
+  exportSql(col: string): { text: string; json: string };
 }
+
+const numberExport = (col: string) => ({ text: col, json: sqlOrNull(`${col}::text`) });
+const listExport = (col: string) => ({ text: listText(col), json: listText(col) });
 
 const asIs = (value: unknown) => value;
 const orNullJs = (e: string) => `(${e} ?? null)`;
@@ -108,6 +114,7 @@ const KINDS: Record<SubFieldKind, Kind> = {
     search: (sub, v) => `coalesce(${v} ->> ${quote(sub.name)}, '')`,
     fromColumn: orNullJs,
     toColumn: asIs,
+    exportSql: (col) => ({ text: col, json: jsonString(col) }),
     restInput(sub, description, example) {
       const rules =
         sub.format === 'email'
@@ -174,6 +181,7 @@ const KINDS: Record<SubFieldKind, Kind> = {
     // A bigint column reads as a string (pg): a JSON number within ±(2^53 − 1), as checked on write.
     fromColumn: (e) => `(${e} == null ? null : Number(${e}))`,
     toColumn: asIs,
+    exportSql: numberExport,
     restInput: (_sub, description, example) => [
       ApiPropertyOptional({
         type: 'integer',
@@ -217,6 +225,7 @@ const KINDS: Record<SubFieldKind, Kind> = {
     cell: 'number',
     fromColumn: orNullJs,
     toColumn: asIs,
+    exportSql: numberExport,
     restInput: (sub, description, example) => [
       ApiPropertyOptional({
         type: Number,
@@ -260,6 +269,7 @@ const KINDS: Record<SubFieldKind, Kind> = {
     fromColumn: listJs,
     toColumn: (value) => JSON.stringify(value ?? []),
     jsonColumn: true,
+    exportSql: listExport,
     restInput: (sub, description) => [
       ApiPropertyOptional({ type: [String], nullable: true, maxItems: sub.maxItems, ...(description ? { description } : {}) }),
       IsOptional(),
@@ -297,6 +307,7 @@ const KINDS: Record<SubFieldKind, Kind> = {
     fromColumn: listJs,
     toColumn: (value) => JSON.stringify(((value ?? []) as Input[]).map((l) => ({ url: l.url, label: l.label ?? null }))),
     jsonColumn: true,
+    exportSql: listExport,
     restInput: (sub, description) => [
       ApiPropertyOptional({
         type: () => [restLinkInput()],
@@ -512,6 +523,8 @@ export function compositeType(composite: CompositeType, spec: CompositeSpec): Fi
         return field.docs?.tool ? schema.meta({ description: field.docs.tool }) : schema;
       },
       toolOutput: () => z.object(Object.fromEntries(subs.map((sub) => [sub.name, subFieldOutput(sub)]))),
+      exportLeaves: (field) =>
+        subs.map((sub) => ({ sub: sub.name, ...KINDS[sub.kind].exportSql(`t.${subColumn(field, sub)}`), guard: formulaGuard(sub) })),
     },
   };
   return type;

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { normalizeTimestamp } from '../query/filter.js';
 import { IsTimestamp } from './column-rest.js';
 import { absent, text } from './fast-check.js';
-import { indexedValue, scalar, toolNullableText, toolText, wrongType } from './shared.js';
+import { isoOf, jsonPlain } from './column-sql.js';
+import { columnOf, indexedValue, scalar, toolNullableText, toolText, wrongType } from './shared.js';
 
 /** DATE_TIME: an instant, given in ISO 8601 with any offset, kept in UTC. */
 export const dateTime = scalar({
@@ -52,5 +53,6 @@ export const dateTime = scalar({
     fastCheck: () => (v) => absent(v) || (text(v) && normalizeTimestamp(v) !== undefined),
     toolInput: (field) => toolNullableText(field.docs?.tool ?? 'An ISO 8601 date or date-time such as 2026-12-31; null clears it.'),
     toolOutput: toolText,
+    exportLeaves: (field) => [{ text: isoOf(`t.${columnOf(field)}`), json: jsonPlain(isoOf(`t.${columnOf(field)}`)) }],
   },
 });

@@ -3,7 +3,8 @@ import { IsOptional, isUUID, IsUUID } from 'class-validator';
 import { z } from 'zod';
 import { absent } from './fast-check.js';
 import { isUuid } from '../query/filter.js';
-import { quote, scalar, toolNullableText, toolText, wrongType } from './shared.js';
+import { jsonPlain } from './column-sql.js';
+import { columnOf, quote, scalar, toolNullableText, toolText, wrongType } from './shared.js';
 import type { RelationSettings } from './types.js';
 
 /**
@@ -42,6 +43,7 @@ export const relation = scalar({
     fastCheck: () => (v) => absent(v) || isUUID(v),
     toolInput: (field) => toolNullableText(field.docs?.tool),
     toolOutput: toolText,
+    exportLeaves: (field) => [{ text: `t.${columnOf(field)}`, json: jsonPlain(`t.${columnOf(field)}`) }],
   },
 });
 

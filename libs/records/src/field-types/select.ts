@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, isIn, ValidateIf } from 'class-validator';
 import { z } from 'zod';
-import { enumOf, indexedValue, scalar, toolText, valuesOf } from './shared.js';
+import { jsonPlain } from './column-sql.js';
+import { columnOf, enumOf, indexedValue, scalar, toolText, valuesOf } from './shared.js';
 import type { FieldType } from './types.js';
 
 /** One of a field's own values (SELECT: its options; RATING: RATING_1 … RATING_5): a GraphQL enum, indexed. */
@@ -61,6 +62,7 @@ export function oneOf(spec: Pick<FieldType, 'name' | 'word' | 'pageWord' | 'opti
             description: `One of ${valuesOf(type, field).join(', ')}${mode === 'create' && field.defaultValue !== undefined ? ` (default ${field.defaultValue})` : ''}.`,
           }),
       toolOutput: toolText,
+      exportLeaves: (field) => [{ text: `t.${columnOf(field)}`, json: jsonPlain(`t.${columnOf(field)}`) }],
     },
   });
   return type;

@@ -3,7 +3,8 @@ import { IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-v
 import { maxLength } from 'class-validator';
 import { z } from 'zod';
 import { absent, text as storableText } from './fast-check.js';
-import { checkText, indexedValue, MAX_TEXT, requiredOnCreate, scalar, TEXT_GRAPHQL, toolText } from './shared.js';
+import { jsonString } from './column-sql.js';
+import { checkText, columnOf, indexedValue, MAX_TEXT, requiredOnCreate, scalar, TEXT_GRAPHQL, toolText } from './shared.js';
 import type { ColumnField } from './types.js';
 
 /** A standard TEXT field's most characters (its `settings.maxLength`). */
@@ -59,5 +60,6 @@ export const text = scalar({
       });
     },
     toolOutput: toolText,
+    exportLeaves: (field) => [{ text: `t.${columnOf(field)}`, json: jsonString(`t.${columnOf(field)}`), guard: 'text' }],
   },
 });

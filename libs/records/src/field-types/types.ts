@@ -177,6 +177,16 @@ export interface ColumnSurface {
   toolInput(field: ColumnField, mode: 'create' | 'update'): z.ZodType;
   /** MCP tool output of its value as records show it. */
   toolOutput(field: ColumnField): z.ZodType;
+  /** Its export SQL over `t` (export-sql.ts): one leaf for a single value, one per sub-field (`sub`) for a composite. */
+  exportLeaves(field: ColumnField): ExportLeaf[];
+}
+
+/** A value in an export: its CSV cell's SQL, its JSON text's SQL, and the formula guard of free text (csv-formulas.ts). */
+export interface ExportLeaf {
+  sub?: string;
+  text: string;
+  json: string;
+  guard?: 'text' | 'callingCode';
 }
 
 export interface FieldType {
