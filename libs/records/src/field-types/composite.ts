@@ -86,6 +86,8 @@ interface Kind {
   fastCheck(sub: SubField): Check;
   /** In an export, from its column `col` (over `t`): CSV cell and JSON text. */
   exportSql(col: string): { text: string; json: string };
+  /** In the docs' field tables: its type and rule in words. */
+  table: { type: string; rule(sub: SubField): string };
 }
 
 const numberExport = (col: string) => ({ text: col, json: sqlOrNull(`${col}::text`) });
@@ -115,6 +117,16 @@ const KINDS: Record<SubFieldKind, Kind> = {
     fromColumn: orNullJs,
     toColumn: asIs,
     exportSql: (col) => ({ text: col, json: jsonString(col) }),
+    table: {
+      type: 'text',
+      rule(sub) {
+        if (sub.format === 'email') return `an e-mail address, at most ${sub.maxLength} characters`;
+        if (sub.format === 'url')
+          return `a URL (\`http\`/\`https\`) or a bare domain such as \`acme.com\`, kept as given; at most ${sub.maxLength}`;
+        if (sub.format === 'currency') return 'ISO 4217 code: three capital letters (`USD`, `EUR`)';
+        return `at most ${sub.maxLength} characters`;
+      },
+    },
     restInput(sub, description, example) {
       const rules =
         sub.format === 'email'
@@ -182,6 +194,7 @@ const KINDS: Record<SubFieldKind, Kind> = {
     fromColumn: (e) => `(${e} == null ? null : Number(${e}))`,
     toColumn: asIs,
     exportSql: numberExport,
+    table: { type: 'integer', rule: () => 'an integer (JSON number) from -9007199254740991 to 9007199254740991; GraphQL `BigFloat`' },
     restInput: (_sub, description, example) => [
       ApiPropertyOptional({
         type: 'integer',
@@ -226,6 +239,10 @@ const KINDS: Record<SubFieldKind, Kind> = {
     fromColumn: orNullJs,
     toColumn: asIs,
     exportSql: numberExport,
+    table: {
+      type: 'number',
+      rule: (sub) => `a number${sub.min !== undefined && sub.max !== undefined ? ` from ${sub.min} to ${sub.max}` : ''}; GraphQL \`Float\``,
+    },
     restInput: (sub, description, example) => [
       ApiPropertyOptional({
         type: Number,
@@ -270,6 +287,7 @@ const KINDS: Record<SubFieldKind, Kind> = {
     toColumn: (value) => JSON.stringify(value ?? []),
     jsonColumn: true,
     exportSql: listExport,
+    table: { type: 'list', rule: (sub) => `at most ${sub.maxItems} e-mail addresses; never null (\`[]\`)` },
     restInput: (sub, description) => [
       ApiPropertyOptional({ type: [String], nullable: true, maxItems: sub.maxItems, ...(description ? { description } : {}) }),
       IsOptional(),
@@ -308,6 +326,10 @@ const KINDS: Record<SubFieldKind, Kind> = {
     toColumn: (value) => JSON.stringify(((value ?? []) as Input[]).map((l) => ({ url: l.url, label: l.label ?? null }))),
     jsonColumn: true,
     exportSql: listExport,
+    table: {
+      type: 'list',
+      rule: (sub) => `at most ${sub.maxItems} \`{url, label}\` (url as a URL above, label at most 200); never null (\`[]\`)`,
+    },
     restInput: (sub, description) => [
       ApiPropertyOptional({
         type: () => [restLinkInput()],
@@ -525,6 +547,8 @@ export function compositeType(composite: CompositeType, spec: CompositeSpec): Fi
       toolOutput: () => z.object(Object.fromEntries(subs.map((sub) => [sub.name, subFieldOutput(sub)]))),
       exportLeaves: (field) =>
         subs.map((sub) => ({ sub: sub.name, ...KINDS[sub.kind].exportSql(`t.${subColumn(field, sub)}`), guard: formulaGuard(sub) })),
+      tableRows: (field) =>
+        subs.map((sub) => ({ path: `${field.name}.${sub.name}`, type: KINDS[sub.kind].table.type, rule: KINDS[sub.kind].table.rule(sub) })),
     },
   };
   return type;

@@ -54,5 +54,6 @@ export const dateTime = scalar({
     toolInput: (field) => toolNullableText(field.docs?.tool ?? 'An ISO 8601 date or date-time such as 2026-12-31; null clears it.'),
     toolOutput: toolText,
     exportLeaves: (field) => [{ text: isoOf(`t.${columnOf(field)}`), json: jsonPlain(isoOf(`t.${columnOf(field)}`)) }],
+    tableRows: (field) => [{ path: field.name, type: 'timestamp', rule: 'ISO 8601 date or date-time (a date is midnight UTC), or `null`' }],
   },
 });

@@ -44,6 +44,16 @@ export const relation = scalar({
     toolInput: (field) => toolNullableText(field.docs?.tool),
     toolOutput: toolText,
     exportLeaves: (field) => [{ text: `t.${columnOf(field)}`, json: jsonPlain(`t.${columnOf(field)}`) }],
+    tableRows(field, object) {
+      const link = relationSettings(field)!;
+      return [
+        {
+          path: field.name,
+          type: 'uuid',
+          rule: `a live ${object.singularOf(link.targetObject)} of the same workspace (else \`400 VALIDATION_FAILED\`), or \`null\`; \`depth=1\` embeds \`${link.relationName}\``,
+        },
+      ];
+    },
   },
 });
 

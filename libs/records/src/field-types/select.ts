@@ -63,6 +63,15 @@ export function oneOf(spec: Pick<FieldType, 'name' | 'word' | 'pageWord' | 'opti
           }),
       toolOutput: toolText,
       exportLeaves: (field) => [{ text: `t.${columnOf(field)}`, json: jsonPlain(`t.${columnOf(field)}`) }],
+      tableRows: (field, object) => [
+        {
+          path: field.name,
+          type: `enum \`${enumOf(type, field, object.typeName).name}\``,
+          rule: `one of ${valuesOf(type, field)
+            .map((v) => `\`${v}\``)
+            .join(', ')}${field.defaultValue !== undefined ? `; default \`${field.defaultValue}\`` : ''}`,
+        },
+      ],
     },
   });
   return type;

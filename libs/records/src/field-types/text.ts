@@ -61,5 +61,12 @@ export const text = scalar({
     },
     toolOutput: toolText,
     exportLeaves: (field) => [{ text: `t.${columnOf(field)}`, json: jsonString(`t.${columnOf(field)}`), guard: 'text' }],
+    tableRows: (field) => [
+      {
+        path: field.name,
+        type: 'text',
+        rule: `${requiredOnCreate(field) ? 'required on create, non-empty, ' : ''}at most ${most(field)} characters`,
+      },
+    ],
   },
 });

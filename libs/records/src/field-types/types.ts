@@ -179,6 +179,14 @@ export interface ColumnSurface {
   toolOutput(field: ColumnField): z.ZodType;
   /** Its export SQL over `t` (export-sql.ts): one leaf for a single value, one per sub-field (`sub`) for a composite. */
   exportLeaves(field: ColumnField): ExportLeaf[];
+  /** Its rows of the docs' field tables (field-tables.ts): path, type in words, rule in words (markdown). */
+  tableRows(field: ColumnField, object: TableContext): { path: string; type: string; rule: string }[];
+}
+
+/** What a field table's rows may name beyond the field: its object's GraphQL type name, and another object's singular name. */
+export interface TableContext {
+  typeName: string;
+  singularOf(plural: string): string;
 }
 
 /** A value in an export: its CSV cell's SQL, its JSON text's SQL, and the formula guard of free text (csv-formulas.ts). */
