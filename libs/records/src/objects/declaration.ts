@@ -1,5 +1,4 @@
 import type { ColumnField, StandardTypeName } from '../field-types/index.js';
-import type { FieldDeclaration } from './legacy-fields.js';
 
 /*
  * One declaration per record object (issue 11, docs/architecture.md): its names, and its
@@ -23,7 +22,7 @@ export interface StandardField extends ColumnField {
   search?: SearchWeight;
 }
 
-export interface ObjectDeclaration<F extends StandardField = FieldDeclaration> {
+export interface ObjectDeclaration<F extends StandardField = StandardField> {
   /** Plural, lower camel case: route, permission object, list key (`companies`). */
   plural: string;
   /** `company`: messages, get key. */
