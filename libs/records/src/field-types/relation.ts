@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { absent } from './fast-check.js';
 import { isUuid } from '../query/filter.js';
 import { jsonPlain } from './column-sql.js';
-import { columnOf, quote, scalar, toolNullableText, toolText, wrongType } from './shared.js';
+import { uuid } from './uuid.js';
+import { columnOf, scalar, toolNullableText, toolText, wrongType } from './shared.js';
 import type { RelationSettings } from './types.js';
 
 /**
@@ -18,11 +19,12 @@ export const relation = scalar({
   word: 'the id (a UUID) of a record of the linked object',
   pageWord: 'a link to another record',
   check: (field, value, path, problems) => (isUuid(value) ? value.toLowerCase() : wrongType(relation, field, path, problems)),
+  // Held in `custom`, read as UUID's are: as a uuid only when the stored text is one.
   leaf: (field) => {
-    const stored = `(t.custom->>${quote(field.name)})`;
-    return { type: 'uuid', sql: `(CASE WHEN pg_input_is_valid(${stored}, 'uuid') THEN ${stored}::uuid END)` };
+    const [read] = uuid.leaves(field);
+    return { type: read.type, sql: read.sql };
   },
-  graphql: () => ({ output: 'UUID', input: 'UUID', filter: 'UUIDFilter', order: 'OrderByDirection' }),
+  graphql: uuid.graphql,
   jsonSchema: () => ({ type: 'string', format: 'uuid' }),
   mcpInput: () => z.string(),
   csv: { cell: 'text' },
