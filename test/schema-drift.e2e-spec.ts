@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '#database/index.js';
-import { OBJECTS } from '#records/objects/index.js';
+import { OBJECTS, relationFields } from '#records/objects/index.js';
 import { schemaDrift } from './schema-drift.js';
 
 /** The migrated record tables against the record objects' declarations (docs/architecture.md, "One declaration per object"). */
@@ -24,8 +24,7 @@ describe('schema drift', () => {
       for (const object of OBJECTS) await ds.query(`CREATE TABLE ${scratch}.${object.table} (LIKE public.${object.table} INCLUDING ALL)`);
       // LIKE copies no foreign keys: add the ones the declarations ask for, between the copies.
       for (const object of OBJECTS) {
-        for (const field of object.fields) {
-          if (field.kind !== 'relation') continue;
+        for (const field of relationFields(object)) {
           const target = OBJECTS.find((o) => o.plural === field.target)!.table;
           await ds.query(
             `ALTER TABLE ${scratch}.${object.table} ADD CONSTRAINT ${object.table}_${field.column}_fkey

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { COMPOSITES, OBJECTS, type ObjectDeclaration, type SubFieldKind } from '#records/objects/index.js';
+import { fieldType } from '#records/field-types/index.js';
+import { OBJECTS, type ObjectDeclaration, type StandardField, type SubFieldKind } from '#records/objects/index.js';
 
 /*
  * The record tables as the migrations made them, compared with the record objects'
@@ -62,43 +63,45 @@ const SUB_FIELD_COLUMNS: Record<SubFieldKind, Omit<ExpectedColumn, 'owner' | 'co
   number: { types: ['float8'], label: 'double precision', notNull: false },
 };
 
+type ColumnRule = Omit<ExpectedColumn, 'owner' | 'column'>;
+
+/** The column of a single-valued standard field, by its registry type. */
+const COLUMN_OF_TYPE: Record<
+  string,
+  (field: StandardField, objects: readonly ObjectDeclaration[], problems: string[], owner: string) => ColumnRule
+> = {
+  TEXT: (field) => ({ ...TEXT, maxLength: field.settings?.maxLength, notNull: !field.isNullable }),
+  SELECT: (field) => ({ ...TEXT, notNull: !field.isNullable, default: field.defaultValue, values: field.options?.map((o) => o.value) }),
+  DATE_TIME: () => ({ ...TIMESTAMP, notNull: false }),
+  RELATION: (field, objects, problems, owner) => {
+    const targetObject = field.settings?.targetObject;
+    const target = objects.find((o) => o.plural === targetObject);
+    if (!target) problems.push(`${owner}: relation to ${targetObject}, which is no record object`);
+    return { ...UUID, notNull: false, references: target?.table };
+  },
+};
+
 /** The columns an object's declaration implies, and the problems of the declaration itself. */
 function declaredColumns(object: ObjectDeclaration, objects: readonly ObjectDeclaration[], problems: string[]): ExpectedColumn[] {
   const columns: ExpectedColumn[] = [];
   for (const field of object.fields) {
     const owner = `${object.plural}.${field.name}`;
-    switch (field.kind) {
-      case 'text':
-        columns.push({ owner, column: field.column, ...TEXT, maxLength: field.maxLength, notNull: field.required === true });
-        break;
-      case 'enum':
-        columns.push({ owner, column: field.column, ...TEXT, notNull: true, default: field.default, values: field.values });
-        break;
-      case 'timestamp':
-        columns.push({ owner, column: field.column, ...TIMESTAMP, notNull: false });
-        break;
-      case 'relation': {
-        const target = objects.find((o) => o.plural === field.target);
-        if (!target) problems.push(`${owner}: relation to ${field.target}, which is no record object`);
-        columns.push({ owner, column: field.column, ...UUID, notNull: false, references: target?.table });
-        break;
-      }
-      case 'composite': {
-        const type = COMPOSITES[field.type];
-        if (!type) {
-          problems.push(`${owner}: composite type ${field.type} does not exist`);
-          break;
-        }
-        for (const name of Object.keys(field.columns)) {
-          if (!type.subFields.some((s) => s.name === name)) problems.push(`${owner}.${name}: ${field.type} has no sub-field ${name}`);
-        }
-        for (const sub of type.subFields) {
-          const column = field.columns[sub.name];
-          if (!column) problems.push(`${owner}.${sub.name}: no column declared for this ${field.type} sub-field`);
-          else columns.push({ owner: `${owner}.${sub.name}`, column, ...SUB_FIELD_COLUMNS[sub.kind], maxLength: sub.maxLength });
-        }
-        break;
-      }
+    const composite = fieldType(field.type).composite;
+    if (!composite) {
+      const expected = COLUMN_OF_TYPE[field.type];
+      if (!expected) problems.push(`${owner}: a standard field of type ${field.type} has no column rule here`);
+      else if (!field.column) problems.push(`${owner}: no column declared`);
+      else columns.push({ owner, column: field.column, ...expected(field, objects, problems, owner) });
+      continue;
+    }
+    const declared = field.columns ?? {};
+    for (const name of Object.keys(declared)) {
+      if (!composite.subFields.some((s) => s.name === name)) problems.push(`${owner}.${name}: ${field.type} has no sub-field ${name}`);
+    }
+    for (const sub of composite.subFields) {
+      const column = declared[sub.name];
+      if (!column) problems.push(`${owner}.${sub.name}: no column declared for this ${field.type} sub-field`);
+      else columns.push({ owner: `${owner}.${sub.name}`, column, ...SUB_FIELD_COLUMNS[sub.kind], maxLength: sub.maxLength });
     }
   }
   return columns;

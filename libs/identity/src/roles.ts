@@ -9,7 +9,8 @@ import {
   type SettingsPermission,
 } from '#database/entities/index.js';
 import { BadInputError, ConflictError, ErrorCode, ForbiddenError, NotFoundError } from '#errors/errors.js';
-import { OBJECTS } from '#records/objects/index.js';
+import { relationSettings } from '#records/field-types/index.js';
+import { OBJECTS, relationFields } from '#records/objects/index.js';
 import type { Db } from './accounts.js';
 
 /**
@@ -64,12 +65,12 @@ const MAX_FIELD_PROBLEMS = 10;
 
 /** The fields a role may restrict on each object: built-in fields other than links (decision 39). */
 const RESTRICTABLE: ReadonlyMap<string, ReadonlySet<string>> = new Map(
-  OBJECTS.map((o) => [o.plural, new Set(o.fields.filter((f) => f.kind !== 'relation').map((f) => f.name))]),
+  OBJECTS.map((o) => [o.plural, new Set(o.fields.filter((f) => !relationSettings(f)).map((f) => f.name))]),
 );
 /** The built-in fields of `object` a role may restrict (with the workspace's custom fields, decision 39). */
 export const restrictableBuiltins = (object: string): ReadonlySet<string> => RESTRICTABLE.get(object) ?? new Set();
 const LINKS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
-  OBJECTS.map((o) => [o.plural, new Set(o.fields.filter((f) => f.kind === 'relation').map((f) => f.name))]),
+  OBJECTS.map((o) => [o.plural, new Set(relationFields(o).map((f) => f.name))]),
 );
 
 /** A workspace's custom field names by object (active or not): what its roles' field permissions may name besides built-in fields. */

@@ -1,14 +1,14 @@
 import type { Type } from '@nestjs/common';
 import { ArgsType, Field, Float, InputType, ObjectType, registerEnumType } from '@nestjs/graphql';
 import {
-  composite,
-  OBJECTS,
+  COMPOSITES,
+  fieldType,
+  requiredOnCreate,
+  subFieldGraphql,
   type CompositeType,
-  type EnumField,
-  type FieldDeclaration,
-  type ObjectDeclaration,
-  type SubField,
-} from '#records/objects/index.js';
+  type GraphqlTypes as RegistryGraphql,
+} from '#records/field-types/index.js';
+import { OBJECTS, relationFields, type ObjectDeclaration, type StandardField } from '#records/objects/index.js';
 import {
   ArrayFilter,
   BigFloatFilter,
@@ -27,7 +27,8 @@ import { OBJECT_DOCS } from './object-docs.js';
 /*
  * GraphQL types of every object (docs/graphql.md; docs/architecture.md; names as in Twenty), made from the
  * declarations: the object, its connection and edge, create/update inputs, filter and
- * order inputs, and list arguments. Composite types are made once per composite type.
+ * order inputs, and list arguments. Each field's types are those its registry type names
+ * (the names a custom field's SDL has), made here as Nest classes; composite types once each.
  * The service layer validates `data` with the REST input classes, so the rules are the same.
  */
 
@@ -76,8 +77,76 @@ const linkMetadataInput = () =>
     (cls) => InputType('LinkMetadataInput')(cls),
   );
 
-function subScalar(sub: SubField) {
-  return sub.kind === 'bigint' ? BigFloatScalar : sub.kind === 'number' ? Float : String;
+/**
+ * The code-first class of a GraphQL type the registry names (`String`, `StringFilter`,
+ * `Links`, `[LinkMetadata!]!`): what a field's type gives by name, made here as Nest classes.
+ */
+interface Named {
+  type: () => object;
+  list: boolean;
+  nullable: boolean;
+}
+
+const SCALARS: Record<string, () => object> = {
+  String: () => String,
+  Float: () => Float,
+  BigFloat: () => BigFloatScalar,
+  DateTime: () => DateTimeScalar,
+  UUID: () => UUIDScalar,
+  StringFilter: () => StringFilter,
+  DateFilter: () => DateFilter,
+  UUIDFilter: () => UUIDFilter,
+  BigFloatFilter: () => BigFloatFilter,
+  ArrayFilter: () => ArrayFilter,
+  OrderByDirection: () => OrderByDirection,
+  LinkMetadata: linkMetadata,
+  LinkMetadataInput: linkMetadataInput,
+};
+
+/** The composite types' four classes by their GraphQL names. */
+const COMPOSITE_CLASSES: Record<string, () => object> = Object.fromEntries(
+  Object.values(COMPOSITES).flatMap((type) => [
+    [type.graphql.object, () => compositeObject(type)],
+    [type.graphql.input, () => compositeInput(type)],
+    [type.graphql.filter, () => compositeFilter(type)],
+    [type.graphql.orderBy, () => compositeOrderBy(type)],
+  ]),
+);
+
+const enums = new Map<string, object>();
+
+/** An enum the registry names (`OpportunityStageEnum`), registered once with its values, and its filter. */
+function enumClasses(found: { name: string; values: string[] }): void {
+  if (enums.has(found.name)) return;
+  const type = Object.fromEntries(found.values.map((v) => [v, v]));
+  registerEnumType(type, { name: found.name });
+  enums.set(found.name, type);
+  const filter = `${found.name}Filter`;
+  once(
+    filter,
+    (cls) => {
+      property(cls, 'eq', Object, [Field(() => type, { nullable: true })]);
+      property(cls, 'neq', Object, [Field(() => type, { nullable: true })]);
+      property(cls, 'in', Array, [Field(() => [type], { nullable: true })]);
+      property(cls, 'is', Object, [Field(() => FilterIs, { nullable: true })]);
+    },
+    (cls) => InputType(filter)(cls),
+  );
+}
+
+/** `Name`, `Name!`, `[Name!]` or `[Name!]!` as a class, whether it is a list, and whether it may be null. */
+function named(text: string): Named {
+  const nullable = !text.endsWith('!');
+  const list = text.startsWith('[');
+  const name = text.replace(/[[\]!]/g, '');
+  // An enum and its filter are made before they are named (typesOf).
+  const enumType = enums.get(name);
+  const enumFilter = made.get(name);
+  const of = SCALARS[name] ?? COMPOSITE_CLASSES[name] ?? (enumType ? () => enumType : enumFilter ? () => enumFilter : undefined);
+  if (!of) throw new Error(`no GraphQL type ${name} in the base schema`);
+  // Made now: Nest collects a class's metadata when the schema is built, and one decorated later is unknown to it.
+  const value = of();
+  return { type: () => (list ? [value] : value), list, nullable };
 }
 
 function compositeObject(type: CompositeType): Ctor {
@@ -85,11 +154,10 @@ function compositeObject(type: CompositeType): Ctor {
     type.graphql.object,
     (cls) => {
       for (const sub of type.subFields) {
-        if (sub.kind === 'textList') property(cls, sub.name, Array, [Field(() => [String])]);
-        else if (sub.kind === 'linkList') {
-          const item = linkMetadata();
-          property(cls, sub.name, Array, [Field(() => [item])]);
-        } else property(cls, sub.name, Object, [Field(() => subScalar(sub), { nullable: true, ...desc(sub.docs?.graphql) })]);
+        const { type: of, list, nullable } = named(subFieldGraphql(sub).output);
+        property(cls, sub.name, list ? Array : Object, [
+          Field(of, { ...(nullable ? { nullable: true } : {}), ...desc(sub.docs?.graphql) }),
+        ]);
       }
     },
     (cls) => ObjectType(type.graphql.object)(cls),
@@ -101,12 +169,8 @@ function compositeInput(type: CompositeType): Ctor {
     type.graphql.input,
     (cls) => {
       for (const sub of type.subFields) {
-        const options = { nullable: true, ...desc(sub.docs?.graphqlInput) };
-        if (sub.kind === 'textList') property(cls, sub.name, Array, [Field(() => [String], options)]);
-        else if (sub.kind === 'linkList') {
-          const item = linkMetadataInput();
-          property(cls, sub.name, Array, [Field(() => [item], options)]);
-        } else property(cls, sub.name, Object, [Field(() => subScalar(sub), options)]);
+        const { type: of, list } = named(subFieldGraphql(sub).input);
+        property(cls, sub.name, list ? Array : Object, [Field(of, { nullable: true, ...desc(sub.docs?.graphqlInput) })]);
       }
     },
     (cls) => InputType(type.graphql.input)(cls),
@@ -119,10 +183,10 @@ function compositeFilter(type: CompositeType): Ctor {
     (cls) => {
       for (const sub of type.subFields.filter((s) => s.filterable)) {
         // A number sub-field's FloatFilter is defined per workspace, with the custom fields that need it (workspace-schema.ts).
-        if (sub.kind === 'number')
-          throw new Error(`${type.name}.${sub.name}: the base schema has no FloatFilter for a standard object's number`);
-        const filter = sub.kind === 'textList' ? ArrayFilter : sub.kind === 'bigint' ? BigFloatFilter : StringFilter;
-        property(cls, sub.name, Object, [Field(() => filter, { nullable: true })]);
+        const filter = subFieldGraphql(sub).filter;
+        if (!filter || !SCALARS[filter])
+          throw new Error(`${type.name}.${sub.name}: the base schema has no ${filter} for a standard object's field`);
+        property(cls, sub.name, Object, [Field(named(filter).type, { nullable: true })]);
       }
     },
     (cls) => InputType(type.graphql.filter)(cls),
@@ -141,76 +205,34 @@ function compositeOrderBy(type: CompositeType): Ctor {
   );
 }
 
-const enums = new Map<string, object>();
-
-/** `OpportunityStageEnum`: values as declared. */
-export function graphqlEnum(field: EnumField): object {
-  let found = enums.get(field.enumName);
-  if (!found) {
-    found = Object.fromEntries(field.values.map((v) => [v, v]));
-    registerEnumType(found, { name: field.enumName });
-    enums.set(field.enumName, found);
-  }
-  return found;
+/** A standard field's GraphQL types, as its registry type names them (its enum registered first). */
+function typesOf(object: ObjectDeclaration, field: StandardField): RegistryGraphql {
+  const types = fieldType(field.type).graphql(field, object.typeName);
+  if (types.enum) enumClasses(types.enum);
+  return types;
 }
 
-function enumFilter(field: EnumField): Ctor {
-  const name = `${field.enumName}Filter`;
-  const type = graphqlEnum(field);
-  return once(
-    name,
-    (cls) => {
-      property(cls, 'eq', Object, [Field(() => type, { nullable: true })]);
-      property(cls, 'neq', Object, [Field(() => type, { nullable: true })]);
-      property(cls, 'in', Array, [Field(() => [type], { nullable: true })]);
-      property(cls, 'is', Object, [Field(() => FilterIs, { nullable: true })]);
-    },
-    (cls) => InputType(name)(cls),
-  );
-}
-
-function inputDescription(field: FieldDeclaration, mode: 'create' | 'update'): string | undefined {
+function inputDescription(field: StandardField, mode: 'create' | 'update'): string | undefined {
   const docs = field.docs;
   if (mode === 'create') return docs?.graphqlCreate ?? docs?.create;
-  return docs?.graphqlUpdate ?? docs?.update ?? (field.kind === 'composite' ? undefined : docs?.create);
+  return docs?.graphqlUpdate ?? docs?.update ?? (fieldType(field.type).composite ? undefined : docs?.create);
 }
 
-function inputProperty(cls: Ctor, field: FieldDeclaration, mode: 'create' | 'update'): void {
+function inputProperty(cls: Ctor, object: ObjectDeclaration, field: StandardField, mode: 'create' | 'update'): void {
   const options = { nullable: true, ...desc(inputDescription(field, mode)) };
-  switch (field.kind) {
-    case 'text':
-      property(cls, field.name, String, [
-        Field(() => String, mode === 'create' && field.required ? { ...options, nullable: false } : options),
-      ]);
-      break;
-    case 'enum': {
-      const type = graphqlEnum(field);
-      property(cls, field.name, Object, [
-        Field(() => type, { ...options, ...(mode === 'create' ? desc(`Default ${field.default}.`) : {}) }),
-      ]);
-      break;
-    }
-    case 'timestamp':
-      property(cls, field.name, Object, [Field(() => DateTimeScalar, options)]);
-      break;
-    case 'relation':
-      property(cls, field.name, Object, [Field(() => UUIDScalar, options)]);
-      break;
-    case 'composite': {
-      const type = compositeInput(composite(field.type));
-      property(cls, field.name, Object, [Field(() => type, options)]);
-      break;
-    }
-  }
+  const { type, list } = named(typesOf(object, field).input);
+  const create = mode === 'create';
+  const byDefault = create && field.defaultValue !== undefined ? desc(`Default ${field.defaultValue}.`) : {};
+  property(cls, field.name, list ? Array : Object, [
+    Field(type, create && requiredOnCreate(field) ? { ...options, nullable: false } : { ...options, ...byDefault }),
+  ]);
 }
 
 /** `[{name: AscNullsFirst}, …]` or `[{name: {lastName: AscNullsFirst}}, …]`, from the first declared field. */
 function orderExample(object: ObjectDeclaration): string {
   const first = object.fields[0];
-  if (first?.kind === 'composite') {
-    const sortBy = composite(first.type).sortBy;
-    return `{${first.name}: {${sortBy[sortBy.length - 1]}: AscNullsFirst}}`;
-  }
+  const sortBy = first && fieldType(first.type).sortBy;
+  if (sortBy) return `{${first.name}: {${sortBy[sortBy.length - 1]}: AscNullsFirst}}`;
   return `{${first?.name ?? 'id'}: AscNullsFirst}`;
 }
 
@@ -228,27 +250,12 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
 
   property(node, 'id', String, [Field(() => UUIDScalar)]);
   for (const field of object.fields) {
-    switch (field.kind) {
-      case 'text':
-        property(node, field.name, String, [Field(() => String, { nullable: !field.required, ...desc(field.docs?.description) })]);
-        break;
-      case 'enum': {
-        const type = graphqlEnum(field);
-        property(node, field.name, String, [Field(() => type, desc(field.docs?.description))]);
-        break;
-      }
-      case 'timestamp':
-        property(node, field.name, Object, [Field(() => DateTimeScalar, { nullable: true, ...desc(field.docs?.description) })]);
-        break;
-      case 'relation':
-        property(node, field.name, Object, [Field(() => UUIDScalar, { nullable: true })]);
-        break;
-      case 'composite': {
-        const type = compositeObject(composite(field.type));
-        property(node, field.name, Object, [Field(() => type)]);
-        break;
-      }
-    }
+    const { type, list } = named(typesOf(object, field).output);
+    // Null only when the field may be and its type has a null (a composite is an object of empty sub-fields).
+    const nullable = field.isNullable && fieldType(field.type).empty() === null;
+    property(node, field.name, list ? Array : Object, [
+      Field(type, { ...(nullable ? { nullable } : {}), ...desc(field.docs?.description) }),
+    ]);
   }
   property(node, 'createdAt', String, [Field(() => DateTimeScalar)]);
   property(node, 'updatedAt', String, [Field(() => DateTimeScalar)]);
@@ -262,32 +269,21 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
 
   types.create = namedClass(`${typeName}CreateInput`);
   property(types.create, 'id', Object, [Field(() => UUIDScalar, { nullable: true, description: OBJECT_DOCS.createId })]);
-  for (const field of object.fields) inputProperty(types.create, field, 'create');
+  for (const field of object.fields) inputProperty(types.create, object, field, 'create');
   InputType(`${typeName}CreateInput`)(types.create);
 
   types.update = namedClass(`${typeName}UpdateInput`);
-  for (const field of object.fields) inputProperty(types.update, field, 'update');
+  for (const field of object.fields) inputProperty(types.update, object, field, 'update');
   InputType(`${typeName}UpdateInput`, { description: OBJECT_DOCS.updateInput })(types.update);
 
   const filter = namedClass(`${typeName}FilterInput`);
   types.filter = filter;
   property(filter, 'id', Object, [Field(() => UUIDFilter, { nullable: true })]);
   for (const field of object.fields) {
-    const type =
-      field.kind === 'text'
-        ? StringFilter
-        : field.kind === 'enum'
-          ? enumFilter(field)
-          : field.kind === 'timestamp'
-            ? DateFilter
-            : field.kind === 'relation'
-              ? UUIDFilter
-              : compositeFilter(composite(field.type));
-    property(filter, field.name, Object, [Field(() => type, { nullable: true })]);
+    property(filter, field.name, Object, [Field(named(typesOf(object, field).filter).type, { nullable: true })]);
   }
   // One hop across a relation (docs/graphql.md): `people(filter: {company: {name: {ilike: "%acme%"}}})`.
-  for (const field of object.fields) {
-    if (field.kind !== 'relation') continue;
+  for (const field of relationFields(object)) {
     const target = OBJECTS.find((o) => o.plural === field.target)!;
     property(filter, field.relation, Object, [
       Field(() => graphqlTypes(target).filter, {
@@ -297,8 +293,8 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
     ]);
   }
   for (const source of OBJECTS) {
-    for (const field of source.fields) {
-      if (field.kind !== 'relation' || field.target !== plural) continue;
+    for (const field of relationFields(source)) {
+      if (field.target !== plural) continue;
       property(filter, field.inverse, Object, [
         Field(() => graphqlTypes(source).filter, {
           nullable: true,
@@ -319,8 +315,8 @@ export function graphqlTypes(object: ObjectDeclaration): GraphqlTypes {
   types.orderBy = orderBy;
   property(orderBy, 'id', Object, [Field(() => OrderByDirection, { nullable: true })]);
   for (const field of object.fields) {
-    const type = field.kind === 'composite' ? compositeOrderBy(composite(field.type)) : OrderByDirection;
-    property(orderBy, field.name, Object, [Field(() => type, { nullable: true })]);
+    const order = typesOf(object, field).order;
+    if (order) property(orderBy, field.name, Object, [Field(named(order).type, { nullable: true })]);
   }
   for (const name of ['createdAt', 'updatedAt', 'deletedAt'])
     property(orderBy, name, Object, [Field(() => OrderByDirection, { nullable: true })]);

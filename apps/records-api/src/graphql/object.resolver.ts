@@ -3,7 +3,7 @@ import { Args, Context, Info, Mutation, Parent, Query, ResolveField, Resolver } 
 import type { GraphQLResolveInfo } from 'graphql';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
-import { OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import { OBJECTS, relationFields, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedConnection, toConnection } from './connections.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { toListArgs, type GraphqlListInput } from './list-args.js';
@@ -172,8 +172,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
   );
 
   // Person.company, Opportunity.pointOfContact, …: one batched read per relation and request.
-  for (const field of object.fields) {
-    if (field.kind !== 'relation') continue;
+  for (const field of relationFields(object)) {
     const target = GRAPHQL_TYPES.get(field.target)!;
     method(
       cls,

@@ -1,6 +1,6 @@
 import { extendSchema, parse, type GraphQLSchema } from 'graphql';
 import { fieldType } from '#records/field-types/index.js';
-import { composite, OBJECTS } from '#records/objects/index.js';
+import { OBJECTS } from '#records/objects/index.js';
 import type { WorkspaceModel } from '#records/service/data-model.js';
 import { customObjectResolvers, customObjectsSdl } from './custom-object-schema.js';
 import { copySchema } from './schema-copy.js';
@@ -17,9 +17,7 @@ import { copySchema } from './schema-copy.js';
 const doc = (text: string | null | undefined) => (text ? `${JSON.stringify(text)} ` : '');
 
 /** Type definitions the base schema has already: the composites of the standard objects' fields (graphql-types.ts builds them). */
-const IN_BASE = new Set(
-  OBJECTS.flatMap((o) => o.fields.flatMap((f) => (f.kind === 'composite' ? [composite(f.type).graphql.object] : []))),
-);
+const IN_BASE = new Set(OBJECTS.flatMap((o) => o.fields.flatMap((f) => fieldType(f.type).composite?.graphql.object ?? [])));
 
 /** The SDL that extends the base schema with a workspace's active custom fields; empty when there are none. */
 export function workspaceSchemaSdl(model: WorkspaceModel): string {

@@ -4,7 +4,13 @@ import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
 import { NotFoundError } from '#errors/errors.js';
 import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
-import { BUILT_IN_UNIQUE_FIELDS, describeField, OBJECTS, type ObjectDeclaration } from '#records/objects/index.js';
+import {
+  BUILT_IN_UNIQUE_FIELDS,
+  describeField,
+  OBJECTS,
+  relationFields,
+  type ObjectDeclaration,
+} from '#records/objects/index.js';
 import { embeddedText } from '#records/service/embedded-text.js';
 import { definitionFor, labelOf, type AnyRecord } from '#records/service/object-definitions.js';
 import type { WorkspaceModel } from '#records/service/data-model.js';
@@ -100,10 +106,7 @@ export function objectTools(
   const embedded = embeddedText(object, 'tool');
   const they = object.pronoun === 'they';
   const possessive = they ? 'their' : 'its';
-  const depthParts = [
-    ...object.fields.flatMap((f) => (f.kind === 'relation' ? [f.relation] : [])),
-    ...inversesOf(plural).map((inv) => inv.field.inverse),
-  ];
+  const depthParts = [...relationFields(object).map((f) => f.relation), ...inversesOf(plural).map((inv) => inv.field.inverse)];
   // With `fields`, a record holds only the fields named and id: every other property is optional.
   const withEmbedded = recordWithEmbedded(object, customOf, hiddenOf)
     .partial()

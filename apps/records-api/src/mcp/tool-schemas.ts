@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import { fieldType, subFieldInput, subFieldOutput } from '#records/field-types/index.js';
+import { columnSurface, fieldType } from '#records/field-types/index.js';
 import {
-  composite,
   describeField,
   OBJECTS,
+  relationFields,
   type CustomField,
-  type FieldDeclaration,
   type ObjectDeclaration,
-  type TextField,
+  type StandardField,
 } from '#records/objects/index.js';
 import {
   MAX_LIMIT,
@@ -27,40 +26,10 @@ import { EMBEDDED_PER_RECORD } from '#records/service/constants.js';
  * messages as a REST client.
  */
 
-const nullableString = (description?: string) =>
-  description ? z.string().nullable().optional().meta({ description }) : z.string().nullable().optional();
+// Inputs, from the object declarations: each field's as its registry type gives it (ColumnSurface.toolInput).
 
-// Inputs, from the object declarations: types and shapes only; rules are described once (declaration, field types).
-
-/** "Required, non-empty, at most 500 characters." — the rule of a text field, in words. */
-function textRule(field: TextField, mode: 'create' | 'update'): string {
-  const rule = `${field.required ? 'non-empty, ' : ''}at most ${field.maxLength} characters.`;
-  return mode === 'create' && field.required ? `Required, ${rule}` : rule.charAt(0).toUpperCase() + rule.slice(1);
-}
-
-function fieldInput(field: FieldDeclaration, mode: 'create' | 'update'): z.ZodType {
-  switch (field.kind) {
-    case 'text': {
-      const schema = mode === 'create' && field.required ? z.string() : z.string().optional();
-      return schema.meta({ description: textRule(field, mode) });
-    }
-    case 'enum':
-      return z
-        .string()
-        .optional()
-        .meta({
-          description: `One of ${field.values.join(', ')}${mode === 'create' ? ` (default ${field.default})` : ''}.`,
-        });
-    case 'timestamp':
-      return nullableString(field.docs?.tool ?? 'An ISO 8601 date or date-time such as 2026-12-31; null clears it.');
-    case 'relation':
-      return nullableString(field.docs?.tool);
-    case 'composite': {
-      const subs = Object.fromEntries(composite(field.type).subFields.map((sub) => [sub.name, subFieldInput(sub)]));
-      const schema = z.strictObject(subs).nullable().optional();
-      return field.docs?.tool ? schema.meta({ description: field.docs.tool }) : schema;
-    }
-  }
+function fieldInput(field: StandardField, mode: 'create' | 'update'): z.ZodType {
+  return columnSurface(field.type).toolInput(field, mode);
 }
 
 const idInput = (singular: string) => z.string().meta({ description: `The ${singular}'s id (a UUID).` });
@@ -224,13 +193,7 @@ export function recordShape(object: ObjectDeclaration, customOf: CustomFieldsOf 
   let found = outputs.get(object.plural);
   if (!found) {
     const fields: Record<string, z.ZodType> = { id: z.string() };
-    for (const field of object.fields) {
-      if (field.kind === 'text') fields[field.name] = field.required ? z.string() : nullable;
-      else if (field.kind === 'enum') fields[field.name] = z.string();
-      else if (field.kind === 'composite') {
-        fields[field.name] = z.object(Object.fromEntries(composite(field.type).subFields.map((sub) => [sub.name, subFieldOutput(sub)])));
-      } else fields[field.name] = nullable;
-    }
+    for (const field of object.fields) fields[field.name] = columnSurface(field.type).toolOutput(field);
     found = z.object({ ...fields, createdAt: z.string(), updatedAt: z.string(), deletedAt: nullable });
     // Kept for the standard objects only: a workspace's own object names are anyone's to choose, without end.
     if (OBJECTS.includes(object)) outputs.set(object.plural, found);
@@ -241,8 +204,7 @@ export function recordShape(object: ObjectDeclaration, customOf: CustomFieldsOf 
 /** The record with what depth 1 embeds: linked records, and the inverse lists declared for depth 1. */
 export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFieldsOf = NO_FIELDS, hiddenOf?: HiddenOf): z.ZodObject {
   const extra: Record<string, z.ZodType> = {};
-  for (const field of object.fields) {
-    if (field.kind !== 'relation') continue;
+  for (const field of relationFields(object)) {
     const target = OBJECTS.find((o) => o.plural === field.target)!;
     extra[field.relation] = recordShape(target, customOf, hiddenOf)
       .nullable()
@@ -250,8 +212,8 @@ export function recordWithEmbedded(object: ObjectDeclaration, customOf: CustomFi
       .meta({ description: `With depth 1: the linked ${target.singular}, or null.` });
   }
   for (const source of OBJECTS) {
-    for (const field of source.fields) {
-      if (field.kind !== 'relation' || field.target !== object.plural) continue;
+    for (const field of relationFields(source)) {
+      if (field.target !== object.plural) continue;
       extra[field.inverse] = z
         .array(recordShape(source, customOf, hiddenOf))
         .optional()

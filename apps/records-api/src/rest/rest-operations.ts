@@ -1,3 +1,4 @@
+import { requiredOnCreate } from '#records/field-types/index.js';
 import type { ObjectDeclaration } from '#records/objects/index.js';
 
 /**
@@ -9,7 +10,7 @@ import type { ObjectDeclaration } from '#records/objects/index.js';
 export function restOperations(object: ObjectDeclaration) {
   const { plural, singular, typeName, pluralType } = object;
   const a = `${object.article} ${singular}`;
-  const allOptional = !object.fields.some((f) => f.kind === 'text' && f.required);
+  const allOptional = !object.fields.some(requiredOnCreate);
   return {
     list: {
       operation: {

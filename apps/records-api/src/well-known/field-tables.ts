@@ -1,4 +1,5 @@
-import { composite, OBJECTS, type FieldDeclaration, type ObjectDeclaration, type SubField } from '#records/objects/index.js';
+import { columnSurface, fieldType } from '#records/field-types/index.js';
+import { OBJECTS, type ObjectDeclaration, type StandardField } from '#records/objects/index.js';
 import { querySchemaOf } from '#records/objects/query-schema.js';
 import { OPS_BY_TYPE, sortableFields } from '#records/query/index.js';
 
@@ -17,81 +18,17 @@ export function objectList(capitalized = true): string {
   return capitalized ? text.charAt(0).toUpperCase() + text.slice(1) : text;
 }
 
-function subRule(sub: SubField): string {
-  switch (sub.kind) {
-    case 'text':
-      if (sub.format === 'email') return `an e-mail address, at most ${sub.maxLength} characters`;
-      if (sub.format === 'url')
-        return `a URL (\`http\`/\`https\`) or a bare domain such as \`acme.com\`, kept as given; at most ${sub.maxLength}`;
-      if (sub.format === 'currency') return 'ISO 4217 code: three capital letters (`USD`, `EUR`)';
-      return `at most ${sub.maxLength} characters`;
-    case 'bigint':
-      return 'an integer (JSON number) from -9007199254740991 to 9007199254740991; GraphQL `BigFloat`';
-    case 'number':
-      return `a number${sub.min !== undefined && sub.max !== undefined ? ` from ${sub.min} to ${sub.max}` : ''}; GraphQL \`Float\``;
-    case 'textList':
-      return `at most ${sub.maxItems} e-mail addresses; never null (\`[]\`)`;
-    case 'linkList':
-      return `at most ${sub.maxItems} \`{url, label}\` (url as a URL above, label at most 200); never null (\`[]\`)`;
-  }
-}
-
-function rows(object: ObjectDeclaration, field: FieldDeclaration): string[][] {
+/** The rows of a field, as its registry type words them, with the operators and sortability of each leaf. */
+function rows(object: ObjectDeclaration, field: StandardField): string[][] {
   const schema = querySchemaOf(object);
   const sortable = new Set(sortableFields(schema));
   const ops = (path: string) =>
     Object.hasOwn(schema.fields, path) ? OPS_BY_TYPE[schema.fields[path].type].map((o) => `\`${o}\``).join(' ') : '—';
   const sort = (path: string) => (sortable.has(path) ? 'yes' : '—');
-  switch (field.kind) {
-    case 'text':
-      return [
-        [
-          `\`${field.name}\``,
-          'text',
-          `${field.required ? 'required on create, non-empty, ' : ''}at most ${field.maxLength} characters`,
-          ops(field.name),
-          sort(field.name),
-        ],
-      ];
-    case 'enum':
-      return [
-        [
-          `\`${field.name}\``,
-          `enum \`${field.enumName}\``,
-          `one of ${field.values.map((v) => `\`${v}\``).join(', ')}; default \`${field.default}\``,
-          ops(field.name),
-          sort(field.name),
-        ],
-      ];
-    case 'timestamp':
-      return [
-        [
-          `\`${field.name}\``,
-          'timestamp',
-          'ISO 8601 date or date-time (a date is midnight UTC), or `null`',
-          ops(field.name),
-          sort(field.name),
-        ],
-      ];
-    case 'relation': {
-      const target = OBJECTS.find((o) => o.plural === field.target)!;
-      return [
-        [
-          `\`${field.name}\``,
-          'uuid',
-          `a live ${target.singular} of the same workspace (else \`400 VALIDATION_FAILED\`), or \`null\`; \`depth=1\` embeds \`${field.relation}\``,
-          ops(field.name),
-          sort(field.name),
-        ],
-      ];
-    }
-    case 'composite':
-      return composite(field.type).subFields.map((sub) => {
-        const path = `${field.name}.${sub.name}`;
-        const type = sub.kind === 'bigint' ? 'integer' : sub.kind === 'number' ? 'number' : sub.kind === 'text' ? 'text' : 'list';
-        return [`\`${path}\``, type, subRule(sub), ops(path), sort(path)];
-      });
-  }
+  const context = { typeName: object.typeName, singularOf: (plural: string) => OBJECTS.find((o) => o.plural === plural)!.singular };
+  return columnSurface(field.type)
+    .tableRows(field, context)
+    .map((row) => [`\`${row.path}\``, row.type, row.rule, ops(row.path), sort(row.path)]);
 }
 
 /** One markdown table per object: field, type, rule, filter operators, sortable. */
@@ -116,7 +53,7 @@ export function fieldTables(): string {
         'yes',
       ],
     ].map((cells) => `| ${cells.join(' | ')} |`);
-    const composites = object.fields.filter((f) => f.kind === 'composite').map((f) => `\`${f.name}\``);
+    const composites = object.fields.filter((f) => fieldType(f.type).composite).map((f) => `\`${f.name}\``);
     const note = composites.length
       ? `\n\nSort by ${composites.join(', ')} as a whole: ${Object.entries(querySchemaOf(object).compositeSort)
           .map(([k, leaves]) => `\`${k}\` = ${leaves.map((l) => `\`${l}\``).join(', then ')}`)

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { enumOf, leaf, jsonOf, MAX_OPTIONS, valuesOf, wrongType } from './shared.js';
+import { columnLeaf, columnOf, enumOf, leaf, jsonOf, MAX_OPTIONS, valuesOf, wrongType } from './shared.js';
 import type { FieldType } from './types.js';
 
 /** MULTI_SELECT: a list of the field's options (no value is `[]`), filtered with containsAny, not sorted. */
@@ -19,6 +19,12 @@ export const multiSelect: FieldType = {
   empty: () => [],
   shown: (value) => value,
   leaves: (field) => [leaf(field, { type: 'textArray', sql: `(${jsonOf(field)})`, sortable: false, values: valuesOf(multiSelect, field) })],
+  columnLeaves: (field) => [columnLeaf(field, { type: 'textArray', sortable: false, values: valuesOf(multiSelect, field) })],
+  storedColumns: (field) => [columnOf(field)],
+  recordSource: (field, read) => `(${read(columnOf(field))} ?? [])`,
+  writeColumns(field, value, columns) {
+    columns[columnOf(field)] = JSON.stringify(value ?? []);
+  },
   graphql(field, typeName) {
     const values = enumOf(multiSelect, field, typeName);
     const filter = `${values.name}ListFilter`;

@@ -11,9 +11,10 @@ import { number } from './number.js';
 import { phones } from './phones.js';
 import { rating } from './rating.js';
 import { richText } from './rich-text.js';
+import { relation } from './relation.js';
 import { select } from './select.js';
 import { text } from './text.js';
-import type { CompositeType, FieldType } from './types.js';
+import type { ColumnSurface, CompositeType, FieldType } from './types.js';
 import { uuid } from './uuid.js';
 
 /*
@@ -42,17 +43,28 @@ const BY_NAME = {
 
 export type FieldTypeName = keyof typeof BY_NAME;
 
-for (const [name, type] of Object.entries(BY_NAME)) {
+/**
+ * Types the standard objects' fields have that a custom field cannot have yet (RELATION:
+ * docs/decisions/0062-standard-fields-in-the-registry.md); not in the lists above, so the
+ * metadata API and the settings page do not offer them.
+ */
+const STANDARD_ONLY = { RELATION: relation } satisfies Record<string, FieldType>;
+
+/** A type a standard object's field may have: any custom field's, and those of STANDARD_ONLY. */
+export type StandardTypeName = FieldTypeName | keyof typeof STANDARD_ONLY;
+
+for (const [name, type] of [...Object.entries(BY_NAME), ...Object.entries(STANDARD_ONLY)]) {
   if (type.name !== name) throw new Error(`field type ${type.name} is registered as ${name}`);
 }
 
 export const FIELD_TYPES: readonly FieldType[] = Object.values(BY_NAME);
 export const FIELD_TYPE_NAMES = Object.keys(BY_NAME) as FieldTypeName[];
 
-/** The module of a type (a name read from `custom_fields`, which its CHECK keeps to these). */
+/** The module of a type (a name read from `custom_fields`, which its CHECK keeps to these, or a standard field's). */
 export function fieldType(name: string): FieldType {
-  if (!Object.hasOwn(BY_NAME, name)) throw new Error(`unknown field type ${name}`);
-  return BY_NAME[name as FieldTypeName];
+  if (Object.hasOwn(BY_NAME, name)) return BY_NAME[name as FieldTypeName];
+  if (Object.hasOwn(STANDARD_ONLY, name)) return STANDARD_ONLY[name as keyof typeof STANDARD_ONLY];
+  throw new Error(`unknown field type ${name}`);
 }
 
 /** Composite types by name: the standard objects' composite fields (declaration.ts) name one. */
@@ -64,4 +76,11 @@ export function composite(type: string): CompositeType {
   const found = Object.hasOwn(COMPOSITES, type) ? COMPOSITES[type] : undefined;
   if (!found) throw new Error(`unknown composite type ${type}`);
   return found;
+}
+
+/** What a standard object's field of this type is on the surfaces of columns (ColumnSurface). */
+export function columnSurface(name: string): ColumnSurface {
+  const surface = fieldType(name).column;
+  if (!surface) throw new Error(`a standard object's field cannot be of type ${name}`);
+  return surface;
 }

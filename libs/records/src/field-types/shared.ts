@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FieldDef } from '../query/types.js';
-import type { CsvLeaf, FieldOf, FieldType, GraphqlTypes, JsonSchema } from './types.js';
+import type { ColumnField, CsvLeaf, FieldOf, FieldType, GraphqlTypes, JsonSchema } from './types.js';
 
 /*
  * What several field types share: value rules, the SQL of a value in the `custom` column,
@@ -13,6 +13,16 @@ export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** ISO 4217: three capital letters (custom CURRENCY fields and the built-in amount's currencyCode alike). */
 export const CURRENCY_CODE = /^[A-Z]{3}$/;
 export const URL = /^(https?:\/\/)?[^\s/$.?#][^\s]*$/i;
+
+/** A link as stored in `secondaryLinks`. */
+export const LINK = {
+  url: {
+    maxLength: 2048,
+    description: 'A URL; a bare domain such as acme.com is kept as given.',
+    tool: 'A URL; a bare domain such as acme.com is accepted and kept as given.',
+  },
+  label: { maxLength: 200 },
+};
 
 export type Input = Record<string, unknown>;
 
@@ -76,12 +86,54 @@ export function leaf(field: Pick<FieldOf, 'name'>, def: Pick<FieldDef, 'type' | 
   return { path: field.name, column: 'custom', nullable: true, sortable: true, read, ...def };
 }
 
+/** The column a single-valued field is stored in (a standard object's field declares it). */
+export function columnOf(field: ColumnField): string {
+  if (!field.column) throw new Error(`${field.name}: a ${field.type} field is stored in a column of its own, and names none`);
+  return field.column;
+}
+
+/** Never null and without a default: required on create (TEXT: non-empty too). */
+export const requiredOnCreate = (field: Pick<ColumnField, 'isNullable' | 'defaultValue'>) =>
+  !field.isNullable && field.defaultValue === undefined;
+
+/** A leaf of a field stored in a column of its own: null only when the field may be. */
+export function columnLeaf(field: ColumnField, def: Pick<FieldDef, 'type'> & Partial<FieldDef>): FieldDef {
+  return {
+    path: field.name,
+    column: columnOf(field),
+    type: def.type,
+    nullable: field.isNullable,
+    sortable: def.sortable ?? true,
+    ...(def.values ? { values: def.values } : {}),
+  };
+}
+
 export const orNull = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
 
 const nullableText = z.string().nullable();
 
+/** A standard field's value in an MCP tool output: a string, null too when the field may be. */
+export const toolText = (field: Pick<ColumnField, 'isNullable'>): z.ZodType => (field.isNullable ? nullableText : z.string());
+
+/** A standard field's MCP tool input that takes a string or null (null clears it). */
+export const toolNullableText = (description?: string) =>
+  description ? z.string().nullable().optional().meta({ description }) : z.string().nullable().optional();
+
 /** The parts of a single-valued type that differ from one type to another; `scalar()` adds the rest. */
-export interface ScalarSpec extends Omit<FieldType, 'empty' | 'shown' | 'leaves' | 'graphql' | 'jsonSchema' | 'mcpOutput' | 'csv'> {
+export interface ScalarSpec extends Omit<
+  FieldType,
+  | 'empty'
+  | 'shown'
+  | 'leaves'
+  | 'columnLeaves'
+  | 'storedColumns'
+  | 'recordSource'
+  | 'writeColumns'
+  | 'graphql'
+  | 'jsonSchema'
+  | 'mcpOutput'
+  | 'csv'
+> {
   /** The leaf's list-parameter type, SQL over `t` and sortability. */
   leaf(field: FieldOf): Pick<FieldDef, 'type' | 'sql'> & Partial<FieldDef>;
   /** GraphQL output (= input) type, filter, and whether it sorts; `sdl` as in GraphqlTypes. */
@@ -90,16 +142,25 @@ export interface ScalarSpec extends Omit<FieldType, 'empty' | 'shown' | 'leaves'
   jsonSchema(field: FieldOf): JsonSchema;
   mcpOutput?: (field: FieldOf) => z.ZodType;
   csv: CsvLeaf;
+  /** The column value of a validated non-null input value, when it is not the value itself (a date-time's instant). */
+  toColumn?: (value: unknown) => unknown;
 }
 
 /** A single-valued type: no value is null (in records, CSV cells and JSON Schema), one leaf, one CSV column. */
 export function scalar(spec: ScalarSpec): FieldType {
-  const { leaf: leafOf, jsonSchema, mcpOutput, csv, ...rest } = spec;
+  const { leaf: leafOf, jsonSchema, mcpOutput, csv, toColumn, ...rest } = spec;
   return {
     ...rest,
     empty: () => null,
     shown: (value) => value,
     leaves: (field) => [leaf(field, leafOf(field))],
+    columnLeaves: (field) => [columnLeaf(field, leafOf(field))],
+    storedColumns: (field, only) => (only ? [] : [columnOf(field)]),
+    // A field required on create is never absent from a row (as it is read for records): read as it is.
+    recordSource: (field, read) => (requiredOnCreate(field) ? read(columnOf(field)) : `(${read(columnOf(field))} ?? null)`),
+    writeColumns(field, value, columns) {
+      columns[columnOf(field)] = value === null || !toColumn ? value : toColumn(value);
+    },
     jsonSchema: (field) => orNull(jsonSchema(field)),
     mcpOutput: mcpOutput ?? (() => nullableText),
     csv: [csv],

@@ -63,14 +63,66 @@ export interface CompositeType {
   sortBy: string[];
 }
 
-/** What a type's module reads of a custom field (a `CustomField` is one). */
+/** A RELATION field's settings (Twenty's names): a many-to-one link, its target, and the names each end shows. */
+export interface RelationSettings {
+  relationType: 'MANY_TO_ONE';
+  /** The plural name of the object linked to (`companies`). */
+  targetObject: string;
+  /** The linked record as embedded at depth=1 and in GraphQL (`company`). */
+  relationName: string;
+  /** The list of linking records on the target (a company's `people`). */
+  inverseName: string;
+}
+
+/** A field's settings: NUMBER's `decimals`, a standard TEXT field's `maxLength`, a RELATION's link. */
+export type FieldSettings = { decimals?: number; maxLength?: number } & Partial<RelationSettings>;
+
+/** What a type's module reads of a field: a custom field (a `CustomField` is one) or a standard object's. */
 export interface FieldOf {
   name: string;
   type: string;
   label?: string;
   description?: string | null;
   options: readonly { value: string; label: string }[] | null;
-  settings: { decimals?: number } | null;
+  settings: FieldSettings | null;
+}
+
+/** Texts a field shows on each surface; a rule (lengths, formats, values) is never repeated here. */
+export interface FieldDocs {
+  /** On the record (GraphQL type, REST model, MCP output). */
+  description?: string;
+  /** On REST/GraphQL create and update inputs (`update` defaults to `create` only when `sameOnUpdate`). */
+  create?: string;
+  update?: string;
+  /** GraphQL input descriptions, when they differ from `create`/`update`. */
+  graphqlCreate?: string;
+  graphqlUpdate?: string;
+  /** MCP tool input description (one for create and update). */
+  tool?: string;
+  /** Examples for the OpenAPI document. */
+  example?: unknown;
+  updateExample?: unknown;
+}
+
+/**
+ * A field held in columns of its own (a standard object's field): the metadata a custom
+ * field has (name, type, whether it may be null, its default, options and settings), where
+ * it is stored (`column` for a single value, `columns`, one per sub-field, for a composite)
+ * and its texts per surface (docs/decisions/0062-standard-fields-in-the-registry.md).
+ */
+export interface ColumnField extends FieldOf {
+  /** False: never null; with no `defaultValue`, required on create too (TEXT: non-empty). */
+  isNullable: boolean;
+  /** The value a create that leaves the field out gets (a SELECT's). */
+  defaultValue?: string;
+  column?: string;
+  columns?: Readonly<Record<string, string>>;
+  docs?: FieldDocs & {
+    /** RELATION: the embedded record (REST depth=1, GraphQL field). */
+    relation?: string;
+    /** RELATION: the inverse list on the target. */
+    inverse?: string;
+  };
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -83,6 +135,8 @@ export interface GraphqlTypes {
   /** Absent: the field cannot be sorted. */
   order?: string;
   sdl?: Record<string, string>;
+  /** The enum the types name, when they name one (a select's): its name and values, for code-first schemas (graphql-types.ts). */
+  enum?: { name: string; values: string[] };
 }
 
 /** How a CSV cell reads back into a value on import: `json` holds JSON text (lists, multi-selects). */
@@ -99,6 +153,48 @@ export interface CsvLeaf {
 export interface UniqueRule {
   sub?: string;
   normalize: 'exact' | 'lower' | 'url';
+}
+
+/** A property of a REST body class or response model: the type tsc would emit for it, and its decorators (class-validator, OpenAPI). */
+export interface RestProperty {
+  design: unknown;
+  decorators: PropertyDecorator[];
+}
+
+/**
+ * What a type does for a field held in columns of its own (a standard object's) on the
+ * surfaces whose form for those fields predates the registry and stays as it was to the
+ * byte (docs/decisions/0062-standard-fields-in-the-registry.md): the REST body classes and
+ * models (class-validator rules, OpenAPI), and the check of a body certainly valid.
+ */
+export interface ColumnSurface {
+  /** `description`: the field's text for this mode, if any. */
+  restInput(field: ColumnField, mode: 'create' | 'update', description: string | undefined): RestProperty;
+  restModel(field: ColumnField): RestProperty;
+  /** True only for a value the `restInput` rules accept (input-fast-check.ts): the same rules with class-validator's functions. */
+  fastCheck(field: ColumnField, mode: 'create' | 'update'): (value: unknown) => boolean;
+  /** MCP tool input (types and shapes; values are checked by the REST rules), with its description. */
+  toolInput(field: ColumnField, mode: 'create' | 'update'): z.ZodType;
+  /** MCP tool output of its value as records show it. */
+  toolOutput(field: ColumnField): z.ZodType;
+  /** Its export SQL over `t` (export-sql.ts): one leaf for a single value, one per sub-field (`sub`) for a composite. */
+  exportLeaves(field: ColumnField): ExportLeaf[];
+  /** Its rows of the docs' field tables (field-tables.ts): path, type in words, rule in words (markdown). */
+  tableRows(field: ColumnField, object: TableContext): { path: string; type: string; rule: string }[];
+}
+
+/** What a field table's rows may name beyond the field: its object's GraphQL type name, and another object's singular name. */
+export interface TableContext {
+  typeName: string;
+  singularOf(plural: string): string;
+}
+
+/** A value in an export: its CSV cell's SQL, its JSON text's SQL, and the formula guard of free text (csv-formulas.ts). */
+export interface ExportLeaf {
+  sub?: string;
+  text: string;
+  json: string;
+  guard?: 'text' | 'callingCode';
 }
 
 export interface FieldType {
@@ -136,6 +232,14 @@ export interface FieldType {
   shown(value: unknown): unknown;
   /** The filterable and sortable leaves of the field, over the record's `custom` column. */
   leaves(field: FieldOf): FieldDef[];
+  /** The same leaves of a field held in columns of its own (a standard object's). */
+  columnLeaves(field: ColumnField): FieldDef[];
+  /** Held in columns of its own: its columns, in sub-field order; `json`: only those holding a jsonb list. */
+  storedColumns(field: ColumnField, only?: 'json'): string[];
+  /** Held in columns of its own: the JS source of its value in a record, `read(column)` being a column's in the row (compiled once: object-definitions.ts). */
+  recordSource(field: ColumnField, read: (column: string) => string): string;
+  /** Held in columns of its own: the columns a validated input value (null included) writes, set in `columns`. */
+  writeColumns(field: ColumnField, value: unknown, columns: Record<string, unknown>): void;
   /** `typeName`: the object's GraphQL type, which names a select's enum (`CompanyTierEnum`). */
   graphql(field: FieldOf, typeName: string): GraphqlTypes;
   /** JSON Schema of a value in a record (`model`) or a create/update body (`input`), without a description. */
@@ -146,4 +250,6 @@ export interface FieldType {
   mcpOutput(field: FieldOf): z.ZodType;
   /** CSV columns: one for a scalar, one per sub-field for a composite. */
   readonly csv: readonly CsvLeaf[];
+  /** The type as a standard object's field (absent: no standard field has it). */
+  readonly column?: ColumnSurface;
 }

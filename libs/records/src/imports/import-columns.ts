@@ -1,8 +1,7 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 import { isSafeIntegerText } from '../query/filter.js';
 import { fieldType, type CellKind as LeafCell } from '../field-types/index.js';
-import { composite, type SubField, type SubFieldKind } from '../objects/index.js';
-import { formulaGuard, unguardedCell } from '../service/csv-formulas.js';
+import { unguardedCell } from '../service/csv-formulas.js';
 import type { ObjectDefinition } from '../service/object-definitions.js';
 
 /** How a CSV cell becomes a JSON value before the record is checked as a REST body would be; `ignored`: it does not. */
@@ -19,9 +18,6 @@ export interface ImportColumn {
   guarded?: boolean;
 }
 
-/** A standard object's composite sub-field's cell (custom fields' cells are their types' `csv`). */
-const SUB_KIND: Record<SubFieldKind, CellKind> = { text: 'text', bigint: 'integer', number: 'number', textList: 'json', linkList: 'json' };
-
 /**
  * The columns a CSV may have for `def` (in a workspace, with its custom fields): `id`, each
  * scalar field by name, each composite sub-field as `field.subField` (`domainName.primaryLinkUrl`,
@@ -30,12 +26,8 @@ const SUB_KIND: Record<SubFieldKind, CellKind> = { text: 'text', bigint: 'intege
  */
 export function importColumns(def: ObjectDefinition): Map<string, ImportColumn> {
   const columns = new Map<string, ImportColumn>([['id', { path: ['id'], kind: 'text' }]]);
-  for (const field of def.declaration.fields) {
-    if (field.kind === 'composite') {
-      for (const sub of composite(field.type).subFields) columns.set(`${field.name}.${sub.name}`, subColumn(field.name, sub));
-    } else columns.set(field.name, { path: [field.name], kind: 'text', guarded: !!formulaGuard(field) });
-  }
-  for (const field of def.custom ?? []) {
+  // A standard field's cells are its type's, as a custom field's are.
+  for (const field of [...def.declaration.fields, ...(def.custom ?? [])]) {
     for (const leaf of fieldType(field.type).csv) {
       const path = leaf.sub ? [field.name, leaf.sub] : [field.name];
       columns.set(path.join('.'), { path, kind: leaf.cell, guarded: !!leaf.guard });
@@ -43,10 +35,6 @@ export function importColumns(def: ObjectDefinition): Map<string, ImportColumn> 
   }
   for (const name of SET_BY_THE_API) columns.set(name, { path: [name], kind: 'ignored' });
   return columns;
-}
-
-function subColumn(field: string, sub: SubField): ImportColumn {
-  return { path: [field, sub.name], kind: SUB_KIND[sub.kind], guarded: !!formulaGuard(sub) };
 }
 
 /**

@@ -1,7 +1,7 @@
-import type { ObjectDeclaration } from './declaration.js';
+import type { ObjectDeclaration, StandardField } from './declaration.js';
 
 /** docs/rest.md. */
-export const companyObject: ObjectDeclaration = {
+export const companyObject: ObjectDeclaration<StandardField> = {
   plural: 'companies',
   singular: 'company',
   typeName: 'Company',
@@ -11,19 +11,22 @@ export const companyObject: ObjectDeclaration = {
   pronoun: 'it',
   fields: [
     {
-      kind: 'text',
       name: 'name',
+      type: 'TEXT',
+      isNullable: false,
+      options: null,
+      settings: { maxLength: 500 },
       search: 'a',
       column: 'name',
-      required: true,
-      maxLength: 500,
       docs: { example: 'Acme', updateExample: 'Acme Corporation' },
     },
     {
-      kind: 'composite',
       name: 'domainName',
-      search: 'b',
       type: 'LINKS',
+      isNullable: true,
+      options: null,
+      settings: null,
+      search: 'b',
       columns: {
         primaryLinkUrl: 'domain_primary_link_url',
         primaryLinkLabel: 'domain_primary_link_label',

@@ -3,6 +3,7 @@ import { FIELD_TYPE_NAMES, FIELD_TYPES, fieldType, MAX_OPTIONS, ownValue, values
 import { isPlain, type Input } from '../field-types/shared.js';
 import type { FieldDef } from '../query/types.js';
 import type { ObjectDeclaration } from './declaration.js';
+import { relationFields } from './relations.js';
 
 /*
  * Custom fields: each workspace's own fields on companies, people and opportunities
@@ -94,12 +95,9 @@ export function optionValues(field: Pick<CustomField, 'type' | 'options'>): stri
 /** Names a custom field of `object` may not take: the reserved ones and every built-in field, relation and inverse. */
 export function takenNames(object: ObjectDeclaration, all: readonly ObjectDeclaration[]): Set<string> {
   const names = new Set(RESERVED_NAMES);
-  for (const field of object.fields) {
-    names.add(field.name);
-    if (field.kind === 'relation') names.add(field.relation);
-  }
-  for (const other of all)
-    for (const field of other.fields) if (field.kind === 'relation' && field.target === object.plural) names.add(field.inverse);
+  for (const field of object.fields) names.add(field.name);
+  for (const field of relationFields(object)) names.add(field.relation);
+  for (const other of all) for (const field of relationFields(other)) if (field.target === object.plural) names.add(field.inverse);
   return names;
 }
 

@@ -1,5 +1,6 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
-import type { ObjectDeclaration } from './declaration.js';
+import { relationSettings } from '../field-types/index.js';
+import type { ObjectDeclaration, StandardField } from './declaration.js';
 import { NAME_RULE } from './custom-fields.js';
 
 /*
@@ -331,7 +332,7 @@ export interface FieldSummary {
 const words = (name: string) => cap(name.replace(/([A-Z])/g, ' $1').toLowerCase());
 
 /** The fields every record has, then a standard object's declared fields, as the metadata API lists them. */
-export function standardFields(object: ObjectDeclaration): FieldSummary[] {
+export function standardFields(object: ObjectDeclaration<StandardField>): FieldSummary[] {
   const field = (name: string, type: string, isNullable: boolean, extra: Partial<FieldSummary> = {}): FieldSummary => ({
     name,
     label: words(name),
@@ -342,26 +343,14 @@ export function standardFields(object: ObjectDeclaration): FieldSummary[] {
     isActive: true,
     ...extra,
   });
+  // Each as its metadata says: its registry type, whether it may be null, a select's options, a link's target.
   const declared = object.fields.map((f) => {
-    const description = f.docs?.description ?? null;
-    switch (f.kind) {
-      case 'text':
-        return field(f.name, 'TEXT', !f.required, { description });
-      case 'enum':
-        return field(f.name, 'SELECT', false, {
-          description,
-          options: f.values.map((value, position) => ({ value, label: words(value.toLowerCase()), position })),
-        });
-      case 'timestamp':
-        return field(f.name, 'DATE_TIME', true, { description });
-      case 'relation':
-        return field(f.name, 'RELATION', true, {
-          description,
-          relation: { type: 'MANY_TO_ONE', targetObject: f.target, name: f.relation },
-        });
-      case 'composite':
-        return field(f.name, f.type, true, { description });
-    }
+    const link = relationSettings(f);
+    return field(f.name, f.type, f.isNullable, {
+      description: f.docs?.description ?? null,
+      ...(f.options ? { options: f.options.map((o, position) => ({ value: o.value, label: o.label, position })) } : {}),
+      ...(link ? { relation: { type: link.relationType, targetObject: link.targetObject, name: link.relationName } } : {}),
+    });
   });
   return [
     field('id', 'UUID', false),

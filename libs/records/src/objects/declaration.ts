@@ -1,94 +1,28 @@
+import type { ColumnField, StandardTypeName } from '../field-types/index.js';
+
 /*
- * One declaration per record object (issue 11, docs/architecture.md): its fields with types and rules,
- * its relations and their inverses, its names. Everything per object is derived from it
- * when the app starts: the SQL mapping, validation, REST routes and OpenAPI schemas,
- * GraphQL types, MCP tools, role permissions and the docs' field tables. Static, in code
- * (the approach of twenty-server's standard objects without per-workspace metadata).
+ * One declaration per record object (issue 11, docs/architecture.md): its names, and its
+ * fields as field metadata (docs/decisions/0062-standard-fields-in-the-registry.md): each
+ * field names its type in the field-type registry (libs/records/src/field-types/, the
+ * names custom fields use) with its options and settings, and where it is stored. Every
+ * surface asks the field's type what a value is (validation, SQL, REST and OpenAPI,
+ * GraphQL, MCP, exports and imports, the docs' field tables, the settings page); none
+ * switches on a type name. Static, in code (the approach of twenty-server's standard
+ * objects without per-workspace metadata).
  */
 
-/** Texts a field shows on each surface; a rule (lengths, formats, values) is never repeated here. */
-export interface FieldDocs {
-  /** On the record (GraphQL type, REST model, MCP output). */
-  description?: string;
-  /** On REST/GraphQL create and update inputs (`update` defaults to `create` only when `sameOnUpdate`). */
-  create?: string;
-  update?: string;
-  /** GraphQL input descriptions, when they differ from `create`/`update`. */
-  graphqlCreate?: string;
-  graphqlUpdate?: string;
-  /** MCP tool input description (one for create and update). */
-  tool?: string;
-  /** Examples for the OpenAPI document. */
-  example?: unknown;
-  updateExample?: unknown;
-}
+export type { FieldDocs } from '../field-types/index.js';
 
 /** The weight a field's words carry in its record's search vector: names `a`, e-mails, domains and links `b` (docs/decisions/0030-search.md). */
 export type SearchWeight = 'a' | 'b';
 
-export interface TextField {
-  kind: 'text';
-  name: string;
-  column: string;
+/** A standard object's field (ColumnField: its metadata and columns), with its weight in search. */
+export interface StandardField extends ColumnField {
+  type: StandardTypeName;
   search?: SearchWeight;
-  /** Needed on create and never null; its rule is "non-empty". */
-  required?: boolean;
-  maxLength: number;
-  docs?: FieldDocs;
 }
 
-export interface EnumField {
-  kind: 'enum';
-  name: string;
-  column: string;
-  /** GraphQL enum name (`OpportunityStageEnum`). */
-  enumName: string;
-  values: readonly string[];
-  default: string;
-  docs?: FieldDocs;
-}
-
-export interface TimestampField {
-  kind: 'timestamp';
-  name: string;
-  column: string;
-  docs?: FieldDocs;
-}
-
-/** A many-to-one link by id: `companyId` → a live company of the same workspace. */
-export interface RelationField {
-  kind: 'relation';
-  /** The id field, e.g. `companyId`. */
-  name: string;
-  column: string;
-  /** Plural name of the target object. */
-  target: string;
-  /** The embedded record at depth=1 and in GraphQL, e.g. `company`. */
-  relation: string;
-  /** The list on the target, e.g. Company `people`; a GraphQL field of the target. */
-  inverse: string;
-  docs?: FieldDocs & {
-    /** Description of the embedded record (REST depth=1, GraphQL field). */
-    relation?: string;
-    /** Description of the inverse list on the target. */
-    inverse?: string;
-  };
-}
-
-export interface CompositeField {
-  kind: 'composite';
-  name: string;
-  search?: SearchWeight;
-  /** A composite type of composites.ts. */
-  type: string;
-  /** Column of each sub-field. */
-  columns: Record<string, string>;
-  docs?: FieldDocs;
-}
-
-export type FieldDeclaration = TextField | EnumField | TimestampField | RelationField | CompositeField;
-
-export interface ObjectDeclaration {
+export interface ObjectDeclaration<F extends StandardField = StandardField> {
   /** Plural, lower camel case: route, permission object, list key (`companies`). */
   plural: string;
   /** `company`: messages, get key. */
@@ -108,7 +42,7 @@ export interface ObjectDeclaration {
    */
   sparsePermissions?: boolean;
   /** Fields after `id` and before the timestamps, in the order clients see them. */
-  fields: FieldDeclaration[];
+  fields: F[];
   /** How a record is named in tool summaries: the field path(s) tried in turn. */
   label: string[];
   /** Texts of this object on each surface. */

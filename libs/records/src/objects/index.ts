@@ -20,3 +20,4 @@ export function objectNamed(plural: string): ObjectDeclaration {
 export * from './custom-fields.js';
 export * from './unique-fields.js';
 export * from './custom-objects.js';
+export * from './relations.js';

@@ -1,7 +1,7 @@
-import type { ObjectDeclaration } from './declaration.js';
+import type { ObjectDeclaration, StandardField } from './declaration.js';
 
 /** docs/architecture.md: Twenty's standard opportunity, names as there. */
-export const opportunityObject: ObjectDeclaration = {
+export const opportunityObject: ObjectDeclaration<StandardField> = {
   plural: 'opportunities',
   singular: 'opportunity',
   typeName: 'Opportunity',
@@ -12,18 +12,21 @@ export const opportunityObject: ObjectDeclaration = {
   pronoun: 'it',
   fields: [
     {
-      kind: 'text',
       name: 'name',
+      type: 'TEXT',
+      isNullable: false,
+      options: null,
+      settings: { maxLength: 500 },
       search: 'a',
       column: 'name',
-      required: true,
-      maxLength: 500,
       docs: { example: 'Acme renewal 2027', updateExample: 'Acme renewal 2027 (3 years)' },
     },
     {
-      kind: 'composite',
       name: 'amount',
       type: 'CURRENCY',
+      isNullable: true,
+      options: null,
+      settings: null,
       columns: { amountMicros: 'amount_micros', currencyCode: 'amount_currency_code' },
       docs: {
         update: 'Sub-fields left out keep their value; null clears both.',
@@ -31,8 +34,11 @@ export const opportunityObject: ObjectDeclaration = {
       },
     },
     {
-      kind: 'timestamp',
       name: 'closeDate',
+      type: 'DATE_TIME',
+      isNullable: true,
+      options: null,
+      settings: null,
       column: 'close_date',
       docs: {
         description: 'When the deal is expected to close (or closed).',
@@ -41,21 +47,28 @@ export const opportunityObject: ObjectDeclaration = {
       },
     },
     {
-      kind: 'enum',
       name: 'stage',
+      type: 'SELECT',
+      isNullable: false,
+      defaultValue: 'NEW',
+      options: [
+        { value: 'NEW', label: 'New' },
+        { value: 'SCREENING', label: 'Screening' },
+        { value: 'MEETING', label: 'Meeting' },
+        { value: 'PROPOSAL', label: 'Proposal' },
+        { value: 'CUSTOMER', label: 'Customer' },
+      ],
+      settings: null,
       column: 'stage',
-      enumName: 'OpportunityStageEnum',
-      values: ['NEW', 'SCREENING', 'MEETING', 'PROPOSAL', 'CUSTOMER'],
-      default: 'NEW',
       docs: { example: 'MEETING' },
     },
     {
-      kind: 'relation',
       name: 'companyId',
+      type: 'RELATION',
+      isNullable: true,
+      options: null,
+      settings: { relationType: 'MANY_TO_ONE', targetObject: 'companies', relationName: 'company', inverseName: 'opportunities' },
       column: 'company_id',
-      target: 'companies',
-      relation: 'company',
-      inverse: 'opportunities',
       docs: {
         create: 'A company of the same workspace; null unlinks.',
         tool: 'The id of a company of this workspace; null unlinks.',
@@ -63,12 +76,17 @@ export const opportunityObject: ObjectDeclaration = {
       },
     },
     {
-      kind: 'relation',
       name: 'pointOfContactId',
+      type: 'RELATION',
+      isNullable: true,
+      options: null,
+      settings: {
+        relationType: 'MANY_TO_ONE',
+        targetObject: 'people',
+        relationName: 'pointOfContact',
+        inverseName: 'pointOfContactForOpportunities',
+      },
       column: 'point_of_contact_id',
-      target: 'people',
-      relation: 'pointOfContact',
-      inverse: 'pointOfContactForOpportunities',
       docs: {
         create: 'A person of the same workspace; null unlinks.',
         tool: 'The id of a person of this workspace; null unlinks.',

@@ -1,4 +1,4 @@
-import type { ObjectDeclaration } from './declaration.js';
+import type { ObjectDeclaration, StandardField } from './declaration.js';
 
 /** name and emails: partial updates inside the composite; GraphQL inputs carry no description. */
 const COMPOSITE_DOCS = {
@@ -10,7 +10,7 @@ const COMPOSITE_DOCS = {
 };
 
 /** docs/rest.md: every field optional (Twenty and HubSpot allow a person with only an e-mail). */
-export const personObject: ObjectDeclaration = {
+export const personObject: ObjectDeclaration<StandardField> = {
   plural: 'people',
   singular: 'person',
   typeName: 'Person',
@@ -20,28 +20,32 @@ export const personObject: ObjectDeclaration = {
   pronoun: 'they',
   fields: [
     {
-      kind: 'composite',
       name: 'name',
-      search: 'a',
       type: 'FULL_NAME',
+      isNullable: true,
+      options: null,
+      settings: null,
+      search: 'a',
       columns: { firstName: 'first_name', lastName: 'last_name' },
       docs: COMPOSITE_DOCS,
     },
     {
-      kind: 'composite',
       name: 'emails',
-      search: 'b',
       type: 'EMAILS',
+      isNullable: true,
+      options: null,
+      settings: null,
+      search: 'b',
       columns: { primaryEmail: 'primary_email', additionalEmails: 'additional_emails' },
       docs: COMPOSITE_DOCS,
     },
     {
-      kind: 'relation',
       name: 'companyId',
+      type: 'RELATION',
+      isNullable: true,
+      options: null,
+      settings: { relationType: 'MANY_TO_ONE', targetObject: 'companies', relationName: 'company', inverseName: 'people' },
       column: 'company_id',
-      target: 'companies',
-      relation: 'company',
-      inverse: 'people',
       docs: {
         create: 'A company of the same workspace; null unlinks.',
         update: 'A company of the same workspace; null unlinks.',

@@ -1,46 +1,16 @@
 import type { FieldDef, ObjectSchema, SchemaRelation } from '../query/types.js';
-import { composite } from './composites.js';
-import type { ObjectDeclaration } from './declaration.js';
+import { columnOf, fieldType, relationSettings } from '../field-types/index.js';
+import type { ObjectDeclaration, StandardField } from './declaration.js';
 import { OBJECTS } from './index.js';
 
-/** The list parameters' view of an object (filterable and sortable leaves by dotted path). */
-export function querySchemaOf(object: ObjectDeclaration): ObjectSchema {
+/** The list parameters' view of an object (filterable and sortable leaves by dotted path), each field's leaves as its type gives them. */
+export function querySchemaOf(object: ObjectDeclaration<StandardField>): ObjectSchema {
   const fields: FieldDef[] = [{ path: 'id', column: 'id', type: 'uuid', nullable: false, sortable: true }];
   const compositeSort: Record<string, string[]> = {};
   for (const field of object.fields) {
-    switch (field.kind) {
-      case 'text':
-        fields.push({ path: field.name, column: field.column, type: 'text', nullable: !field.required, sortable: true });
-        break;
-      case 'enum':
-        fields.push({ path: field.name, column: field.column, type: 'enum', nullable: false, sortable: true, values: field.values });
-        break;
-      case 'timestamp':
-        fields.push({ path: field.name, column: field.column, type: 'timestamp', nullable: true, sortable: true });
-        break;
-      case 'relation':
-        fields.push({ path: field.name, column: field.column, type: 'uuid', nullable: true, sortable: true });
-        break;
-      case 'composite': {
-        const type = composite(field.type);
-        for (const sub of type.subFields) {
-          if (!sub.filterable) continue;
-          const path = `${field.name}.${sub.name}`;
-          const column = field.columns[sub.name];
-          if (sub.kind === 'textList') fields.push({ path, column, type: 'textArray', nullable: false, sortable: false });
-          else
-            fields.push({
-              path,
-              column,
-              type: sub.kind === 'bigint' ? 'bigint' : sub.kind === 'number' ? 'number' : 'text',
-              nullable: true,
-              sortable: sub.sortable,
-            });
-        }
-        compositeSort[field.name] = type.sortBy.map((sub) => `${field.name}.${sub}`);
-        break;
-      }
-    }
+    const type = fieldType(field.type);
+    fields.push(...type.columnLeaves(field));
+    if (type.sortBy) compositeSort[field.name] = type.sortBy.map((sub) => `${field.name}.${sub}`);
   }
   for (const [name, column] of [
     ['createdAt', 'created_at'],
@@ -62,11 +32,12 @@ export function relationsOf(plural: string, schemaOf: (plural: string) => Object
   const relations: Record<string, SchemaRelation> = {};
   const object = OBJECTS.find((o) => o.plural === plural);
   for (const field of object?.fields ?? []) {
-    if (field.kind !== 'relation') continue;
-    const target = field.target;
-    relations[field.relation] = {
+    const link = relationSettings(field);
+    if (!link) continue;
+    const target = link.targetObject;
+    relations[link.relationName] = {
       kind: 'toOne',
-      column: field.column,
+      column: columnOf(field),
       get target() {
         return schemaOf(target);
       },
@@ -74,10 +45,11 @@ export function relationsOf(plural: string, schemaOf: (plural: string) => Object
   }
   for (const source of OBJECTS) {
     for (const field of source.fields) {
-      if (field.kind !== 'relation' || field.target !== plural) continue;
-      relations[field.inverse] = {
+      const link = relationSettings(field);
+      if (link?.targetObject !== plural) continue;
+      relations[link.inverseName] = {
         kind: 'toMany',
-        column: field.column,
+        column: columnOf(field),
         get target() {
           return schemaOf(source.plural);
         },

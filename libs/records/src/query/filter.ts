@@ -37,26 +37,20 @@ export function isDateText(value: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(value) && normalizeTimestamp(value) !== undefined;
 }
 
+/** The values a leaf of each list-parameter type takes, beyond text and timestamp (which are checked apart). */
+const LEAF_VALUES: Partial<Record<FieldDef['type'], (def: FieldDef, v: string) => boolean>> = {
+  uuid: (_def, v) => isUuid(v),
+  bigint: (_def, v) => isSafeIntegerText(v),
+  enum: (def, v) => def.values!.includes(v),
+  number: (_def, v) => isNumberText(v),
+  boolean: (_def, v) => v === 'true' || v === 'false',
+  date: (_def, v) => isDateText(v),
+  textArray: (def, v) => !def.values || def.values.includes(v),
+};
+
 /** Whether `v` is a valid value of a leaf of `type` other than text and timestamp (which are checked apart). */
 export function validLeafValue(def: FieldDef, v: string): boolean {
-  switch (def.type) {
-    case 'uuid':
-      return isUuid(v);
-    case 'bigint':
-      return isSafeIntegerText(v);
-    case 'enum':
-      return def.values!.includes(v);
-    case 'number':
-      return isNumberText(v);
-    case 'boolean':
-      return v === 'true' || v === 'false';
-    case 'date':
-      return isDateText(v);
-    case 'textArray':
-      return !def.values || def.values.includes(v);
-    default:
-      return true;
-  }
+  return LEAF_VALUES[def.type]?.(def, v) ?? true;
 }
 
 /** An integer JSON can carry exactly (±(2^53 − 1)), as text: what a bigint field accepts. */

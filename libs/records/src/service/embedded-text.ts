@@ -1,4 +1,4 @@
-import type { ObjectDeclaration } from '../objects/index.js';
+import { relationFields, type ObjectDeclaration } from '../objects/index.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { inversesOf } from './records.service.js';
 
@@ -8,7 +8,7 @@ import { inversesOf } from './records.service.js';
  */
 export function embeddedText(object: ObjectDeclaration, style: 'rest' | 'tool'): string {
   const name = (n: string) => (style === 'rest' ? `\`${n}\`` : n);
-  const links = object.fields.flatMap((f) => (f.kind === 'relation' ? [name(f.relation)] : []));
+  const links = relationFields(object).map((f) => name(f.relation));
   const lists = inversesOf(object.plural).map((inv) => `${name(inv.field.inverse)} (its ${EMBEDDED_PER_RECORD} oldest)`);
   const parts = [];
   if (links.length) parts.push(`${links.join(' and ')}${style === 'rest' ? ' (or null)' : ''}`);

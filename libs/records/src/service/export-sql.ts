@@ -1,7 +1,7 @@
-import pg from 'pg';
-import { fieldType, type CsvLeaf } from '../field-types/index.js';
-import { composite, type CustomField } from '../objects/index.js';
-import { csvCell, formulaGuard, guardedCellSql, type FormulaGuard } from './csv-formulas.js';
+import { columnSurface, fieldType, type CsvLeaf } from '../field-types/index.js';
+import { isoOf, jsonPlain, listText, lit, orNull } from '../field-types/column-sql.js';
+import type { CustomField } from '../objects/index.js';
+import { csvCell, guardedCellSql, type FormulaGuard } from './csv-formulas.js';
 import type { ObjectDefinition } from './object-definitions.js';
 
 /*
@@ -37,17 +37,6 @@ interface ExportField {
   columns: ExportColumn[];
 }
 
-const lit = (text: string) => pg.escapeLiteral(text);
-const orNull = (jsonText: string) => `coalesce(${jsonText}, 'null')`;
-/** A text value as JSON: a string (escaped by Postgres), or null. */
-const jsonString = (sql: string) => orNull(`to_json(${sql})::text`);
-/** A value whose text never needs escaping in JSON (a uuid, an enum value, an ISO timestamp): quoted as it is, which is cheaper. */
-const jsonPlain = (sql: string, nullable = true) => (nullable ? orNull(`'"' || ${sql} || '"'`) : `'"' || ${sql} || '"'`);
-/** A timestamptz as the API writes it: ISO 8601 in UTC with milliseconds (libs/database/src/sql.ts). */
-const isoOf = (sql: string) => `to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-/** A jsonb list as its JSON text; a missing list reads as `[]`, as the API shows it. */
-const listText = (sql: string) => `coalesce(nullif(${sql}, 'null'::jsonb), '[]'::jsonb)::text`;
-
 function scalar(name: string, path: string, text: string, json: string, guard?: FormulaGuard): ExportField {
   return { name, json, columns: [{ path, sql: text, guard }] };
 }
@@ -69,32 +58,16 @@ function compositeField(name: string, subs: { name: string; text: string; json: 
 function builtInFields(def: ObjectDefinition): ExportField[] {
   const fields: ExportField[] = [scalar('id', 'id', 't.id', jsonPlain('t.id', false))];
   for (const field of def.declaration.fields) {
-    switch (field.kind) {
-      case 'text':
-        fields.push(scalar(field.name, field.name, `t.${field.column}`, jsonString(`t.${field.column}`), formulaGuard(field)));
-        break;
-      case 'enum':
-      case 'relation':
-        fields.push(scalar(field.name, field.name, `t.${field.column}`, jsonPlain(`t.${field.column}`)));
-        break;
-      case 'timestamp':
-        fields.push(scalar(field.name, field.name, isoOf(`t.${field.column}`), jsonPlain(isoOf(`t.${field.column}`))));
-        break;
-      case 'composite':
-        fields.push(
-          compositeField(
+    const leaves = columnSurface(field.type).exportLeaves(field);
+    const [only] = leaves;
+    fields.push(
+      only.sub === undefined
+        ? scalar(field.name, field.name, only.text, only.json, only.guard)
+        : compositeField(
             field.name,
-            composite(field.type).subFields.map((sub) => {
-              const col = `t.${field.columns[sub.name]}`;
-              const guard = formulaGuard(sub);
-              if (sub.kind === 'textList' || sub.kind === 'linkList') return { name: sub.name, text: listText(col), json: listText(col) };
-              if (sub.kind === 'bigint' || sub.kind === 'number') return { name: sub.name, text: col, json: orNull(`${col}::text`) };
-              return { name: sub.name, text: col, json: jsonString(col), guard };
-            }),
+            leaves.map((leaf) => ({ name: leaf.sub!, text: leaf.text, json: leaf.json, guard: leaf.guard })),
           ),
-        );
-        break;
-    }
+    );
   }
   for (const [name, column] of [
     ['createdAt', 'created_at'],

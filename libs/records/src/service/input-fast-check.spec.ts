@@ -1,5 +1,6 @@
 import { BadInputError } from '#errors/errors.js';
-import { composite, LINK, OBJECTS, type FieldDeclaration, type SubField } from '../objects/index.js';
+import { fieldType } from '../field-types/index.js';
+import { LINK, OBJECTS, type StandardField, type SubField } from '../objects/index.js';
 import { definitionFor } from './object-definitions.js';
 import { validateInput } from './validate-input.js';
 
@@ -80,18 +81,32 @@ function subValues(sub: SubField): unknown[] {
   }
 }
 
-function fieldValues(field: FieldDeclaration, rnd: () => number): unknown[] {
-  switch (field.kind) {
-    case 'text':
-      return textValues(field.maxLength);
-    case 'enum':
-      return [...field.values, 'nope', field.values[0].toLowerCase(), ` ${field.values[0]}`];
-    case 'timestamp':
-      return ['2026-01-01', '2026-12-31T12:00:00Z', '2026-12-31T12:00:00.123+02:00', 'not a date', '2026-02-30', '2026-13-01', '12', 123];
-    case 'relation':
-      return [UUID, UUID.toUpperCase(), '00000000-0000-0000-0000-000000000000', 'abc', `${UUID}x`];
-    case 'composite': {
-      const subs = composite(field.type).subFields;
+/** Values of each single-valued type the standard objects' fields have, by registry type. */
+const VALUES_OF_TYPE: Record<string, (field: StandardField) => unknown[]> = {
+  TEXT: (field) => textValues(field.settings!.maxLength!),
+  SELECT: (field) => {
+    const values = field.options!.map((o) => o.value);
+    return [...values, 'nope', values[0].toLowerCase(), ` ${values[0]}`];
+  },
+  DATE_TIME: () => [
+    '2026-01-01',
+    '2026-12-31T12:00:00Z',
+    '2026-12-31T12:00:00.123+02:00',
+    'not a date',
+    '2026-02-30',
+    '2026-13-01',
+    '12',
+    123,
+  ],
+  RELATION: () => [UUID, UUID.toUpperCase(), '00000000-0000-0000-0000-000000000000', 'abc', `${UUID}x`],
+};
+
+function fieldValues(field: StandardField, rnd: () => number): unknown[] {
+  const composite = fieldType(field.type).composite;
+  if (!composite) return VALUES_OF_TYPE[field.type](field);
+  {
+    {
+      const subs = composite.subFields;
       const one = () => {
         const value: Record<string, unknown> = {};
         for (const sub of subs) {

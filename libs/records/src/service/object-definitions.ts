@@ -1,13 +1,6 @@
-import {
-  composite,
-  customObjectDeclaration,
-  OBJECTS,
-  type ObjectDeclaration,
-  type RelationField,
-  type WorkspaceObject,
-} from '../objects/index.js';
+import { fieldType } from '../field-types/index.js';
+import { customObjectDeclaration, OBJECTS, relationFields, type ObjectDeclaration, type WorkspaceObject } from '../objects/index.js';
 import { querySchemaOf, relationsOf } from '../objects/query-schema.js';
-import { normalizeTimestamp } from '../query/index.js';
 import type { RecordDefinition } from './record-definition.js';
 import { fastInputCheck } from './input-fast-check.js';
 import { restClasses } from './rest-classes.js';
@@ -23,37 +16,10 @@ export type AnyRecord = Record<string, any> & { id: string };
 export type ObjectDefinition = RecordDefinition<AnyRecord, object, object>;
 
 const str = (column: string) => `row[${JSON.stringify(column)}]`;
-const nullable = (column: string) => `(${str(column)} ?? null)`;
 
 function recordSource(object: ObjectDeclaration): string {
   const parts = ['id: row.id'];
-  for (const field of object.fields) {
-    const key = JSON.stringify(field.name);
-    switch (field.kind) {
-      case 'text':
-      case 'enum':
-        parts.push(`${key}: ${field.kind === 'text' && field.required ? str(field.column) : nullable(field.column)}`);
-        break;
-      case 'timestamp':
-      case 'relation':
-        parts.push(`${key}: ${nullable(field.column)}`);
-        break;
-      case 'composite': {
-        const subs = composite(field.type).subFields.map((sub) => {
-          const col = field.columns[sub.name];
-          const value =
-            sub.kind === 'textList' || sub.kind === 'linkList'
-              ? `(${str(col)} ?? [])`
-              : sub.kind === 'bigint'
-                ? `(${str(col)} == null ? null : Number(${str(col)}))`
-                : nullable(col);
-          return `${JSON.stringify(sub.name)}: ${value}`;
-        });
-        parts.push(`${key}: { ${subs.join(', ')} }`);
-        break;
-      }
-    }
-  }
+  for (const field of object.fields) parts.push(`${JSON.stringify(field.name)}: ${fieldType(field.type).recordSource(field, str)}`);
   // Timestamps arrive as ISO strings (libs/database/src/sql.ts).
   parts.push('createdAt: row.created_at', 'updatedAt: row.updated_at', 'deletedAt: row.deleted_at ?? null');
   return `return { ${parts.join(', ')} };`;
@@ -67,15 +33,8 @@ function fieldColumnsOf(object: ObjectDeclaration): Map<string, string[]> {
     ['updatedAt', ['updated_at']],
     ['deletedAt', ['deleted_at']],
   ]);
-  for (const field of object.fields) {
-    if (field.kind === 'composite')
-      byField.set(
-        field.name,
-        composite(field.type).subFields.map((sub) => field.columns[sub.name]),
-      );
-    else byField.set(field.name, [field.column]);
-    if (field.kind === 'relation') byField.set(field.relation, [field.column]);
-  }
+  for (const field of object.fields) byField.set(field.name, fieldType(field.type).storedColumns(field));
+  for (const link of relationFields(object)) byField.set(link.relation, [link.column]);
   return byField;
 }
 
@@ -96,31 +55,13 @@ function columnsForOf(object: ObjectDeclaration) {
 
 /** Validated input → the columns it writes; keys left out of the input are left out here. */
 function toColumnsOf(object: ObjectDeclaration) {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- input validated by the object's classes
-  return (input: Record<string, any>): Record<string, unknown> => {
+  const fields = object.fields.map((field) => ({ field, type: fieldType(field.type) }));
+  return (input: Record<string, unknown>): Record<string, unknown> => {
     const columns: Record<string, unknown> = {};
     if (input.id !== undefined) columns.id = input.id;
-    for (const field of object.fields) {
+    for (const { field, type } of fields) {
       const value = input[field.name];
-      if (value === undefined) continue;
-      if (field.kind === 'timestamp') columns[field.column] = value === null ? null : normalizeTimestamp(value);
-      else if (field.kind !== 'composite') columns[field.column] = value;
-      else {
-        for (const sub of composite(field.type).subFields) {
-          const col = field.columns[sub.name];
-          const subValue = value === null ? null : value[sub.name];
-          if (subValue === undefined) continue;
-          if (sub.kind === 'linkList') {
-            columns[col] = JSON.stringify(
-              (subValue ?? []).map((l: { url: string; label?: string | null }) => ({ url: l.url, label: l.label ?? null })),
-            );
-          } else if (sub.kind === 'textList') {
-            columns[col] = JSON.stringify(subValue ?? []);
-          } else {
-            columns[col] = subValue;
-          }
-        }
-      }
+      if (value !== undefined) type.writeColumns(field, value, columns);
     }
     return columns;
   };
@@ -140,11 +81,10 @@ function definitionOf(object: ObjectDeclaration): ObjectDefinition {
     updateInput: classes.update as new () => object,
     acceptsAsIs: { create: fastInputCheck(object, 'create'), update: fastInputCheck(object, 'update') },
     toColumns: toColumnsOf(object),
-    relations: object.fields.flatMap((field) => {
-      if (field.kind !== 'relation') return [];
+    relations: relationFields(object).map((field) => {
       const target = OBJECTS.find((o) => o.plural === field.target);
       if (!target) throw new Error(`${object.plural}.${field.name} links to unknown object ${field.target}`);
-      return [{ field, targetTable: target.table, targetSingular: target.singular }];
+      return { field, targetTable: target.table, targetSingular: target.singular };
     }),
   };
 }
@@ -190,15 +130,4 @@ export function labelOf(object: ObjectDeclaration, record: AnyRecord): string {
   return '';
 }
 
-/** A relation seen from its target: `people.companyId` seen from companies is the inverse `people`. */
-export interface InverseRelation {
-  source: ObjectDeclaration;
-  field: RelationField;
-}
-
-/** The relations that link to `plural`'s records, from their source objects. */
-export function inversesOf(plural: string): InverseRelation[] {
-  return OBJECTS.flatMap((source) =>
-    source.fields.filter((f): f is RelationField => f.kind === 'relation' && f.target === plural).map((field) => ({ source, field })),
-  );
-}
+export { inversesOf, type InverseRelation } from '../objects/index.js';

@@ -5,7 +5,8 @@ import { CREDENTIAL_CHANGED_SQLSTATE, credentialGuard } from '#auth/credential-c
 import { Sql, type SqlTx } from '#database/sql.js';
 import { ReadRouter } from '#database/read-routing.js';
 import { AppError, BadInputError, ConflictError, ErrorCode, NotFoundError, UniqueConflictError } from '#errors/errors.js';
-import { composite, compositeSubFields, fullComposite, ownValue, uniqueValueIn, type RelationField } from '../objects/index.js';
+import { compositeSubFields, fullComposite, ownValue, uniqueValueIn, type RelationField } from '../objects/index.js';
+import { fieldType } from '../field-types/index.js';
 import type { FilterNode } from '../query/types.js';
 import type { WebhookAction } from '#webhooks/operations.js';
 import { FirstAttempts } from '#webhooks/first-attempts.js';
@@ -866,12 +867,7 @@ const jsonColumns = new WeakMap<object, string[]>();
 function jsonColumnsOf(def: ObjectDefinition): string[] {
   let found = jsonColumns.get(def.declaration);
   if (!found) {
-    found = ['custom'];
-    for (const field of def.declaration.fields) {
-      if (field.kind !== 'composite') continue;
-      for (const sub of composite(field.type).subFields)
-        if (sub.kind === 'textList' || sub.kind === 'linkList') found.push(field.columns[sub.name]);
-    }
+    found = ['custom', ...def.declaration.fields.flatMap((field) => fieldType(field.type).storedColumns(field, 'json'))];
     jsonColumns.set(def.declaration, found);
   }
   return found;

@@ -300,10 +300,7 @@ export type Weight = 'a' | 'b' | 'c';
 const WEIGHTS: readonly Weight[] = ['a', 'b', 'c'];
 /** Which built-in field feeds which weight, as each standard object's declaration says. */
 const FIELD_WEIGHTS: Record<string, Record<string, Weight>> = Object.fromEntries(
-  OBJECTS.map((o) => [
-    o.plural,
-    Object.fromEntries(o.fields.flatMap((f) => ((f.kind === 'text' || f.kind === 'composite') && f.search ? [[f.name, f.search]] : []))),
-  ]),
+  OBJECTS.map((o) => [o.plural, Object.fromEntries(o.fields.flatMap((f) => (f.search ? [[f.name, f.search]] : [])))]),
 );
 
 /**

@@ -17,6 +17,7 @@ import {
 import { RECORD_ACTIONS, RECORD_OBJECTS, type RoleEntity } from '#database/entities/index.js';
 import { listObjects } from '#identity/objects.js';
 import { audited } from '../audited.js';
+import { relationSettings } from '#records/field-types/index.js';
 import { objectNamed, type WorkspaceObject } from '#records/objects/index.js';
 import type { SettingsContext } from '../settings-context.js';
 
@@ -61,7 +62,7 @@ export class RolesService {
         o.namePlural,
         [
           ...(o.isCustom ? [] : objectNamed(o.namePlural).fields)
-            .filter((f) => f.kind !== 'relation')
+            .filter((f) => !relationSettings(f))
             .map((f) => ({ name: f.name, label: humanize(f.name) })),
           ...custom.filter((f) => f.object === o.namePlural).map((f) => ({ name: f.name, label: f.label })),
         ],

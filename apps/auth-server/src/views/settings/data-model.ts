@@ -1,11 +1,11 @@
-import { FIELD_TYPES, fieldType } from '#records/field-types/index.js';
+import { FIELD_TYPES, fieldType, relationSettings } from '#records/field-types/index.js';
 import {
   MAX_CUSTOM_OBJECTS,
   MAX_OPTIONS,
   OPTION_VALUE_RULE,
   objectNamed,
   type CustomField,
-  type FieldDeclaration,
+  type StandardField,
   type WorkspaceObject,
 } from '#records/objects/index.js';
 import type {
@@ -44,20 +44,14 @@ function faulty(error: string | undefined, fields: string[]): string | undefined
 /** Option values are capitals: the page's script upper-cases them as they are typed (`lines`: the VALUE of each VALUE|Label line). */
 const optionValues = (kind: 'lines' | 'value') => html` data-option-values="${kind}" autocapitalize="characters"`;
 
-/** A built-in field as the table shows it: its label, type and, for a list of values, the values. */
-function builtIn(f: FieldDeclaration): { label: string; type: Html; options: Html } {
-  switch (f.kind) {
-    case 'text':
-      return { label: sentence(f.name), type: html`<code>TEXT</code>`, options: html`` };
-    case 'timestamp':
-      return { label: sentence(f.name), type: html`<code>DATE_TIME</code>`, options: html`` };
-    case 'enum':
-      return { label: sentence(f.name), type: html`<code>SELECT</code>`, options: html`${f.values.join(', ')}` };
-    case 'composite':
-      return { label: sentence(f.name), type: html`<code>${f.type}</code>`, options: html`` };
-    case 'relation':
-      return { label: sentence(f.relation), type: html`<code>RELATION</code> <span class="muted">to ${f.target}</span>`, options: html`` };
-  }
+/** A built-in field as the table shows it: its label (a link's: its relation's), registry type (a link's: with its target) and values. */
+function builtIn(f: StandardField): { label: string; type: Html; options: Html } {
+  const link = relationSettings(f);
+  return {
+    label: sentence(link?.relationName ?? f.name),
+    type: link ? html`<code>${f.type}</code> <span class="muted">to ${link.targetObject}</span>` : html`<code>${f.type}</code>`,
+    options: html`${(f.options ?? []).map((o) => o.value).join(', ')}`,
+  };
 }
 
 function status(field: CustomField, object: WorkspaceObject): Html {
