@@ -4,13 +4,7 @@ import type { z } from 'zod';
 import type { Principal } from '#auth/principal.js';
 import { NotFoundError } from '#errors/errors.js';
 import { fieldAccess, type FieldAccess } from '#auth/field-access.js';
-import {
-  BUILT_IN_UNIQUE_FIELDS,
-  describeField,
-  OBJECTS,
-  relationFields,
-  type ObjectDeclaration,
-} from '#records/objects/index.js';
+import { BUILT_IN_UNIQUE_FIELDS, describeField, OBJECTS, relationFields, type ObjectDeclaration } from '#records/objects/index.js';
 import { embeddedText } from '#records/service/embedded-text.js';
 import { definitionFor, labelOf, type AnyRecord } from '#records/service/object-definitions.js';
 import type { WorkspaceModel } from '#records/service/data-model.js';
