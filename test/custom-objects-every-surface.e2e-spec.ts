@@ -152,7 +152,7 @@ describe('a custom object with a field of every type, on every surface', () => {
         expect.arrayContaining(['id', 'name', ...FIELD_TYPES.map((t) => fieldName(t.name))]),
       );
 
-      // MCP: the object's tools take and return every field; the record read is REST's.
+      // MCP: every field described, and the record read is REST's.
       const mcp = async (secret: string) => {
         const c = new Client({ name: 'every-surface-e2e', version: '1.0.0' });
         await c.connect(
@@ -162,13 +162,13 @@ describe('a custom object with a field of every type, on every surface', () => {
       };
       const agent = await mcp(key);
       try {
-        const tools = new Map((await agent.listTools()).tools.map((t) => [t.name, t]));
-        expect(Object.keys(tools.get('create_project')!.inputSchema.properties!)).toEqual(
-          expect.arrayContaining(FIELD_TYPES.map((t) => fieldName(t.name))),
-        );
-        const got = (await agent.callTool({ name: 'get_project', arguments: { id: record.id } })) as CallToolResult;
+        // The generic tools take the object by name; describe_object gives every field with its type.
+        const described = (await agent.callTool({ name: 'describe_object', arguments: { object: 'projects' } })) as CallToolResult;
+        const fields = (described.structuredContent as { objects: { fields: { name: string; type: string }[] }[] }).objects[0].fields;
+        for (const t of FIELD_TYPES) expect(fields).toContainEqual(expect.objectContaining({ name: fieldName(t.name), type: t.name }));
+        const got = (await agent.callTool({ name: 'get_record', arguments: { object: 'projects', id: record.id } })) as CallToolResult;
         expect(got.isError).toBeFalsy();
-        expect((got.structuredContent as { project: unknown }).project).toEqual(record);
+        expect((got.structuredContent as { record: unknown }).record).toEqual(record);
       } finally {
         await agent.close();
       }
@@ -233,6 +233,13 @@ describe('a custom object with a field of every type, on every surface', () => {
       const otherAgent = await mcp(other.key);
       try {
         expect(JSON.stringify((await otherAgent.listTools()).tools)).not.toMatch(/project/i);
+        const theirs = (await otherAgent.callTool({ name: 'describe_object', arguments: {} })) as CallToolResult;
+        expect(JSON.stringify(theirs.structuredContent)).not.toMatch(/project/i);
+        const probe = (await otherAgent.callTool({
+          name: 'get_record',
+          arguments: { object: 'projects', id: record.id },
+        })) as CallToolResult;
+        expect((probe.content[0] as { text: string }).text).toMatch(/^NOT_FOUND: /);
       } finally {
         await otherAgent.close();
       }
