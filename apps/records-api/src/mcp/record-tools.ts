@@ -11,6 +11,7 @@ import type { WorkspaceModel } from '#records/service/data-model.js';
 import { ObjectService } from '#records/service/object-service.js';
 import { inversesOf } from '#records/service/records.service.js';
 import type { AskFirst, Confirmation } from './confirmation.js';
+import type { Later } from './tasks.js';
 import { dialectless, listedLength } from './mcp-server.js';
 import { visibleSchema } from '#records/service/visible-schema.js';
 import { groupByArgs, listArgs, pickFields, readArgs } from '#records/service/read-args.js';
@@ -55,8 +56,10 @@ export interface RecordTool {
   inputSchema: z.ZodObject;
   outputSchema: z.ZodObject;
   annotations: ToolAnnotations;
+  /** A long job (docs/mcp.md "Tasks"): a task for clients that take them; its run hands the work over as `later`. */
+  long?: true;
   /** `confirmation`: for a change of many records, whether and what the user was asked (generic-tools.ts). */
-  run(principal: Principal, args: Record<string, unknown>, confirmation?: Confirmation): Promise<ToolOutcome | AskFirst>;
+  run(principal: Principal, args: Record<string, unknown>, confirmation?: Confirmation): Promise<ToolOutcome | AskFirst | { later: Later }>;
 }
 
 function listSummary(page: ListResult<unknown>, plural: string): string {
