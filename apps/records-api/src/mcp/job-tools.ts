@@ -5,7 +5,7 @@ import { ExportsService } from '#records/service/exports.service.js';
 import { parseRestExportQuery } from '../rest/list-query.js';
 import { ToolRefusal } from './confirmation.js';
 import { dialectless } from './mcp-server.js';
-import { CREATE, READ, type RecordTool } from './record-tools.js';
+import type { RecordTool } from './record-tools.js';
 import type { TaskJob } from './tasks.js';
 
 /*
@@ -19,21 +19,25 @@ export const EXPORT_MAX_BYTES = 4 * 1024 * 1024;
 /** What import_records takes in `data`: the JSON body of /mcp is at most 1 MB (docs/security.md). */
 const IMPORT_MAX_CHARS = 1_000_000;
 
-const objectArg = z.string().meta({ description: 'Plural name (describe_object lists them)' });
+// Bare on purpose: these schemas are in every tools/list, whose size is bounded (docs/mcp.md
+// "Generic tools"); the arguments are those of the generic tools and of the REST export.
 const formatArg = z.enum(['csv', 'ndjson']);
 const inputs = {
-  import: z.strictObject({ object: objectArg, format: formatArg, data: z.string().max(IMPORT_MAX_CHARS) }),
+  import: z.strictObject({ object: z.string(), format: formatArg, data: z.string().max(IMPORT_MAX_CHARS) }),
   export: z.strictObject({
-    object: objectArg,
+    object: z.string(),
     format: formatArg.optional(),
     filter: z.string().optional(),
-    fields: z.string().optional().meta({ description: 'Comma list of fields' }),
+    fields: z.string().optional(),
   }),
 };
 const outputs = {
   import: z.object({ import: z.looseObject({}) }),
   export: z.object({ rows: z.number(), bytes: z.number(), uri: z.string().optional() }),
 };
+/** The hints that differ from MCP's defaults (ToolAnnotations): an import adds records, an export reads. */
+const IMPORTS = { destructiveHint: false, openWorldHint: false };
+const READS = { readOnlyHint: true, openWorldHint: false };
 for (const schema of [...Object.values(inputs), ...Object.values(outputs)]) dialectless(schema);
 
 /** The export's bytes as they come, counted for the task's progress, up to EXPORT_MAX_BYTES. */
@@ -67,11 +71,11 @@ export function jobTools(imports: ImportsService, exports: ExportsService, objec
     tool({
       name: 'import_records',
       title: 'Import records',
-      description: 'Imports CSV or NDJSON text (at most 1 MB) as POST /rest/imports does; follow it as a task or by its id.',
+      description: 'Imports CSV or NDJSON text (at most 1 MB) as POST /rest/imports does.',
       action: 'create',
       inputSchema: inputs.import,
       outputSchema: outputs.import,
-      annotations: CREATE,
+      annotations: IMPORTS,
       async run(principal, args) {
         const data = Buffer.from(String(args.data), 'utf8');
         const request = {
@@ -96,11 +100,11 @@ export function jobTools(imports: ImportsService, exports: ExportsService, objec
     tool({
       name: 'export_records',
       title: 'Export records',
-      description: `Exports an object's records (filter, fields) as CSV or NDJSON of at most 4 MiB; the result links the file (resources/read).`,
+      description: 'Exports records as GET /rest/{object}/export does, at most 4 MiB; the result links the file.',
       action: 'read',
       inputSchema: inputs.export,
       outputSchema: outputs.export,
-      annotations: READ,
+      annotations: READS,
       async run(principal, args) {
         const query = { format: (args.format as string | undefined) ?? 'csv', filter: args.filter, fields: args.fields };
         for (const key of ['filter', 'fields'] as const) if (query[key] === undefined) delete query[key];
