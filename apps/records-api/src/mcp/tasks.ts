@@ -453,8 +453,8 @@ function withoutPayload({ result: _result, error: _error, ...task }: TaskView): 
   return task;
 }
 
-/** The task as 2025-11-25 shows it (`tasks/get`, `tasks/list`, `tasks/cancel`, the `{task}` of a call). */
-function legacyTask(task: TaskView) {
+/** What both revisions show of a task, with their names for its TTL and poll interval. */
+function shown(task: TaskView, names: { ttl: string; poll: string }) {
   const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttl, progress } = task;
   return {
     taskId,
@@ -462,26 +462,21 @@ function legacyTask(task: TaskView) {
     ...(statusMessage ? { statusMessage } : {}),
     createdAt,
     lastUpdatedAt,
-    ttl,
-    pollInterval: POLL_MS,
+    [names.ttl]: ttl,
+    [names.poll]: POLL_MS,
     ...(progress ? { _meta: { [PROGRESS_META]: progress } } : {}),
   };
 }
 
+/** The task as 2025-11-25 shows it (`tasks/get`, `tasks/list`, `tasks/cancel`, the `{task}` of a call). */
+const legacyTask = (task: TaskView) => shown(task, { ttl: 'ttl', poll: 'pollInterval' });
+
 /** The task as the 2026-07-28 extension shows it: a DetailedTask, its result or error inline. */
 function modernTask(task: TaskView) {
-  const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttl, progress, result, error } = task;
   return {
-    taskId,
-    status,
-    ...(statusMessage ? { statusMessage } : {}),
-    createdAt,
-    lastUpdatedAt,
-    ttlMs: ttl,
-    pollIntervalMs: POLL_MS,
-    ...(status === 'completed' ? { result } : {}),
-    ...(status === 'failed' ? { error } : {}),
-    ...(progress ? { _meta: { [PROGRESS_META]: progress } } : {}),
+    ...shown(task, { ttl: 'ttlMs', poll: 'pollIntervalMs' }),
+    ...(task.status === 'completed' ? { result: task.result } : {}),
+    ...(task.status === 'failed' ? { error: task.error } : {}),
   };
 }
 
