@@ -16,7 +16,8 @@ process.env.LOG_LEVEL ??= 'error';
 
 /** A loopback redirect URI, as MCP clients on a desktop use; nothing listens: the browser stops there. */
 const REDIRECT = 'http://127.0.0.1:8765/callback';
-const GENERIC_READ_TOOLS = ['describe_object', 'get_record', 'list_records'];
+// export_records reads (docs/mcp.md "Tasks"): listed for every role that reads an object.
+const GENERIC_READ_TOOLS = ['describe_object', 'export_records', 'get_record', 'list_records'];
 const ALL_TOOLS = [
   'aggregate_records',
   'create_company',
@@ -43,6 +44,7 @@ const ALL_TOOLS = [
   'create_record',
   'delete_record',
   'delete_records',
+  'import_records',
   'update_record',
   'update_records',
 ].sort();

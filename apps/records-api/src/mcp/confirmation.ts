@@ -3,12 +3,24 @@
  * the user's answer, what it hands back to have them asked, and its refusal without one.
  */
 
+/** A refusal of MCP's alone that the agent acts on: a tool error `CODE: message`, as domain errors are. */
+export class ToolRefusal extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * A change of many records the user has not agreed to: a tool error (CONFIRMATION_REQUIRED)
  * the agent acts on, MCP's alone (REST and GraphQL change by filter as asked).
  */
-export class ConfirmationRequired extends Error {
-  readonly code = 'CONFIRMATION_REQUIRED';
+export class ConfirmationRequired extends ToolRefusal {
+  constructor(message: string) {
+    super('CONFIRMATION_REQUIRED', message);
+  }
 }
 
 /** How a change of more than one record is confirmed (mcp-server.ts answers for the client). */

@@ -9,6 +9,7 @@ import type { RecordsService } from '#records/service/records.service.js';
 import { dialectless } from './mcp-server.js';
 import { ConfirmationRequired, type AskFirst, type Confirmation } from './confirmation.js';
 import { CREATE, DELETE, UPDATE, type RecordTool, type ToolOutcome } from './record-tools.js';
+import type { Later } from './tasks.js';
 
 /** A read tool's hints: the others (destructive, idempotent) mean something only for tools that write (MCP spec, ToolAnnotations). */
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false };
@@ -166,7 +167,7 @@ async function changeByFilter(
   action: 'update' | 'delete',
   confirmation: Confirmation | undefined,
   change: (plural: string, filter: ReturnType<typeof parseFilter>) => Promise<{ count: number; ids: string[] }>,
-): Promise<ToolOutcome | AskFirst> {
+): Promise<ToolOutcome | AskFirst | { later: Later }> {
   const plural = String(args.object);
   const def = await records.definitionFor(plural, principal);
   assertCan(principal, plural, action);
@@ -189,8 +190,29 @@ async function changeByFilter(
       `${verb} ${plural} by filter changes every matching record: show the user what a dryRun: true call finds, then call again with confirm: true once they agree`,
     );
   }
-  const result = await change(plural, filter);
-  return { structured: { count: result.count, ids: result.ids }, summary: `${verb}d ${result.count} ${plural}.` };
+  // The change itself is the long part: a task for a client that takes them (docs/mcp.md "Tasks").
+  return {
+    later: {
+      run: async (job) => {
+        if (job.tracked) {
+          const count = await records.list(
+            plural,
+            principal,
+            listArgs({ filter: args.filter, limit: 1 }, def.schema, await records.fieldNames(plural, principal)),
+          );
+          await job.progress(
+            0,
+            count.totalCount ?? undefined,
+            `${verb === 'Update' ? 'Updating' : 'Deleting'} ${count.totalCount ?? 'the matching'} ${plural}`,
+          );
+        }
+        // One transaction: once it starts it cannot be cancelled half way.
+        if (!(await job.startWriting())) throw new Error('cancelled');
+        const result = await change(plural, filter);
+        return { structured: { count: result.count, ids: result.ids }, summary: `${verb}d ${result.count} ${plural}.` };
+      },
+    },
+  };
 }
 
 /** The generic tools; `objects`: the plural names the workspace serves, for which tools a role is shown. */
@@ -311,6 +333,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       inputSchema: inputs.updateMany,
       outputSchema: outputs.changed,
       annotations: UPDATE,
+      long: true,
       run: (principal, args, confirmation) =>
         changeByFilter(records, principal, args, 'update', confirmation, (plural, filter) =>
           records.updateByFilter(plural, principal, filter, args.data),
@@ -325,6 +348,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       inputSchema: inputs.deleteMany,
       outputSchema: outputs.changed,
       annotations: DELETE,
+      long: true,
       run: (principal, args, confirmation) =>
         changeByFilter(records, principal, args, 'delete', confirmation, (plural, filter) =>
           records.deleteByFilter(plural, principal, filter),

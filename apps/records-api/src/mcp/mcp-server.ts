@@ -14,8 +14,9 @@ import { isDatabaseUnavailable, isStatementTimeout, statementTimeoutMessage } fr
 import { AppError, ForbiddenError } from '#errors/errors.js';
 import { objectList } from '../well-known/field-tables.js';
 import type { RecordTool } from './record-tools.js';
-import { ConfirmationRequired, type Confirmation } from './confirmation.js';
+import { ToolRefusal, type Confirmation } from './confirmation.js';
 import { REVEAL_TOOL, registerRevealRefusal } from './vault-tool.js';
+import { enableTasks, toolResult, type McpTasks } from './tasks.js';
 
 const INSTRUCTIONS =
   `${objectList()} of one CRM workspace (the one your credential belongs to). ` +
@@ -36,6 +37,8 @@ export interface McpCall {
   onUnavailable?: () => void;
   /** A 2026-07-28 request (the SDK's modern handler), whose tools may ask the user (input_required). */
   modern?: boolean;
+  /** The caller's MCP tasks (tasks.ts): long tools run as tasks for clients that take them. */
+  tasks?: McpTasks;
 }
 
 /** The principal the bearer guard resolved, with the call's details, as the SDK passes auth through (`req.auth`). */
@@ -50,11 +53,17 @@ export function callOf(authInfo: AuthInfo | undefined): McpCall {
 }
 
 /** A domain error is a tool result the model can read and act on; anything else is a plain internal error. */
-function toolError(err: unknown, tool: string, requestId: string | undefined, logger: Logger, onUnavailable: () => void): CallToolResult {
+export function toolError(
+  err: unknown,
+  tool: string,
+  requestId: string | undefined,
+  logger: Logger,
+  onUnavailable: () => void,
+): CallToolResult {
   if (err instanceof AppError && err.status < 500) {
     return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.messages.join('; ')}` }] };
   }
-  if (err instanceof ConfirmationRequired) return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.message}` }] };
+  if (err instanceof ToolRefusal) return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.message}` }] };
   // The model can act on it (narrow the filter) as on a domain error.
   if (isStatementTimeout(err)) return { isError: true, content: [{ type: 'text', text: `QUERY_TIMEOUT: ${statementTimeoutMessage()}` }] };
   if (isDatabaseUnavailable(err)) {
@@ -84,17 +93,22 @@ export function createMcpServer(options: {
   notice?: string;
   /** A 2026-07-28 request, whose tools may ask the user through an input_required result. */
   modern?: boolean;
+  /** The caller's MCP tasks (McpCall.tasks). */
+  tasks?: McpTasks;
 }): McpServer {
   const server = new McpServer(
     { name: 'workspace-records', title: 'Workspace Records Service', version: options.version },
     { instructions: options.notice ? `${INSTRUCTIONS} ${options.notice}` : INSTRUCTIONS },
   );
+  const allowedTools = new Set<string>();
+  let defer: ReturnType<typeof enableTasks>['defer'] | undefined;
   for (const tool of options.tools) {
     const allowed = (tool.objects ?? [tool.object]).some(
       (object) => can(options.principal, object, tool.action) && (!tool.alsoNeeds || can(options.principal, object, tool.alsoNeeds)),
     );
+    if (allowed) allowedTools.add(tool.name);
     if (!allowed && !options.called.has(tool.name)) continue;
-    server.registerTool(
+    const registered = server.registerTool(
       tool.name,
       {
         title: tool.title,
@@ -113,20 +127,26 @@ export function createMcpServer(options: {
               inputRequests: { [CONFIRM_KEY]: inputRequired.elicit({ message: outcome.ask, requestedSchema: CONFIRM_SCHEMA }) },
             });
           }
-          const { structured, summary } = outcome;
-          return {
-            structuredContent: structured,
-            // The summary, then the same result as JSON for clients that read text content only (MCP spec, "Structured Content").
-            content: [
-              { type: 'text', text: summary },
-              { type: 'text', text: JSON.stringify(structured) },
-            ],
-          };
+          if ('later' in outcome) {
+            if (!defer) throw new Error(`${tool.name} needs tasks, which this server was built without`);
+            return await defer(tool.name, outcome.later);
+          }
+          return toolResult(outcome);
         } catch (err) {
           return toolError(err, tool.name, options.requestId, options.logger, options.onUnavailable ?? (() => undefined));
         }
       },
     );
+    // 2025-11-25 clients ask for a task only of a tool that says it may run as one (the 2026-07-28 codec leaves it out).
+    if (tool.long) registered.execution = { taskSupport: 'optional' };
+  }
+  if (options.tasks) {
+    ({ defer } = enableTasks(server, {
+      tasks: options.tasks,
+      modern: options.modern === true,
+      taskTools: new Set(options.tools.filter((t) => t.long).map((t) => t.name)),
+      allowed: (name) => allowedTools.has(name),
+    }));
   }
   // A call naming no tool of ours is a tool error the model can read and recover from, as
   // v1 of the SDK answered it (and the conformance suite's tools-call-error expects), not

@@ -13,10 +13,15 @@ import { packageVersion } from '../well-known/docs-pages.js';
 import { prefersEventStream } from './accept.js';
 import { databaseUnavailableBody, errorHeaders } from '../http/error-body.js';
 import { jsonRpcError } from '../http/rest-exception.filter.js';
-import { authInfoFor, callOf, calledTools, convertAhead, createMcpServer, schemaLength, type McpCall } from './mcp-server.js';
+import { authInfoFor, callOf, calledTools, convertAhead, createMcpServer, schemaLength, toolError, type McpCall } from './mcp-server.js';
 import { recordTools, workspaceTools, type RecordTool } from './record-tools.js';
 import { searchTool } from './search-tool.js';
 import { genericTools } from './generic-tools.js';
+import { jobTools } from './job-tools.js';
+import { McpTasks } from './tasks.js';
+import { ImportsService } from '#records/imports/imports.service.js';
+import { ExportsService } from '#records/service/exports.service.js';
+import { Sql } from '#database/sql.js';
 import { OBJECTS } from '#records/objects/index.js';
 import { SearchService } from '#records/service/search.service.js';
 import { DataModel, type WorkspaceModel } from '#records/service/data-model.js';
@@ -77,16 +82,11 @@ export class McpController implements OnApplicationShutdown {
     private readonly services: ObjectServices,
     private readonly models: DataModel,
     private readonly searchService: SearchService,
+    private readonly imports: ImportsService,
+    private readonly exports: ExportsService,
+    private readonly sql: Sql,
   ) {
-    this.tools = [
-      ...recordTools(...services.all),
-      searchTool(searchService),
-      ...genericTools(
-        services.all[0].records,
-        models,
-        OBJECTS.map((o) => o.plural),
-      ),
-    ];
+    this.tools = [...recordTools(...services.all), ...this.shared(OBJECTS.map((o) => o.plural))];
     // One server per request, built for the principal the request carries (SDK: "factory keyed off authInfo").
     this.modern = createMcpHandler((ctx) => this.serverFor(callOf(ctx.authInfo)), {
       legacy: 'reject',
@@ -100,9 +100,17 @@ export class McpController implements OnApplicationShutdown {
     await this.modern.close();
   }
 
+  /** The tools every object shares, whatever the data model: `objects`, the plural names served. */
+  private shared(objects: readonly string[]): RecordTool[] {
+    return [
+      searchTool(this.searchService),
+      ...genericTools(this.services.all[0].records, this.models, objects),
+      ...jobTools(this.imports, this.exports, objects),
+    ];
+  }
+
   private async build(model: WorkspaceModel, principal?: Principal): Promise<ToolList> {
-    const shared = [searchTool(this.searchService), ...genericTools(this.services.all[0].records, this.models, model.served)];
-    const { tools, withoutTools } = await workspaceTools(this.services.all, model, shared, principal);
+    const { tools, withoutTools } = await workspaceTools(this.services.all, model, this.shared(model.served), principal);
     await convertAhead(tools);
     const reached = [...withoutTools, ...model.objects.filter((o) => o.isActive).map((o) => o.namePlural)];
     if (!reached.length) return { tools };
@@ -143,6 +151,13 @@ export class McpController implements OnApplicationShutdown {
       onUnavailable: () => {
         unavailable = true;
       },
+      tasks: new McpTasks(
+        this.sql,
+        principal,
+        this.logger,
+        (importId) => this.imports.cancel(principal, importId),
+        (err, tool) => toolError(err, tool, req.id, this.logger, () => undefined),
+      ),
     };
     call.modern = !(await isLegacyRequest(await toWebRequest(req, req.body), req.body));
     req.auth = authInfoFor(bearerToken(req.headers.authorization), call);

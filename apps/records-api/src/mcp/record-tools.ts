@@ -11,6 +11,7 @@ import type { WorkspaceModel } from '#records/service/data-model.js';
 import { ObjectService } from '#records/service/object-service.js';
 import { inversesOf } from '#records/service/records.service.js';
 import type { AskFirst, Confirmation } from './confirmation.js';
+import type { Later } from './tasks.js';
 import { dialectless, listedLength } from './mcp-server.js';
 import { visibleSchema } from '#records/service/visible-schema.js';
 import { groupByArgs, listArgs, pickFields, readArgs } from '#records/service/read-args.js';
@@ -55,8 +56,10 @@ export interface RecordTool {
   inputSchema: z.ZodObject;
   outputSchema: z.ZodObject;
   annotations: ToolAnnotations;
+  /** A long job (docs/mcp.md "Tasks"): a task for clients that take them; its run hands the work over as `later`. */
+  long?: true;
   /** `confirmation`: for a change of many records, whether and what the user was asked (generic-tools.ts). */
-  run(principal: Principal, args: Record<string, unknown>, confirmation?: Confirmation): Promise<ToolOutcome | AskFirst>;
+  run(principal: Principal, args: Record<string, unknown>, confirmation?: Confirmation): Promise<ToolOutcome | AskFirst | { later: Later }>;
 }
 
 function listSummary(page: ListResult<unknown>, plural: string): string {
@@ -71,11 +74,17 @@ function describeRecord(object: ObjectDeclaration, record: AnyRecord): string {
   return text ? `${object.singular} "${text}" (id ${record.id})` : `${object.singular} ${record.id}`;
 }
 
-export const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-export const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
-export const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
-export const UPSERT: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
-export const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
+/*
+ * The title is the tool's own (MCP: it takes precedence over annotations.title), not repeated
+ * here; a read tool leaves out destructiveHint, which MCP gives meaning only when readOnlyHint
+ * is false, and a write tool readOnlyHint: false, MCP's default. All are bytes of every
+ * tools/list (docs/mcp.md "Generic tools").
+ */
+export const READ: ToolAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+export const CREATE: ToolAnnotations = { destructiveHint: false, idempotentHint: false, openWorldHint: false };
+export const UPDATE: ToolAnnotations = { destructiveHint: true, idempotentHint: true, openWorldHint: false };
+export const UPSERT: ToolAnnotations = { destructiveHint: true, idempotentHint: true, openWorldHint: false };
+export const DELETE: ToolAnnotations = { destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 /** docs/mcp.md; docs/architecture.md: five tools per object, from its declaration, over the same services as REST and GraphQL. */
 export function objectTools(
@@ -123,7 +132,7 @@ export function objectTools(
         orderBy: object.docs.toolOrderByExamples ?? Object.values(object.docs.orderByExamples),
       }),
       outputSchema: listOutput(plural, withEmbedded),
-      annotations: { ...READ, title: `List ${plural}` },
+      annotations: READ,
       async run(principal, args) {
         const { depth, ...list } = listArgs(
           {
@@ -154,7 +163,7 @@ export function objectTools(
       action: 'read',
       inputSchema: getInput(singular, embedded),
       outputSchema: recordOutput(singular, withEmbedded),
-      annotations: { ...READ, title: `Get ${a}` },
+      annotations: READ,
       async run(principal, { id, ...query }) {
         const { depth, fields } = readArgs(query, await service.fieldNames(principal));
         const record = pickFields(await service.get(principal, String(id), depth, fields), fields);
@@ -169,7 +178,7 @@ export function objectTools(
       action: 'create',
       inputSchema: without(createInput(object, writable), access?.readOnly),
       outputSchema: recordOutput(singular, plain),
-      annotations: { ...CREATE, title: `Create ${a}` },
+      annotations: CREATE,
       async run(principal, args) {
         const record = await service.create(principal, args);
         return { structured: { [singular]: record }, summary: `Created ${label(record)}.` };
@@ -190,7 +199,7 @@ export function objectTools(
       alsoNeeds: 'update',
       inputSchema: without(upsertInput(object, writable), access?.readOnly),
       outputSchema: upsertOutput(singular, plain),
-      annotations: { ...UPSERT, title: `Create or update ${a}` },
+      annotations: UPSERT,
       async run(principal, { match, ...body }) {
         const result = await service.upsertMany(principal, [body], null, match === undefined ? undefined : String(match));
         const record = result.records[0];
@@ -209,7 +218,7 @@ export function objectTools(
       action: 'update',
       inputSchema: without(updateInput(object, writable), access?.readOnly),
       outputSchema: recordOutput(singular, plain),
-      annotations: { ...UPDATE, title: `Update ${a}` },
+      annotations: UPDATE,
       async run(principal, { id, ...changes }) {
         const record = await service.update(principal, String(id), changes);
         return { structured: { [singular]: record }, summary: `Updated ${label(record)}.` };
@@ -225,7 +234,7 @@ export function objectTools(
       action: 'delete',
       inputSchema: deleteInput(singular),
       outputSchema: deletedOutput,
-      annotations: { ...DELETE, title: `Delete ${a}` },
+      annotations: DELETE,
       async run(principal, { id }) {
         const deleted = await service.delete(principal, String(id));
         return { structured: deleted, summary: `Deleted ${singular} ${deleted.id}.` };
@@ -297,7 +306,7 @@ export function aggregateTool(
     action: 'read',
     inputSchema: dialectless(aggregateInput(plurals, own.length > 0)),
     outputSchema: dialectless(aggregateOutput),
-    annotations: { ...READ, title: 'Aggregate records' },
+    annotations: READ,
     async run(principal, args) {
       const service = services.get(String(args.object));
       if (!service) throw new NotFoundError(`No object ${String(args.object)} in this workspace`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { READ } from './record-tools.js';
 import {
   MAX_QUERY_LENGTH,
   MAX_SEARCH_LIMIT,
@@ -61,7 +62,7 @@ export function searchTool(service: SearchService): RecordTool {
     objects: SEARCHABLE_OBJECTS,
     inputSchema: dialectless(inputSchema),
     outputSchema: dialectless(outputSchema),
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, title: 'Search records' },
+    annotations: READ,
     async run(principal, args) {
       const result = await service.search(principal, {
         q: args.q,
