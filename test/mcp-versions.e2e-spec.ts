@@ -20,6 +20,7 @@ const READ_TOOLS = [
   'search_records',
   // The generic tools' reads (docs/mcp.md "Generic tools").
   'describe_object',
+  'export_records',
   'get_record',
   'list_records',
 ].sort();
@@ -117,7 +118,7 @@ describe('MCP protocol versions', () => {
       // The v1 client negotiates its latest; it may also be pinned to an older revision.
       if (version !== '2025-11-25') transport.setProtocolVersion(version);
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(28); // six per object (list, get, create, upsert, update, delete): companies, people, opportunities; aggregate_records, search_records and the eight generic tools
+      expect(tools).toHaveLength(30); // six per object (list, get, create, upsert, update, delete): companies, people, opportunities; aggregate_records, search_records, the eight generic tools, import_records and export_records
       expect(tools.find((t) => t.name === 'delete_company')?.annotations).toMatchObject({ destructiveHint: true });
       const created = await client.callTool({ name: 'create_company', arguments: { name: `Made over ${version}` } });
       expect(created.isError).toBeFalsy();

@@ -8,11 +8,8 @@ import { listArgs, pickFields, readArgs } from '#records/service/read-args.js';
 import type { RecordsService } from '#records/service/records.service.js';
 import { dialectless } from './mcp-server.js';
 import { ConfirmationRequired, type AskFirst, type Confirmation } from './confirmation.js';
-import { CREATE, DELETE, UPDATE, type RecordTool, type ToolOutcome } from './record-tools.js';
+import { BRIEF, type RecordTool, type ToolOutcome } from './record-tools.js';
 import type { Later } from './tasks.js';
-
-/** A read tool's hints: the others (destructive, idempotent) mean something only for tools that write (MCP spec, ToolAnnotations). */
-const READ_ONLY = { readOnlyHint: true, openWorldHint: false };
 
 /*
  * Tools over every object of the workspace, custom ones included, taking the object's
@@ -26,17 +23,15 @@ const READ_ONLY = { readOnlyHint: true, openWorldHint: false };
 const DRY_RUN_SAMPLE = 10;
 
 // Terse on purpose: these schemas are in every tools/list (docs/mcp.md "Generic tools").
-const objectArg = z.string().meta({ description: 'Plural name (describe_object lists them)' });
+/** The object's plural name: the tools' descriptions say so once (describe_object), not each schema. */
+const objectArg = z.string();
 const idArg = z.string();
 const dataArg = z.looseObject({}).meta({ description: 'Fields as REST takes them' });
 const depthArg = z.literal([0, 1]).optional();
 const fieldsArg = z.string().optional().meta({ description: 'Comma list of fields' });
-const filterArg = (required: boolean) =>
-  (required ? z.string().min(1) : z.string().optional()).meta({ description: 'REST filter, e.g. name[ilike]:"%acme%"' });
-const changeArgs = {
-  dryRun: z.boolean().optional().meta({ description: 'Change nothing: count and first 10' }),
-  confirm: z.boolean().optional().meta({ description: 'The user agreed (if your client cannot ask)' }),
-};
+const filterArg = (required: boolean) => (required ? z.string().min(1) : z.string().optional());
+// What they do is the tools' descriptions' (update_records, delete_records).
+const changeArgs = { dryRun: z.boolean().optional(), confirm: z.boolean().optional() };
 /** A record: its shape is the object's (describe_object), not repeated here. */
 const record = z.unknown();
 const changedOutput = z.object({
@@ -222,11 +217,11 @@ export function genericTools(records: RecordsService, models: DataModel, objects
     tool({
       name: 'describe_object',
       title: 'Describe objects',
-      description: 'Lists the objects; with object, its fields as the *_record(s) tools take them.',
+      description: "Lists the objects (their plural names are every tool's object); with object, its fields as data takes them.",
       action: 'read',
       inputSchema: inputs.describe,
       outputSchema: outputs.describe,
-      annotations: READ_ONLY,
+      annotations: BRIEF.read,
       async run(principal, args) {
         const described = await describe(models, principal, args.object as string | undefined);
         return {
@@ -240,11 +235,11 @@ export function genericTools(records: RecordsService, models: DataModel, objects
     tool({
       name: 'list_records',
       title: 'List records',
-      description: "A page of an object's records, with the list syntax of list_companies.",
+      description: "A page of an object's records; filter, order_by and cursors as list_companies takes them.",
       action: 'read',
       inputSchema: inputs.list,
       outputSchema: outputs.list,
-      annotations: READ_ONLY,
+      annotations: BRIEF.read,
       async run(principal, args) {
         const plural = String(args.object);
         const def = await records.definitionFor(plural, principal);
@@ -277,7 +272,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       action: 'read',
       inputSchema: inputs.get,
       outputSchema: outputs.record,
-      annotations: READ_ONLY,
+      annotations: BRIEF.read,
       async run(principal, args) {
         const plural = String(args.object);
         const { depth, fields } = readArgs(args, await records.fieldNames(plural, principal));
@@ -292,7 +287,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       action: 'create',
       inputSchema: inputs.create,
       outputSchema: outputs.record,
-      annotations: CREATE,
+      annotations: BRIEF.create,
       async run(principal, args) {
         const made = await records.create(String(args.object), principal, args.data);
         return { structured: { record: made }, summary: `Created ${String(args.object)} ${made.id}.` };
@@ -305,7 +300,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       action: 'update',
       inputSchema: inputs.update,
       outputSchema: outputs.record,
-      annotations: UPDATE,
+      annotations: BRIEF.update,
       async run(principal, args) {
         const changed = await records.update(String(args.object), principal, String(args.id), args.data);
         return { structured: { record: changed }, summary: `Updated ${String(args.object)} ${changed.id}.` };
@@ -318,7 +313,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       action: 'delete',
       inputSchema: inputs.delete,
       outputSchema: outputs.deleted,
-      annotations: DELETE,
+      annotations: BRIEF.delete,
       async run(principal, args) {
         const deleted = await records.delete(String(args.object), principal, String(args.id));
         return { structured: deleted, summary: `Deleted ${String(args.object)} ${deleted.id}.` };
@@ -332,7 +327,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       action: 'update',
       inputSchema: inputs.updateMany,
       outputSchema: outputs.changed,
-      annotations: UPDATE,
+      annotations: BRIEF.update,
       long: true,
       run: (principal, args, confirmation) =>
         changeByFilter(records, principal, args, 'update', confirmation, (plural, filter) =>
@@ -347,7 +342,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       action: 'delete',
       inputSchema: inputs.deleteMany,
       outputSchema: outputs.changed,
-      annotations: DELETE,
+      annotations: BRIEF.delete,
       long: true,
       run: (principal, args, confirmation) =>
         changeByFilter(records, principal, args, 'delete', confirmation, (plural, filter) =>

@@ -74,17 +74,26 @@ function describeRecord(object: ObjectDeclaration, record: AnyRecord): string {
   return text ? `${object.singular} "${text}" (id ${record.id})` : `${object.singular} ${record.id}`;
 }
 
+export const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+export const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+export const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+export const UPSERT: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+export const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
+
 /*
- * The title is the tool's own (MCP: it takes precedence over annotations.title), not repeated
- * here; a read tool leaves out destructiveHint, which MCP gives meaning only when readOnlyHint
- * is false, and a write tool readOnlyHint: false, MCP's default. All are bytes of every
- * tools/list (docs/mcp.md "Generic tools").
+ * The same hints in fewer bytes, for the tools every tools/list holds whatever the data model
+ * (the generic, job, search and aggregate tools; docs/mcp.md "Generic tools"): the title is the
+ * tool's own (MCP: it takes precedence over annotations.title), a read tool leaves out
+ * destructiveHint, which MCP gives meaning only when readOnlyHint is false, and a write tool
+ * readOnlyHint: false, MCP's default. The standard objects' own tools keep every hint they
+ * always listed.
  */
-export const READ: ToolAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
-export const CREATE: ToolAnnotations = { destructiveHint: false, idempotentHint: false, openWorldHint: false };
-export const UPDATE: ToolAnnotations = { destructiveHint: true, idempotentHint: true, openWorldHint: false };
-export const UPSERT: ToolAnnotations = { destructiveHint: true, idempotentHint: true, openWorldHint: false };
-export const DELETE: ToolAnnotations = { destructiveHint: true, idempotentHint: false, openWorldHint: false };
+export const BRIEF = {
+  read: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  create: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  update: { destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  delete: { destructiveHint: true, idempotentHint: false, openWorldHint: false },
+} satisfies Record<string, ToolAnnotations>;
 
 /** docs/mcp.md; docs/architecture.md: five tools per object, from its declaration, over the same services as REST and GraphQL. */
 export function objectTools(
@@ -132,7 +141,7 @@ export function objectTools(
         orderBy: object.docs.toolOrderByExamples ?? Object.values(object.docs.orderByExamples),
       }),
       outputSchema: listOutput(plural, withEmbedded),
-      annotations: READ,
+      annotations: { ...READ, title: `List ${plural}` },
       async run(principal, args) {
         const { depth, ...list } = listArgs(
           {
@@ -163,7 +172,7 @@ export function objectTools(
       action: 'read',
       inputSchema: getInput(singular, embedded),
       outputSchema: recordOutput(singular, withEmbedded),
-      annotations: READ,
+      annotations: { ...READ, title: `Get ${a}` },
       async run(principal, { id, ...query }) {
         const { depth, fields } = readArgs(query, await service.fieldNames(principal));
         const record = pickFields(await service.get(principal, String(id), depth, fields), fields);
@@ -178,7 +187,7 @@ export function objectTools(
       action: 'create',
       inputSchema: without(createInput(object, writable), access?.readOnly),
       outputSchema: recordOutput(singular, plain),
-      annotations: CREATE,
+      annotations: { ...CREATE, title: `Create ${a}` },
       async run(principal, args) {
         const record = await service.create(principal, args);
         return { structured: { [singular]: record }, summary: `Created ${label(record)}.` };
@@ -199,7 +208,7 @@ export function objectTools(
       alsoNeeds: 'update',
       inputSchema: without(upsertInput(object, writable), access?.readOnly),
       outputSchema: upsertOutput(singular, plain),
-      annotations: UPSERT,
+      annotations: { ...UPSERT, title: `Create or update ${a}` },
       async run(principal, { match, ...body }) {
         const result = await service.upsertMany(principal, [body], null, match === undefined ? undefined : String(match));
         const record = result.records[0];
@@ -218,7 +227,7 @@ export function objectTools(
       action: 'update',
       inputSchema: without(updateInput(object, writable), access?.readOnly),
       outputSchema: recordOutput(singular, plain),
-      annotations: UPDATE,
+      annotations: { ...UPDATE, title: `Update ${a}` },
       async run(principal, { id, ...changes }) {
         const record = await service.update(principal, String(id), changes);
         return { structured: { [singular]: record }, summary: `Updated ${label(record)}.` };
@@ -234,7 +243,7 @@ export function objectTools(
       action: 'delete',
       inputSchema: deleteInput(singular),
       outputSchema: deletedOutput,
-      annotations: DELETE,
+      annotations: { ...DELETE, title: `Delete ${a}` },
       async run(principal, { id }) {
         const deleted = await service.delete(principal, String(id));
         return { structured: deleted, summary: `Deleted ${singular} ${deleted.id}.` };
@@ -306,7 +315,7 @@ export function aggregateTool(
     action: 'read',
     inputSchema: dialectless(aggregateInput(plurals, own.length > 0)),
     outputSchema: dialectless(aggregateOutput),
-    annotations: READ,
+    annotations: BRIEF.read,
     async run(principal, args) {
       const service = services.get(String(args.object));
       if (!service) throw new NotFoundError(`No object ${String(args.object)} in this workspace`);

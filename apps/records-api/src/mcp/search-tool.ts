@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { READ } from './record-tools.js';
 import {
   MAX_QUERY_LENGTH,
   MAX_SEARCH_LIMIT,
@@ -7,8 +6,7 @@ import {
   SEARCHABLE_OBJECTS,
   type SearchService,
 } from '#records/service/search.service.js';
-import { MAX_CUSTOM_OBJECTS } from '#records/objects/custom-objects.js';
-import type { RecordTool } from './record-tools.js';
+import { BRIEF, type RecordTool } from './record-tools.js';
 import { dialectless } from './mcp-server.js';
 
 const inputSchema = z.object({
@@ -16,8 +14,9 @@ const inputSchema = z.object({
     .string()
     .meta({ description: `1 to ${MAX_QUERY_LENGTH} characters. Every word matches by prefix; words of 4+ letters also with one typo.` }),
   objects: z
-    .array(z.string().max(64))
-    .max(MAX_CUSTOM_OBJECTS + SEARCHABLE_OBJECTS.length)
+    // Each name is checked by the search service (unknown: VALIDATION_FAILED); a workspace has at most 53 objects.
+    .array(z.string())
+    .max(100)
     .optional()
     .meta({
       description: 'Plural names; default: every object your role can read (naming one it cannot read is FORBIDDEN).',
@@ -36,7 +35,7 @@ const outputSchema = z.object({
       object: z.string(),
       id: z.string(),
       label: z.string(),
-      score: z.number().meta({ description: '3 + rank: every word exact; 2 + rank: by prefix; 1.5 or 1: with a typo.' }),
+      score: z.number(),
       record: z.looseObject({}),
     }),
   ),
@@ -54,15 +53,14 @@ export function searchTool(service: SearchService): RecordTool {
     name: 'search_records',
     title: 'Search records',
     description:
-      `Finds companies, people, opportunities and the workspace's own objects' records by name, e-mail, domain, phone or custom text fields: every word of q by prefix, ` +
-      'any case, with or without accents, one typo allowed in words of 4+ letters. Best first (exact, then prefix, then typo). ' +
-      'Then read or change a result with get_<object> / update_<object> and its id.',
+      'Finds records of any object by name, e-mail, domain, phone or text fields: every word of q by prefix, any case and accents, ' +
+      'one typo in words of 4+ letters; best first. Read or change a result with get_record / update_record and its id.',
     object: SEARCHABLE_OBJECTS[0],
     action: 'read',
     objects: SEARCHABLE_OBJECTS,
     inputSchema: dialectless(inputSchema),
     outputSchema: dialectless(outputSchema),
-    annotations: READ,
+    annotations: BRIEF.read,
     async run(principal, args) {
       const result = await service.search(principal, {
         q: args.q,
