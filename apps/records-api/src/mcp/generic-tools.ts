@@ -8,7 +8,7 @@ import { listArgs, pickFields, readArgs } from '#records/service/read-args.js';
 import type { RecordsService } from '#records/service/records.service.js';
 import { dialectless } from './mcp-server.js';
 import { ConfirmationRequired, type AskFirst, type Confirmation } from './confirmation.js';
-import { BRIEF, type RecordTool, type ToolOutcome } from './record-tools.js';
+import { BRIEF, listInputOf, type RecordTool, type ToolOutcome } from './record-tools.js';
 import type { Later } from './tasks.js';
 
 /*
@@ -243,19 +243,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
       async run(principal, args) {
         const plural = String(args.object);
         const def = await records.definitionFor(plural, principal);
-        const { depth, ...list } = listArgs(
-          {
-            limit: args.limit,
-            orderBy: args.order_by,
-            filter: args.filter,
-            startingAfter: args.starting_after as string | undefined,
-            endingBefore: args.ending_before as string | undefined,
-            depth: args.depth,
-            fields: args.fields,
-          },
-          def.schema,
-          await records.fieldNames(plural, principal),
-        );
+        const { depth, ...list } = listArgs(listInputOf(args), def.schema, await records.fieldNames(plural, principal));
         const page = await records.list(plural, principal, list, depth);
         const rows = list.fields ? page.records.map((r) => pickFields(r, list.fields)) : page.records;
         const more = page.pageInfo.hasNextPage ? ' More: pass pageInfo.endCursor as starting_after.' : '';

@@ -14,7 +14,7 @@ import type { AskFirst, Confirmation } from './confirmation.js';
 import type { Later } from './tasks.js';
 import { dialectless, listedLength } from './mcp-server.js';
 import { visibleSchema } from '#records/service/visible-schema.js';
-import { groupByArgs, listArgs, pickFields, readArgs } from '#records/service/read-args.js';
+import { groupByArgs, listArgs, pickFields, readArgs, type ListInput } from '#records/service/read-args.js';
 import type { ListResult } from '#records/service/records.service.js';
 import {
   aggregateInput,
@@ -60,6 +60,19 @@ export interface RecordTool {
   long?: true;
   /** `confirmation`: for a change of many records, whether and what the user was asked (generic-tools.ts). */
   run(principal: Principal, args: Record<string, unknown>, confirmation?: Confirmation): Promise<ToolOutcome | AskFirst | { later: Later }>;
+}
+
+/** A list tool's arguments (REST's parameter names) as the records layer's typed list input. */
+export function listInputOf(args: Record<string, unknown>): ListInput {
+  return {
+    limit: args.limit,
+    orderBy: args.order_by,
+    filter: args.filter,
+    startingAfter: args.starting_after as string | undefined,
+    endingBefore: args.ending_before as string | undefined,
+    depth: args.depth,
+    fields: args.fields,
+  };
 }
 
 function listSummary(page: ListResult<unknown>, plural: string): string {
@@ -143,19 +156,7 @@ export function objectTools(
       outputSchema: listOutput(plural, withEmbedded),
       annotations: { ...READ, title: `List ${plural}` },
       async run(principal, args) {
-        const { depth, ...list } = listArgs(
-          {
-            limit: args.limit,
-            orderBy: args.order_by,
-            filter: args.filter,
-            startingAfter: args.starting_after as string | undefined,
-            endingBefore: args.ending_before as string | undefined,
-            depth: args.depth,
-            fields: args.fields,
-          },
-          await service.schema(principal),
-          await service.fieldNames(principal),
-        );
+        const { depth, ...list } = listArgs(listInputOf(args), await service.schema(principal), await service.fieldNames(principal));
         const page = await service.list(principal, list, depth);
         const records = list.fields ? page.records.map((r) => pickFields(r, list.fields)) : page.records;
         return {

@@ -11,6 +11,21 @@ import { RecordPolicy } from './record-policy.js';
 import { ExportsService } from './exports.service.js';
 import { SearchService } from './search.service.js';
 
+/** What the layer lends the modules that import it (CountCache stays its own). */
+const EXPORTED = [
+  Sql,
+  ReadRouter,
+  DataModel,
+  RecordRepository,
+  RecordWriter,
+  RecordPolicy,
+  RecordsService,
+  ExportsService,
+  SearchService,
+  ...OBJECT_SERVICES,
+  OBJECT_SERVICES_PROVIDER,
+];
+
 /**
  * The records layer every app imports — the records API's REST, GraphQL and MCP transports,
  * the auth server's settings pages and the CLI: RecordsService (the one service between a
@@ -18,33 +33,5 @@ import { SearchService } from './search.service.js';
  * through the same writer), and the per-object handles that bind it to one object. Nothing
  * here imports an app. The DataSource comes from the root TypeORM module (global).
  */
-@Module({
-  providers: [
-    Sql,
-    ReadRouter,
-    CountCache,
-    DataModel,
-    RecordRepository,
-    RecordWriter,
-    RecordPolicy,
-    RecordsService,
-    ExportsService,
-    SearchService,
-    ...OBJECT_SERVICES,
-    OBJECT_SERVICES_PROVIDER,
-  ],
-  exports: [
-    Sql,
-    ReadRouter,
-    DataModel,
-    RecordRepository,
-    RecordWriter,
-    RecordPolicy,
-    RecordsService,
-    ExportsService,
-    SearchService,
-    ...OBJECT_SERVICES,
-    OBJECT_SERVICES_PROVIDER,
-  ],
-})
+@Module({ providers: [CountCache, ...EXPORTED], exports: EXPORTED })
 export class RecordsModule {}
