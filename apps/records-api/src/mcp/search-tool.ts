@@ -6,7 +6,7 @@ import {
   SEARCHABLE_OBJECTS,
   type SearchService,
 } from '#records/service/search.service.js';
-import { BRIEF, type RecordTool } from './record-tools.js';
+import { READ, type RecordTool } from './record-tools.js';
 import { dialectless } from './mcp-server.js';
 
 const inputSchema = z.object({
@@ -60,7 +60,7 @@ export function searchTool(service: SearchService): RecordTool {
     objects: SEARCHABLE_OBJECTS,
     inputSchema: dialectless(inputSchema),
     outputSchema: dialectless(outputSchema),
-    annotations: BRIEF.read,
+    annotations: { ...READ, title: 'Search records' },
     async run(principal, args) {
       const result = await service.search(principal, {
         q: args.q,
