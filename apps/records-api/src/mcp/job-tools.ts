@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { ImportsService } from '#records/imports/imports.service.js';
 import { ExportsService } from '#records/service/exports.service.js';
-import { parseRestExportQuery } from '../rest/list-query.js';
+import { exportArgs } from '#records/service/read-args.js';
 import { ToolRefusal } from './confirmation.js';
 import { dialectless } from './mcp-server.js';
 import type { RecordTool } from './record-tools.js';
@@ -106,10 +106,9 @@ export function jobTools(imports: ImportsService, exports: ExportsService, objec
       outputSchema: outputs.export,
       annotations: READS,
       async run(principal, args) {
-        const query = { format: (args.format as string | undefined) ?? 'csv', filter: args.filter, fields: args.fields };
-        for (const key of ['filter', 'fields'] as const) if (query[key] === undefined) delete query[key];
+        const input = { format: (args.format as string | undefined) ?? 'csv', filter: args.filter, fields: args.fields };
         // Permissions, arguments and the workspace's export slot are settled here, before any task is made.
-        const running = await exports.start(String(args.object), principal, (schema, names) => parseRestExportQuery(query, schema, names));
+        const running = await exports.start(String(args.object), principal, (schema, names) => exportArgs(input, schema, names));
         return {
           later: {
             stored: true,

@@ -4,7 +4,7 @@ import type { ObjectSchema } from '#records/query/types.js';
 import type { ListArgs } from '#records/service/records.service.js';
 import type { ExportArgs } from '#records/service/exports.service.js';
 import type { GroupByArgs } from '#records/service/group-by.js';
-import { groupByArgs, listArgs, parseDepth, parseFields, readArgs, type FieldNames } from '#records/service/read-args.js';
+import { exportArgs, groupByArgs, listArgs, parseDepth, readArgs, type FieldNames } from '#records/service/read-args.js';
 
 /*
  * REST's query parameters (docs/rest.md): unknown ones refused, each given once, then read
@@ -78,8 +78,6 @@ export function parseRestGroupByQuery(query: Record<string, unknown>, schema: Ob
 }
 
 const EXPORT_PARAMS = ['format', 'filter', 'fields', 'formulas'];
-const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
-const FORMULA_MODES = ['escaped', 'raw'] as const;
 
 /**
  * `GET /rest/<plural>/export` parameters (docs/rest.md "Exports"): `format` (required), the
@@ -95,26 +93,11 @@ export function parseRestExportQuery(query: Record<string, unknown>, schema: Obj
       `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${EXPORT_PARAMS.join(', ')})`,
     );
   }
-  const format = single(query, 'format');
-  if (!EXPORT_FORMATS.includes(format as (typeof EXPORT_FORMATS)[number])) {
-    throw new BadInputError(
-      ErrorCode.VALIDATION_FAILED,
-      `format must be ${EXPORT_FORMATS.join(' or ')}; got ${format === undefined ? 'nothing' : JSON.stringify(format.slice(0, 40))}`,
-    );
-  }
-  const formulas = single(query, 'formulas') ?? 'escaped';
-  if (!FORMULA_MODES.includes(formulas as (typeof FORMULA_MODES)[number])) {
-    throw new BadInputError(
-      ErrorCode.VALIDATION_FAILED,
-      `formulas must be ${FORMULA_MODES.join(' or ')}; got ${JSON.stringify(formulas.slice(0, 40))}`,
-    );
-  }
-  return {
-    format: format as ExportArgs['format'],
-    filter: parseFilter(query.filter, schema),
-    fields: parseFields(query.fields, names, 0),
-    formulas: formulas as ExportArgs['formulas'],
-  };
+  return exportArgs(
+    { format: single(query, 'format'), filter: query.filter, fields: query.fields, formulas: single(query, 'formulas') },
+    schema,
+    names,
+  );
 }
 
 /** `?upsert=true[&match=field]` on a create (docs/rest.md, "Upsert"); any other parameter is refused. */

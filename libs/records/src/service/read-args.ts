@@ -3,6 +3,7 @@ import { parseFilter, parseLimit, parseOrderBy } from '../query/index.js';
 import type { ObjectSchema } from '../query/types.js';
 import { parseAggregates, parseGroupBy, type GroupByArgs } from './group-by.js';
 import type { ListArgs } from './records.service.js';
+import type { ExportArgs } from './exports.service.js';
 
 /*
  * What a read asks for, from typed arguments: an MCP tool's (checked by its input schema) or
@@ -94,5 +95,36 @@ export function groupByArgs(input: { groupBy?: unknown; aggregate?: unknown; fil
     groupBy: parseGroupBy(input.groupBy, schema),
     aggregates: parseAggregates(input.aggregate, schema),
     filter: parseFilter(input.filter, schema),
+  };
+}
+
+const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+const FORMULA_MODES = ['escaped', 'raw'] as const;
+
+/** An export's arguments (docs/rest.md "Exports"): `format` (required), the list's `filter` and `fields`, and `formulas`. */
+export function exportArgs(
+  input: { format?: string; filter?: unknown; fields?: unknown; formulas?: string },
+  schema: ObjectSchema,
+  names: FieldNames,
+): ExportArgs {
+  const { format } = input;
+  if (!EXPORT_FORMATS.includes(format as (typeof EXPORT_FORMATS)[number])) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `format must be ${EXPORT_FORMATS.join(' or ')}; got ${format === undefined ? 'nothing' : JSON.stringify(format.slice(0, 40))}`,
+    );
+  }
+  const formulas = input.formulas ?? 'escaped';
+  if (!FORMULA_MODES.includes(formulas as (typeof FORMULA_MODES)[number])) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `formulas must be ${FORMULA_MODES.join(' or ')}; got ${JSON.stringify(formulas.slice(0, 40))}`,
+    );
+  }
+  return {
+    format: format as ExportArgs['format'],
+    filter: parseFilter(input.filter, schema),
+    fields: parseFields(input.fields, names, 0),
+    formulas: formulas as ExportArgs['formulas'],
   };
 }
