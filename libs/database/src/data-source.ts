@@ -47,6 +47,7 @@ import { CustomObjects1765900000000 } from './migrations/1765900000000-custom-ob
 import { FieldTypes1765900000100 } from './migrations/1765900000100-field-types.js';
 import { syncSearchFunctions } from './search-functions.js';
 import { CustomObjectsSearch1765912000000 } from './migrations/1765912000000-custom-objects-search.js';
+import { Relations1766000000000 } from './migrations/1766000000000-relations.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -88,6 +89,7 @@ export const MIGRATIONS = [
   CustomObjects1765900000000,
   FieldTypes1765900000100,
   CustomObjectsSearch1765912000000,
+  Relations1766000000000,
 ];
 
 export { sessionOptions } from './connections.js';

@@ -196,7 +196,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
       async function (record: AnyRecord, args: GraphqlListInput, context: GraphqlContext, info: GraphQLResolveInfo) {
         if (!LIST_ARGS.some((name) => args[name] != null)) {
           return embeddedConnection(
-            (await context.loaders.children(source.plural, field.column).load(record.id)) as {
+            (await context.loaders.children(source.plural, { column: field.column }).load(record.id)) as {
               records: { id: string; createdAt: string }[];
               total: number;
             },
@@ -205,7 +205,7 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
         const withCount = selectedFields(info).has('totalCount');
         const listArgs = toListArgs(args, (await context.records.definitionFor(source.plural, context.principal)).schema, withCount);
         const key = `${withCount}:${JSON.stringify(args)}`;
-        return toConnection(await context.loaders.pages(source.plural, field.column, key, listArgs).load(record.id));
+        return toConnection(await context.loaders.pages(source.plural, { column: field.column }, key, listArgs).load(record.id));
       },
       [
         ResolveField(field.inverse, () => sourceTypes.connection, {
