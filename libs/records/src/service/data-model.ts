@@ -154,8 +154,18 @@ export class WorkspaceModel {
           relations[link.field.relation] = relation('toOne', link.field.fieldId, link.targetObjectId, link.field.target);
         for (const link of to)
           relations[link.field.inverse] = relation('toMany', link.field.fieldId, link.sourceObjectId, link.source.plural);
+        // GraphQL's selection of a relation reads the id it follows, as a standard relation's reads its column.
+        const columnsFor = found.columnsFor;
+        const linkNames = new Set(from.map((l) => l.field.relation));
         found = {
           ...found,
+          columnsFor: from.length
+            ? (selected) => {
+                const columns = columnsFor(selected);
+                if (!columns.includes('custom') && [...selected].some((name) => linkNames.has(name))) columns.push('custom');
+                return columns;
+              }
+            : columnsFor,
           schema: { ...found.schema, relations },
           relations: [...found.relations, ...from],
           inverses: [...found.inverses, ...to.map((l) => ({ source: l.source, field: l.field, sourceObjectId: l.sourceObjectId }))],
