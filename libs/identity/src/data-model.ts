@@ -391,7 +391,7 @@ export async function dropField(tx: Db, workspaceId: string, field: CustomField,
   await tx.query(
     `UPDATE roles SET field_permissions = field_permissions #- ARRAY[$2::text, $3::text]
       WHERE workspace_id = $1 AND field_permissions -> $2::text ? $3::text`,
-    [workspaceId, field.object, field.name],
+    [workspaceId, field.object, link?.relationType === 'MANY_TO_ONE' ? linkKey(field.name) : field.name],
   );
 }
 
