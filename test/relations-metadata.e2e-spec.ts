@@ -188,6 +188,98 @@ describe('relation fields: the metadata API', () => {
     expect(await fieldRows(ws.id)).toBe(0);
   });
 
+  /**
+   * Ids a workspace's records hold for a relation that name no record of its target (deleted
+   * or not), and links whose field is gone: what a deletion must never leave.
+   */
+  async function dangling(workspaceId: string): Promise<unknown[]> {
+    return ds.query(
+      `SELECT 'link of a deleted field' AS what, l.source_id AS id FROM record_links l
+        WHERE l.workspace_id = $1 AND NOT EXISTS (SELECT 1 FROM custom_fields f WHERE f.workspace_id = l.workspace_id AND f.id = l.field_id)
+       UNION ALL
+       SELECT 'id of a missing ' || (f.settings->>'targetObject'), r.id
+         FROM custom_fields f
+         JOIN objects so ON so.workspace_id = f.workspace_id AND so.name_plural = f.object
+         JOIN (SELECT workspace_id, object_id, id, custom, NULL AS plural FROM custom_records WHERE workspace_id = $1
+               UNION ALL SELECT workspace_id, NULL, id, custom, 'companies' FROM companies WHERE workspace_id = $1
+               UNION ALL SELECT workspace_id, NULL, id, custom, 'people' FROM people WHERE workspace_id = $1) r
+           ON r.workspace_id = f.workspace_id AND (r.object_id = so.id OR r.plural = f.object)
+        WHERE f.workspace_id = $1 AND f.type = 'RELATION' AND f.settings->>'relationType' = 'MANY_TO_ONE'
+          AND r.custom->>(f.name || 'Id') IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM objects t JOIN custom_records c ON c.workspace_id = t.workspace_id AND c.object_id = t.id
+                           WHERE t.workspace_id = $1 AND c.workspace_id = $1 AND t.name_plural = f.settings->>'targetObject' AND c.id::text = r.custom->>(f.name || 'Id'))
+          AND NOT EXISTS (SELECT 1 FROM companies c WHERE f.settings->>'targetObject' = 'companies' AND c.workspace_id = $1 AND c.id::text = r.custom->>(f.name || 'Id'))`,
+      [workspaceId],
+    );
+  }
+
+  it('deleting an object deletes its relations, both sides, and leaves no id of its records anywhere', async () => {
+    const { id, api } = await workspace();
+    const employees = (
+      await api.post('/rest/metadata/objects', {
+        nameSingular: 'employee',
+        namePlural: 'employees',
+        labelSingular: 'Employee',
+        labelPlural: 'Employees',
+      })
+    ).body.data.createObject;
+    const toEmployees = await api.post(
+      '/rest/metadata/fields',
+      relation({ name: 'assignee' }, { targetObject: 'employees', inverseName: 'assigned' }),
+    );
+    const fromEmployees = await api.post(
+      '/rest/metadata/fields',
+      relation({ object: 'employees', name: 'employer' }, { targetObject: 'companies', inverseName: 'staff' }),
+    );
+    expect([toEmployees.status, fromEmployees.status]).toEqual([201, 201]);
+    const ada = (await api.post('/rest/employees', { name: 'Ada' })).body.data.createEmployee.id;
+    const acme = (await api.post('/rest/companies', { name: 'Acme' })).body.data.createCompany.id;
+    await api.patch(`/rest/employees/${ada}`, { employerId: acme });
+    const ticket = (await api.post('/rest/tickets', { name: 'T', assigneeId: ada })).body.data.createTicket.id;
+    expect(await dangling(id)).toEqual([]);
+    expect((await api.patch(`/rest/metadata/objects/${employees.id}`, { isActive: false })).status).toBe(200);
+    // Hidden with its object: the ticket shows no assigneeId, and a write naming it is refused.
+    expect((await api.get(`/rest/tickets/${ticket}`)).body.data.ticket).not.toHaveProperty('assigneeId');
+    expectError(await api.patch(`/rest/tickets/${ticket}`, { assigneeId: ada }), 400, 'VALIDATION_FAILED');
+    expect((await api.get(`/rest/companies/${acme}`, { depth: '1' })).body.data.company).not.toHaveProperty('staff');
+    expect((await api.delete(`/rest/metadata/objects/${employees.id}`)).status).toBe(200);
+    expect(await fieldRows(id)).toBe(0);
+    expect((await api.get(`/rest/tickets/${ticket}`)).body.data.ticket).not.toHaveProperty('assigneeId');
+    expect(await ds.query(`SELECT custom FROM custom_records WHERE workspace_id = $1 AND id = $2`, [id, ticket])).toEqual([
+      { custom: { name: 'T' } },
+    ]);
+    expect(await dangling(id)).toEqual([]);
+    expect(Number((await ds.query('SELECT count(*) AS n FROM record_links WHERE workspace_id = $1', [id]))[0].n)).toBe(0);
+    // A new field may take the freed names.
+    expect((await api.post('/rest/metadata/fields', { object: 'tickets', name: 'assigneeId', type: 'TEXT' })).status).toBe(201);
+  });
+
+  it('two concurrent calls making the same relation make it once; another workspace cannot reach it', async () => {
+    const { id, api } = await workspace();
+    const both = await Promise.all([api.post('/rest/metadata/fields', relation()), api.post('/rest/metadata/fields', relation())]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 400]);
+    expect(await fieldRows(id)).toBe(2);
+    const made = both.find((r) => r.status === 201)!.body.data.createField;
+    const stranger = await workspace();
+    expectError(await stranger.api.get(`/rest/metadata/fields/${made.id}`), 404, 'NOT_FOUND');
+    expectError(await stranger.api.patch(`/rest/metadata/fields/${made.id}`, { isActive: false }), 404, 'NOT_FOUND');
+    expectError(await stranger.api.delete(`/rest/metadata/fields/${made.relation.inverseFieldId}`), 404, 'NOT_FOUND');
+    // Another workspace's own object is no target here.
+    await stranger.api.post('/rest/metadata/objects', {
+      nameSingular: 'secret',
+      namePlural: 'secrets',
+      labelSingular: 'S',
+      labelPlural: 'S',
+    });
+    expectError(
+      await api.post('/rest/metadata/fields', relation({ name: 'secret' }, { targetObject: 'secrets', inverseName: 'x' })),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(await fieldRows(id)).toBe(2);
+    expect((await api.get(`/rest/metadata/fields/${made.id}`)).body.data.field.isActive).toBe(true);
+  });
+
   it('turns both sides off together, deletes both, and leaves no value or link behind', async () => {
     const { id, api } = await workspace();
     const field = (await api.post('/rest/metadata/fields', relation())).body.data.createField;

@@ -137,6 +137,20 @@ describe('relations: records', () => {
     expect(ws.id).toBeTruthy();
   });
 
+  it('embeds at most 60 records per inverse list, with live ones only', async () => {
+    const { api, acme } = await workspace();
+    const many = Array.from({ length: 60 }, (_, i) => ({ name: `T-${String(i).padStart(2, '0')}`, companyId: acme }));
+    expect((await api.post('/rest/batch/tickets', many)).status).toBe(201);
+    const last = (await api.post('/rest/tickets', { name: 'T-60', companyId: acme })).body.data.createTicket.id;
+    const gone = (await api.post('/rest/tickets', { name: 'T-gone', companyId: acme })).body.data.createTicket.id;
+    await api.delete(`/rest/tickets/${gone}`);
+    const company = (await api.get(`/rest/companies/${acme}`, { depth: '1' })).body.data.company;
+    expect(company.tickets).toHaveLength(60);
+    expect(company.tickets.map((t: { id: string }) => t.id)).not.toContain(last);
+    expect((await api.get('/rest/companies', { filter: `tickets.id[eq]:"${gone}"` })).body.data.companies).toEqual([]);
+    expect((await api.get('/rest/companies', { filter: `tickets.id[eq]:"${last}"` })).body.data.companies).toHaveLength(1);
+  });
+
   it('SET_NULL: a soft delete keeps the links (restore finds them), erasure clears them', async () => {
     const { ws, api, acme } = await workspace();
     const t = (await api.post('/rest/tickets', { name: 'T', companyId: acme })).body.data.createTicket.id;
