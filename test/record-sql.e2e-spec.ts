@@ -35,6 +35,9 @@ interface Context {
   db: Db;
   people: ObjectDefinition;
   tickets: ObjectDefinition;
+  companies: ObjectDefinition;
+  /** The custom relation tickets.company → companies (docs/decisions/0066-relations.md). */
+  link: string;
   ws: { workspaceId: string };
   /** Runs a statement a builder returned, so it is proved to be valid SQL too. */
   run(sql: string, params: unknown[]): Promise<unknown>;
@@ -63,6 +66,20 @@ const CALLS: Record<string, Record<string, (c: Context) => Promise<unknown>>> = 
         }),
       ),
     'tickets, first page': (c) => c.repo.page(c.db, c.tickets, scope(c.ws, c.tickets), page(c.tickets)),
+    'tickets across their custom relation': (c) =>
+      c.repo.page(
+        c.db,
+        c.tickets,
+        scope(c.ws, c.tickets),
+        page(c.tickets, { filter: parseFilter('company.name[eq]:"Acme"', c.tickets.schema) }),
+      ),
+    'companies across the inverse of a custom relation': (c) =>
+      c.repo.page(
+        c.db,
+        c.companies,
+        scope(c.ws, c.companies),
+        page(c.companies, { filter: parseFilter('tickets.name[eq]:"x"', c.companies.schema) }),
+      ),
   },
   count: {
     'people, filtered on deletedAt': (c) =>
@@ -75,13 +92,25 @@ const CALLS: Record<string, Record<string, (c: Context) => Promise<unknown>>> = 
         c.db,
         c.people,
         scope(c.ws, c.people),
-        'company_id',
+        { column: 'company_id' },
         [COMPANY],
         page(c.people, { limit: 3, cursor: { values: ['2026-01-01T00:00:00.000Z'], id: RECORD } }),
       ),
+    'tickets of companies, a custom relation, after a cursor': (c) =>
+      c.repo.pagesByParent(
+        c.db,
+        c.tickets,
+        scope(c.ws, c.tickets),
+        { fieldId: c.link },
+        [COMPANY],
+        page(c.tickets, { limit: 3, cursor: { values: ['2026-01-01T00:00:00.000Z'], id: RECORD } }),
+      ),
   },
   countsByParent: {
-    'people of companies': (c) => c.repo.countsByParent(c.db, c.people, scope(c.ws, c.people), 'company_id', [COMPANY], undefined),
+    'people of companies': (c) =>
+      c.repo.countsByParent(c.db, c.people, scope(c.ws, c.people), { column: 'company_id' }, [COMPANY], undefined),
+    'tickets of companies': (c) =>
+      c.repo.countsByParent(c.db, c.tickets, scope(c.ws, c.tickets), { fieldId: c.link }, [COMPANY], undefined),
   },
   get: {
     people: (c) => c.repo.get(c.db, c.people, scope(c.ws, c.people), RECORD, c.people.columns),
@@ -92,7 +121,8 @@ const CALLS: Record<string, Record<string, (c: Context) => Promise<unknown>>> = 
     tickets: (c) => c.repo.byIds(c.db, c.tickets, scope(c.ws, c.tickets), [RECORD]),
   },
   children: {
-    'people of companies': (c) => c.repo.children(c.db, c.people, scope(c.ws, c.people), 'company_id', [COMPANY], 60),
+    'people of companies': (c) => c.repo.children(c.db, c.people, scope(c.ws, c.people), { column: 'company_id' }, [COMPANY], 60),
+    'tickets of companies': (c) => c.repo.children(c.db, c.tickets, scope(c.ws, c.tickets), { fieldId: c.link }, [COMPANY], 60),
   },
   groupBy: {
     'tickets by name': (c) =>
@@ -100,6 +130,20 @@ const CALLS: Record<string, Record<string, (c: Context) => Promise<unknown>>> = 
   },
   liveIds: {
     tickets: (c) => c.repo.liveIds(c.db, scope(c.ws, c.tickets), [RECORD]),
+    'companies a batch links to, locked': (c) => c.repo.liveIds(c.db, scope(c.ws, c.companies), [COMPANY], true),
+  },
+  lockLinking: {
+    'tickets linking to a company': (c) => c.repo.lockLinking(c.db, c.tickets, scope(c.ws, c.tickets), c.link, [COMPANY], 'live', 10_000),
+  },
+  countLinked: {
+    'tickets linking to a company': (c) => c.repo.countLinked(c.db, scope(c.ws, c.tickets), c.link, [COMPANY], 'any'),
+  },
+  unlink: {
+    'tickets linking to a company': (c) => c.repo.unlink(c.db, c.tickets, scope(c.ws, c.tickets), c.link, 'companyId', [COMPANY]),
+  },
+  restoreLinking: {
+    'tickets deleted with a company': (c) =>
+      c.repo.restoreLinking(c.db, c.tickets, scope(c.ws, c.tickets), c.link, [COMPANY], '2026-01-01T00:00:00.000Z'),
   },
   keyMatches: {
     tickets: (c) => c.repo.keyMatches(c.db, c.tickets, scope(c.ws, c.tickets), [{ i: 0, field: 'name', normalize: 'text', raw: 'x' }]),
@@ -152,11 +196,23 @@ const CALLS: Record<string, Record<string, (c: Context) => Promise<unknown>>> = 
       const q = c.repo.insert(c.tickets, scope(c.ws, c.tickets), [{ custom: JSON.stringify({ name: 'x' }) }]);
       return c.run(q.sql, q.params);
     },
+    'tickets, a custom link checked and locked': (c) => {
+      const q = c.repo.insert(c.tickets, scope(c.ws, c.tickets), [{ custom: JSON.stringify({ name: 'x', companyId: COMPANY }) }]);
+      return c.run(q.sql, q.params).catch((err: { code?: string }) => {
+        if (err.code !== 'WR001') throw err; // the link's guard: no such company
+      });
+    },
   },
   update: {
     tickets: (c) => {
       const q = c.repo.update(c.tickets, scope(c.ws, c.tickets), RECORD, { custom: { name: 'y' } });
       return c.run(q.sql, q.params);
+    },
+    'tickets, a custom link checked and locked': (c) => {
+      const q = c.repo.update(c.tickets, scope(c.ws, c.tickets), RECORD, { custom: { companyId: COMPANY } });
+      return c.run(q.sql, q.params).catch((err: { code?: string }) => {
+        if (err.code !== 'WR001') throw err;
+      });
     },
   },
   updateMany: {
@@ -194,6 +250,7 @@ describe('the record repository', () => {
   let http: Http;
   let ws: TestWorkspace;
   let objectId: string;
+  let linkId: string;
   const sent = new Map<string, string[]>();
 
   beforeAll(async () => {
@@ -207,6 +264,14 @@ describe('the record repository', () => {
     });
     expect(made.status).toBe(201);
     objectId = made.body.data.createObject.id;
+    const relation = await client(http, ws.keys.Admin).post('/rest/metadata/fields', {
+      object: 'tickets',
+      name: 'company',
+      type: 'RELATION',
+      relation: { type: 'MANY_TO_ONE', targetObject: 'companies', inverseName: 'tickets' },
+    });
+    expect(relation.status).toBe(201);
+    linkId = relation.body.data.createField.id;
     await loadParser();
     const model = await app.get(DataModel).read(ws.id);
     const repo = app.get(RecordRepository);
@@ -228,6 +293,8 @@ describe('the record repository', () => {
               db,
               people: model.definition('people'),
               tickets: model.definition('tickets'),
+              companies: model.definition('companies'),
+              link: linkId,
               ws: { workspaceId: ws.id },
               run: (sql, params) => db.rows(sql, params),
             });
@@ -267,16 +334,16 @@ describe('the record repository', () => {
 
   it('sends the statements of test/snapshots/record-repository.sql', () => {
     const text = [...sent]
-      .map(([call, texts]) => `-- ${call}\n${texts.map((sql) => `${normalized(sql, objectId)};`).join('\n')}\n`)
+      .map(([call, texts]) => `-- ${call}\n${texts.map((sql) => `${normalized(sql, objectId, linkId)};`).join('\n')}\n`)
       .join('\n');
     if (WRITE) writeFileSync(SNAPSHOT, text);
     expect(text).toBe(readFileSync(SNAPSHOT, 'utf8'));
   });
 });
 
-/** A statement as the snapshot keeps it: one line, the custom object's id as `<object id>`. */
-function normalized(sql: string, objectId: string): string {
-  return sql.replace(/\s+/g, ' ').trim().replaceAll(objectId, '<object id>');
+/** A statement as the snapshot keeps it: one line, the custom object's id as `<object id>`, the custom relation's as `<field id>`. */
+function normalized(sql: string, objectId: string, linkId: string): string {
+  return sql.replace(/\s+/g, ' ').trim().replaceAll(objectId, '<object id>').replaceAll(linkId, '<field id>');
 }
 
 /*

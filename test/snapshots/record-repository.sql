@@ -7,6 +7,12 @@ SELECT NULL AS id, NULL AS first_name, NULL AS last_name, NULL AS primary_email,
 -- page: tickets, first page
 SELECT NULL AS id, NULL AS created_at, NULL AS updated_at, NULL AS deleted_at, NULL AS custom, coalesce(rc.live_count, 0) AS __live_count, coalesce(rc.version, 0) AS __version, false AS __other_side FROM (SELECT sum(live_count)::bigint AS live_count, sum(version)::bigint AS version FROM record_counts WHERE workspace_id = $1 AND object = $2) rc UNION ALL (SELECT t.id, t.created_at, t.updated_at, t.deleted_at, t.custom, NULL, NULL, NULL FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NULL ORDER BY t.created_at ASC NULLS FIRST, t.id ASC LIMIT 21);
 
+-- page: tickets across their custom relation
+SELECT NULL AS id, NULL AS created_at, NULL AS updated_at, NULL AS deleted_at, NULL AS custom, coalesce(rc.live_count, 0) AS __live_count, coalesce(rc.version, 0) AS __version, false AS __other_side FROM (SELECT sum(live_count)::bigint AS live_count, sum(version)::bigint AS version FROM record_counts WHERE workspace_id = $1 AND object = $3) rc UNION ALL (SELECT t.id, t.created_at, t.updated_at, t.deleted_at, t.custom, NULL, NULL, NULL FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM record_links l JOIN companies r ON r.workspace_id = l.workspace_id AND r.id = l.target_id WHERE l.workspace_id = t.workspace_id AND l.field_id = '<field id>' AND l.source_id = t.id AND r.workspace_id = t.workspace_id AND r.deleted_at IS NULL AND r.name = $2::text) ORDER BY t.created_at ASC NULLS FIRST, t.id ASC LIMIT 21);
+
+-- page: companies across the inverse of a custom relation
+SELECT NULL AS id, NULL AS name, NULL AS domain_primary_link_url, NULL AS domain_primary_link_label, NULL AS domain_secondary_links, NULL AS created_at, NULL AS updated_at, NULL AS deleted_at, coalesce(rc.live_count, 0) AS __live_count, coalesce(rc.version, 0) AS __version, false AS __other_side FROM (SELECT sum(live_count)::bigint AS live_count, sum(version)::bigint AS version FROM record_counts WHERE workspace_id = $1 AND object = $3) rc UNION ALL (SELECT t.id, t.name, t.domain_primary_link_url, t.domain_primary_link_label, t.domain_secondary_links, t.created_at, t.updated_at, t.deleted_at, NULL, NULL, NULL FROM companies t WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM record_links l JOIN custom_records r ON r.workspace_id = l.workspace_id AND r.id = l.source_id WHERE l.workspace_id = t.workspace_id AND l.field_id = '<field id>' AND l.target_id = t.id AND r.workspace_id = t.workspace_id AND r.object_id = '<object id>' AND r.deleted_at IS NULL AND (r.custom->>'name') = $2::text) ORDER BY t.created_at ASC NULLS FIRST, t.id ASC LIMIT 21);
+
 -- count: people, filtered on deletedAt
 SELECT count(*)::bigint AS n FROM people t WHERE t.workspace_id = $1 AND t.deleted_at IS NOT NULL;
 
@@ -16,8 +22,14 @@ SELECT count(*)::bigint AS n FROM custom_records t WHERE t.workspace_id = $1 AND
 -- pagesByParent: people of companies, after a cursor
 SELECT k.parent AS __parent, o.__other_side, p.* FROM unnest($2::uuid[]) AS k(parent) CROSS JOIN LATERAL (SELECT (SELECT 1 FROM people t WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.company_id = k.parent AND (t.created_at, t.id) <= ($5::timestamptz, $6::uuid) ORDER BY t.created_at DESC NULLS LAST, t.id DESC LIMIT 1) IS NOT NULL AS __other_side) o LEFT JOIN LATERAL ( SELECT t.id, t.first_name, t.last_name, t.primary_email, t.additional_emails, t.company_id, t.created_at, t.updated_at, t.deleted_at FROM people t WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.company_id = k.parent AND (t.created_at, t.id) > ($3::timestamptz, $4::uuid) ORDER BY t.created_at ASC NULLS FIRST, t.id ASC LIMIT $7) p ON true;
 
+-- pagesByParent: tickets of companies, a custom relation, after a cursor
+SELECT k.parent AS __parent, o.__other_side, p.* FROM unnest($2::uuid[]) AS k(parent) CROSS JOIN LATERAL (SELECT (SELECT 1 FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NULL AND t.id IN (SELECT l.source_id FROM record_links l WHERE l.workspace_id = $1 AND l.field_id = '<field id>' AND l.target_id = k.parent) AND (t.created_at, t.id) <= ($5::timestamptz, $6::uuid) ORDER BY t.created_at DESC NULLS LAST, t.id DESC LIMIT 1) IS NOT NULL AS __other_side) o LEFT JOIN LATERAL ( SELECT t.id, t.created_at, t.updated_at, t.deleted_at, t.custom FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NULL AND t.id IN (SELECT l.source_id FROM record_links l WHERE l.workspace_id = $1 AND l.field_id = '<field id>' AND l.target_id = k.parent) AND (t.created_at, t.id) > ($3::timestamptz, $4::uuid) ORDER BY t.created_at ASC NULLS FIRST, t.id ASC LIMIT $7) p ON true;
+
 -- countsByParent: people of companies
 SELECT t.company_id AS parent, count(*)::bigint AS n FROM people t WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.company_id = ANY($2::uuid[]) GROUP BY t.company_id;
+
+-- countsByParent: tickets of companies
+SELECT l.target_id AS parent, count(*)::bigint AS n FROM custom_records t JOIN record_links l ON l.workspace_id = t.workspace_id AND l.source_id = t.id WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NULL AND l.workspace_id = $1 AND l.field_id = '<field id>' AND l.target_id = ANY($2::uuid[]) GROUP BY l.target_id;
 
 -- get: people
 SELECT id, first_name, last_name, primary_email, additional_emails, company_id, created_at, updated_at, deleted_at FROM people WHERE workspace_id = $1 AND deleted_at IS NULL AND id = $2;
@@ -34,11 +46,29 @@ SELECT id, created_at, updated_at, deleted_at, custom FROM custom_records WHERE 
 -- children: people of companies
 SELECT * FROM ( SELECT t.id, t.first_name, t.last_name, t.primary_email, t.additional_emails, t.company_id, t.created_at, t.updated_at, t.deleted_at, row_number() OVER (PARTITION BY t.company_id ORDER BY t.created_at, t.id) AS __rank, count(*) OVER (PARTITION BY t.company_id) AS __total FROM people t WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.company_id = ANY($2::uuid[])) ranked WHERE __rank <= $3 ORDER BY __rank;
 
+-- children: tickets of companies
+SELECT * FROM ( SELECT t.id, t.created_at, t.updated_at, t.deleted_at, t.custom, l.target_id AS __parent, row_number() OVER (PARTITION BY l.target_id ORDER BY l.source_created_at, l.source_id) AS __rank, count(*) OVER (PARTITION BY l.target_id) AS __total FROM record_links l JOIN custom_records t ON t.workspace_id = l.workspace_id AND t.id = l.source_id WHERE l.workspace_id = $1 AND l.field_id = '<field id>' AND l.target_id = ANY($2::uuid[]) AND t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NULL) ranked WHERE __rank <= $3 ORDER BY __rank;
+
 -- groupBy: tickets by name
 SELECT (t.custom->>'name') AS g0, count(*)::bigint AS a0 FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NULL GROUP BY 1 ORDER BY 1 ASC NULLS LAST LIMIT 1001;
 
 -- liveIds: tickets
 SELECT id FROM custom_records WHERE workspace_id = $1 AND object_id = '<object id>' AND deleted_at IS NULL AND id = ANY($2::uuid[]);
+
+-- liveIds: companies a batch links to, locked
+SELECT id FROM companies WHERE workspace_id = $1 AND deleted_at IS NULL AND id = ANY($2::uuid[]) FOR SHARE;
+
+-- lockLinking: tickets linking to a company
+SELECT t.id, t.created_at, t.updated_at, t.deleted_at, t.custom FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NULL AND t.id IN (SELECT l.source_id FROM record_links l WHERE l.workspace_id = $1 AND l.field_id = '<field id>' AND l.target_id = ANY($2::uuid[])) ORDER BY t.id LIMIT 10001 FOR UPDATE;
+
+-- countLinked: tickets linking to a company
+SELECT count(*)::bigint AS n FROM custom_records t WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.id IN (SELECT l.source_id FROM record_links l WHERE l.workspace_id = $1 AND l.field_id = '<field id>' AND l.target_id = ANY($2::uuid[]));
+
+-- unlink: tickets linking to a company
+UPDATE custom_records t SET custom = jsonb_set(t.custom, ARRAY[$3::text], 'null'::jsonb), updated_at = now() WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.id IN (SELECT l.source_id FROM record_links l WHERE l.workspace_id = $1 AND l.field_id = '<field id>' AND l.target_id = ANY($2::uuid[])) RETURNING t.id, t.created_at, t.updated_at, t.deleted_at, t.custom;
+
+-- restoreLinking: tickets deleted with a company
+UPDATE custom_records t SET deleted_at = NULL, updated_at = now() WHERE t.workspace_id = $1 AND t.object_id = '<object id>' AND t.deleted_at IS NOT NULL AND t.deleted_at = $3::timestamptz AND t.id IN (SELECT l.source_id FROM record_links l WHERE l.workspace_id = $1 AND l.field_id = '<field id>' AND l.target_id = ANY($2::uuid[])) RETURNING t.id, t.created_at, t.updated_at, t.deleted_at, t.custom;
 
 -- keyMatches: tickets
 SELECT q.i, q.field, k.record_id FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS q(i, field, how, raw) JOIN record_keys k ON k.workspace_id = $1 AND k.object = $6 AND k.field = q.field AND k.value = record_key_value(q.how, q.raw);
@@ -82,8 +112,14 @@ INSERT INTO people (workspace_id, first_name, company_id) VALUES ($1, $2, coales
 -- insert: tickets
 INSERT INTO custom_records (workspace_id, object_id, custom) VALUES ($1, '<object id>'::uuid, $2) RETURNING id, created_at, updated_at, deleted_at, custom;
 
+-- insert: tickets, a custom link checked and locked
+INSERT INTO custom_records (workspace_id, object_id, custom) VALUES ($1, '<object id>'::uuid, ($2::jsonb || jsonb_build_object('companyId', coalesce((SELECT id FROM companies WHERE workspace_id = $1 AND deleted_at IS NULL AND id = $3::uuid FOR SHARE), record_missing_relation('companyId', 'company', $3::uuid))))) RETURNING id, created_at, updated_at, deleted_at, custom;
+
 -- update: tickets
 UPDATE custom_records SET custom = (custom || $3::jsonb), updated_at = now() WHERE workspace_id = $1 AND object_id = '<object id>' AND deleted_at IS NULL AND id = $2 RETURNING id, created_at, updated_at, deleted_at, custom;
+
+-- update: tickets, a custom link checked and locked
+UPDATE custom_records SET custom = ((custom || $3::jsonb)::jsonb || jsonb_build_object('companyId', coalesce((SELECT id FROM companies WHERE workspace_id = $1 AND deleted_at IS NULL AND id = $4::uuid FOR SHARE), record_missing_relation('companyId', 'company', $4::uuid)))), updated_at = now() WHERE workspace_id = $1 AND object_id = '<object id>' AND deleted_at IS NULL AND id = $2 RETURNING id, created_at, updated_at, deleted_at, custom;
 
 -- updateMany: people
 UPDATE people SET first_name = $3, updated_at = now() WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING id, first_name, last_name, primary_email, additional_emails, company_id, created_at, updated_at, deleted_at;

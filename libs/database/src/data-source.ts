@@ -48,6 +48,7 @@ import { FieldTypes1765900000100 } from './migrations/1765900000100-field-types.
 import { syncSearchFunctions } from './search-functions.js';
 import { CustomObjectsSearch1765912000000 } from './migrations/1765912000000-custom-objects-search.js';
 import { McpTasks1766000000000 } from './migrations/1766000000000-mcp-tasks.js';
+import { Relations1766000000100 } from './migrations/1766000000100-relations.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -90,6 +91,7 @@ export const MIGRATIONS = [
   FieldTypes1765900000100,
   CustomObjectsSearch1765912000000,
   McpTasks1766000000000,
+  Relations1766000000100,
 ];
 
 export { sessionOptions } from './connections.js';

@@ -1,12 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isUuid } from '#records/query/filter.js';
-import { fieldType } from '#records/field-types/index.js';
+import { fieldType, isRelationType } from '#records/field-types/index.js';
 import { BadInputError, ConflictError, ErrorCode, NotFoundError } from '#errors/errors.js';
 import { makeNotUnique, makeUnique } from './unique-fields.js';
 import {
   checkFieldChange,
+  checkNewRelation,
+  customRelation,
   customUniqueField,
   checkNewField,
+  linkKey,
+  namesTaken,
   indexKind,
   CUSTOM_FIELD_OBJECTS,
   MAX_CUSTOM_FIELDS,
@@ -15,19 +20,30 @@ import {
   takenNames,
   type CustomField,
   type CustomFieldObject,
+  type NewField,
 } from '#records/objects/index.js';
 import type { Db } from './accounts.js';
 import { recordAudit, type AuditEntry } from './audit-log.js';
 import { sweepFieldIndexes } from './field-indexes.js';
 import { recordsOf } from './objects.js';
 
-/** The plural names of a workspace's objects, standard first. */
-async function objectNames(db: Db, workspaceId: string): Promise<string[]> {
-  const rows: { name_plural: string }[] = await db.query(
-    'SELECT name_plural FROM objects WHERE workspace_id = $1 ORDER BY is_custom, created_at, id',
+/** The plural names of a workspace's objects, standard first (`active`: active ones only). */
+async function objectNames(db: Db, workspaceId: string, active = false): Promise<string[]> {
+  const rows: { name_plural: string; is_active: boolean }[] = await db.query(
+    'SELECT name_plural, is_active FROM objects WHERE workspace_id = $1 ORDER BY is_custom, created_at, id',
     [workspaceId],
   );
-  return rows.map((r) => r.name_plural);
+  return rows.filter((r) => !active || r.is_active).map((r) => r.name_plural);
+}
+
+/** Names a new field of `object` may not take: reserved and built-in names, and every existing field's (a link's key too). */
+function takenOn(existing: readonly CustomField[]) {
+  return (object: string): Set<string> => {
+    const standard = OBJECTS.find((o) => o.plural === object);
+    const names = standard ? takenNames(standard, OBJECTS) : new Set(RESERVED_NAMES);
+    for (const field of existing) if (field.object === object) for (const name of namesTaken(field)) names.add(name);
+    return names;
+  };
 }
 
 /*
@@ -117,47 +133,83 @@ async function bump(tx: EntityManager, workspaceId: string): Promise<void> {
   await tx.query('UPDATE workspaces SET data_model_version = data_model_version + 1 WHERE id = $1', [workspaceId]);
 }
 
+/** 400 when `object` has MAX_CUSTOM_FIELDS fields already (`adding` more would pass it). */
+function assertRoomFor(existing: readonly CustomField[], object: string, adding = 1): void {
+  if (existing.filter((f) => f.object === object).length + adding > MAX_CUSTOM_FIELDS) {
+    throw new BadInputError(
+      ErrorCode.VALIDATION_FAILED,
+      `${object} already has ${MAX_CUSTOM_FIELDS} custom fields, the most allowed; delete one first`,
+    );
+  }
+}
+
+async function insertField(tx: EntityManager, workspaceId: string, field: NewField, id: string = randomUUID()): Promise<CustomField> {
+  const rows: FieldRow[] = await tx.query(
+    `INSERT INTO custom_fields (workspace_id, id, object, name, label, description, type, is_nullable, default_value, is_unique, options, settings, is_active)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $12::jsonb, $13) RETURNING ${COLUMNS}`,
+    [
+      workspaceId,
+      id,
+      field.object,
+      field.name,
+      field.label,
+      field.description,
+      field.type,
+      field.isNullable,
+      field.defaultValue === null ? null : JSON.stringify(field.defaultValue),
+      field.isUnique,
+      field.options ? JSON.stringify(field.options) : null,
+      field.settings ? JSON.stringify(field.settings) : null,
+      field.isActive,
+    ],
+  );
+  return toField(rows[0]);
+}
+
+/**
+ * A relation's two fields in the caller's transaction (docs/decisions/0066-relations.md):
+ * its MANY_TO_ONE side on `object`, returned, and its ONE_TO_MANY inverse on the target,
+ * each naming the other. No record holds a value yet, so nothing else is written.
+ */
+async function createRelation(tx: EntityManager, workspaceId: string, actor: Actor, body: unknown): Promise<CustomField> {
+  const existing = await listFields(tx, workspaceId);
+  const { source, inverse } = checkNewRelation(body, {
+    active: await objectNames(tx, workspaceId, true),
+    objects: await objectNames(tx, workspaceId),
+    taken: takenOn(existing),
+    relations: (object) => existing.filter((f) => f.object === object && customRelation(f)).length,
+  });
+  assertRoomFor(existing, source.object, source.object === inverse.object ? 2 : 1);
+  if (inverse.object !== source.object) assertRoomFor(existing, inverse.object);
+  const [sourceId, inverseId] = [randomUUID(), randomUUID()];
+  const created = await insertField(tx, workspaceId, { ...source, settings: { ...source.settings, inverseFieldId: inverseId } }, sourceId);
+  await insertField(tx, workspaceId, { ...inverse, settings: { ...inverse.settings, inverseFieldId: sourceId } }, inverseId);
+  await bump(tx, workspaceId);
+  await recordAudit(tx, {
+    workspaceId,
+    actor,
+    action: 'field.create',
+    target: { type: 'field', id: created.id, label: `${created.object}.${created.name}` },
+    details: { type: created.type, targetObject: inverse.object, inverseName: inverse.name, onDelete: source.settings?.onDelete },
+  });
+  return created;
+}
+
 export async function createField(db: Db, workspaceId: string, actor: Actor, body: unknown): Promise<CustomField> {
   const created = await inTransaction(db, async (tx) => {
     // One writer per workspace at a time: the count and the name check hold until COMMIT.
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
+    if (isRelationType((body as { type?: unknown } | null)?.type)) return createRelation(tx, workspaceId, actor, body);
     const existing = await listFields(tx, workspaceId);
     const field = checkNewField(
       body,
-      (object) => new Set(existing.filter((f) => f.object === object).map((f) => f.name)),
-      (object) => {
-        const standard = OBJECTS.find((o) => o.plural === object);
-        return standard ? takenNames(standard, OBJECTS) : new Set(RESERVED_NAMES);
-      },
+      (object) => new Set(existing.filter((f) => f.object === object).flatMap(namesTaken)),
+      takenOn([]),
       await objectNames(tx, workspaceId),
     );
-    const count = existing.filter((f) => f.object === field.object).length;
-    if (count >= MAX_CUSTOM_FIELDS) {
-      throw new BadInputError(
-        ErrorCode.VALIDATION_FAILED,
-        `${field.object} already has ${MAX_CUSTOM_FIELDS} custom fields, the most allowed; delete one first`,
-      );
-    }
-    const rows: FieldRow[] = await tx.query(
-      `INSERT INTO custom_fields (workspace_id, object, name, label, description, type, is_nullable, default_value, is_unique, options, settings, is_active)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::jsonb, $11::jsonb, $12) RETURNING ${COLUMNS}`,
-      [
-        workspaceId,
-        field.object,
-        field.name,
-        field.label,
-        field.description,
-        field.type,
-        field.isNullable,
-        field.defaultValue === null ? null : JSON.stringify(field.defaultValue),
-        field.isUnique,
-        field.options ? JSON.stringify(field.options) : null,
-        field.settings ? JSON.stringify(field.settings) : null,
-        field.isActive,
-      ],
-    );
+    assertRoomFor(existing, field.object);
+    const created = await insertField(tx, workspaceId, field);
     await bump(tx, workspaceId);
-    const created = toField(rows[0]);
     // A new field holds no value yet, so it is unique from the start without a check.
     const unique = created.isUnique ? customUniqueField(created) : undefined;
     if (unique) {
@@ -203,6 +255,7 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
   // Uniqueness first, in transactions of its own (docs/data-model.md, "Unique fields"): it may
   // refuse with the duplicates, and then nothing else of the change applies.
   const current = await getField(db, workspaceId, id);
+  if (customRelation(current)) return updateRelation(db, workspaceId, actor, current, body);
   const asked = checkFieldChange(current, body);
   const uniqueChange = asked.isUnique;
   if (uniqueChange && asked.isActive === false) {
@@ -298,19 +351,10 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
     if (field.isActive) {
       throw new ConflictError(`The field ${field.name} is active; deactivate it first (PATCH with {"isActive": false}), then delete it`);
     }
-    const records = await recordsOf(tx, workspaceId, field.object);
-    await tx.query(`UPDATE ${records.table} SET custom = custom - $2::text WHERE ${records.where('', 'any')} AND custom ? $2::text`, [
-      ...records.params(),
-      field.name,
-    ]);
-    await tx.query('DELETE FROM custom_fields WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
-    // Roles' field permissions on it go too (docs/authentication.md, "Field permissions"): a
-    // field made later with this name starts unrestricted, and a role edit never trips on it.
-    await tx.query(
-      `UPDATE roles SET field_permissions = field_permissions #- ARRAY[$2::text, $3::text]
-        WHERE workspace_id = $1 AND field_permissions -> $2::text ? $3::text`,
-      [workspaceId, field.object, field.name],
-    );
+    // A relation goes with its other side (docs/decisions/0066-relations.md).
+    const inverseId = customRelation(field)?.inverseFieldId;
+    const both = inverseId ? [field, ...(await listFields(tx, workspaceId)).filter((f) => f.id === inverseId)] : [field];
+    for (const gone of both) await dropField(tx, workspaceId, gone);
     await bump(tx, workspaceId);
     await recordAudit(tx, {
       workspaceId,
@@ -323,6 +367,95 @@ export async function deleteField(db: Db, workspaceId: string, actor: Actor, id:
   });
   if (isDataSource(db) && deleted && indexKind(deleted.type)) sweepFieldIndexes(db);
   return result;
+}
+
+/**
+ * Removes a field in the caller's transaction: its values from every record of its object,
+ * deleted ones included (a relation's id and its links), its row, and roles' field
+ * permissions on it (docs/authentication.md, "Field permissions"): a field made later with
+ * this name starts unrestricted, and a role edit never trips on it.
+ */
+export async function dropField(tx: Db, workspaceId: string, field: CustomField, recordsGoing = false): Promise<void> {
+  const link = customRelation(field);
+  // `recordsGoing`: its object is deleted, and its records with it (sweepDeletedObjects).
+  if (link?.relationType !== 'ONE_TO_MANY' && !recordsGoing) {
+    const records = await recordsOf(tx, workspaceId, field.object);
+    const key = link ? linkKey(field.name) : field.name;
+    await tx.query(`UPDATE ${records.table} SET custom = custom - $2::text WHERE ${records.where('', 'any')} AND custom ? $2::text`, [
+      ...records.params(),
+      key,
+    ]);
+  }
+  if (link) await tx.query('DELETE FROM record_links WHERE workspace_id = $1 AND field_id = $2', [workspaceId, field.id]);
+  await tx.query('DELETE FROM custom_fields WHERE workspace_id = $1 AND id = $2', [workspaceId, field.id]);
+  await tx.query(
+    `UPDATE roles SET field_permissions = field_permissions #- ARRAY[$2::text, $3::text]
+      WHERE workspace_id = $1 AND field_permissions -> $2::text ? $3::text`,
+    [workspaceId, field.object, link?.relationType === 'MANY_TO_ONE' ? linkKey(field.name) : field.name],
+  );
+}
+
+/** The relation fields on `object` and their other sides, wherever those are. */
+export async function relationFieldsOn(db: Db, workspaceId: string, object: string): Promise<CustomField[]> {
+  const rows: FieldRow[] = await db.query(
+    `SELECT ${COLUMNS} FROM custom_fields WHERE workspace_id = $1 AND type = 'RELATION'
+        AND (object = $2 OR id IN (SELECT (settings->>'inverseFieldId')::uuid FROM custom_fields
+                                    WHERE workspace_id = $1 AND object = $2 AND type = 'RELATION'))`,
+    [workspaceId, object],
+  );
+  return rows.map(toField);
+}
+
+const RELATION_CHANGES = ['label', 'description', 'isActive'];
+
+/**
+ * A relation field changes its label, its description and whether it is active; turning one
+ * side on or off turns the other too (a relation is served whole or not at all).
+ */
+async function updateRelation(db: Db, workspaceId: string, actor: Actor, current: CustomField, body: unknown): Promise<CustomField> {
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const fixed = Object.keys(body).filter(
+      (key) => !RELATION_CHANGES.includes(key) && (body as Record<string, unknown>)[key] !== current[key as keyof CustomField],
+    );
+    if (fixed.length) {
+      throw new BadInputError(
+        ErrorCode.VALIDATION_FAILED,
+        ...fixed.map((key) => `${key}: a relation field changes only its ${RELATION_CHANGES.join(', ')}; delete it and make another`),
+      );
+    }
+  }
+  const change = checkFieldChange(current, body);
+  return inTransaction(db, async (tx) => {
+    await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
+    const field = await getField(tx, workspaceId, current.id);
+    const params: unknown[] = [workspaceId, field.id];
+    const sets: string[] = [];
+    if (change.label !== undefined) sets.push(`label = $${params.push(change.label)}`);
+    if (change.description !== undefined) sets.push(`description = $${params.push(change.description)}`);
+    if (change.isActive !== undefined) sets.push(`is_active = $${params.push(change.isActive)}`);
+    if (!sets.length) return field;
+    const [rows]: [FieldRow[], number] = await tx.query(
+      `UPDATE custom_fields SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      params,
+    );
+    if (change.isActive !== undefined) {
+      await tx.query('UPDATE custom_fields SET is_active = $3, updated_at = now() WHERE workspace_id = $1 AND id = $2', [
+        workspaceId,
+        customRelation(field)!.inverseFieldId,
+        change.isActive,
+      ]);
+    }
+    await bump(tx, workspaceId);
+    const updated = toField(rows[0]);
+    await recordAudit(tx, {
+      workspaceId,
+      actor,
+      action: 'field.update',
+      target: { type: 'field', id: field.id, label: `${updated.object}.${updated.name}` },
+      details: { changed: Object.keys(change) },
+    });
+    return updated;
+  });
 }
 
 function isDataSource(db: Db): db is DataSource {

@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError } from '#errors/errors.js';
 import { checkNewObject, checkObjectChange, type WorkspaceObject } from '#records/objects/index.js';
 import { scope, type RecordScope } from '#records/query/scope.js';
 import type { Db } from './accounts.js';
+import { dropField, relationFieldsOn } from './data-model.js';
 import { recordAudit, type AuditEntry } from './audit-log.js';
 
 /** The table of every custom object's records (docs/decisions/0057-custom-objects-storage.md). */
@@ -206,6 +207,11 @@ export async function deleteObject(db: Db, workspaceId: string, actor: Actor, id
       throw new ConflictError(
         `The object ${object.namePlural} is active; deactivate it first (PATCH with {"isActive": false}), then delete it`,
       );
+    }
+    // Its relations go too, both sides (docs/decisions/0066-relations.md): the other side's
+    // values on another object's records, and the links of every side, while the rows still say whose they are.
+    for (const field of await relationFieldsOn(tx, workspaceId, object.namePlural)) {
+      await dropField(tx, workspaceId, field, field.object === object.namePlural);
     }
     await tx.query('DELETE FROM objects WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
     for (const table of ['custom_fields', 'unique_fields', 'record_keys', 'record_counts']) {

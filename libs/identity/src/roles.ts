@@ -77,9 +77,12 @@ const LINKS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
 export type CustomFieldNames = ReadonlyMap<string, ReadonlySet<string>>;
 
 export async function customFieldNames(db: Db, workspaceId: string): Promise<CustomFieldNames> {
-  const rows: { object: string; name: string }[] = await db.query('SELECT object, name FROM custom_fields WHERE workspace_id = $1', [
-    workspaceId,
-  ]);
+  // As records name them: a relation's MANY_TO_ONE side by its id `<name>Id`; its inverse holds no value (docs/decisions/0066-relations.md).
+  const rows: { object: string; name: string }[] = await db.query(
+    `SELECT object, CASE WHEN type = 'RELATION' THEN name || 'Id' ELSE name END AS name FROM custom_fields
+      WHERE workspace_id = $1 AND NOT (type = 'RELATION' AND settings->>'relationType' = 'ONE_TO_MANY')`,
+    [workspaceId],
+  );
   const names = new Map<string, Set<string>>();
   for (const row of rows) names.set(row.object, (names.get(row.object) ?? new Set()).add(row.name));
   return names;

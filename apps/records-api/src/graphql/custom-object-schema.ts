@@ -98,8 +98,8 @@ export function customObjectsSdl(model: WorkspaceModel, defined: readonly string
   for (const sdl of defined) types.add(definedName(sdl) ?? '');
   const enums: string[] = [];
   // In the order the fields were made, so a new field never takes an older one's enum name.
-  for (const field of model.fields) {
-    const object = field.isActive ? served.get(field.object) : undefined;
+  for (const field of model.valueFields) {
+    const object = served.get(field.object);
     if (!object) continue;
     const made: string[] = [];
     const mapped = map(object.typeName, field, made);

@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { Principal } from '#auth/principal.js';
 import type { AnyRecord } from '#records/service/object-definitions.js';
 import type { RecordsService } from '#records/service/records.service.js';
-import type { ListArgs, ListResult } from '#records/service/records.service.js';
+import type { ListArgs, ListResult, Via } from '#records/service/records.service.js';
 
 export interface ChildrenOf {
   /** The oldest live records of the parent, at most EMBEDDED_PER_RECORD (60). */
@@ -39,13 +39,13 @@ export class Loaders {
     return loader;
   }
 
-  /** The oldest live `source` records per parent id through `column` (an inverse relation). */
-  children(source: string, column: string): DataLoader<string, ChildrenOf> {
-    const key = `${source}.${column}`;
+  /** The oldest live `source` records per parent id through `via` (an inverse relation). */
+  children(source: string, via: Via): DataLoader<string, ChildrenOf> {
+    const key = `${source}.${JSON.stringify(via)}`;
     let loader = this.childLoaders.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids: readonly string[]) => {
-        const byParent = await this.records.children(source, column, this.principal, [...ids]);
+        const byParent = await this.records.children(source, via, this.principal, [...ids]);
         return ids.map((id) => byParent.get(id) ?? { records: [], total: 0 });
       });
       this.childLoaders.set(key, loader);
@@ -54,12 +54,12 @@ export class Loaders {
   }
 
   /** Pages of an inverse relation read with list arguments; one loader per distinct arguments (`key`). */
-  pages(source: string, column: string, key: string, args: ListArgs): DataLoader<string, ListResult<AnyRecord>> {
-    const id = `${source}.${column}.${key}`;
+  pages(source: string, via: Via, key: string, args: ListArgs): DataLoader<string, ListResult<AnyRecord>> {
+    const id = `${source}.${JSON.stringify(via)}.${key}`;
     let loader = this.pageLoaders.get(id);
     if (!loader) {
       loader = new DataLoader(async (ids: readonly string[]) => {
-        const byParent = await this.records.pagesByParent(source, column, this.principal, [...ids], args);
+        const byParent = await this.records.pagesByParent(source, via, this.principal, [...ids], args);
         return ids.map((parent) => byParent.get(parent)!);
       });
       this.pageLoaders.set(id, loader);

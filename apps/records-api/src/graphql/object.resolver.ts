@@ -4,9 +4,8 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { CurrentPrincipal } from '#auth/auth.guard.js';
 import type { Principal } from '#auth/principal.js';
 import { OBJECTS, relationFields, type ObjectDeclaration } from '#records/objects/index.js';
-import { embeddedConnection, toConnection } from './connections.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { toListArgs, type GraphqlListInput } from './list-args.js';
+import type { GraphqlListInput } from './list-args.js';
 import { OBJECT_DOCS } from './object-docs.js';
 import { batchCost, connectionCost, singleRecordCost } from './query-limits.js';
 import {
@@ -15,11 +14,12 @@ import {
   deleteRecord,
   firstRecord,
   groupRecords,
+  inverseConnection,
+  linkedRecord,
   listRecords,
   restoreRecord,
   updateRecord,
 } from './record-resolvers.js';
-import { selectedFields } from './resolver-utils.js';
 import { UUIDScalar } from './types/scalars.js';
 import { EMBEDDED_PER_RECORD } from '#records/service/constants.js';
 import { method, serviceHolder } from '#records/service/decorate.js';
@@ -30,8 +30,6 @@ import { inversesOf } from '#records/service/records.service.js';
 import { GroupByResultType } from './group-by.types.js';
 
 type Self = { service: ObjectService };
-
-const LIST_ARGS = ['first', 'after', 'last', 'before', 'filter', 'orderBy'] as const;
 
 /** `upsert: true` on creates (docs/graphql.md, "Upsert"): match by id, then by the object's unique fields; update or create. */
 const UPSERT_ARG = {
@@ -178,34 +176,21 @@ export function objectResolver(object: ObjectDeclaration): Type<unknown> {
       cls,
       `relation_${field.relation}`,
       function (record: AnyRecord, context: GraphqlContext) {
-        const id = record[field.name];
-        return id ? context.loaders.byId(field.target).load(id) : null;
+        return linkedRecord(field.target, record[field.name], context);
       },
       [ResolveField(field.relation, () => target.object, { nullable: true, complexity: singleRecordCost })],
       [Parent(), Context()],
     );
   }
 
-  // Company.people, Company.opportunities, Person.pointOfContactForOpportunities: the 60
-  // oldest by default; with list arguments (`people(first: 3, filter: …)`) a page per parent.
+  // Company.people, Company.opportunities, Person.pointOfContactForOpportunities (inverseConnection).
   for (const { source, field } of inversesOf(plural)) {
     const sourceTypes = GRAPHQL_TYPES.get(source.plural)!;
     method(
       cls,
       `inverse_${field.inverse}`,
-      async function (record: AnyRecord, args: GraphqlListInput, context: GraphqlContext, info: GraphQLResolveInfo) {
-        if (!LIST_ARGS.some((name) => args[name] != null)) {
-          return embeddedConnection(
-            (await context.loaders.children(source.plural, field.column).load(record.id)) as {
-              records: { id: string; createdAt: string }[];
-              total: number;
-            },
-          );
-        }
-        const withCount = selectedFields(info).has('totalCount');
-        const listArgs = toListArgs(args, (await context.records.definitionFor(source.plural, context.principal)).schema, withCount);
-        const key = `${withCount}:${JSON.stringify(args)}`;
-        return toConnection(await context.loaders.pages(source.plural, field.column, key, listArgs).load(record.id));
+      function (record: AnyRecord, args: GraphqlListInput, context: GraphqlContext, info: GraphQLResolveInfo) {
+        return inverseConnection(source.plural, { column: field.column }, record, args, context, info);
       },
       [
         ResolveField(field.inverse, () => sourceTypes.connection, {

@@ -3,11 +3,14 @@ import type { Principal } from '#auth/principal.js';
 import type { AnyRecord } from '#records/service/object-definitions.js';
 import type { ObjectService } from '#records/service/object-service.js';
 import { parseAggregates, parseGroupBy, type AggregateGroup } from '#records/service/group-by.js';
-import { toConnection, type Connection } from './connections.js';
+import type { Via } from '#records/service/records.service.js';
+import { embeddedConnection, toConnection, type Connection } from './connections.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { keyedCreate } from './graphql-idempotency.js';
 import { toFilterNode, toListArgs, type GraphqlListInput } from './list-args.js';
 import { onlyId, plain, selectedFields, selectedFieldsAt } from './resolver-utils.js';
+
+const LIST_ARGS = ['first', 'after', 'last', 'before', 'filter', 'orderBy'] as const;
 
 /*
  * What an object's root fields do (docs/graphql.md), once for every object: the standard
@@ -112,4 +115,32 @@ export async function deleteRecord(service: ObjectService, principal: Principal,
 /** `restore<Singular>(id)`. */
 export function restoreRecord(service: ObjectService, principal: Principal, id: string): Promise<AnyRecord> {
   return service.restore(principal, id);
+}
+
+/** A record's linked record (`Person.company`, a custom relation's `Ticket.company`): one batched read per relation and request. */
+export function linkedRecord(target: string, id: unknown, context: GraphqlContext): Promise<AnyRecord | null> | null {
+  return typeof id === 'string' ? context.loaders.byId(target).load(id) : null;
+}
+
+/**
+ * A record's inverse list (`Company.people`, a custom relation's `Company.tickets`): the 60
+ * oldest by default; with list arguments (`people(first: 3, filter: …)`) a page per parent.
+ * Batched per relation and arguments across the request's parents (loaders.ts).
+ */
+export async function inverseConnection(
+  source: string,
+  via: Via,
+  record: AnyRecord,
+  args: GraphqlListInput,
+  context: GraphqlContext,
+  info: GraphQLResolveInfo,
+): Promise<Connection<AnyRecord>> {
+  if (!LIST_ARGS.some((name) => args[name] != null)) {
+    const children = await context.loaders.children(source, via).load(record.id);
+    return embeddedConnection(children as { records: (AnyRecord & { createdAt: string })[]; total: number });
+  }
+  const withCount = selectedFields(info).has('totalCount');
+  const listArgs = toListArgs(args, (await context.records.definitionFor(source, context.principal)).schema, withCount);
+  const key = `${withCount}:${JSON.stringify(args)}`;
+  return toConnection(await context.loaders.pages(source, via, key, listArgs).load(record.id));
 }

@@ -3,6 +3,7 @@ import { fieldType } from '#records/field-types/index.js';
 import { OBJECTS } from '#records/objects/index.js';
 import type { WorkspaceModel } from '#records/service/data-model.js';
 import { customObjectResolvers, customObjectsSdl } from './custom-object-schema.js';
+import { relationResolvers, relationsSdl } from './relation-schema.js';
 import { copySchema } from './schema-copy.js';
 
 /*
@@ -53,6 +54,8 @@ export function workspaceSchemaSdl(model: WorkspaceModel): string {
       return types;
     }),
   );
+  // Custom relations, once every type they extend is in the document (relation-schema.ts).
+  extensions.push(...relationsSdl(model));
   if (!extensions.length) return '';
   return [...definitions.values(), ...extensions].join('\n');
 }
@@ -76,5 +79,6 @@ export async function workspaceSchema(base: GraphQLSchema, model: WorkspaceModel
   await nextTurn();
   const extended = extendSchema(base, document, { assumeValidSDL: false });
   await nextTurn();
-  return copySchema(extended, customObjectResolvers(model));
+  const [objects, relations] = [customObjectResolvers(model), relationResolvers(model)];
+  return copySchema(extended, (typeName, name, field) => relations(typeName, name, objects(typeName, name, field)));
 }

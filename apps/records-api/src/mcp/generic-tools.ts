@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { assertCan, can, type Principal } from '#auth/principal.js';
 import { fieldAccess } from '#auth/field-access.js';
-import { customObjectDeclaration, OBJECTS, standardFields, type FieldSummary } from '#records/objects/index.js';
+import { customObjectDeclaration, customRelation, OBJECTS, standardFields, type FieldSummary } from '#records/objects/index.js';
 import { parseFilter } from '#records/query/index.js';
 import type { DataModel } from '#records/service/data-model.js';
 import { listArgs, pickFields, readArgs } from '#records/service/read-args.js';
@@ -62,6 +62,8 @@ interface ObjectOutput {
   isCustom: boolean;
   labelIdentifierField: string;
   fields?: FieldOutput[];
+  /** What depth 1 embeds (docs/mcp.md): each linked record (`idField` holds its id) and each list of records linking to it. */
+  relations?: { name: string; type: 'MANY_TO_ONE' | 'ONE_TO_MANY'; targetObject: string; idField?: string }[];
 }
 
 const inputs = {
@@ -109,17 +111,31 @@ async function describe(models: DataModel, principal: Principal, only?: string):
       const access = fieldAccess(principal, plural);
       const summaries: FieldSummary[] = [
         ...standardFields(declared ?? customObjectDeclaration(custom!)),
-        ...model.active(plural).map((f) => ({
-          name: f.name,
-          label: f.label,
-          description: f.description,
-          type: f.type,
-          isCustom: true,
-          isNullable: true,
-          isActive: true,
-          options: f.options?.map((o, position) => ({ ...o, position })),
-        })),
+        ...model.active(plural).map((f) => {
+          const link = customRelation(f);
+          return {
+            name: f.name,
+            label: f.label,
+            description: f.description,
+            type: f.type,
+            isCustom: true,
+            isNullable: true,
+            isActive: true,
+            options: f.options?.map((o, position) => ({ ...o, position })),
+            ...(link ? { relation: { type: link.relationType, targetObject: link.targetObject, name: link.relationName } } : {}),
+          };
+        }),
       ];
+      const def = model.definition(plural);
+      const relations: NonNullable<ObjectOutput['relations']> = [
+        ...def.relations.map(({ field }) => ({
+          name: field.relation,
+          type: 'MANY_TO_ONE' as const,
+          targetObject: field.target,
+          idField: field.name,
+        })),
+        ...def.inverses.map(({ source, field }) => ({ name: field.inverse, type: 'ONE_TO_MANY' as const, targetObject: source.plural })),
+      ].filter((r) => can(principal, r.targetObject, 'read'));
       return {
         namePlural: plural,
         nameSingular: singular,
@@ -143,6 +159,7 @@ async function describe(models: DataModel, principal: Principal, only?: string):
                   ...(f.relation ? { relation: { targetObject: f.relation.targetObject, name: f.relation.name } } : {}),
                   ...(access?.readOnly.has(f.name) ? { readOnly: true } : {}),
                 })),
+              relations,
             }),
       };
     });

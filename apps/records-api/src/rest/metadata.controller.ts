@@ -7,7 +7,14 @@ import { Sql } from '#database/sql.js';
 import { actorOf } from '#identity/actor.js';
 import { createField, deleteField, getField, listFields, updateField } from '#identity/data-model.js';
 import { createObject, deleteObject, getObject, listObjects, sweepDeletedObjects, updateObject } from '#identity/objects.js';
-import { customObjectDeclaration, OBJECTS, standardFields, type CustomField, type WorkspaceObject } from '#records/objects/index.js';
+import {
+  customObjectDeclaration,
+  OBJECTS,
+  relationSummary,
+  standardFields,
+  type CustomField,
+  type WorkspaceObject,
+} from '#records/objects/index.js';
 import { listUniqueFields, makeNotUnique, makeUnique, resolveUniqueField } from '#identity/unique-fields.js';
 import { BadInputError, ErrorCode } from '#errors/errors.js';
 
@@ -20,8 +27,11 @@ function onlyObjectParameter(query: Record<string, unknown>): string | undefined
   return query.object as string | undefined;
 }
 
-/** A custom field as the metadata API shows it. */
-const custom = (field: CustomField) => ({ ...field, isCustom: true });
+/** A custom field as the metadata API shows it; a relation's side with its relation (docs/data-model.md "Relations"). */
+const custom = (field: CustomField) => {
+  const relation = relationSummary(field);
+  return { ...field, isCustom: true, ...(relation ? { relation } : {}) };
+};
 
 function assertDataModel(principal: Principal): void {
   assertSettingsPermission(

@@ -44,9 +44,9 @@ const BY_NAME = {
 export type FieldTypeName = keyof typeof BY_NAME;
 
 /**
- * Types the standard objects' fields have that a custom field cannot have yet (RELATION:
- * docs/decisions/0062-standard-fields-in-the-registry.md); not in the lists above, so the
- * metadata API and the settings page do not offer them.
+ * Types that are no value of a type list (RELATION: docs/decisions/0062-standard-fields-in-the-registry.md):
+ * the standard objects' links, and a custom relation's two fields, which the metadata API
+ * makes from a `relation` of their own (docs/decisions/0066-relations.md), not from the type list.
  */
 const STANDARD_ONLY = { RELATION: relation } satisfies Record<string, FieldType>;
 

@@ -63,3 +63,8 @@ export const relation = scalar({
 export function relationSettings(field: { type: string; settings?: unknown }): RelationSettings | null {
   return field.type === relation.name ? (field.settings as RelationSettings) : null;
 }
+
+/** Whether a type name is RELATION's (a field made with its relation, docs/decisions/0066-relations.md). */
+export function isRelationType(type: unknown): boolean {
+  return type === relation.name;
+}

@@ -63,15 +63,28 @@ export interface CompositeType {
   sortBy: string[];
 }
 
-/** A RELATION field's settings (Twenty's names): a many-to-one link, its target, and the names each end shows. */
+/** What deleting a record does to the records that link to it through a custom relation (docs/decisions/0066-relations.md). */
+export const ON_DELETE = ['SET_NULL', 'CASCADE', 'RESTRICT'] as const;
+export type OnDelete = (typeof ON_DELETE)[number];
+
+/**
+ * A RELATION field's settings (Twenty's names): a many-to-one link, its target, and the names
+ * each end shows. A custom relation is two fields (docs/decisions/0066-relations.md): its
+ * `MANY_TO_ONE` side, whose `targetObject` is the object linked to, and its `ONE_TO_MANY`
+ * inverse on that object, whose `targetObject` is the linking object; each names the other.
+ */
 export interface RelationSettings {
-  relationType: 'MANY_TO_ONE';
-  /** The plural name of the object linked to (`companies`). */
+  relationType: 'MANY_TO_ONE' | 'ONE_TO_MANY';
+  /** The plural name of the object at the other end (`companies` for a person's company). */
   targetObject: string;
-  /** The linked record as embedded at depth=1 and in GraphQL (`company`). */
+  /** The linked record as embedded at depth=1 and in GraphQL (`company`); a custom field's own name. */
   relationName: string;
-  /** The list of linking records on the target (a company's `people`). */
+  /** The name of the other end (a company's `people`). */
   inverseName: string;
+  /** A custom relation: the other end's field id. */
+  inverseFieldId?: string;
+  /** A custom relation (default SET_NULL). */
+  onDelete?: OnDelete;
 }
 
 /** A field's settings: NUMBER's `decimals`, a standard TEXT field's `maxLength`, a RELATION's link. */

@@ -1,5 +1,15 @@
 import { BadInputError, ErrorCode } from '#errors/errors.js';
-import { FIELD_TYPE_NAMES, FIELD_TYPES, fieldType, MAX_OPTIONS, ownValue, valuesOf, type FieldTypeName } from '../field-types/index.js';
+import {
+  FIELD_TYPE_NAMES,
+  FIELD_TYPES,
+  fieldType,
+  MAX_OPTIONS,
+  ownValue,
+  valuesOf,
+  type FieldSettings,
+  type FieldTypeName,
+  type StandardTypeName,
+} from '../field-types/index.js';
 import { isPlain, type Input } from '../field-types/shared.js';
 import type { FieldDef } from '../query/types.js';
 import type { ObjectDeclaration } from './declaration.js';
@@ -14,8 +24,9 @@ import { relationFields } from './relations.js';
  * (libs/records/src/field-types/, docs/decisions/0056-field-type-registry.md).
  */
 
+/** The value types a field may be made with (the type list); a RELATION field is made with its relation (custom-relations.ts). */
 export const CUSTOM_FIELD_TYPES: readonly FieldTypeName[] = FIELD_TYPE_NAMES;
-export type CustomFieldType = FieldTypeName;
+export type CustomFieldType = StandardTypeName;
 
 /** The plural name of an object of the workspace, standard or its own (custom-objects.ts): custom fields go on any. */
 export type CustomFieldObject = string;
@@ -76,7 +87,7 @@ export interface CustomField {
   defaultValue: unknown;
   isUnique: boolean;
   options: SelectOption[] | null;
-  settings: { decimals?: number } | null;
+  settings: FieldSettings | null;
   isActive: boolean;
   createdAt: string;
   updatedAt: string;

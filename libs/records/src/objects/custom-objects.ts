@@ -326,7 +326,7 @@ export interface FieldSummary {
   isNullable: boolean;
   isActive: boolean;
   options?: { value: string; label: string; position: number }[];
-  relation?: { type: 'MANY_TO_ONE'; targetObject: string; name: string };
+  relation?: { type: 'MANY_TO_ONE' | 'ONE_TO_MANY'; targetObject: string; name: string };
 }
 
 const words = (name: string) => cap(name.replace(/([A-Z])/g, ' $1').toLowerCase());

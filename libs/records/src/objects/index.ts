@@ -18,6 +18,7 @@ export function objectNamed(plural: string): ObjectDeclaration {
   return found;
 }
 export * from './custom-fields.js';
+export * from './custom-relations.js';
 export * from './unique-fields.js';
 export * from './custom-objects.js';
 export * from './relations.js';

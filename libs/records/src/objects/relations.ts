@@ -1,4 +1,4 @@
-import { columnOf, relationSettings } from '../field-types/index.js';
+import { columnOf, relationSettings, type OnDelete } from '../field-types/index.js';
 import type { FieldDocs, ObjectDeclaration, StandardField } from './declaration.js';
 import { OBJECTS } from './index.js';
 
@@ -18,6 +18,12 @@ export interface RelationField {
   /** The list on the target, e.g. Company `people`; a GraphQL field of the target. */
   inverse: string;
   docs?: FieldDocs & { relation?: string; inverse?: string };
+  /**
+   * A custom relation (docs/decisions/0066-relations.md): its MANY_TO_ONE field's id, whose
+   * links `record_links` holds; the id is in `custom` under `name`, and `column` is unused.
+   */
+  fieldId?: string;
+  onDelete?: OnDelete;
 }
 
 function linkOf(field: StandardField): RelationField | undefined {
@@ -46,6 +52,8 @@ export function relationFields(object: ObjectDeclaration<StandardField>): Relati
 export interface InverseRelation {
   source: ObjectDeclaration;
   field: RelationField;
+  /** A custom source object's id (its records' scope). */
+  sourceObjectId?: string;
 }
 
 /** The relations that link to `plural`'s records, from their source objects. */

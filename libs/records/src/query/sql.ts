@@ -44,6 +44,7 @@ export function escapeLike(value: string): string {
 }
 
 const COMPARISONS = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * A filter as SQL over alias `t` (`alias` inside a relation's EXISTS). A relation filter
@@ -82,9 +83,16 @@ function compileRelation(
   if (!scope) throw new Error("a relation filter is compiled within its records' scope");
   const target = relation.target;
   // The target's records of the filtered record's own workspace: co-located, as a Citus join needs (docs/scaling.md).
-  const records = scope.of({ schema: target });
+  const records = scope.of({ schema: target, objectId: relation.objectId });
+  const condition = compileFilter(node.child, target, params, 'r');
+  if (relation.fieldId) {
+    // A custom relation's links (docs/decisions/0066-relations.md), read from either end by record_links' keys.
+    if (!UUID.test(relation.fieldId)) throw new Error(`not a field id: ${relation.fieldId}`);
+    const [here, there] = relation.kind === 'toOne' ? ['source_id', 'target_id'] : ['target_id', 'source_id'];
+    return `EXISTS (SELECT 1 FROM record_links l JOIN ${records.table} r ON r.workspace_id = l.workspace_id AND r.id = l.${there} WHERE l.workspace_id = t.workspace_id AND l.field_id = '${relation.fieldId}' AND l.${here} = t.id AND ${records.where('r.', 'live', 't.workspace_id')} AND ${condition})`;
+  }
   const link = relation.kind === 'toOne' ? `r.id = t.${relation.column}` : `r.${relation.column} = t.id`;
-  return `EXISTS (SELECT 1 FROM ${records.table} r WHERE ${records.where('r.', 'live', 't.workspace_id')} AND ${link} AND ${compileFilter(node.child, target, params, 'r')})`;
+  return `EXISTS (SELECT 1 FROM ${records.table} r WHERE ${records.where('r.', 'live', 't.workspace_id')} AND ${link} AND ${condition})`;
 }
 
 function compileCondition(node: Extract<FilterNode, { kind: 'cond' }>, schema: ObjectSchema, params: unknown[], alias: string): string {

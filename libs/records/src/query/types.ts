@@ -63,6 +63,10 @@ export interface SchemaRelation {
   kind: 'toOne' | 'toMany';
   /** The foreign-key column: on this object (`toOne`) or on the target (`toMany`). */
   column: string;
+  /** A custom relation: its MANY_TO_ONE field's id, its links in `record_links` (`column` unused; docs/decisions/0066-relations.md). */
+  fieldId?: string;
+  /** A custom target object's id (its records' scope). */
+  objectId?: string;
   /** The target's schema as the caller's workspace sees it (custom fields included); read lazily. */
   readonly target: ObjectSchema;
 }

@@ -8,15 +8,31 @@ import { OBJECT_COLUMNS, toObject } from '#identity/objects.js';
 import {
   absentValue,
   customCompositeSort,
+  customObjectDeclaration,
   customQueryFields,
+  customRelation,
   fullComposite,
+  linkKey,
   OBJECTS,
   ownValue,
+  valueField,
   type CustomField,
+  type ObjectDeclaration,
+  type RelationField,
   type WorkspaceObject,
 } from '../objects/index.js';
 import { relationsOf } from '../objects/query-schema.js';
 import { customObjectDefinition, definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
+
+/** A custom relation served, seen from its source object: its link, and where the target's records are. */
+export interface CustomLink {
+  source: ObjectDeclaration;
+  sourceObjectId?: string;
+  field: RelationField & { fieldId: string };
+  targetTable: string;
+  targetSingular: string;
+  targetObjectId?: string;
+}
 
 /** A workspace's data model at one version: its custom objects and fields, and each object's definition with them. */
 export class WorkspaceModel {
@@ -51,9 +67,58 @@ export class WorkspaceModel {
     return `${this.workspaceId}:${this.version}`;
   }
 
-  /** The fields of `plural` the API shows (a deactivated field is hidden everywhere). */
+  /**
+   * The fields of `plural` the API shows as values of its records (a deactivated field is
+   * hidden everywhere): a relation's MANY_TO_ONE side as its id `<name>Id` while both its
+   * objects are served; a ONE_TO_MANY side holds no value (docs/decisions/0066-relations.md).
+   */
   active(plural: string): CustomField[] {
-    return this.fields.filter((f) => f.object === plural && f.isActive);
+    return this.valueFields.filter((f) => f.object === plural);
+  }
+
+  /** Every active field as a value of its records (`active`), in the order the fields were made. */
+  get valueFields(): CustomField[] {
+    return (this.values ??= this.fields.flatMap((f) => {
+      if (!f.isActive) return [];
+      const link = customRelation(f);
+      if (link && (!this.has(f.object) || !this.has(link.targetObject))) return [];
+      return valueField(f) ?? [];
+    }));
+  }
+  private values?: CustomField[];
+
+  /** The custom relations served: active MANY_TO_ONE fields between objects this model serves, each seen as the link it is. */
+  get links(): CustomLink[] {
+    return (this.linkList ??= this.fields.flatMap((f) => {
+      const link = customRelation(f);
+      if (!f.isActive || link?.relationType !== 'MANY_TO_ONE' || !this.has(f.object) || !this.has(link.targetObject)) return [];
+      const target = this.declaration(link.targetObject);
+      return [
+        {
+          source: this.declaration(f.object),
+          sourceObjectId: this.customObject(f.object)?.id,
+          targetTable: target.table,
+          targetSingular: target.singular,
+          targetObjectId: this.customObject(link.targetObject)?.id,
+          field: {
+            name: linkKey(f.name),
+            column: '',
+            target: link.targetObject,
+            relation: f.name,
+            inverse: link.inverseName,
+            docs: { description: f.description ?? f.label },
+            fieldId: f.id,
+            onDelete: link.onDelete ?? 'SET_NULL',
+          },
+        },
+      ];
+    }));
+  }
+  private linkList?: CustomLink[];
+
+  private declaration(plural: string): ObjectDeclaration {
+    const custom = this.customObject(plural);
+    return custom ? customObjectDeclaration(custom) : OBJECTS.find((o) => o.plural === plural)!;
   }
 
   /** Whether anything of this model differs from the standard objects: an active custom field or object. */
@@ -72,7 +137,39 @@ export class WorkspaceModel {
       found = active.length ? withCustomFields(base, active) : base;
       // A relation filter reaches the target's custom fields of this workspace too.
       if (this.hasActiveFields) {
-        found = { ...found, schema: { ...found.schema, relations: relationsOf(plural, (target) => this.definition(target).schema) } };
+        const relations = relationsOf(plural, (target) => this.definition(target).schema);
+        const from = this.links.filter((l) => l.source.plural === plural);
+        const to = this.links.filter((l) => l.field.target === plural);
+        const schemaOf = (name: string) => this.definition(name).schema;
+        const relation = (kind: 'toOne' | 'toMany', fieldId: string, objectId: string | undefined, other: string) => ({
+          kind,
+          column: '',
+          fieldId,
+          objectId,
+          get target() {
+            return schemaOf(other);
+          },
+        });
+        for (const link of from)
+          relations[link.field.relation] = relation('toOne', link.field.fieldId, link.targetObjectId, link.field.target);
+        for (const link of to)
+          relations[link.field.inverse] = relation('toMany', link.field.fieldId, link.sourceObjectId, link.source.plural);
+        // GraphQL's selection of a relation reads the id it follows, as a standard relation's reads its column.
+        const columnsFor = found.columnsFor;
+        const linkNames = new Set(from.map((l) => l.field.relation));
+        found = {
+          ...found,
+          columnsFor: from.length
+            ? (selected) => {
+                const columns = columnsFor(selected);
+                if (!columns.includes('custom') && [...selected].some((name) => linkNames.has(name))) columns.push('custom');
+                return columns;
+              }
+            : columnsFor,
+          schema: { ...found.schema, relations },
+          relations: [...found.relations, ...from],
+          inverses: [...found.inverses, ...to.map((l) => ({ source: l.source, field: l.field, sourceObjectId: l.sourceObjectId }))],
+        };
       }
       this.definitions.set(plural, found);
     }

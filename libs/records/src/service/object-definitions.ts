@@ -1,5 +1,12 @@
 import { fieldType } from '../field-types/index.js';
-import { customObjectDeclaration, OBJECTS, relationFields, type ObjectDeclaration, type WorkspaceObject } from '../objects/index.js';
+import {
+  customObjectDeclaration,
+  inversesOf,
+  OBJECTS,
+  relationFields,
+  type ObjectDeclaration,
+  type WorkspaceObject,
+} from '../objects/index.js';
 import { querySchemaOf, relationsOf } from '../objects/query-schema.js';
 import type { RecordDefinition } from './record-definition.js';
 import { fastInputCheck } from './input-fast-check.js';
@@ -86,6 +93,7 @@ function definitionOf(object: ObjectDeclaration): ObjectDefinition {
       if (!target) throw new Error(`${object.plural}.${field.name} links to unknown object ${field.target}`);
       return { field, targetTable: target.table, targetSingular: target.singular };
     }),
+    inverses: inversesOf(object.plural),
   };
 }
 
@@ -100,6 +108,7 @@ export function customObjectDefinition(object: WorkspaceObject): ObjectDefinitio
     ...definitionOf(declaration),
     schema: querySchemaOf(declaration),
     relations: [],
+    inverses: [],
     objectId: object.id,
   };
 }

@@ -1,4 +1,4 @@
-import type { CustomField, ObjectDeclaration, RelationField } from '../objects/index.js';
+import type { CustomField, InverseRelation, ObjectDeclaration, RelationField } from '../objects/index.js';
 import type { ObjectSchema } from '../query/types.js';
 
 /** What the records service needs to know about one object, made from its declaration (libs/records/src/service/object-definitions.ts). */
@@ -24,8 +24,10 @@ export interface RecordDefinition<TRecord, TCreate, TUpdate> {
   acceptsAsIs: { create(body: unknown): boolean; update(body: unknown): boolean };
   /** Column values to write for a validated input; only the keys present are written. */
   toColumns(input: TCreate | TUpdate): Record<string, unknown>;
-  /** The declared links to other objects, each checked on write against the target's live records. */
-  relations: readonly { field: RelationField; targetTable: string; targetSingular: string }[];
+  /** The links to other objects (declared, then the workspace's custom relations), each checked on write against the target's live records. */
+  relations: readonly { field: RelationField; targetTable: string; targetSingular: string; targetObjectId?: string }[];
+  /** The relations that link to this object's records, from their source objects (a company's `people`, its custom `tickets`). */
+  inverses: readonly InverseRelation[];
   /** The workspace's active custom fields of this object (libs/records/src/service/data-model.ts); absent on the built-in definition. */
   custom?: readonly CustomField[];
   /**

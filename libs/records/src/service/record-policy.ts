@@ -3,12 +3,16 @@ import { assertCan, can, type Principal } from '#auth/principal.js';
 import { assertReadableField, assertUpdatableFields, fieldAccess, hasFieldRestrictions, withoutHidden } from '#auth/field-access.js';
 import type { RecordCapability } from '#database/entities/role.entity.js';
 import type { FilterNode, ObjectSchema, OrderTerm } from '../query/types.js';
+import type { RelationField } from '../objects/index.js';
 import type { GroupByArgs } from './group-by.js';
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** What the policy needs of an object: its permission name and the schema its filters are read against. */
 interface PolicyObject {
   object: string;
   schema: ObjectSchema;
+  relations?: readonly { field: RelationField }[];
 }
 
 /**
@@ -74,8 +78,15 @@ export class RecordPolicy {
     if (match !== undefined && hasFieldRestrictions(principal)) assertReadableField(principal, def.object, match, 'match on');
   }
 
-  /** 403 naming the fields a write sets that the role cannot update, before anything is checked or written. */
+  /**
+   * 403 naming the fields a write sets that the role cannot update, before anything is checked
+   * or written; and 403 when it links to a record of an object the role cannot read through a
+   * custom relation (the link check would tell whether that record exists).
+   */
   assertCanWrite(principal: Principal, def: PolicyObject, bodies: readonly unknown[]): void {
+    for (const { field } of def.relations ?? []) {
+      if (field.fieldId && bodies.some((body) => isRecord(body) && body[field.name] != null)) assertCan(principal, field.target, 'read');
+    }
     if (!fieldAccess(principal, def.object)) return;
     for (const body of bodies) {
       if (body !== null && typeof body === 'object' && !Array.isArray(body))

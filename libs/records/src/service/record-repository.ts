@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { SqlTx, StatementOptions } from '#database/sql.js';
 import { compileKeyset, compileOrderBy, DEFAULT_ORDER } from '../query/index.js';
 import type { CursorPayload, FilterNode, OrderTerm } from '../query/types.js';
-import { compositeSubFields, fullComposite } from '../objects/index.js';
+import { compositeSubFields, fullComposite, ownValue, type RelationField } from '../objects/index.js';
 import type { AnyRecord, ObjectDefinition } from './object-definitions.js';
 import type { RecordScope } from '../query/scope.js';
 import { groupByStatement, type GroupByArgs } from './group-by.js';
@@ -123,7 +123,7 @@ export class RecordRepository {
    * parent's page read by keyset in a LATERAL join, with whether anything lies on the other
    * side of the cursor; a parent without records has one row whose `id` is NULL.
    */
-  async pagesByParent(db: Db, def: ObjectDefinition, s: RecordScope, column: string, parentIds: string[], q: PageQuery) {
+  async pagesByParent(db: Db, def: ObjectDefinition, s: RecordScope, via: Via, parentIds: string[], q: PageQuery) {
     const params = s.params();
     const where = s.filtered(q.filter, def.schema, params);
     params.push(parentIds);
@@ -133,7 +133,7 @@ export class RecordRepository {
     if (q.cursor) {
       keyset = ` AND ${compileKeyset(q.order, def.schema, q.cursor, params, q.backwards ? 'before' : 'after')}`;
       const reverse = compileKeyset(q.order, def.schema, q.cursor, params, q.backwards ? 'after' : 'before', true);
-      otherSide = `(SELECT 1 FROM ${s.table} t WHERE ${where} AND t.${column} = k.parent AND ${reverse}
+      otherSide = `(SELECT 1 FROM ${s.table} t WHERE ${where} AND ${childOf(via, 'k.parent')} AND ${reverse}
                      ORDER BY ${compileOrderBy(q.order, def.schema, !q.backwards)} LIMIT 1) IS NOT NULL`;
     }
     params.push(q.limit + 1);
@@ -144,7 +144,7 @@ export class RecordRepository {
          LEFT JOIN LATERAL (
            SELECT ${q.columns.map((col) => `t.${col}`).join(', ')}
              FROM ${s.table} t
-            WHERE ${where} AND t.${column} = k.parent${keyset}
+            WHERE ${where} AND ${childOf(via, 'k.parent')}${keyset}
             ORDER BY ${compileOrderBy(q.order, def.schema, q.backwards)}
             LIMIT $${params.length}) p ON true`,
       params,
@@ -156,16 +156,22 @@ export class RecordRepository {
     db: Db,
     def: ObjectDefinition,
     s: RecordScope,
-    column: string,
+    via: Via,
     parentIds: string[],
     filter: FilterNode | undefined,
   ): Promise<Map<string, number>> {
     const params = s.params();
     const where = s.filtered(filter, def.schema, params);
     params.push(parentIds);
+    const parents = `$${params.length}::uuid[]`;
     const rows = await db.rows<{ parent: string; n: string }>(
-      `SELECT t.${column} AS parent, count(*)::bigint AS n FROM ${s.table} t
-          WHERE ${where} AND t.${column} = ANY($${params.length}::uuid[]) GROUP BY t.${column}`,
+      'column' in via
+        ? `SELECT t.${via.column} AS parent, count(*)::bigint AS n FROM ${s.table} t
+          WHERE ${where} AND t.${via.column} = ANY(${parents}) GROUP BY t.${via.column}`
+        : `SELECT l.target_id AS parent, count(*)::bigint AS n FROM ${s.table} t
+             JOIN record_links l ON l.workspace_id = t.workspace_id AND l.source_id = t.id
+          WHERE ${where} AND l.workspace_id = $1 AND l.field_id = ${fieldLiteral(via.fieldId)} AND l.target_id = ANY(${parents})
+          GROUP BY l.target_id`,
       params,
     );
     return new Map(rows.map((row) => [row.parent, Number(row.n)]));
@@ -194,10 +200,27 @@ export class RecordRepository {
     return rows.map((row) => def.toRecord(row));
   }
 
-  /** Up to `perParent` live records per parent id through `parentColumn`, oldest first, each with its parent's total. */
-  async children(db: Db, def: ObjectDefinition, s: RecordScope, parentColumn: string, parentIds: string[], perParent: number) {
+  /**
+   * Up to `perParent` live records per parent id through `via`, oldest first, each with its
+   * parent's total; a custom relation's rows carry their parent as `__parent`.
+   */
+  async children(db: Db, def: ObjectDefinition, s: RecordScope, via: Via, parentIds: string[], perParent: number) {
     const params = s.params();
     params.push(parentIds, perParent);
+    if ('fieldId' in via) {
+      return db.rows(
+        `SELECT * FROM (
+           SELECT ${def.columns.map((c) => `t.${c}`).join(', ')}, l.target_id AS __parent,
+                  row_number() OVER (PARTITION BY l.target_id ORDER BY l.source_created_at, l.source_id) AS __rank,
+                  count(*) OVER (PARTITION BY l.target_id) AS __total
+             FROM record_links l JOIN ${s.table} t ON t.workspace_id = l.workspace_id AND t.id = l.source_id
+            WHERE l.workspace_id = $1 AND l.field_id = ${fieldLiteral(via.fieldId)} AND l.target_id = ANY($2::uuid[])
+              AND ${s.where('t.')}) ranked
+          WHERE __rank <= $3 ORDER BY __rank`,
+        params,
+      );
+    }
+    const parentColumn = via.column;
     return db.rows(
       `SELECT * FROM (
          SELECT ${def.columns.map((c) => `t.${c}`).join(', ')},
@@ -217,14 +240,20 @@ export class RecordRepository {
     return db.rows(groupByStatement(args, def.schema, s.table, where), params);
   }
 
-  /** Which of `ids` are live records of the object of `s` (an upsert's matches, a link's targets). */
-  async liveIds(db: Db, s: RecordScope, ids: string[]): Promise<Set<string>> {
+  /**
+   * Which of `ids` are live records of the object of `s` (an upsert's matches, a link's
+   * targets); `share`: those found are locked FOR SHARE until the transaction ends, so none
+   * is deleted under a link being written (docs/decisions/0066-relations.md).
+   */
+  async liveIds(db: Db, s: RecordScope, ids: string[], share = false): Promise<Set<string>> {
     if (!ids.length) return new Set();
     const params = s.params();
     params.push(ids);
-    const rows = await db.rows<{ id: string }>(`SELECT id FROM ${s.table} WHERE ${s.where()} AND id = ANY($2::uuid[])`, params, {
-      prepared: true,
-    });
+    const rows = await db.rows<{ id: string }>(
+      `SELECT id FROM ${s.table} WHERE ${s.where()} AND id = ANY($2::uuid[])${share ? ' FOR SHARE' : ''}`,
+      params,
+      { prepared: true },
+    );
     return new Set(rows.map((r) => r.id));
   }
 
@@ -280,6 +309,65 @@ export class RecordRepository {
       params,
     );
     return Number(n);
+  }
+
+  // Custom relations' links (record_links, docs/decisions/0066-relations.md) -----------------
+
+  /**
+   * The records of the object of `s` (`state`: live, or any) that link to one of `targetIds`
+   * through the custom relation `fieldId`, at most `max + 1`, locked in id order.
+   */
+  async lockLinking(
+    tx: Db,
+    def: ObjectDefinition,
+    s: RecordScope,
+    fieldId: string,
+    targetIds: string[],
+    state: 'live' | 'any',
+    max: number,
+  ): Promise<Record<string, unknown>[]> {
+    const params = s.params();
+    params.push(targetIds);
+    return tx.rows(
+      `SELECT ${def.columns.map((c) => `t.${c}`).join(', ')} FROM ${s.table} t
+        WHERE ${s.where('t.', state)} AND ${linkingTo(fieldId, '$2')}
+        ORDER BY t.id LIMIT ${max + 1} FOR UPDATE`,
+      params,
+    );
+  }
+
+  /** How many records of the object of `s` (`state`: live, or any) link to one of `targetIds` through `fieldId`. */
+  async countLinked(db: Db, s: RecordScope, fieldId: string, targetIds: string[], state: 'live' | 'any'): Promise<number> {
+    const params = s.params();
+    params.push(targetIds);
+    const [{ n }] = await db.rows<{ n: string }>(
+      `SELECT count(*)::bigint AS n FROM ${s.table} t WHERE ${s.where('t.', state)} AND ${linkingTo(fieldId, '$2')}`,
+      params,
+    );
+    return Number(n);
+  }
+
+  /** Sets to null the link `key` (relation `fieldId`) of every record, live or deleted, linking to one of `targetIds`; returns their columns. */
+  async unlink(tx: Db, def: ObjectDefinition, s: RecordScope, fieldId: string, key: string, targetIds: string[]) {
+    const params = s.params();
+    params.push(targetIds, key);
+    return tx.rows(
+      `UPDATE ${s.table} t SET custom = jsonb_set(t.custom, ARRAY[$3::text], 'null'::jsonb), updated_at = now()
+        WHERE ${s.where('t.', 'any')} AND ${linkingTo(fieldId, '$2')} RETURNING ${def.columns.map((c) => `t.${c}`).join(', ')}`,
+      params,
+    );
+  }
+
+  /** Brings back the deleted records linking to one of `targetIds` through `fieldId` whose deletion time is `deletedAt` (a cascade's); returns their columns. */
+  async restoreLinking(tx: Db, def: ObjectDefinition, s: RecordScope, fieldId: string, targetIds: string[], deletedAt: string) {
+    const params = s.params();
+    params.push(targetIds, deletedAt);
+    return tx.rows(
+      `UPDATE ${s.table} t SET deleted_at = NULL, updated_at = now()
+        WHERE ${s.where('t.', 'deleted')} AND t.deleted_at = $3::timestamptz AND ${linkingTo(fieldId, '$2')}
+        RETURNING ${def.columns.map((c) => `t.${c}`).join(', ')}`,
+      params,
+    );
   }
 
   /** Whether record `id` exists, live or deleted. */
@@ -368,12 +456,14 @@ export class RecordRepository {
    */
   insert(def: ObjectDefinition, s: RecordScope, columnSets: Record<string, unknown>[]): Statement {
     const columns = [...new Set(columnSets.flatMap((c) => Object.keys(c)))];
-    const links = new Map(def.relations.map((r) => [r.field.column, r]));
+    const links = new Map(def.relations.filter((r) => !r.field.fieldId).map((r) => [r.field.column, r]));
     const params = s.params();
     const value = (set: Record<string, unknown>, col: string) => {
       if (!(col in set)) return 'DEFAULT';
       const link = links.get(col);
       const p = `$${params.push(set[col])}`;
+      if (col === 'custom' && typeof set[col] === 'string' && def.relations.some((r) => r.field.fieldId))
+        return guardedCustom(def, s, p, JSON.parse(set[col]) as Record<string, unknown>, params);
       if (!link || set[col] === null) return p;
       const target = s.of({ schema: { table: link.targetTable } });
       return `coalesce((SELECT id FROM ${target.table} WHERE ${target.where()} AND id = ${p}::uuid), record_missing_relation(${literal(link.field.name)}, ${literal(link.targetSingular)}, ${p}::uuid))`;
@@ -389,7 +479,7 @@ export class RecordRepository {
   update(def: ObjectDefinition, s: RecordScope, id: string, written: Record<string, unknown>): Statement {
     const params = s.params();
     params.push(id);
-    const sets = setsOf(def, written, params);
+    const sets = setsOf(def, s, written, params);
     const sql = `UPDATE ${s.table} SET ${sets}, updated_at = now()
                   WHERE ${s.where()} AND id = $2 RETURNING ${def.columns.join(', ')}`;
     return { sql, params, prepared: 'bounded-write' };
@@ -405,7 +495,7 @@ export class RecordRepository {
   ): Promise<Record<string, unknown>[]> {
     const params = s.params();
     params.push(ids);
-    const sets = setsOf(def, written, params);
+    const sets = setsOf(def, s, written, params);
     return tx.rows(
       `UPDATE ${s.table} SET ${sets}, updated_at = now()
             WHERE ${s.where('', 'any')} AND id = ANY($2::uuid[]) RETURNING ${def.columns.join(', ')}`,
@@ -482,6 +572,37 @@ export class RecordRepository {
 }
 
 /**
+ * How a relation's records name their parent: a column of their own (the standard relations),
+ * or a custom relation's links in `record_links` (docs/decisions/0066-relations.md).
+ */
+export type Via = { column: string } | { fieldId: string };
+
+/** A relation field's `Via`. */
+export function viaOf(field: RelationField): Via {
+  return field.fieldId ? { fieldId: field.fieldId } : { column: field.column };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A custom relation's field id as an SQL literal (a uuid, written into the text as a scope's object id is). */
+function fieldLiteral(fieldId: string): string {
+  if (!UUID.test(fieldId)) throw new Error(`not a field id: ${fieldId}`);
+  return `'${fieldId}'`;
+}
+
+/** Over alias `t`, in a statement whose `$1` is the workspace: the record's parent through `via` is `parent` (an SQL expression). */
+function childOf(via: Via, parent: string): string {
+  return 'column' in via
+    ? `t.${via.column} = ${parent}`
+    : `t.id IN (SELECT l.source_id FROM record_links l WHERE l.workspace_id = $1 AND l.field_id = ${fieldLiteral(via.fieldId)} AND l.target_id = ${parent})`;
+}
+
+/** Over alias `t`: the record links to one of the ids in parameter `targets` (`$n`) through the custom relation `fieldId`. */
+function linkingTo(fieldId: string, targets: string): string {
+  return childOf({ fieldId }, `ANY(${targets}::uuid[])`);
+}
+
+/**
  * `custom` after an update: the scalar values given replace theirs; a composite given as an
  * object replaces only the sub-fields it holds (as built-in composites do), null clears it.
  */
@@ -503,10 +624,35 @@ function customMerge(def: ObjectDefinition, values: Record<string, unknown>, par
   return sql;
 }
 
-/** `SET` of checked columns, their values pushed onto `params`; custom values merged (customMerge). */
-function setsOf(def: ObjectDefinition, written: Record<string, unknown>, params: unknown[]): string {
+/** `SET` of checked columns, their values pushed onto `params`; custom values merged (customMerge), links guarded (guardedCustom). */
+function setsOf(def: ObjectDefinition, s: RecordScope, written: Record<string, unknown>, params: unknown[]): string {
   const { custom, ...columns } = written;
   const sets = Object.entries(columns).map(([col, value]) => `${col} = $${params.push(value)}`);
-  if (custom !== undefined) sets.push(`custom = ${customMerge(def, custom as Record<string, unknown>, params)}`);
+  if (custom !== undefined) {
+    const values = custom as Record<string, unknown>;
+    sets.push(`custom = ${guardedCustom(def, s, customMerge(def, values, params), values, params)}`);
+  }
   return sets.join(', ');
+}
+
+/**
+ * `custom` as written (`sql`), each custom relation's id in `values` read back from a live
+ * record of its target in the scope's workspace and locked FOR SHARE by the writing statement
+ * itself: a link to a missing, deleted or other workspace's record ends the statement
+ * (SQLSTATE WR001) with nothing written, and a delete of the target waits for the write's
+ * transaction or makes it fail (docs/decisions/0066-relations.md). As the standard links'
+ * guard (`insert`), with the lock their foreign keys do not need.
+ */
+function guardedCustom(def: ObjectDefinition, s: RecordScope, sql: string, values: Record<string, unknown>, params: unknown[]): string {
+  const guards = def.relations.flatMap(({ field, targetTable, targetSingular, targetObjectId }) => {
+    const id = field.fieldId ? ownValue(values, field.name) : undefined;
+    if (typeof id !== 'string') return [];
+    const target = s.of({ schema: { table: targetTable }, objectId: targetObjectId });
+    const p = `$${params.push(id)}::uuid`;
+    const name = literal(field.name);
+    return [
+      `${name}, coalesce((SELECT id FROM ${target.table} WHERE ${target.where()} AND id = ${p} FOR SHARE), record_missing_relation(${name}, ${literal(targetSingular)}, ${p}))`,
+    ];
+  });
+  return guards.length ? `(${sql}::jsonb || jsonb_build_object(${guards.join(', ')}))` : sql;
 }

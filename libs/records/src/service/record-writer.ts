@@ -20,13 +20,24 @@ import {
   type RecordChange,
 } from '#webhooks/webhook-outbox.js';
 import { ndjsonLine } from './export-sql.js';
-import type { AnyRecord, InverseRelation, ObjectDefinition } from './object-definitions.js';
+import type { AnyRecord, ObjectDefinition } from './object-definitions.js';
 import { columnsToWrite, itemName, setsAnything } from './record-input.js';
 import { RecordRepository, type Db, type Statement } from './record-repository.js';
 import { scope, type RecordScope } from '../query/scope.js';
 
 /** At most this many records change in one call by filter. */
 export const MAX_BY_FILTER = 10_000;
+
+/** At most this many records one delete cascades to through custom relations (docs/decisions/0066-relations.md). */
+export const MAX_CASCADE = 10_000;
+
+/** The workspace's definition of an object by plural name (a cascade crosses to other objects). */
+export type Definitions = (plural: string) => ObjectDefinition;
+
+/** Whether deleting a record of `def` does more than the delete: a custom relation to it that cascades or restricts. */
+function hasDeleteRules(def: ObjectDefinition): boolean {
+  return def.inverses.some((i) => i.field.fieldId && i.field.onDelete !== 'SET_NULL');
+}
 
 export interface ChangedByFilter {
   count: number;
@@ -304,24 +315,25 @@ export class RecordWriter {
     return this.written(principal, updated);
   }
 
-  /** Soft-deletes one live record (404 when there is none), with its `deleted` event. */
-  async delete(principal: Principal, def: ObjectDefinition, id: string): Promise<{ id: string }> {
+  /**
+   * Soft-deletes one live record (404 when there is none), with its `deleted` event, and what
+   * the custom relations to it say on delete (`defs`: the workspace's other objects; cascadeDelete).
+   */
+  async delete(principal: Principal, def: ObjectDefinition, id: string, defs: Definitions): Promise<{ id: string }> {
     const s = scope(principal, def);
     const statement = this.repo.softDelete(def, s, id);
-    const deleted = await this.writeWithEvents(
-      principal.workspaceId,
-      def.singular,
-      'deleted',
-      statement,
-      (rows) => rows[0],
-      () =>
-        this.sql.transaction(async (tx) => {
-          const [row] = await tx.rows(statement.sql, statement.params, { prepared: statement.prepared });
-          if (row)
-            await this.recordChanges(tx, s, [{ object: def.object, singular: def.singular, action: 'deleted', record: def.toRecord(row) }]);
-          return row;
-        }),
-    );
+    const inTransaction = () =>
+      this.sql.transaction(async (tx) => {
+        const [row] = await tx.rows(statement.sql, statement.params, { prepared: statement.prepared });
+        if (!row) return row;
+        const changes: RecordChange[] = [{ object: def.object, singular: def.singular, action: 'deleted', record: def.toRecord(row) }];
+        await this.cascadeDelete(tx, s, def, [id], defs, changes, { left: MAX_CASCADE });
+        await this.recordChanges(tx, s, changes);
+        return row;
+      });
+    const deleted = hasDeleteRules(def)
+      ? await inTransaction()
+      : await this.writeWithEvents(principal.workspaceId, def.singular, 'deleted', statement, (rows) => rows[0], inTransaction);
     if (!deleted) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return this.written(principal, { id });
   }
@@ -371,7 +383,7 @@ export class RecordWriter {
   }
 
   /** Soft-deletes every live record the filter keeps, at most MAX_BY_FILTER, in one transaction, one `deleted` event each. */
-  async deleteByFilter(principal: Principal, def: ObjectDefinition, filter: FilterNode): Promise<ChangedByFilter> {
+  async deleteByFilter(principal: Principal, def: ObjectDefinition, filter: FilterNode, defs: Definitions): Promise<ChangedByFilter> {
     const s = scope(principal, def);
     const changed = await this.sql.transaction(async (tx) => {
       const before = await this.lockMatching(tx, def, s, filter);
@@ -382,25 +394,35 @@ export class RecordWriter {
         s,
         before.map((row) => row.id as string),
       );
-      await this.recordChanges(
-        tx,
-        s,
-        rows.map((row) => ({ object: def.object, singular: def.singular, action: 'deleted', record: def.toRecord(row) })),
-      );
-      return { count: rows.length, ids: rows.map((row) => row.id as string) };
+      const ids = rows.map((row) => row.id as string);
+      const changes: RecordChange[] = rows.map((row) => ({
+        object: def.object,
+        singular: def.singular,
+        action: 'deleted',
+        record: def.toRecord(row),
+      }));
+      await this.cascadeDelete(tx, s, def, ids, defs, changes, { left: MAX_CASCADE });
+      await this.recordChanges(tx, s, changes);
+      return { count: rows.length, ids };
     });
     return this.written(principal, changed);
   }
 
   /** Brings a soft-deleted record back (docs/rest.md, "Restore"), with a `restored` event; a live one is 409, none 404. */
-  async restore(principal: Principal, def: ObjectDefinition, id: string): Promise<AnyRecord> {
+  async restore(principal: Principal, def: ObjectDefinition, id: string, defs: Definitions): Promise<AnyRecord> {
     const s = scope(principal, def);
     const restored = await this.sql
       .transaction(async (tx) => {
+        // When its delete cascaded, the same records come back: those deleted with it (cascadeRestore).
+        const deletedAt = def.inverses.some((i) => i.field.onDelete === 'CASCADE')
+          ? (await this.repo.lockAny(tx, s, id))?.deleted_at
+          : null;
         const row = await this.repo.restore(tx, def, s, id);
         if (!row) return undefined;
         const record = def.toRecord(row);
-        await this.recordChanges(tx, s, [{ object: def.object, singular: def.singular, action: 'restored', record }]);
+        const changes: RecordChange[] = [{ object: def.object, singular: def.singular, action: 'restored', record }];
+        if (deletedAt) await this.cascadeRestore(tx, s, def, [id], String(deletedAt), defs, changes);
+        await this.recordChanges(tx, s, changes);
         return record;
       })
       .catch((err) => this.explain(err, def, s));
@@ -417,26 +439,140 @@ export class RecordWriter {
    * transaction. A record other records (`linked`) still link to is 409: unlink or erase those
    * first. The `deleted` event it sends carries the id only.
    */
-  async destroy(principal: Principal, def: ObjectDefinition, id: string, linked: InverseRelation[]): Promise<{ id: string }> {
+  async destroy(principal: Principal, def: ObjectDefinition, id: string, defs: Definitions): Promise<{ id: string }> {
     const s = scope(principal, def);
     const erased = await this.sql.transaction(async (tx) => {
       const row = await this.repo.lockAny(tx, s, id);
       if (!row) return false;
       const holders: string[] = [];
-      for (const { source, field } of linked) {
-        const n = await this.repo.countLinking(tx, s.of({ schema: { table: source.table } }), field.column, id);
+      for (const { source, field, sourceObjectId } of def.inverses) {
+        if (field.fieldId && field.onDelete !== 'RESTRICT') continue;
+        const linking = s.of({ schema: { table: source.table }, objectId: sourceObjectId });
+        const n = field.fieldId
+          ? await this.repo.countLinked(tx, linking, field.fieldId, [id], 'any')
+          : await this.repo.countLinking(tx, linking, field.column, id);
         if (n) holders.push(`${n} ${n === 1 ? source.singular : source.plural}`);
       }
       if (holders.length) {
         throw new ConflictError(`${holders.join(' and ')} (live or deleted) link to this ${def.singular}; unlink or erase them first`);
       }
+      // Custom relations (docs/decisions/0066-relations.md): a CASCADE's live records are deleted
+      // as a soft delete would, then every link to the erased record is set to null.
+      const changes: RecordChange[] = [];
+      if (row.deleted_at === null) changes.push({ object: def.object, singular: def.singular, action: 'deleted', record: { id } });
+      await this.cascadeDelete(tx, s, def, [id], defs, changes, { left: MAX_CASCADE });
+      for (const { source, field } of def.inverses) {
+        if (!field.fieldId) continue;
+        const sourceDef = defs(source.plural);
+        for (const after of await this.repo.unlink(tx, sourceDef, s.of(sourceDef), field.fieldId, field.name, [id])) {
+          const record = sourceDef.toRecord(after);
+          if (record.deletedAt === null)
+            changes.push({
+              object: sourceDef.object,
+              singular: sourceDef.singular,
+              action: 'updated',
+              record,
+              previous: { [field.name]: id },
+            });
+        }
+      }
       await this.repo.erase(tx, s, id);
-      if (row.deleted_at === null)
-        await this.recordChanges(tx, s, [{ object: def.object, singular: def.singular, action: 'deleted', record: { id } }]);
+      await this.recordChanges(tx, s, changes);
       return true;
     });
     if (!erased) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return this.written(principal, { id });
+  }
+
+  // onDelete of custom relations (docs/decisions/0066-relations.md) ---------------------------
+
+  /**
+   * What the custom relations to `def`'s records `ids`, deleted in `tx` (or about to be erased),
+   * say: RESTRICT is 409 naming how many live records link to them; CASCADE soft-deletes the
+   * live records linking to them, with the transaction's timestamp, and theirs in turn. The
+   * target rows are locked first, so links being written wait or fail (their FOR SHARE), and
+   * these statements see every link made before. A cascade visits live records only, so a
+   * cycle ends; at most MAX_CASCADE records in all, past that 409 and nothing is deleted.
+   */
+  private async cascadeDelete(
+    tx: Db,
+    s: RecordScope,
+    def: ObjectDefinition,
+    ids: string[],
+    defs: Definitions,
+    changes: RecordChange[],
+    budget: { left: number },
+  ): Promise<void> {
+    for (const { source, field } of def.inverses) {
+      if (!field.fieldId || field.onDelete === 'SET_NULL' || !ids.length) continue;
+      const sourceDef = defs(source.plural);
+      const linking = s.of(sourceDef);
+      if (field.onDelete === 'RESTRICT') {
+        const n = await this.repo.countLinked(tx, linking, field.fieldId, ids, 'live');
+        if (n) {
+          throw new ConflictError(
+            `${n} ${n === 1 ? sourceDef.singular : sourceDef.object} link to ${ids.length === 1 ? `this ${def.singular}` : `these ${def.object}`} through ${field.relation} (onDelete RESTRICT); unlink or delete ${n === 1 ? 'it' : 'them'} first`,
+          );
+        }
+        continue;
+      }
+      const rows = await this.repo.lockLinking(tx, sourceDef, linking, field.fieldId, ids, 'live', budget.left);
+      if (rows.length > budget.left) {
+        throw new ConflictError(
+          `the delete would cascade to more than ${MAX_CASCADE} records (through ${source.plural}.${field.relation}); delete fewer at a time`,
+        );
+      }
+      if (!rows.length) continue;
+      budget.left -= rows.length;
+      const deleted = await this.repo.softDeleteMany(
+        tx,
+        sourceDef,
+        linking,
+        rows.map((row) => row.id as string),
+      );
+      for (const row of deleted) {
+        changes.push({ object: sourceDef.object, singular: sourceDef.singular, action: 'deleted', record: sourceDef.toRecord(row) });
+      }
+      await this.cascadeDelete(
+        tx,
+        linking,
+        sourceDef,
+        deleted.map((row) => row.id as string),
+        defs,
+        changes,
+        budget,
+      );
+    }
+  }
+
+  /** Brings back what deleting `ids` cascaded to: records linking through a CASCADE relation deleted at `deletedAt`, and theirs. */
+  private async cascadeRestore(
+    tx: Db,
+    s: RecordScope,
+    def: ObjectDefinition,
+    ids: string[],
+    deletedAt: string,
+    defs: Definitions,
+    changes: RecordChange[],
+  ): Promise<void> {
+    for (const { source, field } of def.inverses) {
+      if (!field.fieldId || field.onDelete !== 'CASCADE' || !ids.length) continue;
+      const sourceDef = defs(source.plural);
+      const linking = s.of(sourceDef);
+      const rows = await this.repo.restoreLinking(tx, sourceDef, linking, field.fieldId, ids, deletedAt);
+      for (const row of rows) {
+        changes.push({ object: sourceDef.object, singular: sourceDef.singular, action: 'restored', record: sourceDef.toRecord(row) });
+      }
+      await this.cascadeRestore(
+        tx,
+        linking,
+        sourceDef,
+        rows.map((row) => row.id as string),
+        deletedAt,
+        defs,
+        changes,
+      );
+    }
   }
 
   // Matching (upserts, REST and imports) ---------------------------------------------------------
@@ -495,6 +631,7 @@ export class RecordWriter {
     errors: RowError[],
     events: boolean,
   ): Promise<{ count: number; changes: RecordChange[] }> {
+    rows = await this.withLiveLinks(tx, def, s, rows, errors, true);
     const groups = new Map<string, ImportRowColumns[]>();
     for (const r of rows) {
       const columns = recordsetColumns(def, r.columns);
@@ -533,6 +670,7 @@ export class RecordWriter {
     events: boolean,
   ): Promise<{ changed: number; unchanged: number; changes: RecordChange[] }> {
     const changes: RecordChange[] = [];
+    rows = await this.withLiveLinks(tx, def, s, rows, errors, true);
     if (!rows.length) return { changed: 0, unchanged: 0, changes };
     const before = new Map(
       (
@@ -612,13 +750,18 @@ export class RecordWriter {
     );
   }
 
-  /** Import rows whose links name no live record of the workspace are refused (as REST refuses them); the others are returned. */
+  /**
+   * Import rows whose links name no live record of the workspace are refused (as REST refuses
+   * them); the others are returned. `locked`: in the batch's transaction, the custom relations'
+   * targets are read `FOR SHARE`, so none is deleted before the batch commits (docs/decisions/0066-relations.md).
+   */
   async withLiveLinks<T extends ImportRowColumns>(
     db: Db,
     def: ObjectDefinition,
     s: RecordScope,
     rows: T[],
     errors: RowError[],
+    locked = false,
   ): Promise<T[]> {
     return this.checkLinks(
       db,
@@ -629,19 +772,21 @@ export class RecordWriter {
       (field, targetSingular, missing, kept) => {
         const gone = new Set(missing);
         return kept.filter((r) => {
-          const id = r.columns[field.column];
+          const id = linkIn(r.columns, field);
           if (typeof id !== 'string' || !gone.has(id)) return true;
           errors.push({ row: r.row, messages: [`${field.name}: no ${targetSingular} with id ${id} in this workspace`] });
           return false;
         });
       },
+      locked,
     );
   }
 
   /**
    * The one link check (a relation's id names a live record of its target, in the scope's
    * workspace): one statement per relation over the ids `items` give; `onMissing` hears of the
-   * ids not found and says which items go on to the next relation.
+   * ids not found and says which items go on to the next relation. `locked`: only the custom
+   * relations, their targets read `FOR SHARE`.
    */
   private async checkLinks<T>(
     db: Db,
@@ -650,12 +795,14 @@ export class RecordWriter {
     items: T[],
     columnsOf: (item: T) => Record<string, unknown>,
     onMissing: (field: RelationField, targetSingular: string, missing: string[], kept: T[]) => T[],
+    locked = false,
   ): Promise<T[]> {
     let kept = items;
-    for (const { field, targetTable, targetSingular } of def.relations) {
-      const ids = [...new Set(kept.map((item) => columnsOf(item)[field.column]).filter((id): id is string => typeof id === 'string'))];
+    for (const { field, targetTable, targetSingular, targetObjectId } of def.relations) {
+      if (locked && !field.fieldId) continue;
+      const ids = [...new Set(kept.map((item) => linkIn(columnsOf(item), field)).filter((id): id is string => typeof id === 'string'))];
       if (!ids.length) continue;
-      const found = await this.repo.liveIds(db, s.of({ schema: { table: targetTable } }), ids);
+      const found = await this.repo.liveIds(db, s.of({ schema: { table: targetTable }, objectId: targetObjectId }), ids, locked);
       const missing = ids.filter((id) => !found.has(id));
       if (missing.length) kept = onMissing(field, targetSingular, missing, kept);
     }
@@ -682,7 +829,8 @@ export class RecordWriter {
     const e = err as PgError;
     if (e.code === '23505') throw new ConflictError(`A ${def.singular} with this id already exists`);
     if (e.code === '23503') {
-      const relation = def.relations.find((r) => e.detail?.includes(r.field.column)) ?? def.relations[0];
+      const declared = def.relations.filter((r) => !r.field.fieldId);
+      const relation = declared.find((r) => e.detail?.includes(r.field.column)) ?? declared[0];
       if (relation) {
         throw new BadInputError(
           ErrorCode.VALIDATION_FAILED,
@@ -704,7 +852,7 @@ export class RecordWriter {
     }
     if (err.code === '23505') return `a ${def.singular} with this id already exists`;
     if (err.code === '23503') {
-      const relation = def.relations.find((r) => err.detail?.includes(r.field.column));
+      const relation = def.relations.find((r) => !r.field.fieldId && err.detail?.includes(r.field.column));
       return relation
         ? `${relation.field.name}: no ${relation.targetSingular} with this id in this workspace`
         : 'a linked record does not exist';
@@ -848,6 +996,13 @@ export class RecordWriter {
     await this.reads.wrote(principal);
     return result;
   }
+}
+
+/** The id a write's columns give a link: its own column, or a custom relation's key in `custom` (JSON text on create). */
+function linkIn(columns: Record<string, unknown>, field: RelationField): unknown {
+  if (!field.fieldId) return columns[field.column];
+  const custom = typeof columns.custom === 'string' ? (JSON.parse(columns.custom) as unknown) : columns.custom;
+  return custom !== null && typeof custom === 'object' ? ownValue(custom, field.name) : undefined;
 }
 
 /**

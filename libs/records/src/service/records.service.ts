@@ -6,17 +6,18 @@ import type { FilterNode, ObjectSchema } from '../query/types.js';
 import { CountCache } from './count-cache.js';
 import { DataModel } from './data-model.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
-import { definitionFor, inversesOf, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
+import { definitionFor, type AnyRecord, type ObjectDefinition } from './object-definitions.js';
 import { toGroups, type AggregateGroup, type GroupByArgs } from './group-by.js';
 import { assertId, batchOf, columnsToWrite, itemName, setsAnything } from './record-input.js';
 import { pageOf, pageQuery, type ListArgs, type ListResult } from './record-pages.js';
 import { RecordPolicy } from './record-policy.js';
-import { RecordRepository, type Db } from './record-repository.js';
+import { RecordRepository, viaOf, type Db, type Via } from './record-repository.js';
 import { scope } from '../query/scope.js';
-import { credentialUnconfirmed, RecordWriter, type ChangedByFilter, type UpsertResult } from './record-writer.js';
+import { credentialUnconfirmed, RecordWriter, type ChangedByFilter, type Definitions, type UpsertResult } from './record-writer.js';
 
 export { MAX_BATCH } from './record-input.js';
 export { inversesOf, type InverseRelation } from './object-definitions.js';
+export { viaOf, type Via } from './record-repository.js';
 export type { ListArgs, ListResult, PageInfo } from './record-pages.js';
 export { MAX_BY_FILTER, type ChangedByFilter, type UpsertResult } from './record-writer.js';
 
@@ -108,7 +109,7 @@ export class RecordsService {
       ...(def.custom ?? []).map((f) => f.name),
     ];
     // What depth=1 embeds on a record: its links, then the lists that link to it.
-    const embedded = [...def.relations.map((r) => r.field.relation), ...inversesOf(def.object).map((inv) => inv.field.inverse)];
+    const embedded = [...def.relations.map((r) => r.field.relation), ...def.inverses.map((inv) => inv.field.inverse)];
     const hidden = this.policy.hidden(principal, plural);
     if (!hidden) return { own, embedded };
     return { own: own.filter((name) => !hidden.has(name)), embedded, hidden: [...hidden] };
@@ -121,7 +122,7 @@ export class RecordsService {
    */
   async pagesByParent(
     source: string,
-    column: string,
+    via: Via,
     principal: Principal,
     parentIds: string[],
     args: ListArgs,
@@ -131,8 +132,8 @@ export class RecordsService {
     const q = pageQuery(def, args, 'every');
     const s = scope(principal, def);
     const db = this.readsOf(principal);
-    const rows = await this.repo.pagesByParent(db, def, s, column, parentIds, q);
-    const counts = args.withCount === false ? undefined : await this.repo.countsByParent(db, def, s, column, parentIds, args.filter);
+    const rows = await this.repo.pagesByParent(db, def, s, via, parentIds, q);
+    const counts = args.withCount === false ? undefined : await this.repo.countsByParent(db, def, s, via, parentIds, args.filter);
     const result = new Map<string, ListResult<AnyRecord>>();
     for (const parent of parentIds) {
       const mine = rows.filter((row) => row.__parent === parent);
@@ -173,10 +174,10 @@ export class RecordsService {
     return this.policy.visible(principal, target, await this.repo.byIds(this.readsOf(principal), def, scope(principal, def), ids));
   }
 
-  /** Up to 60 live `source` records per parent id through `parentColumn`, oldest first, in one query (no N+1). */
+  /** Up to 60 live `source` records per parent id through `via`, oldest first, in one query (no N+1). */
   async children(
     source: string,
-    parentColumn: string,
+    via: Via,
     principal: Principal,
     parentIds: string[],
   ): Promise<Map<string, { records: AnyRecord[]; total: number }>> {
@@ -184,16 +185,9 @@ export class RecordsService {
     const def = await this.definitionFor(source, principal);
     const result = new Map<string, { records: AnyRecord[]; total: number }>();
     if (!parentIds.length) return result;
-    const rows = await this.repo.children(
-      this.readsOf(principal),
-      def,
-      scope(principal, def),
-      parentColumn,
-      parentIds,
-      EMBEDDED_PER_RECORD,
-    );
+    const rows = await this.repo.children(this.readsOf(principal), def, scope(principal, def), via, parentIds, EMBEDDED_PER_RECORD);
     for (const row of rows) {
-      const key = row[parentColumn] as string;
+      const key = ('column' in via ? row[via.column] : row.__parent) as string;
       const entry = result.get(key) ?? { records: [], total: Number(row.__total) };
       entry.records.push(this.policy.visibleOne(principal, source, def.toRecord(row)));
       result.set(key, entry);
@@ -275,10 +269,16 @@ export class RecordsService {
   }
 
   async delete(plural: string, principal: Principal, id: string): Promise<{ id: string }> {
-    const def = await this.definitionFor(plural, principal);
+    const [def, defs] = await this.definitions(plural, principal);
     this.policy.assertCan(principal, def.object, 'delete');
     assertId(id);
-    return this.writer.delete(principal, def, id);
+    return this.writer.delete(principal, def, id, defs);
+  }
+
+  /** `plural`'s definition as the principal's workspace sees it, and how to find its other objects' (a delete's cascade crosses to them). */
+  private async definitions(plural: string, principal: Principal): Promise<[ObjectDefinition, Definitions]> {
+    const model = await this.dataModel.of(principal);
+    return [model.definition(plural), (other) => model.definition(other)];
   }
 
   /** Changes by filter (docs/rest.md, "Changes by filter"; RecordWriter.updateByFilter). */
@@ -295,27 +295,27 @@ export class RecordsService {
 
   /** Soft-deletes every live record the filter keeps (RecordWriter.deleteByFilter). */
   async deleteByFilter(plural: string, principal: Principal, filter: FilterNode | undefined): Promise<ChangedByFilter> {
-    const def = await this.definitionFor(plural, principal);
+    const [def, defs] = await this.definitions(plural, principal);
     this.policy.assertCan(principal, def.object, 'delete');
     const where = requireFilter(filter);
     this.policy.assertCanUse(principal, def, where);
-    return this.writer.deleteByFilter(principal, def, where);
+    return this.writer.deleteByFilter(principal, def, where, defs);
   }
 
   /** Brings a soft-deleted record back (docs/rest.md, "Restore"); undoing a delete needs what the delete needed. */
   async restore(plural: string, principal: Principal, id: string): Promise<AnyRecord> {
-    const def = await this.definitionFor(plural, principal);
+    const [def, defs] = await this.definitions(plural, principal);
     this.policy.assertCan(principal, def.object, 'delete');
     assertId(id);
-    return this.policy.visibleOne(principal, def.object, await this.writer.restore(principal, def, id));
+    return this.policy.visibleOne(principal, def.object, await this.writer.restore(principal, def, id, defs));
   }
 
   /** Erasure (docs/rest.md, "Erasure"; RecordWriter.destroy): needs `destroy` (Admin only). */
   async destroy(plural: string, principal: Principal, id: string): Promise<{ id: string }> {
-    const def = await this.definitionFor(plural, principal);
+    const [def, defs] = await this.definitions(plural, principal);
     this.policy.assertCan(principal, def.object, 'destroy');
     assertId(id);
-    return this.writer.destroy(principal, def, id, inversesOf(plural));
+    return this.writer.destroy(principal, def, id, defs);
   }
 
   /** Field permissions of a filter and an order (RecordPolicy.assertCanUse); exports ask too. */
@@ -332,13 +332,13 @@ export class RecordsService {
       const found = new Map((await this.byIds(field.target, principal, ids)).map((t) => [t.id, t]));
       records.forEach((r, i) => (extras[i][field.relation] = r[field.name] ? (found.get(r[field.name]) ?? null) : null));
     }
-    for (const { source, field } of inversesOf(def.object)) {
+    for (const { source, field } of def.inverses) {
       // Named in fields=: it needs read (403 otherwise). Not named: a list the role cannot read is
       // left out, so roles that read a company at depth=1 before inverse lists came still can.
       if (only ? !only.has(field.inverse) : !this.policy.can(principal, source.plural, 'read')) continue;
       const lists = await this.children(
         source.plural,
-        field.column,
+        viaOf(field),
         principal,
         records.map((r) => r.id),
       );

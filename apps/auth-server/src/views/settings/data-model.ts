@@ -4,6 +4,7 @@ import {
   MAX_OPTIONS,
   OPTION_VALUE_RULE,
   objectNamed,
+  relationSummary,
   type CustomField,
   type StandardField,
   type WorkspaceObject,
@@ -62,6 +63,11 @@ function status(field: CustomField, object: WorkspaceObject): Html {
 }
 
 function optionsText(field: CustomField): Html {
+  const relation = relationSummary(field);
+  if (relation) {
+    const ends = relation.type === 'MANY_TO_ONE' ? `one of ${relation.targetObject}` : `${relation.targetObject} linking here`;
+    return html`${ends} (<code>${relation.inverseName}</code> on the other side; on delete ${relation.onDelete})`;
+  }
   return field.options?.length ? html`${field.options.map((o) => `${o.label} (${o.value})`).join(', ')}` : html``;
 }
 
