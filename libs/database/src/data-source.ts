@@ -49,6 +49,7 @@ import { syncSearchFunctions } from './search-functions.js';
 import { CustomObjectsSearch1765912000000 } from './migrations/1765912000000-custom-objects-search.js';
 import { McpTasks1766000000000 } from './migrations/1766000000000-mcp-tasks.js';
 import { Relations1766000000100 } from './migrations/1766000000100-relations.js';
+import { ImportMaxRows1766000000200 } from './migrations/1766000000200-import-max-rows.js';
 
 // SQL_RECORD_FILE (tests only): every statement text this process sends is recorded (sql-record.ts).
 recordSql();
@@ -92,6 +93,7 @@ export const MIGRATIONS = [
   CustomObjectsSearch1765912000000,
   McpTasks1766000000000,
   Relations1766000000100,
+  ImportMaxRows1766000000200,
 ];
 
 export { sessionOptions } from './connections.js';

@@ -173,8 +173,9 @@ export class ImportRunner {
     const keys = imp.mode === 'upsert' ? await this.writer.upsertKeys(def, importScope(imp, def), imp.match ?? undefined) : [];
     const state = { rowsDone: Number(imp.rows_done) };
     const batches = await this.items(imp, def);
-    // Read at each run, as the upload limit is at each upload.
-    const { maxRows, sliceMs } = loadConfig().imports;
+    // The row limit is the import's own, fixed when it was accepted (imports older than that: this instance's).
+    const { sliceMs, maxRows: ownLimit } = loadConfig().imports;
+    const maxRows = imp.max_rows === null || imp.max_rows === undefined ? ownLimit : Number(imp.max_rows);
     const turn = { started: Date.now(), lookAgainAt: 0, sliceMs };
     let batch: ImportItem[] = [];
     let batchBytes = 0;

@@ -24,6 +24,8 @@ export interface ImportRow {
   finished_at: string | null;
   /** `kind:subject` of the credential that started it. */
   created_by?: string | null;
+  /** The row limit in force when it was accepted (IMPORT_MAX_ROWS); null for imports accepted before it was kept. */
+  max_rows?: string | null;
 }
 
 /** What `GET /rest/imports/{id}` and the `import.completed` event show of an import (docs/rest.md "Imports"). */

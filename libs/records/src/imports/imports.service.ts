@@ -238,9 +238,19 @@ export class ImportsService {
           await tx.rows(`SELECT pg_advisory_xact_lock(hashtextextended('imports:' || $1, 0))`, [principal.workspaceId]);
           assertQueueRoom(await this.queued(tx, principal.workspaceId), chunk.length, limits);
           const [row] = await tx.rows<{ id: string }>(
-            `INSERT INTO imports (workspace_id, object, mode, match, format, record_events, created_by)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-            [principal.workspaceId, def.object, request.mode, request.match, request.format, request.recordEvents, createdBy],
+            `INSERT INTO imports (workspace_id, object, mode, match, format, record_events, created_by, max_rows)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+            [
+              principal.workspaceId,
+              def.object,
+              request.mode,
+              request.match,
+              request.format,
+              request.recordEvents,
+              createdBy,
+              // The limit in force when the upload was accepted, whichever worker runs it.
+              loadConfig().imports.maxRows,
+            ],
           );
           return row.id;
         });
