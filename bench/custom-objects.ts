@@ -84,6 +84,17 @@ export async function rps(url: string, headers: Record<string, string>, method: 
   return r.requests.average;
 }
 
+/** What a bench database holds already: its seed's version and size, and the workspace named `workspace`. */
+export async function seedState(pool: pg.Pool, workspace: string): Promise<{ version: number; rows: number; workspace_id: string }> {
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL, rows int NOT NULL)');
+  const { rows } = await pool.query(
+    `SELECT (SELECT version FROM bench_seed) AS version, (SELECT rows FROM bench_seed) AS rows,
+            (SELECT id FROM workspaces WHERE name = $1) AS workspace_id`,
+    [workspace],
+  );
+  return rows[0];
+}
+
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function customObjectsBench(): Promise<void> {
@@ -96,14 +107,7 @@ export async function customObjectsBench(): Promise<void> {
   let child: Awaited<ReturnType<typeof startApi>>['child'] | undefined;
   try {
     await runMigrations(ds);
-    await pool.query('CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL, rows int NOT NULL)');
-    const [state] = (
-      await pool.query(
-        `SELECT (SELECT version FROM bench_seed) AS version, (SELECT rows FROM bench_seed) AS rows,
-                               (SELECT id FROM workspaces WHERE name = $1) AS workspace_id`,
-        [WORKSPACE],
-      )
-    ).rows;
+    const state = await seedState(pool, WORKSPACE);
     let workspaceId: string = state.workspace_id;
     if (state.version === SEED_VERSION && state.rows === rows && workspaceId)
       log(`Custom objects bench: reusing ${rows} companies and deals`);

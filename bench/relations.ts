@@ -6,7 +6,7 @@ import { createObject } from '#identity/objects.js';
 import { dataSourceOptions, resolveDatabaseUrl, runMigrations } from '#database/data-source.js';
 import { benchDatabaseUrl, ensureBenchDatabase } from './seed.js';
 import { startApi, startChild, stopChild } from './children.js';
-import { CONNECTIONS, DURATION_S, median, rowsArg, rps } from './custom-objects.js';
+import { CONNECTIONS, DURATION_S, median, rowsArg, rps, seedState } from './custom-objects.js';
 
 /**
  * `npm run bench -- --relations [--rows N]`: a custom relation at scale against the bare
@@ -78,14 +78,7 @@ export async function relationsBench(): Promise<void> {
   const children: Awaited<ReturnType<typeof startApi>>['child'][] = [];
   try {
     await runMigrations(ds);
-    await pool.query('CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL, rows int NOT NULL)');
-    const [state] = (
-      await pool.query(
-        `SELECT (SELECT version FROM bench_seed) AS version, (SELECT rows FROM bench_seed) AS rows,
-                (SELECT id FROM workspaces WHERE name = $1) AS workspace_id`,
-        [WORKSPACE],
-      )
-    ).rows;
+    const state = await seedState(pool, WORKSPACE);
     let seeded: Seeded;
     if (state.version === SEED_VERSION && state.rows === rows && state.workspace_id) {
       log(`Relations bench: reusing ${rows} deals`);
