@@ -21,8 +21,8 @@ import { startApi, stopChild } from './children.js';
  * target ≥ 0.8× for the custom object.
  */
 
-const CONNECTIONS = 16;
-const DURATION_S = Number(process.env.BENCH_DURATION) || 4;
+export const CONNECTIONS = 16;
+export const DURATION_S = Number(process.env.BENCH_DURATION) || 4;
 const ROUNDS = 3;
 const DEFAULT_ROWS = 1_000_000;
 const WORKSPACE = 'Bench Objects';
@@ -31,7 +31,8 @@ const TARGET = 0.8;
 const TEXTS = ['note1', 'note2', 'note3', 'note4', 'note5', 'note6', 'note7', 'note8'];
 const log = (m: string) => console.log(m);
 
-function rowsArg(): number {
+/** `--rows N` (default 1M), as the custom-object benches take it. */
+export function rowsArg(): number {
   const i = process.argv.indexOf('--rows');
   const value = i < 0 ? DEFAULT_ROWS : Number(process.argv[i + 1]?.replace(/_/g, ''));
   if (!Number.isInteger(value) || value < 1000) throw new Error('--rows needs a whole number ≥ 1000');
@@ -76,13 +77,25 @@ async function seed(ds: DataSource, pool: pg.Pool, rows: number): Promise<string
   return workspaceId;
 }
 
-async function rps(url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET', body?: string): Promise<number> {
+/** Requests per second of one autocannon run; a non-2xx answer or an error fails the bench. */
+export async function rps(url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET', body?: string): Promise<number> {
   const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, headers, method, body });
   if (r.non2xx || r.errors) throw new Error(`${method} ${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return r.requests.average;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** What a bench database holds already: its seed's version and size, and the workspace named `workspace`. */
+export async function seedState(pool: pg.Pool, workspace: string): Promise<{ version: number; rows: number; workspace_id: string }> {
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL, rows int NOT NULL)');
+  const { rows } = await pool.query(
+    `SELECT (SELECT version FROM bench_seed) AS version, (SELECT rows FROM bench_seed) AS rows,
+            (SELECT id FROM workspaces WHERE name = $1) AS workspace_id`,
+    [workspace],
+  );
+  return rows[0];
+}
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function customObjectsBench(): Promise<void> {
   const rows = rowsArg();
@@ -94,14 +107,7 @@ export async function customObjectsBench(): Promise<void> {
   let child: Awaited<ReturnType<typeof startApi>>['child'] | undefined;
   try {
     await runMigrations(ds);
-    await pool.query('CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL, rows int NOT NULL)');
-    const [state] = (
-      await pool.query(
-        `SELECT (SELECT version FROM bench_seed) AS version, (SELECT rows FROM bench_seed) AS rows,
-                               (SELECT id FROM workspaces WHERE name = $1) AS workspace_id`,
-        [WORKSPACE],
-      )
-    ).rows;
+    const state = await seedState(pool, WORKSPACE);
     let workspaceId: string = state.workspace_id;
     if (state.version === SEED_VERSION && state.rows === rows && workspaceId)
       log(`Custom objects bench: reusing ${rows} companies and deals`);

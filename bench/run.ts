@@ -48,7 +48,8 @@ import { startApi, startChild, stopChild } from './children.js';
  * time and heap of workspace schemas with custom objects, no server), --custom-object-search
  * (bench/custom-object-search.ts: what search costs a custom object's inserts, and a label identifier change),
  * --surfaces-churn (bench/surfaces-churn.ts: another workspace's list while one with 50 custom objects rebuilds its
- * OpenAPI document and MCP tool list in a loop).
+ * OpenAPI document and MCP tool list in a loop), --relations (bench/relations.ts: a custom relation's filter and depth=1
+ * at 1M records against the bare server's SQL).
  */
 
 const CONNECTIONS = 16;
@@ -762,6 +763,7 @@ async function main(): Promise<void> {
     ['--replica', async () => (await import('./replica.js')).replicaBench()],
     ['--schema-churn', async () => (await import('./schema-churn.js')).schemaChurnBench()],
     ['--custom-objects', async () => (await import('./custom-objects.js')).customObjectsBench()],
+    ['--relations', async () => (await import('./relations.js')).relationsBench()],
     ['--surfaces-churn', async () => (await import('./surfaces-churn.js')).surfacesChurnBench()],
     ['--field-indexes', async () => (await import('./field-indexes.js')).fieldIndexBench()],
     ['--graphql-schema-size', async () => (await import('./graphql-schema-size.js')).graphqlSchemaSizeBench()],

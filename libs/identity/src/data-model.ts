@@ -318,24 +318,37 @@ export async function updateField(db: Db, workspaceId: string, actor: Actor, id:
     if (change.defaultValue !== undefined)
       set('default_value', change.defaultValue === null ? null : JSON.stringify(change.defaultValue), '::jsonb');
     if (!sets.length) return uniqueChange === undefined ? field : getField(tx, workspaceId, id);
-    // TypeORM answers an UPDATE with [rows, count].
-    const [rows]: [FieldRow[], number] = await tx.query(
-      `UPDATE custom_fields SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-      params,
-    );
-    await bump(tx, workspaceId);
-    const updated = toField(rows[0]);
-    await recordAudit(tx, {
-      workspaceId,
-      actor,
-      action: 'field.update',
-      target: { type: 'field', id, label: `${updated.object}.${updated.name}` },
-      details: { changed: Object.keys(change) },
-    });
-    return updated;
+    return saveChange(tx, workspaceId, actor, id, sets, params, Object.keys(change));
   });
   // An active field wants an index and an inactive one none: the sweeper builds or drops it (field-indexes.ts).
   if (isDataSource(db) && indexKind(updated.type) && updated.isActive !== current.isActive) sweepFieldIndexes(db);
+  return updated;
+}
+
+/** A field's change in the caller's transaction (`sets` over `params`, which start with the workspace and the id), with the version bump and its audit entry. */
+async function saveChange(
+  tx: EntityManager,
+  workspaceId: string,
+  actor: Actor,
+  id: string,
+  sets: string[],
+  params: unknown[],
+  changed: string[],
+): Promise<CustomField> {
+  // TypeORM answers an UPDATE with [rows, count].
+  const [rows]: [FieldRow[], number] = await tx.query(
+    `UPDATE custom_fields SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    params,
+  );
+  await bump(tx, workspaceId);
+  const updated = toField(rows[0]);
+  await recordAudit(tx, {
+    workspaceId,
+    actor,
+    action: 'field.update',
+    target: { type: 'field', id, label: `${updated.object}.${updated.name}` },
+    details: { changed },
+  });
   return updated;
 }
 
@@ -434,10 +447,6 @@ async function updateRelation(db: Db, workspaceId: string, actor: Actor, current
     if (change.description !== undefined) sets.push(`description = $${params.push(change.description)}`);
     if (change.isActive !== undefined) sets.push(`is_active = $${params.push(change.isActive)}`);
     if (!sets.length) return field;
-    const [rows]: [FieldRow[], number] = await tx.query(
-      `UPDATE custom_fields SET ${sets.join(', ')}, updated_at = now() WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-      params,
-    );
     if (change.isActive !== undefined) {
       await tx.query('UPDATE custom_fields SET is_active = $3, updated_at = now() WHERE workspace_id = $1 AND id = $2', [
         workspaceId,
@@ -445,16 +454,7 @@ async function updateRelation(db: Db, workspaceId: string, actor: Actor, current
         change.isActive,
       ]);
     }
-    await bump(tx, workspaceId);
-    const updated = toField(rows[0]);
-    await recordAudit(tx, {
-      workspaceId,
-      actor,
-      action: 'field.update',
-      target: { type: 'field', id: field.id, label: `${updated.object}.${updated.name}` },
-      details: { changed: Object.keys(change) },
-    });
-    return updated;
+    return saveChange(tx, workspaceId, actor, field.id, sets, params, Object.keys(change));
   });
 }
 

@@ -1,6 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-const BEFORE = [
+/** The types before this migration (kept as they were: a migration is history). */
+export const BEFORE = [
   'TEXT',
   'NUMBER',
   'BOOLEAN',
@@ -14,9 +15,9 @@ const BEFORE = [
   'EMAILS',
   'PHONES',
 ];
-const ADDED = ['FULL_NAME', 'ADDRESS', 'RICH_TEXT', 'UUID'];
+export const ADDED = ['FULL_NAME', 'ADDRESS', 'RICH_TEXT', 'UUID'];
 
-const check = (types: string[]) => `CHECK (type IN (${types.map((t) => `'${t}'`).join(', ')}))`;
+export const check = (types: string[]) => `CHECK (type IN (${types.map((t) => `'${t}'`).join(', ')}))`;
 
 /**
  * Custom fields of the types FULL_NAME, ADDRESS, RICH_TEXT and UUID (docs/data-model.md

@@ -1,25 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { ADDED, BEFORE as BEFORE_FIELD_TYPES, check } from './1765900000100-field-types.js';
 
-const BEFORE = [
-  'TEXT',
-  'NUMBER',
-  'BOOLEAN',
-  'DATE',
-  'DATE_TIME',
-  'SELECT',
-  'MULTI_SELECT',
-  'RATING',
-  'CURRENCY',
-  'LINKS',
-  'EMAILS',
-  'PHONES',
-  'FULL_NAME',
-  'ADDRESS',
-  'RICH_TEXT',
-  'UUID',
-];
-
-const check = (types: string[]) => `CHECK (type IN (${types.map((t) => `'${t}'`).join(', ')}))`;
+/** The types a field could have before this migration: the field-types migration's. */
+const BEFORE = [...BEFORE_FIELD_TYPES, ...ADDED];
 
 const STANDARD_TABLES = ['companies', 'people', 'opportunities'];
 

@@ -503,46 +503,33 @@ export class RecordWriter {
     changes: RecordChange[],
     budget: { left: number },
   ): Promise<void> {
-    for (const { source, field } of def.inverses) {
-      if (!field.fieldId || field.onDelete === 'SET_NULL' || !ids.length) continue;
-      const sourceDef = defs(source.plural);
-      const linking = s.of(sourceDef);
+    await this.cascade(s, def, ids, defs, changes, 'deleted', async (field, sourceDef, linking, targets, target) => {
+      if (field.onDelete === 'SET_NULL') return [];
       if (field.onDelete === 'RESTRICT') {
-        const n = await this.repo.countLinked(tx, linking, field.fieldId, ids, 'live');
+        const n = await this.repo.countLinked(tx, linking, field.fieldId!, targets, 'live');
         if (n) {
           throw new ConflictError(
-            `${n} ${n === 1 ? sourceDef.singular : sourceDef.object} link to ${ids.length === 1 ? `this ${def.singular}` : `these ${def.object}`} through ${field.relation} (onDelete RESTRICT); unlink or delete ${n === 1 ? 'it' : 'them'} first`,
+            `${n} ${n === 1 ? sourceDef.singular : sourceDef.object} link to ${targets.length === 1 ? `this ${target.singular}` : `these ${target.object}`} through ${field.relation} (onDelete RESTRICT); unlink or delete ${n === 1 ? 'it' : 'them'} first`,
           );
         }
-        continue;
+        return [];
       }
-      const rows = await this.repo.lockLinking(tx, sourceDef, linking, field.fieldId, ids, 'live', budget.left);
+      const rows = await this.repo.lockLinking(tx, sourceDef, linking, field.fieldId!, targets, 'live', budget.left);
       if (rows.length > budget.left) {
         throw new ConflictError(
-          `the delete would cascade to more than ${MAX_CASCADE} records (through ${source.plural}.${field.relation}); delete fewer at a time`,
+          `the delete would cascade to more than ${MAX_CASCADE} records (through ${sourceDef.object}.${field.relation}); delete fewer at a time`,
         );
       }
-      if (!rows.length) continue;
       budget.left -= rows.length;
-      const deleted = await this.repo.softDeleteMany(
-        tx,
-        sourceDef,
-        linking,
-        rows.map((row) => row.id as string),
-      );
-      for (const row of deleted) {
-        changes.push({ object: sourceDef.object, singular: sourceDef.singular, action: 'deleted', record: sourceDef.toRecord(row) });
-      }
-      await this.cascadeDelete(
-        tx,
-        linking,
-        sourceDef,
-        deleted.map((row) => row.id as string),
-        defs,
-        changes,
-        budget,
-      );
-    }
+      return rows.length
+        ? this.repo.softDeleteMany(
+            tx,
+            sourceDef,
+            linking,
+            rows.map((row) => row.id as string),
+          )
+        : [];
+    });
   }
 
   /** Brings back what deleting `ids` cascaded to: records linking through a CASCADE relation deleted at `deletedAt`, and theirs. */
@@ -555,23 +542,50 @@ export class RecordWriter {
     defs: Definitions,
     changes: RecordChange[],
   ): Promise<void> {
+    await this.cascade(s, def, ids, defs, changes, 'restored', (field, sourceDef, linking, targets) =>
+      field.onDelete === 'CASCADE'
+        ? this.repo.restoreLinking(tx, sourceDef, linking, field.fieldId!, targets, deletedAt)
+        : Promise.resolve([]),
+    );
+  }
+
+  /**
+   * The walk of a cascade: for each custom relation to `def`'s records `ids`, `step` changes the
+   * records linking to them (returning their rows, each an `action` event; `target` is `def`),
+   * then the walk goes on from those records.
+   */
+  private async cascade(
+    s: RecordScope,
+    def: ObjectDefinition,
+    ids: string[],
+    defs: Definitions,
+    changes: RecordChange[],
+    action: 'deleted' | 'restored',
+    step: (
+      field: RelationField,
+      sourceDef: ObjectDefinition,
+      linking: RecordScope,
+      ids: string[],
+      target: ObjectDefinition,
+    ) => Promise<Record<string, unknown>[]>,
+  ): Promise<void> {
     for (const { source, field } of def.inverses) {
-      if (!field.fieldId || field.onDelete !== 'CASCADE' || !ids.length) continue;
+      if (!field.fieldId || !ids.length) continue;
       const sourceDef = defs(source.plural);
       const linking = s.of(sourceDef);
-      const rows = await this.repo.restoreLinking(tx, sourceDef, linking, field.fieldId, ids, deletedAt);
-      for (const row of rows) {
-        changes.push({ object: sourceDef.object, singular: sourceDef.singular, action: 'restored', record: sourceDef.toRecord(row) });
-      }
-      await this.cascadeRestore(
-        tx,
-        linking,
-        sourceDef,
-        rows.map((row) => row.id as string),
-        deletedAt,
-        defs,
-        changes,
-      );
+      const rows = await step(field, sourceDef, linking, ids, def);
+      for (const row of rows)
+        changes.push({ object: sourceDef.object, singular: sourceDef.singular, action, record: sourceDef.toRecord(row) });
+      if (rows.length)
+        await this.cascade(
+          linking,
+          sourceDef,
+          rows.map((row) => row.id as string),
+          defs,
+          changes,
+          action,
+          step,
+        );
     }
   }
 
