@@ -228,7 +228,9 @@ describe('Webhooks across processes', () => {
       // running alongside on the same database may already be delivering, as another
       // instance would in production. What counts is what has arrived once a worker is up.
 
-      worker = await recordsApi(TEST_WORKER_ENV);
+      // Events the killed API committed but had not queued yet are found by the worker's heartbeat
+      // sweep (webhooks.md "Delivery"): every 300 ms here, for deliveries a second without a job.
+      worker = await recordsApi({ ...TEST_WORKER_ENV, WEBHOOKS_HEARTBEAT_MS: '300', WEBHOOKS_STRANDED_AFTER_MS: '1000' });
       const rows: { id: string }[] = await ds.query('SELECT id FROM companies WHERE workspace_id = $1', [workspace.id]);
       expect(rows.length).toBeGreaterThanOrEqual(acknowledgedIds.length);
       await receiver.waitFor(rows.length);

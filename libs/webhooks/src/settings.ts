@@ -17,6 +17,8 @@ export interface WebhookSettings {
    * releases the jobs of workers that stopped doing so (silent for 3 intervals).
    */
   heartbeatMs: number;
+  /** `WEBHOOKS_STRANDED_AFTER_MS`: a pending delivery left this long without a job is given one at the next heartbeat. */
+  strandedAfterMs: number;
 }
 
 function positive(name: string, fallback: number): number {
@@ -39,5 +41,6 @@ export function webhookSettings(): WebhookSettings {
     concurrency: positive('WEBHOOKS_CONCURRENCY', 10),
     timeoutMs: 10_000,
     heartbeatMs: positive('WEBHOOKS_HEARTBEAT_MS', 10_000),
+    strandedAfterMs: positive('WEBHOOKS_STRANDED_AFTER_MS', 60_000),
   };
 }

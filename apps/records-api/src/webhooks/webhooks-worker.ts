@@ -50,7 +50,7 @@ export class WebhooksWorker implements OnApplicationBootstrap, OnApplicationShut
       log: this.log,
       // A pending delivery without a job would never be sent: it gets one (delivery.ts, requeueStranded).
       afterBeat: async (pool) => {
-        const queued = await requeueStranded(pool);
+        const queued = await requeueStranded(pool, settings.strandedAfterMs);
         if (queued) this.log.warn(`queued ${queued} pending webhook deliveries that had no job`);
       },
     });
