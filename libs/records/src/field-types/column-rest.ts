@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from './api-property.js';
 import { IsOptional, IsString, IsUrl, MaxLength, ValidateBy } from 'class-validator';
 import { normalizeTimestamp } from '../query/filter.js';
 import { namedClass, property, type Ctor } from '../service/decorate.js';

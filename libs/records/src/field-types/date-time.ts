@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from './api-property.js';
 import { IsOptional } from 'class-validator';
 import { z } from 'zod';
 import { normalizeTimestamp } from '../query/filter.js';

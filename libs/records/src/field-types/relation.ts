@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from './api-property.js';
 import { IsOptional, isUUID, IsUUID } from 'class-validator';
 import { z } from 'zod';
 import { absent } from './fast-check.js';

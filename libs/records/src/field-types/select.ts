@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from './api-property.js';
 import { IsIn, isIn, ValidateIf } from 'class-validator';
 import { z } from 'zod';
 import { jsonPlain } from './column-sql.js';

@@ -4,6 +4,9 @@ import { columnSurface, fieldType } from '../field-types/index.js';
 import { relationFields, type ObjectDeclaration, type StandardField } from '../objects/index.js';
 import { EMBEDDED_PER_RECORD } from './constants.js';
 import { namedClass, property, type Ctor } from './decorate.js';
+import { lendSwagger } from '../field-types/api-property.js';
+
+lendSwagger({ ApiProperty, ApiPropertyOptional });
 
 export { URL_RULE } from '../field-types/column-rest.js';
 
