@@ -9,6 +9,7 @@ import { createWorkspace } from '#identity/accounts.js';
 import { dataSourceOptions, MIGRATIONS, runMigrations } from '#database/data-source.js';
 import { masterKey } from '#database/master-key.js';
 import { createWebhook, revealWebhookSecret } from '#webhooks/webhooks.js';
+import { useEmptyDatabase } from './factories.js';
 import { ROOT, tryStart } from './processes.js';
 import { unique } from './public-origin.js';
 
@@ -66,6 +67,7 @@ function opensWith(key: Buffer, sealed: string): boolean {
 }
 
 describe('Webhook secrets at rest', () => {
+  const own = useEmptyDatabase('webhooks_vault');
   let ds: DataSource;
 
   beforeAll(async () => {
@@ -181,7 +183,11 @@ describe('Webhook secrets at rest', () => {
   it('the apps and the CLI refuse to start, with one line saying why, on a wrong, malformed or (with DATABASE_URL) missing VAULT_MASTER_KEY', async () => {
     const wrong = /VAULT_MASTER_KEY is not the key this database was set up with/;
     for (const app of ['records-api', 'auth-server'] as const) {
-      const { started, code, output } = await tryStart(app, { VAULT_MASTER_KEY: randomBytes(32).toString('base64') });
+      // A database of its own, whose check value no other suite can change meanwhile.
+      const { started, code, output } = await tryStart(app, {
+        DATABASE_URL: own.url,
+        VAULT_MASTER_KEY: randomBytes(32).toString('base64'),
+      });
       expect({ app, started, failed: code !== 0 && code !== null }).toEqual({ app, started: false, failed: true });
       const lines = output
         .trim()
