@@ -292,6 +292,9 @@ describe('custom objects in OpenAPI and MCP', () => {
     const described = (await admin.callTool({ name: 'describe_object', arguments: { object: 'tickets' } })) as CallToolResult;
     const fields = (described.structuredContent as Json).objects[0].fields as Json[];
     expect(fields.find((f) => f.name === 'priority')).toMatchObject({ type: 'SELECT', options: ['HIGH', 'LOW'], isCustom: true });
+    // A field the object requires says so (code was made with isNullable: false).
+    expect(fields.find((f) => f.name === 'code')).toMatchObject({ type: 'TEXT', isNullable: false });
+    expect(fields.find((f) => f.name === 'estimate')).toMatchObject({ type: 'NUMBER', isNullable: true });
     expect(fields.map((f) => f.name)).toEqual(expect.arrayContaining(['id', 'name', 'priority', 'estimate', 'code', 'createdAt']));
     const listedObjects = (await admin.callTool({ name: 'describe_object', arguments: {} })) as CallToolResult;
     expect(((listedObjects.structuredContent as Json).objects as Json[]).map((o) => o.namePlural)).toEqual([

@@ -8,7 +8,7 @@ import { listArgs, pickFields, readArgs } from '#records/service/read-args.js';
 import type { RecordsService } from '#records/service/records.service.js';
 import { dialectless } from './mcp-server.js';
 import { ConfirmationRequired, type AskFirst, type Confirmation } from './confirmation.js';
-import { BRIEF, listInputOf, type RecordTool, type ToolOutcome } from './record-tools.js';
+import { BRIEF, listInputOf, listSummary, type RecordTool, type ToolOutcome } from './record-tools.js';
 import type { Later } from './tasks.js';
 
 /*
@@ -119,7 +119,7 @@ async function describe(models: DataModel, principal: Principal, only?: string):
             description: f.description,
             type: f.type,
             isCustom: true,
-            isNullable: true,
+            isNullable: f.isNullable,
             isActive: true,
             options: f.options?.map((o, position) => ({ ...o, position })),
             ...(link ? { relation: { type: link.relationType, targetObject: link.targetObject, name: link.relationName } } : {}),
@@ -263,11 +263,7 @@ export function genericTools(records: RecordsService, models: DataModel, objects
         const { depth, ...list } = listArgs(listInputOf(args), def.schema, await records.fieldNames(plural, principal));
         const page = await records.list(plural, principal, list, depth);
         const rows = list.fields ? page.records.map((r) => pickFields(r, list.fields)) : page.records;
-        const more = page.pageInfo.hasNextPage ? ' More: pass pageInfo.endCursor as starting_after.' : '';
-        return {
-          structured: { records: rows, totalCount: page.totalCount, pageInfo: page.pageInfo },
-          summary: `${rows.length} of ${page.totalCount} ${plural}.${more}`,
-        };
+        return { structured: { records: rows, totalCount: page.totalCount, pageInfo: page.pageInfo }, summary: listSummary(page, plural) };
       },
     }),
     tool({

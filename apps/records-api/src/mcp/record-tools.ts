@@ -75,7 +75,8 @@ export function listInputOf(args: Record<string, unknown>): ListInput {
   };
 }
 
-function listSummary(page: ListResult<unknown>, plural: string): string {
+/** `3 of 120 companies.`, and how to read on when there is more. */
+export function listSummary(page: ListResult<unknown>, plural: string): string {
   const shown = page.records.length;
   const more = page.pageInfo.hasNextPage ? ' More: pass pageInfo.endCursor as starting_after.' : '';
   return `${shown} of ${page.totalCount} ${plural}.${more}`;
